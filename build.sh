@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# build.sh -- the project's set-up and entry point on a fresh Debian machine.
+#
+#   ./build.sh demo   install what is missing, build, trace the bundled OpenCL
+#                     example on PoCL, write trace.json and print the summary
+#   ./build.sh test   install what is missing, build and run every test
+#                     (plain, AddressSanitizer+UBSan, ThreadSanitizer builds)
+#   ./build.sh build  install what is missing and build (build/)
+#   ./build.sh bench  build and run the benchmarks (see BENCHMARKS.md)
+#
+# Installing is idempotent: packages already present are not touched, so a
+# second run goes straight to the build.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+DEB_PACKAGES=(build-essential cmake pkg-config git python3 python3-venv
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+  libcmocka-dev libjansson-dev clang clang-format clang-tidy cppcheck libclang-rt-14-dev)
+
+install_deps() {
+  local missing=()
+  for p in "${DEB_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "build.sh: installing ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  if [ -f "$ROOT/scripts/python-env.sh" ]; then
+    # shellcheck source=/dev/null
+    . "$ROOT/scripts/python-env.sh"
+  fi
+}
+
+configure_build() { # dir [cmake args...]
+  local dir=$1; shift
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$JOBS" >/dev/null || cmake --build "$dir" -j1
+}
+
+cmd=${1:-}
+case "$cmd" in
+  build)
+    install_deps
+    configure_build build
+    ;;
+  demo)
+    install_deps
+    configure_build build
+    out=${2:-trace.json}
+    build/bin/acceltrace run --force -o "$out" -- build/bin/vecops
+    echo "trace written to $out (open it in https://ui.perfetto.dev)" >&2
+    ;;
+  test)
+    install_deps
+    configure_build build
+    (cd build && ctest --output-on-failure -j"$JOBS")
+    # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+    configure_build build-asan -DACT_SANITIZE=address,undefined -DACT_BUILD_BENCH=OFF
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$JOBS" -LE nosan)
+    # The concurrency tests under ThreadSanitizer.
+    configure_build build-tsan -DACT_SANITIZE=thread -DACT_BUILD_BENCH=OFF
+    (cd build-tsan && ctest --output-on-failure -j"$JOBS" -L concurrency)
+    if [ -x "$ROOT/scripts/test-extra.sh" ]; then "$ROOT/scripts/test-extra.sh"; fi
+    ;;
+  bench)
+    install_deps
+    configure_build build
+    (cd build && ctest -L bench --output-on-failure) || true
+    if [ -x build/bin/act_bench_all ]; then build/bin/act_bench_all "${@:2}"; fi
+    ;;
+  *)
+    echo "usage: ./build.sh demo|test|build|bench" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,40 @@
+/*
+ * config.h -- every ACCELTRACE_* setting, parsed strictly in one place
+ * (config.c). `acceltrace run` maps its options onto the same variables, so
+ * a setting means the same thing in both places.
+ *
+ * Invalid values are never guessed at: empty strings, surrounding spaces,
+ * wrong case and out-of-range numbers are errors that name the variable,
+ * the value and what is allowed.
+ */
+#ifndef ACT_CONFIG_H
+#define ACT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct act_config {
+    char spool_dir[4096];     /* ACCELTRACE_SPOOL_DIR: set by `run`; empty = not attached */
+    uint64_t buffer_size;     /* ACCELTRACE_BUFFER_SIZE: bytes, e.g. 64M (default 256M) */
+    uint32_t chunk_size;      /* ACCELTRACE_CHUNK_SIZE: bytes per thread chunk (default 64K) */
+    uint64_t drain_timeout_ms; /* ACCELTRACE_DRAIN_TIMEOUT: ms to wait for device activity (default 10000) */
+    char hooks[1024];         /* ACCELTRACE_HOOKS: comma list of groups or "all" (default) */
+    int capture_api;          /* ACCELTRACE_CAPTURE_RANGE=api */
+    char capture_nvtx[256];   /* ACCELTRACE_CAPTURE_RANGE=nvtx:NAME */
+    uint64_t delay_ns;        /* ACCELTRACE_DELAY: seconds */
+    uint64_t duration_ns;     /* ACCELTRACE_DURATION: seconds (0 = unbounded) */
+    int log_level;            /* ACCELTRACE_LOG: quiet|error|info|debug */
+} act_config;
+
+/* The process-wide configuration, valid after a successful act_config_load(). */
+extern act_config act_cfg;
+
+/* Parse the environment into `cfg`. On error returns ACT_E_CONFIG and
+ * writes "Invalid value for ACCELTRACE_X: 'v'. Allowed: ..." into `err`. */
+int act_config_load(act_config *cfg, char *err, size_t errlen);
+/* Defaults only. */
+void act_config_defaults(act_config *cfg);
+/* Parse a size such as "64M", "4096", "1G" (strict). */
+int act_config_parse_size(const char *s, uint64_t *out);
+
+#endif

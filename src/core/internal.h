@@ -1,0 +1,113 @@
+/*
+ * internal.h -- what the library's files share and nobody else sees.
+ *
+ * Data flows one way: sources (src/sources) call the recorder declared
+ * here; the timeline reader/builder (src/timeline) reads spool files; the
+ * writers (src/writers) read the built timeline. Nothing in this header is
+ * part of the public API (include/acceltrace.h).
+ */
+#ifndef ACT_INTERNAL_H
+#define ACT_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "record.h"
+
+#if defined(__GNUC__)
+#define ACT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ACT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define ACT_HIDDEN __attribute__((visibility("hidden")))
+#define ACT_EXPORT __attribute__((visibility("default")))
+#define ACT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define ACT_LIKELY(x) (x)
+#define ACT_UNLIKELY(x) (x)
+#define ACT_HIDDEN
+#define ACT_EXPORT
+#define ACT_PRINTF(a, b)
+#endif
+
+#define ACT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- clock.c ---------------------------------------------------------- */
+
+/* The timeline clock: CLOCK_MONOTONIC_RAW nanoseconds. */
+static inline uint64_t act_clock_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t act_clock_realtime(void);
+/* Offset such that monotonic_raw = realtime + offset, with its error bound
+ * (half the tightest bracket of several tries). */
+int64_t act_clock_realtime_offset(int64_t *error_ns);
+
+/* ---- log.c ------------------------------------------------------------ */
+
+/* One line on stderr, prefixed "acceltrace: ". Never used on a hot path. */
+void act_log(const char *fmt, ...) ACT_PRINTF(1, 2);
+void act_vlog(const char *fmt, va_list ap);
+
+/* ---- recorder.c ------------------------------------------------------- */
+
+/*
+ * Global recorder state. `act__recording` is the one flag every hot path
+ * tests: nonzero while records are being captured in this process.
+ */
+extern ACT_EXPORT _Atomic int act__recording;
+
+/* Per-thread recorder state; opaque outside recorder.c. */
+typedef struct act_thread act_thread;
+
+/* Start recording into a spool file in `dir` (created 0700 if missing).
+ * Called by start-up when ACCELTRACE_SPOOL_DIR is set, and by in-process
+ * sessions. Returns 0 or a negative ACT_E* code. */
+int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size);
+/* Publish everything, write final counters, mark the spool sealed and
+ * unmap it. Idempotent. */
+void act_recorder_close(void);
+/* The spool header of this process (NULL when not recording). */
+act_spool_header *act_recorder_header(void);
+/* Path of this process' spool file ("" when none). */
+const char *act_recorder_path(void);
+
+/*
+ * Reserve `size` bytes (multiple of 8) for a record of `kind` in the
+ * calling thread's chunk and return a pointer to fill in, or NULL when the
+ * record must be dropped (it has then been counted). Finish with
+ * act_rec_commit(). Between the two calls the thread must not record
+ * anything else.
+ */
+void *act_rec_reserve(uint16_t kind, size_t size);
+void act_rec_commit(void);
+/* Count a record of `kind` lost for lack of space. */
+void act_rec_drop(uint16_t kind);
+
+/* Intern `s` (length `len`) in the calling thread's string table and
+ * return its id; 0 when it could not be recorded. */
+uint32_t act_str_intern(const char *s, size_t len);
+uint32_t act_str_intern_cstr(const char *s);
+
+/* Process-unique ids. */
+uint64_t act_corr_next(void);
+uint64_t act_range_id_next(void);
+
+/* Innermost open range on this thread as an external reference:
+ * (thread serial << 32) | range sequence (0 = none). */
+uint64_t act_range_current_ext(void);
+
+/* Convenience writers used by sources. Each returns 0 or -1 (dropped). */
+int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr,
+                     uint64_t ext, int32_t result, uint32_t source);
+int act_rec_error_emit(const char *fmt, ...) ACT_PRINTF(1, 2);
+
+/* Fork handling: the child gets a fresh spool on its next record. */
+void act_recorder_atfork_child(void);
+
+#endif

@@ -1,0 +1,275 @@
+/*
+ * record.h -- the on-disk spool format: the one contract between the
+ * recorder (which writes it, from many threads, without locks) and the
+ * timeline reader (which reads it, possibly after the writer crashed).
+ *
+ * A spool file belongs to one process. It is a fixed-size, sparse, mmap'ed
+ * file: a 4 KiB header followed by equal-sized chunks. A thread owns one
+ * chunk at a time and appends 8-byte-aligned records to it; after each
+ * record it publishes the chunk's fill count with a release store. A reader
+ * trusts only the published prefix of each chunk, so a crash at any instant
+ * leaves a readable file.
+ *
+ * Chunks are recycled when a thread exits, so one chunk can hold the
+ * records of several threads in turn. Every run of records that belongs to
+ * one thread therefore starts with a SEGMENT record carrying the thread's
+ * serial number and a global sequence number; the reader orders segments by
+ * that sequence and keeps per-thread state (string table, range stack) by
+ * thread serial. Thread serials are never reused within a process (OS tids
+ * are), which is why records name threads by serial.
+ *
+ * Every record starts with act_rec_hdr. `size` is the full record size in
+ * bytes, a multiple of 8; `aux` is a per-kind small field (usually a string
+ * id). Strings are interned per thread: a STRING record defines id -> bytes
+ * for the thread of its segment, before the first record that uses the id.
+ * String id 0 means "no string".
+ *
+ * Timestamps are nanoseconds on the host timeline clock named in the header
+ * (CLOCK_MONOTONIC_RAW unless `clock_kind` says otherwise).
+ *
+ * Changing a layout means bumping ACT_SPOOL_VERSION.
+ */
+#ifndef ACT_RECORD_H
+#define ACT_RECORD_H
+
+#include <stdint.h>
+
+#define ACT_SPOOL_MAGIC 0x4c4f4f5053544341ULL /* "ACTSPOOL" little-endian */
+#define ACT_SPOOL_VERSION 1u
+#define ACT_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
+#define ACT_SPOOL_HEADER_SIZE 4096u
+#define ACT_SPOOL_CMDLINE_MAX 2048u
+
+/* Record kinds. Values are part of the file format. */
+enum act_rec_kind {
+    ACT_REC_PAD = 0,        /* filler; skip `size` bytes */
+    ACT_REC_SEGMENT = 1,    /* act_rec_segment: records below belong to a thread */
+    ACT_REC_THREAD = 2,     /* act_rec_thread: serial -> OS tid, name */
+    ACT_REC_STRING = 3,     /* act_rec_string: interned string for this thread */
+    ACT_REC_RANGE_PUSH = 4, /* act_rec_ts: nested range opens (aux = name) */
+    ACT_REC_RANGE_POP = 5,  /* act_rec_ts: innermost range closes */
+    ACT_REC_RANGE_START = 6, /* act_rec_range_id: cross-thread range begins */
+    ACT_REC_RANGE_END = 7,  /* act_rec_range_id: cross-thread range ends */
+    ACT_REC_MARK = 8,       /* act_rec_ts: instant (aux = name) */
+    ACT_REC_COUNTER = 9,    /* act_rec_counter (aux = name) */
+    ACT_REC_API = 10,       /* act_rec_api: intercepted host call */
+    ACT_REC_DEVICE_OP = 11, /* act_rec_device_op: work executed on a device */
+    ACT_REC_DEVICE = 12,    /* act_rec_device: device description */
+    ACT_REC_QUEUE = 13,     /* act_rec_queue: queue/stream description */
+    ACT_REC_METADATA = 14,  /* act_rec_metadata: user key/value */
+    ACT_REC_CLOCK = 15,     /* act_rec_clock: device->host clock mapping */
+    ACT_REC_ERROR = 16,     /* act_rec_ts: a source error line (aux = message) */
+    ACT_REC_CAPTURE = 17,   /* act_rec_ts: capture window on (aux=1) / off (aux=0) */
+    ACT_REC_EXTCORR = 18,   /* act_rec_extcorr: vendor correlation -> external id */
+    ACT_REC_KIND_MAX = 19
+};
+
+/* Device operation kinds (act_rec_device_op.op). */
+enum act_op_kind {
+    ACT_OP_KERNEL = 0,
+    ACT_OP_MEMCPY_HTOD = 1,
+    ACT_OP_MEMCPY_DTOH = 2,
+    ACT_OP_MEMCPY_DTOD = 3,
+    ACT_OP_MEMSET = 4,
+    ACT_OP_MAP = 5,
+    ACT_OP_UNMAP = 6,
+    ACT_OP_MARKER = 7,
+    ACT_OP_BARRIER = 8,
+    ACT_OP_COLLECTIVE = 9,
+    ACT_OP_SYNC = 10,
+    ACT_OP_OTHER = 11,
+    ACT_OP_KIND_MAX = 12
+};
+
+/* Which clock the timestamps of a spool use. */
+enum act_clock_kind {
+    ACT_CLOCK_MONOTONIC_RAW = 0,
+    ACT_CLOCK_TSC = 1 /* raw TSC; convert with the header's calibration pairs */
+};
+
+typedef struct act_rec_hdr {
+    uint16_t kind;
+    uint16_t size; /* whole record, bytes, multiple of 8 */
+    uint32_t aux;
+} act_rec_hdr;
+
+typedef struct act_rec_segment {
+    act_rec_hdr h; /* aux = thread serial */
+    uint64_t seq;  /* global order of segments within the spool */
+} act_rec_segment;
+
+typedef struct act_rec_thread {
+    act_rec_hdr h; /* aux = thread serial */
+    uint32_t tid;  /* OS thread id */
+    uint32_t name; /* string id of the thread name, 0 if none */
+} act_rec_thread;
+
+typedef struct act_rec_string {
+    act_rec_hdr h; /* aux = string id */
+    uint32_t len;  /* bytes that follow (no terminator), padded to 8 */
+    uint32_t pad;
+    /* char bytes[len]; */
+} act_rec_string;
+
+/* PUSH, POP, MARK, ERROR, CAPTURE. */
+typedef struct act_rec_ts {
+    act_rec_hdr h;
+    uint64_t ts;
+} act_rec_ts;
+
+typedef struct act_rec_range_id {
+    act_rec_hdr h; /* aux = name (START), 0 (END) */
+    uint64_t ts;
+    uint64_t id; /* process-unique, from act_range_start() */
+} act_rec_range_id;
+
+typedef struct act_rec_counter {
+    act_rec_hdr h; /* aux = name */
+    uint64_t ts;
+    double value;
+} act_rec_counter;
+
+/*
+ * An intercepted host API call. `corr` is the process-unique correlation
+ * id shared with the device op it launched (0 if it launched none).
+ * `ext` names the innermost open range on this thread at the time of the
+ * call: (thread serial << 32) | range sequence number within that thread
+ * (0 = no open range). The builder turns it into the range's External id.
+ */
+typedef struct act_rec_api {
+    act_rec_hdr h; /* aux = name (e.g. "clEnqueueNDRangeKernel") */
+    uint64_t start;
+    uint64_t end;
+    uint64_t corr;
+    uint64_t ext;
+    int32_t result; /* the call's return value (vendor error code) */
+    uint32_t source; /* enum act_source */
+} act_rec_api;
+
+/* Which source produced a record (api.source, device.source). */
+enum act_source {
+    ACT_SOURCE_NONE = 0,
+    ACT_SOURCE_OPENCL = 1,
+    ACT_SOURCE_CUPTI = 2,
+    ACT_SOURCE_MSPTI = 3,
+    ACT_SOURCE_NVTX = 4,
+    ACT_SOURCE_USER = 5,
+    ACT_SOURCE_MAX = 6
+};
+
+#define ACT_OPF_NO_TIMES 0x1u /* command failed or profiling unavailable */
+#define ACT_OPF_OOO 0x2u      /* queue was out of order */
+
+/*
+ * Work a device executed. Recorded by whatever thread learns about it
+ * (an OpenCL completion callback, a vendor buffer-completion thread).
+ * Timestamps are already mapped onto the host timeline clock by the
+ * source (which knows its device's clock); 0 = unknown.
+ */
+typedef struct act_rec_device_op {
+    act_rec_hdr h; /* aux = name */
+    uint8_t op;    /* enum act_op_kind */
+    uint8_t source; /* enum act_source */
+    uint16_t flags; /* ACT_OPF_* */
+    int32_t status; /* vendor completion status (0 = ok) */
+    uint64_t device; /* device handle/id, matches act_rec_device.device */
+    uint64_t queue;  /* queue/stream handle/id, matches act_rec_queue.queue */
+    uint64_t queued;
+    uint64_t submit;
+    uint64_t start;
+    uint64_t end;
+    uint64_t corr;  /* correlation id of the launching act_rec_api (0 = none) */
+    uint64_t ext;   /* external id when the source knows it directly (0 = via corr) */
+    uint64_t bytes; /* transfers, fills */
+    uint64_t gsize[3]; /* kernels: global work size */
+    uint64_t lsize[3]; /* kernels: local work size (0 = runtime's choice) */
+    uint32_t detail;   /* string id: kernel type, collective comm name, ... */
+    uint32_t pad;
+} act_rec_device_op;
+
+typedef struct act_rec_device {
+    act_rec_hdr h; /* aux = name string id */
+    uint64_t device;
+    uint32_t vendor; /* string id, e.g. "OpenCL" */
+    uint32_t source; /* enum act_source */
+    uint32_t index;  /* device ordinal within its source */
+    uint32_t pad;
+} act_rec_device;
+
+typedef struct act_rec_queue {
+    act_rec_hdr h; /* aux = label string id (0 = none) */
+    uint64_t queue;
+    uint64_t device;
+    uint64_t properties; /* vendor queue properties as the app asked */
+} act_rec_queue;
+
+typedef struct act_rec_metadata {
+    act_rec_hdr h; /* aux = key string id */
+    uint32_t value; /* string id */
+    uint32_t is_json; /* value is validated JSON text */
+} act_rec_metadata;
+
+/* How a device's timestamps were mapped onto the host clock. */
+typedef struct act_rec_clock {
+    act_rec_hdr h;   /* aux = method string id ("monotonic_raw", ...) */
+    uint64_t device;
+    int64_t offset_ns; /* host = device + offset */
+    int64_t error_ns;  /* estimated bound of the mapping error */
+} act_rec_clock;
+
+typedef struct act_rec_extcorr {
+    act_rec_hdr h; /* aux = enum act_source */
+    uint64_t corr; /* vendor correlation id (as recorded in device ops) */
+    uint64_t ext;  /* acceltrace external id */
+} act_rec_extcorr;
+
+/*
+ * Header at offset 0 of the spool file. Counters are updated atomically by
+ * the recorder while the program runs (they live in the shared mapping, so
+ * they survive a crash).
+ */
+#define ACT_SPOOL_F_SEALED 0x1u   /* the process ended normally and flushed */
+#define ACT_SPOOL_F_CAPTURE_API 0x2u /* capture started off (waiting for act_start) */
+
+typedef struct act_spool_header {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t header_size;
+    uint64_t capacity;   /* whole file size in bytes */
+    uint32_t chunk_size; /* bytes per chunk, chunk header included */
+    uint32_t chunk_count;
+    uint32_t pid;
+    uint32_t ppid;
+    uint32_t clock_kind; /* enum act_clock_kind */
+    uint32_t flags;      /* ACT_SPOOL_F_*, written with atomic ops */
+    /* Calibration: (ts, monotonic_raw ns) pairs, for ACT_CLOCK_TSC. */
+    uint64_t calib_ts[2];
+    uint64_t calib_ns[2];
+    uint64_t start_realtime_ns; /* wall clock at spool creation */
+    uint64_t start_ns;          /* timeline clock at spool creation */
+    uint64_t chunks_used;       /* atomic: chunks handed out so far */
+    uint64_t segment_seq;       /* atomic: next segment sequence number */
+    uint64_t dropped[ACT_REC_KIND_MAX];  /* atomic: records lost for lack of space */
+    uint64_t outside_window[ACT_REC_KIND_MAX]; /* atomic: records outside capture */
+    uint64_t callbacks_pending; /* atomic: device callbacks not yet arrived */
+    uint64_t callbacks_lost;    /* callbacks that never arrived by the bound */
+    uint64_t unbalanced_pops;   /* atomic */
+    char cmdline[ACT_SPOOL_CMDLINE_MAX]; /* argv joined by NUL, double-NUL ended */
+} act_spool_header;
+
+/* Header of every chunk. `used` counts bytes after this header. */
+typedef struct act_chunk_header {
+    uint32_t magic;
+    uint32_t index;
+    uint32_t used; /* published fill, written with release stores */
+    uint32_t pad;
+} act_chunk_header;
+
+_Static_assert(sizeof(act_rec_hdr) == 8, "record header is 8 bytes");
+_Static_assert(sizeof(act_rec_ts) == 16, "push/pop are 16 bytes");
+_Static_assert(sizeof(act_rec_api) % 8 == 0, "8-byte aligned records");
+_Static_assert(sizeof(act_rec_device_op) % 8 == 0, "8-byte aligned records");
+_Static_assert(sizeof(act_spool_header) <= ACT_SPOOL_HEADER_SIZE, "header fits");
+_Static_assert(sizeof(act_chunk_header) == 16, "chunk header is 16 bytes");
+
+#endif
