@@ -54,8 +54,10 @@ int act_is_enabled(void);
 int act_range_push(const char *name);
 /* Close the innermost range of the calling thread. */
 int act_range_pop(void);
-/* A range that may end on another thread. Returns its id (0 when not
- * recording). */
+/* A range that may end on another thread. Returns its id for
+ * act_range_end(): 0 when no tool is attached (or name is NULL); nonzero
+ * otherwise, also while the capture window is closed (the end is then
+ * counted as outside the window, like the start). */
 uint64_t act_range_start(const char *name);
 void act_range_end(uint64_t id);
 /* An instant event. */

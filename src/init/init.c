@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "acceltrace.h"
+#include "core/config.h"
 #include "init.h"
 #include "internal.h"
 
@@ -24,6 +25,14 @@ static void init_once(void)
     const char *dir = getenv("ACCELTRACE_SPOOL_DIR");
     if (!dir || !*dir)
         return;
+    char err[512];
+    if (act_config_load(&act_cfg, err, sizeof(err)) != 0) {
+        act_log("%s", err);
+        return;
+    }
+    /* The capture window is configured before the recorder opens. */
+    act_capture_configure(act_cfg.capture_api, act_cfg.capture_nvtx, act_cfg.delay_ns,
+                          act_cfg.duration_ns);
     init_rc = act_recorder_open(dir, 256ull << 20, 256u << 10);
     if (init_rc == 0)
         atexit(at_exit);
