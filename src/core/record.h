@@ -62,7 +62,7 @@ enum act_rec_kind {
     ACT_REC_ERROR = 16,     /* act_rec_ts: a source error line (aux = message) */
     ACT_REC_CAPTURE = 17,   /* act_rec_ts: capture window on (aux=1) / off (aux=0) */
     ACT_REC_EXTCORR = 18,   /* act_rec_extcorr: vendor correlation -> external id */
-    ACT_REC_ARG = 19,       /* act_rec_arg: one argument of this thread's previous
+    ACT_REC_ARG = 19,       /* act_rec_arg: one argument of this thread's most recent
                                RANGE_PUSH / RANGE_START / MARK record (aux = key) */
     ACT_REC_KIND_MAX = 20
 };
@@ -137,9 +137,9 @@ typedef struct act_rec_range_id {
 } act_rec_range_id;
 
 /*
- * An argument attached to the annotation recorded just before it on the
- * same thread (RANGE_PUSH, RANGE_START or MARK): NVTX payloads, categories,
- * domains. The builder puts it in that event's "args" as key -> value.
+ * An argument of the most recent RANGE_PUSH, RANGE_START or MARK record of
+ * the same thread (STRING records may come in between): NVTX payloads,
+ * categories, domains. The builder puts it in that event's "args" as key -> value.
  */
 enum act_arg_type {
     ACT_ARG_U64 = 0,
