@@ -38,7 +38,7 @@ typedef struct collect {
     walk_stats ws;
 } collect;
 
-static cstring collect_str(collect *c, uint32_t serial, uint32_t id)
+static inline cstring collect_str(collect *c, uint32_t serial, uint32_t id)
 {
     cstring none = {NULL, 0};
     if (serial >= COLLECT_MAX_THREADS || id == 0 || id >= COLLECT_MAX_STRINGS)
@@ -46,7 +46,7 @@ static cstring collect_str(collect *c, uint32_t serial, uint32_t id)
     return c->str[serial][id];
 }
 
-static void collect_cb(const act_rec_hdr *r, uint32_t serial, void *arg)
+static inline void collect_cb(const act_rec_hdr *r, uint32_t serial, void *arg)
 {
     collect *c = arg;
     if (r->kind == ACT_REC_STRING) {
@@ -98,6 +98,10 @@ static void collect_cb(const act_rec_hdr *r, uint32_t serial, void *arg)
             e->value_s = collect_str(c, serial, (uint32_t)a->v.u);
         break;
     }
+    case ACT_REC_THREAD: /* aux = serial (0: a name for OS thread `tid`) */
+        e->id = ((const act_rec_thread *)r)->tid;
+        e->name = collect_str(c, serial, ((const act_rec_thread *)r)->name);
+        break;
     case ACT_REC_DEVICE_OP:
         e->id = ((const act_rec_device_op *)r)->corr;
         e->ts = ((const act_rec_device_op *)r)->end;
@@ -108,7 +112,7 @@ static void collect_cb(const act_rec_hdr *r, uint32_t serial, void *arg)
 }
 
 /* Collect everything in `path`; the caller frees with collect_free(). */
-static collect *collect_spool(const char *path)
+static inline collect *collect_spool(const char *path)
 {
     collect *c = calloc(1, sizeof(*c));
     if (!c)
@@ -122,7 +126,7 @@ static collect *collect_spool(const char *path)
     return c;
 }
 
-static void collect_free(collect *c)
+static inline void collect_free(collect *c)
 {
     if (!c)
         return;
@@ -131,7 +135,7 @@ static void collect_free(collect *c)
     free(c);
 }
 
-static size_t collect_count(const collect *c, uint16_t kind)
+static inline size_t collect_count(const collect *c, uint16_t kind)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++)
@@ -139,7 +143,7 @@ static size_t collect_count(const collect *c, uint16_t kind)
     return n;
 }
 
-static int cstring_eq(cstring s, const char *want, size_t len)
+static inline int cstring_eq(cstring s, const char *want, size_t len)
 {
     return s.p && s.len == len && memcmp(s.p, want, len) == 0;
 }
