@@ -142,10 +142,10 @@ typedef struct act_rec_range_id {
  * categories, domains. The builder puts it in that event's "args" as key -> value.
  */
 enum act_arg_type {
-    ACT_ARG_U64 = 0,
-    ACT_ARG_I64 = 1,
-    ACT_ARG_F64 = 2,
-    ACT_ARG_STR = 3 /* v.u is a string id of this thread */
+    ACT_RECARG_U64 = 0,
+    ACT_RECARG_I64 = 1,
+    ACT_RECARG_F64 = 2,
+    ACT_RECARG_STR = 3 /* v.u is a string id of this thread */
 };
 
 typedef struct act_rec_arg {

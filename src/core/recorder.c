@@ -603,7 +603,7 @@ int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t co
 int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str)
 {
     uint32_t k = act_str_intern_cstr(key);
-    if (type == ACT_ARG_STR) {
+    if (type == ACT_RECARG_STR) {
         bits = act_str_intern_cstr(str);
         if (!bits)
             return -1;

@@ -94,7 +94,7 @@ static inline void collect_cb(const act_rec_hdr *r, uint32_t serial, void *arg)
         e->name = collect_str(c, serial, a->h.aux);
         e->is_json = a->type;
         e->id = a->v.u;
-        if (a->type == ACT_ARG_STR)
+        if (a->type == ACT_RECARG_STR)
             e->value_s = collect_str(c, serial, (uint32_t)a->v.u);
         break;
     }

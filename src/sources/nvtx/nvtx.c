@@ -160,15 +160,15 @@ static void category_set(const nvtx_domain *d, uint32_t id, const char *name)
 static void emit_args(const nvtx_domain *d, const nvtxEventAttributes_t *a)
 {
     if (d && d->name)
-        act_rec_arg_emit("domain", ACT_ARG_STR, 0, d->name);
+        act_rec_arg_emit("domain", ACT_RECARG_STR, 0, d->name);
     if (!a)
         return;
     if (a->category) {
         const char *cn = category_name(d, a->category);
         if (cn)
-            act_rec_arg_emit("category", ACT_ARG_STR, 0, cn);
+            act_rec_arg_emit("category", ACT_RECARG_STR, 0, cn);
         else
-            act_rec_arg_emit("category", ACT_ARG_U64, a->category, NULL);
+            act_rec_arg_emit("category", ACT_RECARG_U64, a->category, NULL);
     }
     union {
         uint64_t u;
@@ -177,26 +177,26 @@ static void emit_args(const nvtx_domain *d, const nvtxEventAttributes_t *a)
     } v;
     switch (a->payloadType) {
     case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
-        act_rec_arg_emit("payload", ACT_ARG_U64, a->payload.ullValue, NULL);
+        act_rec_arg_emit("payload", ACT_RECARG_U64, a->payload.ullValue, NULL);
         break;
     case NVTX_PAYLOAD_TYPE_INT64:
         v.i = a->payload.llValue;
-        act_rec_arg_emit("payload", ACT_ARG_I64, v.u, NULL);
+        act_rec_arg_emit("payload", ACT_RECARG_I64, v.u, NULL);
         break;
     case NVTX_PAYLOAD_TYPE_DOUBLE:
         v.f = a->payload.dValue;
-        act_rec_arg_emit("payload", ACT_ARG_F64, v.u, NULL);
+        act_rec_arg_emit("payload", ACT_RECARG_F64, v.u, NULL);
         break;
     case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
-        act_rec_arg_emit("payload", ACT_ARG_U64, a->payload.uiValue, NULL);
+        act_rec_arg_emit("payload", ACT_RECARG_U64, a->payload.uiValue, NULL);
         break;
     case NVTX_PAYLOAD_TYPE_INT32:
         v.i = a->payload.iValue;
-        act_rec_arg_emit("payload", ACT_ARG_I64, v.u, NULL);
+        act_rec_arg_emit("payload", ACT_RECARG_I64, v.u, NULL);
         break;
     case NVTX_PAYLOAD_TYPE_FLOAT:
         v.f = a->payload.fValue;
-        act_rec_arg_emit("payload", ACT_ARG_F64, v.u, NULL);
+        act_rec_arg_emit("payload", ACT_RECARG_F64, v.u, NULL);
         break;
     default:
         break;
