@@ -59,8 +59,8 @@ int act_rt__once(act_rt_once *o, int (*fn)(char *why, size_t len))
     return o->rc;
 }
 
-void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, int *code,
-                     char *why, size_t len)
+void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, int *code, char *why,
+                     size_t len)
 {
     const char *forced = env_var ? getenv(env_var) : NULL;
     if (forced) {
@@ -91,8 +91,8 @@ void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, in
             return h;
         const char *e = dlerror();
         if (used < len)
-            used += (size_t)snprintf(why + used, len - used, "%scannot load %s: %s",
-                                     i ? "; " : "", names[i], e ? e : "unknown error");
+            used += (size_t)snprintf(why + used, len - used, "%scannot load %s: %s", i ? "; " : "",
+                                     names[i], e ? e : "unknown error");
     }
     *code = ACT_RT_ERROR_NO_LIBRARY;
     if (!n)
@@ -103,6 +103,13 @@ void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, in
 void *act_rt__dlsym(void *lib, const char *name)
 {
     return lib ? dlsym(lib, name) : NULL;
+}
+
+int act_rt__ret(const char *backend, const char *call, int rc)
+{
+    if (rc != 0)
+        act_rt__set_error("%s: %s returned %d", backend, call, rc);
+    return rc;
 }
 
 int act_rt__check_ptr(const char *backend, const char *fn, const void *ptr)
@@ -116,14 +123,13 @@ int act_rt__check_register(const char *backend, const void *ptr, size_t size, un
 {
     const unsigned known = ACT_RT_HOST_REG_PINNED | ACT_RT_HOST_REG_MAPPED;
     if (!ptr)
-        return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "%s: host_register: NULL pointer",
-                            backend);
+        return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "%s: host_register: NULL pointer", backend);
     if (!size)
         return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "%s: host_register: size 0", backend);
     if ((uintptr_t)ptr + size < (uintptr_t)ptr)
         return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM,
-                            "%s: host_register: range %p+%zu wraps the address space", backend,
-                            ptr, size);
+                            "%s: host_register: range %p+%zu wraps the address space", backend, ptr,
+                            size);
     if (!flags || (flags & ~known))
         return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM,
                             "%s: host_register: flags 0x%x; allowed: a non-empty combination "

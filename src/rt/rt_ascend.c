@@ -129,7 +129,8 @@ static int ascend_host_register(void *ptr, size_t size, unsigned int flags)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     ACL_NEED(HostRegisterV2, "aclrtHostRegisterV2");
-    return acl.HostRegisterV2(ptr, (uint64_t)size, (uint32_t)flags);
+    return act_rt__ret("ascend", "aclrtHostRegisterV2",
+                       acl.HostRegisterV2(ptr, (uint64_t)size, (uint32_t)flags));
 }
 
 static int ascend_host_unregister(void *ptr)
@@ -138,7 +139,7 @@ static int ascend_host_unregister(void *ptr)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     ACL_NEED(HostUnregister, "aclrtHostUnregister");
-    return acl.HostUnregister(ptr);
+    return act_rt__ret("ascend", "aclrtHostUnregister", acl.HostUnregister(ptr));
 }
 
 static int ascend_stream_create(void **slot)
@@ -147,7 +148,7 @@ static int ascend_stream_create(void **slot)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     ACL_NEED(CreateStream, "aclrtCreateStream");
-    return acl.CreateStream(slot);
+    return act_rt__ret("ascend", "aclrtCreateStream", acl.CreateStream(slot));
 }
 
 static int ascend_stream_destroy(void *stream)
@@ -156,21 +157,23 @@ static int ascend_stream_destroy(void *stream)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     ACL_NEED(DestroyStream, "aclrtDestroyStream");
-    return acl.DestroyStream(stream);
+    return act_rt__ret("ascend", "aclrtDestroyStream", acl.DestroyStream(stream));
 }
 
 /* ACL has no capture-range call of its own: profiler start/stop are
  * acceltrace's capture range (the mspti source records within it). */
 static int ascend_profiler_start(void)
 {
-    return act_start ? act_start() : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED,
-                                                  "ascend: act_start is not in this build");
+    return act_start
+               ? act_start()
+               : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED, "ascend: act_start is not in this build");
 }
 
 static int ascend_profiler_stop(void)
 {
-    return act_stop ? act_stop() : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED,
-                                                 "ascend: act_stop is not in this build");
+    return act_stop
+               ? act_stop()
+               : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED, "ascend: act_stop is not in this build");
 }
 
 /* aclrtGetMemInfo reports the current device: switch to `device` for the
@@ -180,18 +183,17 @@ static int ascend_mem_get_info(int device, size_t *free, size_t *total)
     if (!free || !total)
         return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "ascend: mem_get_info: NULL pointer");
     if (device < 0)
-        return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "ascend: mem_get_info: device %d",
-                            device);
+        return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "ascend: mem_get_info: device %d", device);
     ACL_NEED(GetMemInfo, "aclrtGetMemInfo");
     int32_t cur = -1;
     int rc = acl.GetDevice(&cur);
     if (rc != ACL_SUCCESS_ || cur != device) {
         if ((rc = acl.SetDevice(device)) != ACL_SUCCESS_)
-            return rc;
+            return act_rt__ret("ascend", "aclrtSetDevice", rc);
     }
-    rc = acl.GetMemInfo(ACL_HBM_MEM_, free, total);
+    rc = act_rt__ret("ascend", "aclrtGetMemInfo", acl.GetMemInfo(ACL_HBM_MEM_, free, total));
     if (cur >= 0 && cur != device) {
-        int back = acl.SetDevice(cur);
+        int back = act_rt__ret("ascend", "aclrtSetDevice (back)", acl.SetDevice(cur));
         if (rc == ACL_SUCCESS_)
             rc = back;
     }
@@ -207,18 +209,19 @@ static int ascend_device_count(int *count)
     if ((rc = act_rt__once(&acl_loaded, acl_load_step)) != ACT_RT_SUCCESS)
         return rc;
     if (!acl.GetDeviceCount)
-        return act_rt__fail(ACT_RT_ERROR_NO_SYMBOL, "ascend: libascendcl lacks aclrtGetDeviceCount");
+        return act_rt__fail(ACT_RT_ERROR_NO_SYMBOL,
+                            "ascend: libascendcl lacks aclrtGetDeviceCount");
     uint32_t n = 0;
     rc = acl.GetDeviceCount(&n);
     if (rc == ACL_SUCCESS_)
         *count = n > INT32_MAX ? INT32_MAX : (int)n;
-    return rc;
+    return act_rt__ret("ascend", "aclrtGetDeviceCount", rc);
 }
 
 static int ascend_synchronize(void)
 {
     ACL_NEED(SynchronizeDevice, "aclrtSynchronizeDevice");
-    return acl.SynchronizeDevice();
+    return act_rt__ret("ascend", "aclrtSynchronizeDevice", acl.SynchronizeDevice());
 }
 
 static const char *ascend_error_string(int code)
@@ -230,7 +233,8 @@ static const char *ascend_error_string(int code)
     case ACL_ERROR_INVALID_PARAM_: return "ACL_ERROR_INVALID_PARAM: invalid parameter";
     case ACL_ERROR_UNINITIALIZE_: return "ACL_ERROR_UNINITIALIZE: ACL is not initialised";
     case ACL_ERROR_REPEAT_INITIALIZE_: return "ACL_ERROR_REPEAT_INITIALIZE: ACL initialised twice";
-    case ACL_ERROR_RT_PARAM_INVALID_: return "ACL_ERROR_RT_PARAM_INVALID: invalid runtime parameter";
+    case ACL_ERROR_RT_PARAM_INVALID_:
+        return "ACL_ERROR_RT_PARAM_INVALID: invalid runtime parameter";
     case ACL_ERROR_RT_INVALID_DEVICEID_: return "ACL_ERROR_RT_INVALID_DEVICEID: invalid device id";
     default: return "ACL error (see aclGetRecentErrMsg and CANN's acl_base.h)";
     }

@@ -37,7 +37,10 @@ static struct {
     int (*SetDevice)(int device);
 } cu;
 
-#define CUDA_SYM(f) {"cuda" #f, (void **)&cu.f}
+#define CUDA_SYM(f)                                                                                \
+    {                                                                                              \
+        "cuda" #f, (void **)&cu.f                                                                  \
+    }
 static const struct {
     const char *name;
     void **slot;
@@ -53,8 +56,8 @@ static int cuda_load_step(char *why, size_t len)
     static const char *const names[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12",
                                         "libcudart.so.11.0"};
     int code = ACT_RT_SUCCESS;
-    cu.lib = act_rt__dlopen("ACCELTRACE_CUDART_PATH", names, ACT_ARRAY_SIZE(names), &code, why,
-                            len);
+    cu.lib =
+        act_rt__dlopen("ACCELTRACE_CUDART_PATH", names, ACT_ARRAY_SIZE(names), &code, why, len);
     if (!cu.lib)
         return code;
     /* A missing symbol only disables the calls that need it. */
@@ -82,7 +85,8 @@ static int cuda_host_register(void *ptr, size_t size, unsigned int flags)
         return rc;
     CUDA_NEED(HostRegister);
     /* cudaHostRegister always page-locks; Mapped has cudart's value. */
-    return cu.HostRegister(ptr, size, flags & ACT_RT_HOST_REG_MAPPED);
+    return act_rt__ret("cuda", "cudaHostRegister",
+                       cu.HostRegister(ptr, size, flags & ACT_RT_HOST_REG_MAPPED));
 }
 
 static int cuda_host_unregister(void *ptr)
@@ -91,7 +95,7 @@ static int cuda_host_unregister(void *ptr)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     CUDA_NEED(HostUnregister);
-    return cu.HostUnregister(ptr);
+    return act_rt__ret("cuda", "cudaHostUnregister", cu.HostUnregister(ptr));
 }
 
 static int cuda_stream_create(void **slot)
@@ -100,7 +104,7 @@ static int cuda_stream_create(void **slot)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     CUDA_NEED(StreamCreate);
-    return cu.StreamCreate(slot);
+    return act_rt__ret("cuda", "cudaStreamCreate", cu.StreamCreate(slot));
 }
 
 static int cuda_stream_destroy(void *stream)
@@ -110,7 +114,7 @@ static int cuda_stream_destroy(void *stream)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     CUDA_NEED(StreamDestroy);
-    return cu.StreamDestroy(stream);
+    return act_rt__ret("cuda", "cudaStreamDestroy", cu.StreamDestroy(stream));
 }
 
 /* cudaProfilerStart/Stop mark the capture range of an external profiler
@@ -120,7 +124,7 @@ static int cuda_profiler_start(void)
     CUDA_NEED(ProfilerStart);
     int rc = cu.ProfilerStart();
     if (rc != 0)
-        return rc;
+        return act_rt__ret("cuda", "cudaProfilerStart", rc);
     int a = act_start ? act_start() : ACT_E_DISABLED;
     return a == ACT_E_DISABLED ? ACT_RT_SUCCESS : a;
 }
@@ -130,7 +134,7 @@ static int cuda_profiler_stop(void)
     CUDA_NEED(ProfilerStop);
     int rc = cu.ProfilerStop();
     if (rc != 0)
-        return rc;
+        return act_rt__ret("cuda", "cudaProfilerStop", rc);
     int a = act_stop ? act_stop() : ACT_E_DISABLED;
     return a == ACT_E_DISABLED ? ACT_RT_SUCCESS : a;
 }
@@ -142,20 +146,19 @@ static int cuda_mem_get_info(int device, size_t *free, size_t *total)
     if (!free || !total)
         return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "cuda: mem_get_info: NULL pointer");
     if (device < 0)
-        return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "cuda: mem_get_info: device %d",
-                            device);
+        return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "cuda: mem_get_info: device %d", device);
     CUDA_NEED(GetDevice);
     CUDA_NEED(SetDevice);
     CUDA_NEED(MemGetInfo);
     int cur = 0;
     int rc = cu.GetDevice(&cur);
     if (rc != 0)
-        return rc;
+        return act_rt__ret("cuda", "cudaGetDevice", rc);
     if (cur != device && (rc = cu.SetDevice(device)) != 0)
-        return rc;
-    rc = cu.MemGetInfo(free, total);
+        return act_rt__ret("cuda", "cudaSetDevice", rc);
+    rc = act_rt__ret("cuda", "cudaMemGetInfo", cu.MemGetInfo(free, total));
     if (cur != device) {
-        int back = cu.SetDevice(cur);
+        int back = act_rt__ret("cuda", "cudaSetDevice (back)", cu.SetDevice(cur));
         if (rc == 0)
             rc = back;
     }
@@ -168,13 +171,13 @@ static int cuda_device_count(int *count)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     CUDA_NEED(GetDeviceCount);
-    return cu.GetDeviceCount(count);
+    return act_rt__ret("cuda", "cudaGetDeviceCount", cu.GetDeviceCount(count));
 }
 
 static int cuda_synchronize(void)
 {
     CUDA_NEED(DeviceSynchronize);
-    return cu.DeviceSynchronize();
+    return act_rt__ret("cuda", "cudaDeviceSynchronize", cu.DeviceSynchronize());
 }
 
 static const char *cuda_error_string(int code)

@@ -37,7 +37,10 @@ typedef struct act_rt_once {
     int rc;
     char why[512];
 } act_rt_once;
-#define ACT_RT_ONCE_INIT {PTHREAD_MUTEX_INITIALIZER, 0, 0, ""}
+#define ACT_RT_ONCE_INIT                                                                           \
+    {                                                                                              \
+        PTHREAD_MUTEX_INITIALIZER, 0, 0, ""                                                        \
+    }
 
 /* `fn` returns ACT_RT_SUCCESS or a code, writing the reason into why. */
 int act_rt__once(act_rt_once *o, int (*fn)(char *why, size_t len));
@@ -50,11 +53,15 @@ int act_rt__once(act_rt_once *o, int (*fn)(char *why, size_t len));
  * (RTLD_NOLOAD first). Returns the handle, or NULL with the reason in why
  * and *code set (ACT_RT_ERROR_NO_LIBRARY or ACT_RT_ERROR_CONFIG).
  */
-void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, int *code,
-                     char *why, size_t len);
+void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, int *code, char *why,
+                     size_t len);
 
 /* Resolve `name` in `lib`; NULL when absent (the caller reports it). */
 void *act_rt__dlsym(void *lib, const char *name);
+
+/* A runtime call's result, passed through unchanged; when it is an error
+ * the last-error text names the call ("cuda: cudaStreamCreate returned 2"). */
+int act_rt__ret(const char *backend, const char *call, int rc);
 
 /* Common argument checks; each returns ACT_RT_SUCCESS or
  * ACT_RT_ERROR_INVALID_PARAM with the last-error text set. */

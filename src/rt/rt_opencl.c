@@ -62,7 +62,7 @@ static struct {
         char *ptr;
         size_t size;
         cl_mem mem;
-    } *regs;
+    } * regs;
     size_t nregs, capregs;
     cl_command_queue *streams;
     size_t nstreams, capstreams;
@@ -141,8 +141,8 @@ static int ocl_devices_step(char *why, size_t len)
         if (ocl.GetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || !nd)
             continue;
         cl_device_id *d = realloc(ocl.devices, (ocl.ndevices + nd) * sizeof *d);
-        cl_platform_id *dp = d ? realloc(ocl.device_platform, (ocl.ndevices + nd) * sizeof *dp)
-                               : NULL;
+        cl_platform_id *dp =
+            d ? realloc(ocl.device_platform, (ocl.ndevices + nd) * sizeof *dp) : NULL;
         if (d)
             ocl.devices = d;
         if (!d || !dp) {
@@ -151,8 +151,7 @@ static int ocl_devices_step(char *why, size_t len)
             break;
         }
         ocl.device_platform = dp;
-        if (ocl.GetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, d + ocl.ndevices, &nd) !=
-            CL_SUCCESS)
+        if (ocl.GetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, d + ocl.ndevices, &nd) != CL_SUCCESS)
             continue;
         for (cl_uint i = 0; i < nd; i++)
             dp[ocl.ndevices + i] = plats[p];
@@ -177,7 +176,7 @@ static int ocl_context_step(char *why, size_t len)
         return rc;
     }
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
-                                      (cl_context_properties)ocl.device_platform[0], 0};
+                                     (cl_context_properties)ocl.device_platform[0], 0};
     cl_int err = CL_SUCCESS;
     ocl.ctx = ocl.CreateContext(props, 1, &ocl.devices[0], NULL, NULL, &err);
     if (!ocl.ctx || err != CL_SUCCESS) {
@@ -233,8 +232,8 @@ static int ocl_host_register(void *ptr, size_t size, unsigned int flags)
     }
     if (rc == ACT_RT_SUCCESS) {
         cl_int err = CL_SUCCESS;
-        cl_mem m = ocl.CreateBuffer(ocl.ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, size, ptr,
-                                    &err);
+        cl_mem m =
+            ocl.CreateBuffer(ocl.ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, size, ptr, &err);
         if (!m || err != CL_SUCCESS)
             rc = act_rt__fail(cl_code(err ? err : CL_OUT_OF_RESOURCES),
                               "opencl: clCreateBuffer(USE_HOST_PTR, %zu) failed: %d", size, err);
@@ -278,8 +277,7 @@ ACT_EXPORT int act_rt_opencl_buffer(const void *ptr, void **mem)
     pthread_mutex_unlock(&ocl.mu);
     if (i < 0)
         return act_rt__fail(ACT_RT_ERROR_NOT_REGISTERED,
-                            "act_rt_opencl_buffer: %p is not the start of a registered range",
-                            ptr);
+                            "act_rt_opencl_buffer: %p is not the start of a registered range", ptr);
     return ACT_RT_SUCCESS;
 }
 
@@ -291,10 +289,10 @@ static int ocl_stream_create(void **slot)
     if (rc != ACT_RT_SUCCESS || (rc = ocl_need_context()) != ACT_RT_SUCCESS)
         return rc;
     cl_int err = CL_SUCCESS;
-    cl_command_queue q = ocl.CreateCommandQueueWithProperties
-                             ? ocl.CreateCommandQueueWithProperties(ocl.ctx, ocl.devices[0], NULL,
-                                                                    &err)
-                             : ocl.CreateCommandQueue(ocl.ctx, ocl.devices[0], 0, &err);
+    cl_command_queue q =
+        ocl.CreateCommandQueueWithProperties
+            ? ocl.CreateCommandQueueWithProperties(ocl.ctx, ocl.devices[0], NULL, &err)
+            : ocl.CreateCommandQueue(ocl.ctx, ocl.devices[0], 0, &err);
     if (!q || err != CL_SUCCESS)
         return act_rt__fail(cl_code(err ? err : CL_OUT_OF_RESOURCES),
                             "opencl: clCreateCommandQueue failed: %d", err);
@@ -372,14 +370,16 @@ static int ocl_synchronize(void)
 
 static int ocl_profiler_start(void)
 {
-    return act_start ? act_start() : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED,
-                                                  "opencl: act_start is not in this build");
+    return act_start
+               ? act_start()
+               : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED, "opencl: act_start is not in this build");
 }
 
 static int ocl_profiler_stop(void)
 {
-    return act_stop ? act_stop() : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED,
-                                                 "opencl: act_stop is not in this build");
+    return act_stop
+               ? act_stop()
+               : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED, "opencl: act_stop is not in this build");
 }
 
 static int ocl_device_count(int *count)
@@ -397,14 +397,13 @@ static int ocl_mem_get_info(int device, size_t *free, size_t *total)
     if (!free || !total)
         return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "opencl: mem_get_info: NULL pointer");
     if (device < 0)
-        return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "opencl: mem_get_info: device %d",
-                            device);
+        return act_rt__fail(ACT_RT_ERROR_INVALID_PARAM, "opencl: mem_get_info: device %d", device);
     int rc = act_rt__once(&ocl_listed, ocl_devices_step);
     if (rc != ACT_RT_SUCCESS)
         return rc;
     if ((cl_uint)device >= ocl.ndevices)
-        return act_rt__fail(ACT_RT_ERROR_INVALID_DEVICE,
-                            "opencl: mem_get_info: device %d of %u", device, ocl.ndevices);
+        return act_rt__fail(ACT_RT_ERROR_INVALID_DEVICE, "opencl: mem_get_info: device %d of %u",
+                            device, ocl.ndevices);
     cl_ulong bytes = 0;
     cl_int err = ocl.GetDeviceInfo(ocl.devices[device], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof bytes,
                                    &bytes, NULL);

@@ -26,10 +26,10 @@
 #include "acceltrace_rt.h"
 #include "fake_access.h"
 
-#define GIB (1024ull * 1024 * 1024)
+#define GIB                     (1024ull * 1024 * 1024)
 #define ACL_ERROR_INVALID_PARAM 100000
-#define ACL_HOST_REG_MAPPED 0x2u
-#define ACL_HOST_REG_PINNED 0x10000000u
+#define ACL_HOST_REG_MAPPED     0x2u
+#define ACL_HOST_REG_PINNED     0x10000000u
 
 static const struct act_rt *rt;
 static const char *path;
@@ -66,8 +66,7 @@ static void test_bad_args_never_load(void **state)
     assert_null(fake_loaded_handle(path));
     assert_int_equal(rt->host_register(NULL, 64, ACT_RT_HOST_REG_PINNED),
                      ACT_RT_ERROR_INVALID_PARAM);
-    assert_int_equal(rt->host_register(buf, 0, ACT_RT_HOST_REG_PINNED),
-                     ACT_RT_ERROR_INVALID_PARAM);
+    assert_int_equal(rt->host_register(buf, 0, ACT_RT_HOST_REG_PINNED), ACT_RT_ERROR_INVALID_PARAM);
     assert_int_equal(rt->host_register(buf, 64, 0x1), ACT_RT_ERROR_INVALID_PARAM);
     assert_int_equal(rt->host_unregister(NULL), ACT_RT_ERROR_INVALID_PARAM);
     assert_int_equal(rt->stream_create(NULL), ACT_RT_ERROR_INVALID_PARAM);

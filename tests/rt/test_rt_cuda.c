@@ -10,6 +10,7 @@
  *   missing-sym  a fake without cudaProfilerStart
  *   empty-env    ACCELTRACE_CUDART_PATH set but empty
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 
 #include <cmocka.h>
 
@@ -57,8 +57,7 @@ static void test_bad_args_never_load(void **state)
     assert_null(fake_loaded_handle(path));
     assert_int_equal(rt->host_register(NULL, 64, ACT_RT_HOST_REG_PINNED),
                      ACT_RT_ERROR_INVALID_PARAM);
-    assert_int_equal(rt->host_register(buf, 0, ACT_RT_HOST_REG_PINNED),
-                     ACT_RT_ERROR_INVALID_PARAM);
+    assert_int_equal(rt->host_register(buf, 0, ACT_RT_HOST_REG_PINNED), ACT_RT_ERROR_INVALID_PARAM);
     assert_int_equal(rt->host_register(buf, 64, 0), ACT_RT_ERROR_INVALID_PARAM);
     assert_int_equal(rt->host_register(buf, 64, 0x4), ACT_RT_ERROR_INVALID_PARAM);
     assert_int_equal(rt->host_register((void *)(UINTPTR_MAX - 8), 64, ACT_RT_HOST_REG_PINNED),
@@ -112,6 +111,7 @@ static void test_register_args_unchanged(void **state)
         /* The second unregister reaches cudart, whose code comes back. */
         int rc = rt->host_unregister(p);
         assert_int_equal(rc, 713);
+        assert_non_null(strstr(act_rt_last_error(), "cudaHostUnregister returned 713"));
         assert_non_null(strstr(rt->error_string(rc), "not registered"));
     }
 }

@@ -76,9 +76,11 @@ static void assert_buffer_over(void *p, size_t size)
     void *host = NULL;
     size_t msize = 0;
     cl_mem_flags mflags = 0;
-    assert_int_equal(clGetMemObjectInfo(mem, CL_MEM_HOST_PTR, sizeof host, &host, NULL), CL_SUCCESS);
+    assert_int_equal(clGetMemObjectInfo(mem, CL_MEM_HOST_PTR, sizeof host, &host, NULL),
+                     CL_SUCCESS);
     assert_int_equal(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof msize, &msize, NULL), CL_SUCCESS);
-    assert_int_equal(clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof mflags, &mflags, NULL), CL_SUCCESS);
+    assert_int_equal(clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof mflags, &mflags, NULL),
+                     CL_SUCCESS);
     assert_ptr_equal(host, p);
     assert_int_equal(msize, size);
     assert_true(mflags & CL_MEM_USE_HOST_PTR);
@@ -137,7 +139,8 @@ static void test_register_errors(void **state)
     /* double unregister is an error, not a crash */
     assert_int_equal(rt->host_unregister(buf), ACT_RT_SUCCESS);
     assert_int_equal(rt->host_unregister(buf), ACT_RT_ERROR_NOT_REGISTERED);
-    assert_string_equal(rt->error_string(ACT_RT_ERROR_NOT_REGISTERED), "host memory not registered");
+    assert_string_equal(rt->error_string(ACT_RT_ERROR_NOT_REGISTERED),
+                        "host memory not registered");
     free(buf);
 }
 
@@ -159,9 +162,9 @@ static void test_stream_runs_work_on_registered_memory(void **state)
 
     /* Work on the stream: fill the registered range, read it back. */
     const cl_uint pattern = 0xAC7ACE00u;
-    assert_int_equal(clEnqueueFillBuffer(q, mem, &pattern, sizeof pattern, 0, N * sizeof *host, 0,
-                                         NULL, NULL),
-                     CL_SUCCESS);
+    assert_int_equal(
+        clEnqueueFillBuffer(q, mem, &pattern, sizeof pattern, 0, N * sizeof *host, 0, NULL, NULL),
+        CL_SUCCESS);
     cl_uint back[N];
     assert_int_equal(clEnqueueReadBuffer(q, mem, CL_FALSE, 0, sizeof back, back, 0, NULL, NULL),
                      CL_SUCCESS);
@@ -170,8 +173,8 @@ static void test_stream_runs_work_on_registered_memory(void **state)
         assert_int_equal(back[i], pattern);
     /* The buffer is the host memory itself: mapping shows the pattern there. */
     cl_int err = CL_SUCCESS;
-    cl_uint *m = clEnqueueMapBuffer(q, mem, CL_TRUE, CL_MAP_READ, 0, N * sizeof *host, 0, NULL,
-                                    NULL, &err);
+    cl_uint *m =
+        clEnqueueMapBuffer(q, mem, CL_TRUE, CL_MAP_READ, 0, N * sizeof *host, 0, NULL, NULL, &err);
     assert_int_equal(err, CL_SUCCESS);
     assert_ptr_equal(m, host);
     assert_int_equal(host[0], pattern);
@@ -196,11 +199,20 @@ static void test_error_strings(void **state)
     assert_string_equal(rt->error_string(ACT_RT_SUCCESS), "success");
     assert_string_equal(rt->error_string(-CL_INVALID_VALUE), "CL_INVALID_VALUE");
     assert_string_equal(rt->error_string(-CL_INVALID_HOST_PTR), "CL_INVALID_HOST_PTR");
-    const int codes[] = {ACT_RT_ERROR_INVALID_PARAM, ACT_RT_ERROR_NOT_REGISTERED,
-                         ACT_RT_ERROR_ALREADY_REGISTERED, ACT_RT_ERROR_INVALID_HANDLE,
-                         ACT_RT_ERROR_INVALID_DEVICE, ACT_RT_ERROR_NO_LIBRARY,
-                         ACT_RT_ERROR_NO_SYMBOL, ACT_RT_ERROR_NO_DEVICE, ACT_RT_ERROR_NOMEM,
-                         ACT_RT_ERROR_UNSUPPORTED, ACT_RT_ERROR_CONFIG, -5000, 12345, -1};
+    const int codes[] = {ACT_RT_ERROR_INVALID_PARAM,
+                         ACT_RT_ERROR_NOT_REGISTERED,
+                         ACT_RT_ERROR_ALREADY_REGISTERED,
+                         ACT_RT_ERROR_INVALID_HANDLE,
+                         ACT_RT_ERROR_INVALID_DEVICE,
+                         ACT_RT_ERROR_NO_LIBRARY,
+                         ACT_RT_ERROR_NO_SYMBOL,
+                         ACT_RT_ERROR_NO_DEVICE,
+                         ACT_RT_ERROR_NOMEM,
+                         ACT_RT_ERROR_UNSUPPORTED,
+                         ACT_RT_ERROR_CONFIG,
+                         -5000,
+                         12345,
+                         -1};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         const char *s = rt->error_string(codes[i]);
         assert_non_null(s);

@@ -23,8 +23,8 @@ enum {
 };
 #define ACL_HOST_REG_MAPPED 0x2u
 #define ACL_HOST_REG_PINNED 0x10000000u
-#define FAKE_DEVICES 2
-#define GIB (1024ull * 1024 * 1024)
+#define FAKE_DEVICES        2
+#define GIB                 (1024ull * 1024 * 1024)
 
 static int initialised;
 static int device_set = -1; /* process-wide here; per-thread context in real ACL */

@@ -21,7 +21,7 @@ enum {
     cudaErrorHostMemoryNotRegistered = 713,
 };
 #define FAKE_DEVICES 2
-#define GIB (1024ull * 1024 * 1024)
+#define GIB          (1024ull * 1024 * 1024)
 
 static void *regs[256];
 static void *streams[256];
@@ -59,7 +59,7 @@ FAKE_EXPORT int cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
     fake_record("cudaHostRegister", (uintptr_t)ptr, size, flags);
     pthread_mutex_lock(&fake_mu);
-    int rc = slot_has(regs, ptr) ? cudaErrorHostMemoryAlreadyRegistered
+    int rc = slot_has(regs, ptr)    ? cudaErrorHostMemoryAlreadyRegistered
              : slot_take(regs, ptr) ? cudaSuccess
                                     : cudaErrorInvalidValue;
     pthread_mutex_unlock(&fake_mu);
@@ -155,8 +155,10 @@ FAKE_EXPORT const char *cudaGetErrorString(int err)
     fake_record("cudaGetErrorString", (uint64_t)err, 0, 0);
     switch (err) {
     case cudaSuccess: return "no error";
-    case cudaErrorHostMemoryNotRegistered: return "fake: part or all of the requested memory range is not registered";
-    case cudaErrorHostMemoryAlreadyRegistered: return "fake: part or all of the requested memory range is already registered";
+    case cudaErrorHostMemoryNotRegistered:
+        return "fake: part or all of the requested memory range is not registered";
+    case cudaErrorHostMemoryAlreadyRegistered:
+        return "fake: part or all of the requested memory range is already registered";
     default: return "fake: unrecognized error code";
     }
 }

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define FAKE_EXPORT __attribute__((visibility("default")))
+#define FAKE_EXPORT  __attribute__((visibility("default")))
 #define FAKE_LOG_MAX 4096
 
 typedef struct fake_call {
