@@ -5,6 +5,7 @@
  * (rt_opencl.c, rt_cuda.c, rt_ascend.c). See include/acceltrace_rt.h.
  */
 #include <assert.h>
+#include <ctype.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -14,9 +15,6 @@
 
 #include "acceltrace.h"
 #include "rt_internal.h"
-
-/* act_strerror() is the lead's (src/core); tolerate a build without it. */
-#pragma weak act_strerror
 
 static _Thread_local char last_error[768];
 
@@ -62,12 +60,17 @@ int act_rt__once(act_rt_once *o, int (*fn)(char *why, size_t len))
 void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, int *code, char *why,
                      size_t len)
 {
-    const char *forced = env_var ? getenv(env_var) : NULL;
+    /* secure_getenv: a set-uid program must not load a library the
+     * caller's environment names. */
+    const char *forced = env_var ? secure_getenv(env_var) : NULL;
     if (forced) {
-        if (!*forced) {
+        size_t n = strlen(forced);
+        if (!n || isspace((unsigned char)forced[0]) || isspace((unsigned char)forced[n - 1])) {
             *code = ACT_RT_ERROR_CONFIG;
-            snprintf(why, len, "Invalid value for %s: ''. Allowed: the path of the library",
-                     env_var);
+            snprintf(why, len,
+                     "Invalid value for %s: '%.300s'. Allowed: the path of the library file, "
+                     "without surrounding spaces",
+                     env_var, forced);
             return NULL;
         }
         void *h = dlopen(forced, RTLD_NOW | RTLD_LOCAL);
@@ -156,7 +159,7 @@ const char *act_rt__common_string(int code)
     default: break;
     }
     if (code < 0 && code > -100)
-        return act_strerror ? act_strerror(code) : "acceltrace error";
+        return act_strerror(code);
     if (code < 0)
         return "unknown acceltrace runtime-table error";
     return NULL;

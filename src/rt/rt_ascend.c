@@ -69,7 +69,7 @@ static int acl_load_step(char *why, size_t len)
     static char home_lib[4096];
     const char *names[2];
     size_t n = 0;
-    const char *home = getenv("ASCEND_HOME_PATH");
+    const char *home = secure_getenv("ASCEND_HOME_PATH");
     if (home && *home &&
         (size_t)snprintf(home_lib, sizeof home_lib, "%s/lib64/libascendcl.so", home) <
             sizeof home_lib)
