@@ -107,8 +107,13 @@ static int session_begin_locked(const act_options *opts)
         return ACT_E_INVAL;
     if (ses.active)
         return ACT_E_STATE;
-    /* A launcher (ACCELTRACE_SPOOL_DIR) already records this process. */
-    act_init();
+    /* A launcher (ACCELTRACE_SPOOL_DIR) records this process: it keeps
+     * doing so (start it if nothing has yet), the session is refused. */
+    const char *launcher = getenv("ACCELTRACE_SPOOL_DIR");
+    if (launcher && *launcher) {
+        act_init();
+        return ACT_E_CONFLICT;
+    }
     if (act_capture_attached())
         return ACT_E_CONFLICT;
     uint64_t capacity = SESSION_DEFAULT_CAPACITY;
@@ -132,6 +137,17 @@ static int session_begin_locked(const act_options *opts)
         return rc;
     }
     snprintf(ses.spool, sizeof(ses.spool), "%s", act_recorder_path());
+    /* Start-up with the recorder open runs every stage (sources, hook
+     * groups, exit handling); a stage that fails seals the recorder. */
+    int irc = act_init();
+    if (!act_capture_attached()) {
+        act_recorder_close();
+        if (ses.own_dir)
+            remove_dir(ses.dir);
+        else
+            unlink(ses.spool);
+        return irc < 0 && irc != ACT_E_DISABLED ? irc : ACT_E_STATE;
+    }
     ses.active = 1;
     if (!ses.atexit_registered && atexit(session_at_exit) == 0)
         ses.atexit_registered = 1;

@@ -376,6 +376,11 @@ static void test_sessions(void **state)
     act_options bad = {.struct_size = sizeof(bad), .buffer_size = 100};
     assert_int_equal(act_session_begin(&bad), ACT_E_INVAL);
     assert_int_equal(act_is_enabled(), 0);
+    /* Under a launcher the launcher records; a session is refused. */
+    setenv("ACCELTRACE_SPOOL_DIR", dir, 1);
+    assert_int_equal(act_session_begin(NULL), ACT_E_CONFLICT);
+    unsetenv("ACCELTRACE_SPOOL_DIR");
+    assert_int_equal(act_session_end(NULL), ACT_E_STATE);
     unsetenv("TMPDIR");
 }
 
