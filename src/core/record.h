@@ -141,7 +141,7 @@ typedef struct act_rec_range_id {
  * the same thread (STRING records may come in between): NVTX payloads,
  * categories, domains. The builder puts it in that event's "args" as key -> value.
  */
-enum act_arg_type {
+enum act_recarg_type {
     ACT_RECARG_U64 = 0,
     ACT_RECARG_I64 = 1,
     ACT_RECARG_F64 = 2,
@@ -150,7 +150,7 @@ enum act_arg_type {
 
 typedef struct act_rec_arg {
     act_rec_hdr h; /* aux = key string id */
-    uint32_t type; /* enum act_arg_type */
+    uint32_t type; /* enum act_recarg_type */
     uint32_t pad;
     union {
         uint64_t u;
