@@ -4,7 +4,7 @@
  *
  * Every entry point starts with the same test of act__recording: one
  * predictable branch while recording. When it is 0 the call falls to a
- * second test, act__capture_idle, set once start-up (act_init, run by the
+ * second test, act__idle, set once start-up (act_init, run by the
  * first such call) found no tool: two predictable loads in all. With a tool
  * attached but the capture window closed (capture.c) the call takes the
  * slow path and is counted in the spool's outside_window[kind].
@@ -12,6 +12,8 @@
 #include <jansson.h>
 #include <string.h>
 
+/* This file defines the functions the header's inline wrappers call. */
+#define ACT_NO_INLINE
 #include "acceltrace.h"
 #include "init/init.h"
 #include "internal.h"
@@ -30,20 +32,20 @@ static int attached_slow(void)
         return 1;
     if (act_capture_attached())
         return 1;
-    atomic_store_explicit(&act__capture_idle, 1, memory_order_relaxed);
+    __atomic_store_n(&act__idle, 1, __ATOMIC_RELAXED);
     return 0;
 }
 
 /*
  * The hot-path test: 1 = record now. With no tool attached it costs two
- * predictable loads (act__capture_idle is set by the first slow call).
+ * predictable loads (act__idle is set by the first slow call).
  * While the window is closed it counts the event as outside and returns 0.
  */
 static inline int act_ready(uint16_t kind)
 {
     if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
         return 1;
-    if (ACT_LIKELY(atomic_load_explicit(&act__capture_idle, memory_order_relaxed)))
+    if (ACT_LIKELY(__atomic_load_n(&act__idle, __ATOMIC_RELAXED)))
         return 0;
     if (attached_slow() && atomic_load_explicit(&act__recording, memory_order_relaxed))
         return 1;
@@ -57,7 +59,7 @@ static inline int act_attached(void)
 {
     if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
         return 1;
-    if (ACT_LIKELY(atomic_load_explicit(&act__capture_idle, memory_order_relaxed)))
+    if (ACT_LIKELY(__atomic_load_n(&act__idle, __ATOMIC_RELAXED)))
         return 0;
     return attached_slow();
 }
@@ -78,7 +80,7 @@ ACT_EXPORT int act_range_push(const char *name)
     if (!act_ready(ACT_REC_RANGE_PUSH)) {
         /* Outside the window the stack still moves, so that the matching
          * pop is recognised as outside too (not unbalanced). */
-        if (name && !atomic_load_explicit(&act__capture_idle, memory_order_relaxed))
+        if (name && !__atomic_load_n(&act__idle, __ATOMIC_RELAXED))
             act_recorder_range_pushed(ACT_RANGE_OUTSIDE);
         return ACT_E_DISABLED;
     }
@@ -127,7 +129,7 @@ ACT_EXPORT uint64_t act_range_start(const char *name)
     if (!name)
         return 0;
     if (!act_ready(ACT_REC_RANGE_START))
-        return atomic_load_explicit(&act__capture_idle, memory_order_relaxed)
+        return __atomic_load_n(&act__idle, __ATOMIC_RELAXED)
                    ? 0 : act_range_id_next() | RANGE_ID_OUTSIDE;
     uint64_t id = act_range_id_next();
     if (emit_range_id(ACT_REC_RANGE_START, act_str_intern_cstr(name), id) != ACT_OK)

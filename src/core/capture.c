@@ -32,7 +32,8 @@
 #define GATE_DELAY 0x4u   /* ACCELTRACE_DELAY not yet elapsed */
 #define GATE_EXPIRED 0x8u /* ACCELTRACE_DURATION elapsed */
 
-_Atomic int act__capture_idle;
+/* Read by the inline wrappers in acceltrace.h (in the program). */
+ACT_EXPORT int act__idle;
 
 static struct {
     pthread_mutex_t lock;
@@ -229,7 +230,7 @@ void act_capture_recorder_opened(void)
     act_spool_header *h = act_recorder_header();
     if (h && cap.gates)
         atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_CAPTURE_API);
-    atomic_store(&act__capture_idle, 0);
+    __atomic_store_n(&act__idle, 0, __ATOMIC_RELAXED);
     atomic_store(&act__recording, cap.gates == 0);
     pthread_mutex_unlock(&cap.lock);
 }
@@ -240,7 +241,7 @@ void act_capture_recorder_closed(void)
     cap.attached = 0;
     atomic_store(&cap.attached_flag, 0);
     cap.timer_gen++;
-    atomic_store(&act__capture_idle, 1);
+    __atomic_store_n(&act__idle, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&cap.lock);
 }
 
@@ -252,7 +253,7 @@ void act_capture_atfork_child(int attached)
     atomic_store(&cap.attached_flag, attached);
     cap.timer_gen++; /* the timer thread did not survive the fork */
     cap.gates &= ~(GATE_DELAY | GATE_EXPIRED);
-    atomic_store(&act__capture_idle, !attached);
+    __atomic_store_n(&act__idle, !attached, __ATOMIC_RELAXED);
     atomic_store(&act__recording, attached && cap.gates == 0);
 }
 

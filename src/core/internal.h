@@ -140,9 +140,9 @@ int act_recorder_range_popped(void);
  *    push/start was written is written too, so the spool stays balanced.
  */
 
-/* 1 while act__recording is 0 only because no tool is attached (lets the
- * annotation fast path return without a call). */
-extern _Atomic int act__capture_idle;
+/* act__idle (declared in acceltrace.h, defined in capture.c): 1 while
+ * act__recording is 0 only because no tool is attached. Read and written
+ * with __atomic builtins (the public header is also C++). */
 
 /* Configure the gates before the recorder opens (start-up, sessions).
  * nvtx_name: NAME of nvtx:NAME ("" = none). delay/duration in ns (0 = none),

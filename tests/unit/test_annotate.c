@@ -70,7 +70,7 @@ static void test_no_tool(void **state)
     assert_int_equal(act_is_enabled(), 0);
     assert_int_equal(act_session_end(NULL), ACT_E_STATE);
     /* The fast path has learned there is no tool. */
-    assert_int_equal(atomic_load(&act__capture_idle), 1);
+    assert_int_equal(__atomic_load_n(&act__idle, __ATOMIC_RELAXED), 1);
 }
 
 static const char *hostile[16];
