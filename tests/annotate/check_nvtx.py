@@ -127,7 +127,13 @@ def check_trace(trace, mode):
         for want in ("mark-a", "mark-payload"):
             assert want in every, want
         reg = [e for e in evs if e.get("name") == "registered"][0]
-        assert reg.get("args", {}).get("payload") == 2.5, reg
+        args = reg.get("args", {})
+        assert (args.get("payload"), args.get("domain"), args.get("category")) == \
+            (2.5, "mydomain", "io"), reg
+        mp = [e for e in evs if e.get("name") == "mark-payload"][0]
+        assert mp.get("args", {}).get("payload") == -5, mp
+        names = [e["args"]["name"] for e in evs if e.get("name") == "thread_name"]
+        assert "nvtx-main" in names, names
     else:
         assert "before" not in every and "mark-after" not in every
         assert ann.count("capture-me") == 2 and "inside" in ann
