@@ -339,8 +339,29 @@ static void *chunk_put(act_thread *t, uint16_t kind, size_t size, uint32_t aux)
     return h;
 }
 
-/* Take a chunk (recycled first, then fresh) and start a segment in it. */
-static int chunk_acquire(act_thread *t)
+/* Caller holds sp.lock. Pop a recycled chunk with room for `need` more
+ * bytes (UINT32_MAX if none). A chunk without that room stays listed for
+ * smaller records: taking it back would only fail again (the chunk just
+ * released by this very thread is usually on top). */
+static uint32_t free_chunk_take(size_t need)
+{
+    uint32_t usable = sp.chunk_size - (uint32_t)sizeof(act_chunk_header);
+    for (uint32_t i = sp.free_top; i-- > 0;) {
+        uint32_t idx = sp.free_chunks[i];
+        const act_chunk_header *c =
+            (const act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE + (size_t)idx * sp.chunk_size);
+        uint32_t used = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_relaxed);
+        if (used + need <= usable) {
+            sp.free_chunks[i] = sp.free_chunks[--sp.free_top];
+            return idx;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/* Take a chunk with room for `need` bytes of records after the segment
+ * header (recycled first, then fresh) and start a segment in it. */
+static int chunk_acquire(act_thread *t, size_t need)
 {
     uint32_t idx = UINT32_MAX;
     if (ACT_UNLIKELY(sp.reopen_pending)) {
@@ -364,9 +385,8 @@ static int chunk_acquire(act_thread *t)
         thread_reset_ranges(t);
     }
     chunk_release(t);
-    if (sp.free_top > 0) {
-        idx = sp.free_chunks[--sp.free_top];
-    } else {
+    idx = free_chunk_take(need + sizeof(act_rec_segment) + sizeof(act_rec_thread));
+    if (idx == UINT32_MAX) {
         uint64_t used = atomic_fetch_add((_Atomic uint64_t *)&h->chunks_used, 1);
         if (used < sp.chunk_count)
             idx = (uint32_t)used;
@@ -415,13 +435,13 @@ static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
 {
     /* Room for a segment + thread record in a fresh chunk, then the record. */
     size_t need = size + sizeof(act_rec_segment) + sizeof(act_rec_thread);
-    if (need > sp.chunk_size - sizeof(act_chunk_header) || chunk_acquire(t) != 0) {
+    if (need > sp.chunk_size - sizeof(act_chunk_header) || chunk_acquire(t, size) != 0) {
         act_rec_drop(kind);
         return NULL;
     }
     if (t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
         /* A recycled chunk without enough room: take another. */
-        if (chunk_acquire(t) != 0 ||
+        if (chunk_acquire(t, size) != 0 ||
             t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
             act_rec_drop(kind);
             return NULL;
@@ -494,7 +514,7 @@ uint32_t act_str_intern(const char *s, size_t len)
     /* Make sure the thread has a chunk of the current generation first, so
      * the id below belongs to the spool it will be written to. */
     if (t->gen != atomic_load_explicit(&sp.gen, memory_order_relaxed) || !t->chunk) {
-        if (chunk_acquire(t) != 0) {
+        if (chunk_acquire(t, 0) != 0) {
             act_rec_drop(ACT_REC_STRING);
             return 0;
         }

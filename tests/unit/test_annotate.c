@@ -384,6 +384,38 @@ static void test_sessions(void **state)
     unsetenv("TMPDIR");
 }
 
+/* A record that does not fit the rest of the thread's chunk moves to a
+ * chunk with room; it is not dropped because the half-full chunk came
+ * back from the recycle list (regression). */
+static void test_big_record_after_partial_chunk(void **state)
+{
+    (void)state;
+    assert_int_equal(act_capture_configure(0, "", 0, 0), ACT_OK);
+    assert_int_equal(act_recorder_open(dir, 16ull << 20, 64u << 10), 0);
+    snprintf(spool, sizeof(spool), "%s", act_recorder_path());
+    for (int i = 0; i < 2000; i++) /* about 32 KiB of the 64 KiB chunk */
+        act_mark("m");
+    static char name[50000];
+    memset(name, 'x', sizeof(name) - 1);
+    for (int round = 0; round < 3; round++) {
+        name[0] = (char)('a' + round);
+        assert_int_equal(act_range_push(name), ACT_OK);
+        assert_int_equal(act_range_pop(), ACT_OK);
+    }
+    collect *c = rec_close_collect();
+    assert_int_equal(c->ws.hdr->dropped[ACT_REC_STRING], 0);
+    assert_int_equal(c->ws.hdr->dropped[ACT_REC_RANGE_PUSH], 0);
+    size_t k = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->ev[i].kind != ACT_REC_RANGE_PUSH)
+            continue;
+        name[0] = (char)('a' + k++);
+        assert_true(cstring_eq(c->ev[i].name, name, strlen(name)));
+    }
+    assert_int_equal(k, 3);
+    collect_free(c);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -403,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_capture_api_window),
         cmocka_unit_test(test_metadata_json),
         cmocka_unit_test(test_sessions),
+        cmocka_unit_test(test_big_record_after_partial_chunk),
         cmocka_unit_test(test_strerror),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
