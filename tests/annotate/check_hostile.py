@@ -22,7 +22,8 @@ VALID = [
     '{"traceEvents": [], "ph": "X"}',
     '","ph":"i","x":"',
     "emoji \U0001F600 CJK \u4e2d",
-    ("ab\"\\\n\x01\u2028" * 8192)[:65536],
+    # exactly 64 KiB of UTF-8 (the 3-byte U+2028 included)
+    "ab\"\\\n\x01\u2028" * 7281 + "ab\"\\\n\x01x",
 ]
 INVALID = [b"bad \xff\xfe utf8 \xc0\x80 \xed\xa0\x80 \xe2\x82"]
 
