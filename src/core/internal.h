@@ -138,6 +138,10 @@ int act_recorder_range_popped(void);
  *    act_capture_count_outside(ACT_REC_DEVICE_OP) at launch.
  *  - Ranges follow the same rule (annotate.c does it): a pop/end whose
  *    push/start was written is written too, so the spool stays balanced.
+ *  - Set-up that is not an event (enabling profiling on a queue, DEVICE,
+ *    QUEUE and CLOCK records) happens whenever a tool is attached
+ *    (act_capture_attached()), window open or not: a queue created before
+ *    act_start() must still time the kernels launched on it inside.
  */
 
 /* act__idle (declared in acceltrace.h, defined in capture.c): 1 while
