@@ -42,6 +42,7 @@ static struct {
     _Atomic int attached_flag; /* same, for lock-free readers */
     unsigned nvtx_depth;     /* open ranges named nvtx_name, all threads */
     uint32_t timer_gen;      /* a timer thread quits when this moves on */
+    int after_fork;          /* the next open is a forked child's: keep the gates */
     /* configuration */
     int api;
     char nvtx_name[256];
@@ -224,9 +225,14 @@ void act_capture_recorder_opened(void)
     pthread_mutex_lock(&cap.lock);
     cap.attached = 1;
     atomic_store(&cap.attached_flag, 1);
-    cap.nvtx_depth = 0;
-    cap.gates = (cap.api ? GATE_API : 0) | (cap.nvtx_name[0] ? GATE_NVTX : 0);
-    cap.gates |= time_gates_start_locked();
+    if (cap.after_fork) {
+        /* A forked child goes on with the window as its parent left it. */
+        cap.after_fork = 0;
+    } else {
+        cap.nvtx_depth = 0;
+        cap.gates = (cap.api ? GATE_API : 0) | (cap.nvtx_name[0] ? GATE_NVTX : 0);
+        cap.gates |= time_gates_start_locked();
+    }
     act_spool_header *h = act_recorder_header();
     if (h && cap.gates)
         atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_CAPTURE_API);
@@ -252,7 +258,9 @@ void act_capture_atfork_child(int attached)
     cap.attached = attached;
     atomic_store(&cap.attached_flag, attached);
     cap.timer_gen++; /* the timer thread did not survive the fork */
-    cap.gates &= ~(GATE_DELAY | GATE_EXPIRED);
+    /* The child keeps the window as it was at the fork; later time-gate
+     * transitions are the parent's (its timer thread). */
+    cap.after_fork = attached;
     __atomic_store_n(&act__idle, !attached, __ATOMIC_RELAXED);
     atomic_store(&act__recording, attached && cap.gates == 0);
 }

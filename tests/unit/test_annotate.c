@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <sys/wait.h>
 #include <jansson.h>
 
 #include "acceltrace.h"
@@ -416,6 +417,41 @@ static void test_big_record_after_partial_chunk(void **state)
     collect_free(c);
 }
 
+/* A forked child records into its own spool, with the window as the
+ * parent left it. */
+static void test_fork_keeps_window(void **state)
+{
+    (void)state;
+    rec_open(1);
+    assert_int_equal(act_start(), ACT_OK);
+    char parent_spool[512];
+    snprintf(parent_spool, sizeof(parent_spool), "%s", spool);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        act_mark("child-mark");
+        int ok = act_is_enabled() && strcmp(act_recorder_path(), parent_spool) != 0;
+        act_recorder_close();
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    act_mark("parent-mark");
+    collect *c = rec_close_collect();
+    assert_int_equal(collect_count(c, ACT_REC_MARK), 1);
+    collect_free(c);
+    snprintf(spool, sizeof(spool), "%s/%ld.acts", dir, (long)pid);
+    c = collect_spool(spool);
+    assert_non_null(c);
+    assert_int_equal(collect_count(c, ACT_REC_MARK), 1);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->ev[i].kind == ACT_REC_MARK)
+            assert_true(cstring_eq(c->ev[i].name, "child-mark", 10));
+    collect_free(c);
+    assert_int_equal(act_capture_configure(0, "", 0, 0), ACT_OK);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -436,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_metadata_json),
         cmocka_unit_test(test_sessions),
         cmocka_unit_test(test_big_record_after_partial_chunk),
+        cmocka_unit_test(test_fork_keeps_window),
         cmocka_unit_test(test_strerror),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
