@@ -218,7 +218,10 @@ class range:  # noqa: A001  (the name users expect: acceltrace.range)
         stack = getattr(self._tls, "stack", None)
         if stack is None:
             stack = self._tls.stack = []
-        stack.append(rc == 0)
+        # The library moves its range stack even when the record was
+        # dropped for lack of space (ACT_E_FULL), so that pop stays
+        # balanced; only a push that did nothing must not be popped.
+        stack.append(rc == 0 or rc == ACT_E_FULL)
         return self
 
     def __exit__(self, exc_type, exc, tb):
