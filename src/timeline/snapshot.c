@@ -441,3 +441,8 @@ ACT_EXPORT uint64_t act_snapshot_clock_now(void)
 {
     return act_clock_now();
 }
+
+ACT_EXPORT const char *act_snapshot_path(void)
+{
+    return act_recorder_path();
+}

@@ -63,6 +63,8 @@ void act_snapshot_close(act_snapshot *s);
  * innermost open range; 0 = none): lets a consumer map its own ids (torch's
  * correlation ids) to the ranges it pushes. */
 uint64_t act_snapshot_current_ext(void);
+/* Path of this process' current spool ("" when not recording). */
+const char *act_snapshot_path(void);
 /* The timeline clock, nanoseconds. */
 uint64_t act_snapshot_clock_now(void);
 

@@ -17,7 +17,22 @@ plugin is active and ``plugin_error()`` why not.
 from ._sanitizer import (  # noqa: F401
     apply_metadata_sanitizer_patch, sanitize_json_value, sanitize_value,
     warning_text)
-from ._plugin import load_plugin, plugin_error, plugin_loaded, plugin_path  # noqa: F401
+from ._plugin import (  # noqa: F401
+    counters, last_errors, load_plugin, plugin_error, plugin_loaded, plugin_path)
+
+PRIVATEUSE1_NAME = "acceltrace"
+
+
+def _name_privateuse1_backend():
+    """torch.profiler uses a PrivateUse1 profiler plugin only when the
+    PrivateUse1 backend has a name. Name it "acceltrace" unless a real
+    backend (torch_npu's "npu", ...) already did."""
+    import torch
+    if torch._C._get_privateuse1_backend_name() == "privateuseone":
+        torch.utils.rename_privateuse1_backend(PRIVATEUSE1_NAME)
+    return torch._C._get_privateuse1_backend_name()
+
 
 apply_metadata_sanitizer_patch()
-load_plugin()
+if load_plugin():
+    _name_privateuse1_backend()

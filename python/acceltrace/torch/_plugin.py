@@ -109,3 +109,28 @@ def plugin_path():
 def plugin_error():
     """Why the plugin is not loaded (None when it is)."""
     return _state["error"]
+
+
+def counters():
+    """Diagnostics of the loaded plugin: sessions configured / started /
+    processed, torch correlation ids seen, and those paired with an op's
+    range (empty dict when the plugin is not loaded)."""
+    h = _state["handle"]
+    if h is None:
+        return {}
+    arr = (ctypes.c_uint64 * 5)()
+    h.act_torch_plugin_counters(arr)
+    keys = ("configured", "started", "processed", "torch_ids", "paired")
+    return dict(zip(keys, (int(v) for v in arr)))
+
+
+def last_errors():
+    """Errors of the last plugin session that was processed (kineto only
+    logs them): a list of lines."""
+    h = _state["handle"]
+    if h is None:
+        return []
+    fn = h.act_torch_plugin_last_errors
+    fn.restype = ctypes.c_char_p
+    text = (fn() or b"").decode("utf-8", "replace")
+    return [line for line in text.split("\n") if line]
