@@ -20,9 +20,27 @@ from ._errors import AcceltraceError
 
 c = ctypes
 
-# Flags of host_register (ACT_RT_HOST_REG_*, include/acceltrace_rt.h).
-HOST_REG_PINNED = 0x1
+# Flags of host_register (ACT_RT_HOST_REG_*, include/acceltrace_rt.h: the
+# CANN values).
+HOST_REG_PINNED = 0x10000000
 HOST_REG_MAPPED = 0x2
+
+# Result codes (ACT_RT_*).
+SUCCESS = 0
+ERROR_INVALID_PARAM = -1001
+ERROR_NOT_REGISTERED = -1002
+ERROR_ALREADY_REGISTERED = -1003
+ERROR_INVALID_HANDLE = -1004
+ERROR_INVALID_DEVICE = -1005
+ERROR_NO_LIBRARY = -1006
+ERROR_NO_SYMBOL = -1007
+ERROR_NO_DEVICE = -1008
+ERROR_NOMEM = -1009
+ERROR_UNSUPPORTED = -1010
+ERROR_CONFIG = -1011
+
+# mem_get_info's "free" when the backend cannot know it (ACT_RT_MEM_UNKNOWN).
+MEM_UNKNOWN = (1 << (8 * c.sizeof(c.c_size_t))) - 1
 
 
 class RtError(AcceltraceError):
@@ -30,9 +48,10 @@ class RtError(AcceltraceError):
 
 
 class _ActRt(c.Structure):
-    """Mirror of ``act_rt`` (issue 5's contract)."""
+    """Mirror of ``struct act_rt`` (include/acceltrace_rt.h)."""
 
     _fields_ = [
+        ("struct_size", c.c_size_t),
         ("name", c.c_char_p),
         ("host_register", c.CFUNCTYPE(c.c_int, c.c_void_p, c.c_size_t, c.c_uint)),
         ("host_unregister", c.CFUNCTYPE(c.c_int, c.c_void_p)),
@@ -53,6 +72,7 @@ class Runtime:
 
     HOST_REG_PINNED = HOST_REG_PINNED
     HOST_REG_MAPPED = HOST_REG_MAPPED
+    MEM_UNKNOWN = MEM_UNKNOWN
 
     def __init__(self, table):
         self._t = table.contents
@@ -90,16 +110,18 @@ class Runtime:
         return s.decode("utf-8", "replace") if s else "unknown error %d" % code
 
     def _raise(self, call, rc):
-        raise RtError("%s.%s failed: %s (%d)" % (self.name, call, self.error_string(rc), rc),
-                      code=rc)
+        detail = last_error()
+        raise RtError("%s.%s failed: %s (%d)%s" % (self.name, call, self.error_string(rc), rc,
+                                                  ": " + detail if detail else ""), code=rc)
 
     def mem_get_info(self, device=0):
-        """(free, total) bytes of ``device``."""
+        """(free, total) bytes of ``device``; free is None when the backend
+        cannot know it (OpenCL)."""
         free, total = c.c_size_t(0), c.c_size_t(0)
         rc = self._t.mem_get_info(int(device), c.byref(free), c.byref(total))
         if rc != 0:
             self._raise("mem_get_info", rc)
-        return free.value, total.value
+        return (None if free.value == MEM_UNKNOWN else free.value), total.value
 
     def device_count(self):
         n = c.c_int(0)
@@ -120,9 +142,17 @@ def _declare():
             fn = getattr(lib, name)
             fn.restype = c.POINTER(_ActRt)
             fn.argtypes = args
-    if _lib.has("act_rt_error"):
-        lib.act_rt_error.restype = c.c_char_p
-        lib.act_rt_error.argtypes = []
+    if _lib.has("act_rt_last_error"):
+        lib.act_rt_last_error.restype = c.c_char_p
+        lib.act_rt_last_error.argtypes = []
+
+
+def last_error():
+    """Details of the last runtime-table failure on this thread ("" if none)."""
+    _declare()
+    if not _lib.has("act_rt_last_error"):
+        return ""
+    return (_lib.lib().act_rt_last_error() or b"").decode("utf-8", "replace")
 
 
 def rt(backend=None):
@@ -137,10 +167,12 @@ def rt(backend=None):
         else:
             table = _lib.require("act_rt_for")(_lib.encode(backend, "backend"))
         if not table:
-            why = ""
-            if _lib.has("act_rt_error"):
-                why = (_lib.lib().act_rt_error() or b"").decode("utf-8", "replace")
+            why = last_error()
             raise RtError("acceltrace.rt(%r): no runtime-API table%s"
                           % (backend, ": " + why if why else ""))
+        if table.contents.struct_size < c.sizeof(_ActRt):
+            raise RtError("acceltrace.rt(%r): the library's table is older than this package's "
+                          "(%d < %d bytes)" % (backend, table.contents.struct_size,
+                                               c.sizeof(_ActRt)))
         obj = _cache[backend] = Runtime(table)
         return obj

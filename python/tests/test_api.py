@@ -213,14 +213,57 @@ def test_capture_range(lib, tmp_path):
 
 
 def test_rt_is_the_same_object_every_call(lib):
-    need("act_rt")
+    need("act_rt", "act_rt_for")
     a = acceltrace.rt()
     assert a is acceltrace.rt()
-    assert isinstance(a.error_string(0), str)
-    assert a.host_register(0, 4096, a.HOST_REG_PINNED) != 0  # NULL never reaches the runtime
-    assert a.host_unregister(0) != 0
-    assert a.stream_create(0) != 0
-    assert a.stream_destroy(0) != 0
+    assert acceltrace.rt("opencl") is acceltrace.rt("opencl")
+    assert a.name in ("opencl", "cuda", "ascend")
+    assert isinstance(a.error_string(0), str) and a.error_string(0)
+
+
+def test_rt_null_never_reaches_the_runtime(lib):
+    need("act_rt_for")
+    from acceltrace import _rt
+    r = acceltrace.rt("opencl")
+    assert r.host_register(0, 4096, r.HOST_REG_PINNED) == _rt.ERROR_INVALID_PARAM
+    assert r.host_unregister(0) == _rt.ERROR_INVALID_PARAM
+    assert r.stream_create(0) == _rt.ERROR_INVALID_PARAM
+    assert r.stream_destroy(0) == _rt.ERROR_INVALID_PARAM
+    assert "param" in r.error_string(_rt.ERROR_INVALID_PARAM).lower()
+
+
+def test_rt_opencl_on_pocl(lib):
+    need("act_rt_for")
+    import ctypes
+    import mmap
+    from acceltrace import _rt
+    r = acceltrace.rt("opencl")
+    try:
+        n = r.device_count()
+    except _rt.RtError as exc:
+        pytest.skip("no OpenCL device: %s" % exc)
+    assert n >= 1
+    free, total = r.mem_get_info(0)
+    assert total > 0 and (free is None or free <= total)
+    with pytest.raises(_rt.RtError, match="mem_get_info failed"):
+        r.mem_get_info(n + 5)
+    # Page-aligned memory, each flag combination; size 0; double unregister.
+    page = mmap.mmap(-1, 4096)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(page))
+    for flags in (r.HOST_REG_PINNED, r.HOST_REG_MAPPED, r.HOST_REG_PINNED | r.HOST_REG_MAPPED):
+        assert r.host_register(addr, 4096, flags) == 0, r.error_string(
+            r.host_register(addr, 4096, flags))
+        assert r.host_unregister(addr) == 0
+    assert r.host_register(addr, 0, r.HOST_REG_PINNED) != 0
+    assert r.host_unregister(addr) == _rt.ERROR_NOT_REGISTERED
+    # A stream written into a pointer-sized slot, as with npurt.
+    slot = ctypes.c_void_p()
+    assert r.stream_create(ctypes.addressof(slot)) == 0
+    assert slot.value
+    assert r.synchronize() == 0
+    assert r.stream_destroy(slot.value) == 0
+    del slot
+    page.close()
 
 
 def test_rt_for_an_unknown_backend_is_an_error(lib):
