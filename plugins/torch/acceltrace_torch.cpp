@@ -24,6 +24,7 @@
  * exact metadata sanitiser, one warning per distinct altered string).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -302,7 +303,7 @@ class Session : public libkineto::IActivityProfilerSession {
 
   private:
     void drain_and_read();
-    void read_snapshot(const char *path);
+    void read_snapshot(int fd);
     void cleanup();
     bool wants(ActivityType t) const { return types_.count(t) != 0; }
 
@@ -376,24 +377,24 @@ void Session::stop()
 }
 
 /* The core drains the sources when the session ends (bounded by
- * ACCELTRACE_DRAIN_TIMEOUT); the spool, in our own directory, stays. */
+ * ACCELTRACE_DRAIN_TIMEOUT) and then discards the spool; holding it open
+ * keeps the drained file readable after that. */
 void Session::drain_and_read()
 {
     offset_ns_ = realtime_offset();
-    std::string spool;
-    {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s", act_snapshot_path());
-        spool = path;
-    }
+    int fd = -1;
+    const char *path = act_snapshot_path();
+    if (path && *path)
+        fd = open(path, O_RDONLY | O_CLOEXEC);
     int rc = act_session_end(nullptr);
     if (rc != ACT_OK)
         errors_.push_back(std::string("acceltrace: ending the session: ") + act_strerror(rc));
-    if (spool.empty()) {
-        errors_.push_back("acceltrace: the session had no spool file");
-        return;
+    if (fd < 0) {
+        errors_.push_back("acceltrace: the session's spool file could not be opened");
+    } else {
+        read_snapshot(fd);
+        ::close(fd);
     }
-    read_snapshot(spool.c_str());
     cleanup();
 }
 
@@ -413,10 +414,10 @@ static ActivityType activity_type(uint32_t kind, bool *ok)
     }
 }
 
-void Session::read_snapshot(const char *path)
+void Session::read_snapshot(int fd)
 {
     act_snapshot *snap = nullptr;
-    int rc = act_snapshot_open(path, &snap);
+    int rc = act_snapshot_open_fd(fd, &snap);
     if (rc != ACT_OK) {
         errors_.push_back(std::string("acceltrace: reading the spool: ") + act_strerror(rc));
         return;

@@ -337,18 +337,14 @@ static int op_cmp(const void *a, const void *b)
     return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
-static int snapshot_map(act_snapshot *s, const char *path)
+static int snapshot_map(act_snapshot *s, int fd)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ACT_E_IO;
     struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < ACT_SPOOL_HEADER_SIZE) {
-        close(fd);
+    if (fstat(fd, &st) != 0)
+        return ACT_E_IO;
+    if ((size_t)st.st_size < ACT_SPOOL_HEADER_SIZE)
         return ACT_E_FORMAT;
-    }
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
     if (m == MAP_FAILED)
         return ACT_E_IO;
     s->base = m;
@@ -362,20 +358,12 @@ static int snapshot_map(act_snapshot *s, const char *path)
     return 0;
 }
 
-ACT_EXPORT int act_snapshot_open(const char *spool_path, act_snapshot **out)
+static int snapshot_read(int fd, act_snapshot **out)
 {
-    if (!out)
-        return ACT_E_INVAL;
-    *out = NULL;
-    if (!spool_path) {
-        spool_path = act_recorder_path();
-        if (!spool_path || !*spool_path)
-            return ACT_E_DISABLED;
-    }
     act_snapshot *s = calloc(1, sizeof(*s));
     if (!s)
         return ACT_E_NOMEM;
-    int rc = snapshot_map(s, spool_path);
+    int rc = snapshot_map(s, fd);
     if (!rc)
         rc = walk(s, pass_strings, 1);
     if (!rc)
@@ -390,6 +378,34 @@ ACT_EXPORT int act_snapshot_open(const char *spool_path, act_snapshot **out)
         qsort(s->ops, s->nops, sizeof(*s->ops), op_cmp);
     *out = s;
     return 0;
+}
+
+ACT_EXPORT int act_snapshot_open_fd(int fd, act_snapshot **out)
+{
+    if (!out)
+        return ACT_E_INVAL;
+    *out = NULL;
+    if (fd < 0)
+        return ACT_E_INVAL;
+    return snapshot_read(fd, out);
+}
+
+ACT_EXPORT int act_snapshot_open(const char *spool_path, act_snapshot **out)
+{
+    if (!out)
+        return ACT_E_INVAL;
+    *out = NULL;
+    if (!spool_path) {
+        spool_path = act_recorder_path();
+        if (!spool_path || !*spool_path)
+            return ACT_E_DISABLED;
+    }
+    int fd = open(spool_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ACT_E_IO;
+    int rc = snapshot_read(fd, out);
+    close(fd); /* the mapping stays valid */
+    return rc;
 }
 
 ACT_EXPORT int act_snapshot_next(act_snapshot *s, act_snap_op *op)

@@ -51,6 +51,9 @@ typedef struct act_snapshot act_snapshot;
  * Returns 0 and *out, or ACT_E_DISABLED (no spool), ACT_E_IO, ACT_E_FORMAT,
  * ACT_E_NOMEM. */
 int act_snapshot_open(const char *spool_path, act_snapshot **out);
+/* The same from an open spool file descriptor (not closed; it may be read
+ * after the file was unlinked, e.g. when a session ended). */
+int act_snapshot_open_fd(int fd, act_snapshot **out);
 /* Device ops in start order: 1 and *op filled, 0 at the end. */
 int act_snapshot_next(act_snapshot *s, act_snap_op *op);
 /* Number of device ops, and counters of what could not be used. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -174,6 +175,19 @@ static void test_ops_are_joined_to_their_launch(void **state)
     assert_int_equal(act_snapshot_open(path, &s), 0);
     assert_int_equal(act_snapshot_count(s), 3);
     act_snapshot_close(s);
+
+    /* And through a descriptor held across the file's removal (a session
+     * discards its spool when it ends). */
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(act_snapshot_open_fd(fd, &s), 0);
+    assert_int_equal(act_snapshot_count(s), 3);
+    assert_int_equal(act_snapshot_next(s, &op), 1);
+    assert_string_equal(op.name, "saxpy");
+    act_snapshot_close(s);
+    close(fd);
+    assert_int_equal(act_snapshot_open_fd(-1, &s), ACT_E_INVAL);
 }
 
 static void write_file(const char *path, const void *data, size_t len)
