@@ -551,8 +551,8 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
             act->addMetadataQuoted("type", safe(d.detail.empty() ? "kernel" : d.detail,
                                                  "kernel type"));
         act->addMetadata("stream", d.lane);
-        act->addMetadataQuoted("queue", safe(d.queue_label.empty() ? "" : d.queue_label,
-                                              "queue label"));
+        if (!d.queue_label.empty())
+            act->addMetadataQuoted("queue", safe(d.queue_label, "queue label"));
         act->addMetadata("correlation", d.op.corr);
         if (type == ActivityType::CONCURRENT_KERNEL)
             act->addMetadata("global size", "[" + std::to_string(d.op.gsize[0]) + ", " +
