@@ -37,4 +37,18 @@ void act_config_defaults(act_config *cfg);
 /* Parse a size such as "64M", "4096", "1G" (strict). */
 int act_config_parse_size(const char *s, uint64_t *out);
 
+/* Validate the current environment without changing act_cfg: 0, or
+ * ACT_E_CONFIG with the message in `err`. Exported so `acceltrace run`
+ * can refuse to start a program (exit 2) with the same message the library
+ * would print. */
+int act_config_check_env(char *err, size_t errlen);
+/* Validate one variable/value pair (e.g. one `run` option before it is
+ * exported): 0, ACT_E_CONFIG with the message, ACT_E_NOTFOUND for a name
+ * that is not an ACCELTRACE_* setting. Exported like act_config_check_env. */
+int act_config_check_var(const char *name, const char *value, char *err, size_t errlen);
+/* The "Allowed: ..." text of a variable (NULL when unknown). */
+const char *act_config_allowed(const char *name);
+/* Nonzero when `v` is a valid ACCELTRACE_HOOKS value. */
+int act_config_hooks_valid(const char *v);
+
 #endif
