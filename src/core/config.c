@@ -118,6 +118,15 @@ static int parse_spool_dir(const char *v, act_config *cfg)
     return 0;
 }
 
+static int parse_library_dir(const char *v, act_config *cfg)
+{
+    size_t n = strlen(v);
+    if (v[0] != '/' || n >= sizeof(cfg->library_dir) || strchr(v, '\n'))
+        return -1;
+    memcpy(cfg->library_dir, v, n + 1);
+    return 0;
+}
+
 static int parse_buffer_size(const char *v, act_config *cfg)
 {
     uint64_t b;
@@ -250,6 +259,8 @@ static const act_var vars[] = {
     {"ACCELTRACE_DURATION", parse_duration,
      "seconds from 0 to 86400, up to 9 decimals (e.g. 10, 1.5); 0 means unbounded"},
     {"ACCELTRACE_LOG", parse_log, "quiet, error, info or debug"},
+    {"ACCELTRACE_LIBRARY_DIR", parse_library_dir,
+     "an absolute path to the directory holding libacceltrace.so (read by acceltrace run)"},
 };
 
 void act_config_defaults(act_config *cfg)

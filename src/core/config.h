@@ -23,7 +23,8 @@ typedef struct act_config {
     char capture_nvtx[256];   /* ACCELTRACE_CAPTURE_RANGE=nvtx:NAME */
     uint64_t delay_ns;        /* ACCELTRACE_DELAY: seconds */
     uint64_t duration_ns;     /* ACCELTRACE_DURATION: seconds (0 = unbounded) */
-    int log_level;            /* ACCELTRACE_LOG: quiet|error|info|debug */
+    int log_level;            /* ACCELTRACE_LOG: quiet|error|info|debug (0..3, default info) */
+    char library_dir[4096];   /* ACCELTRACE_LIBRARY_DIR: where `run` finds the library ("" = beside it) */
 } act_config;
 
 /* The process-wide configuration, valid after a successful act_config_load(). */
