@@ -13,7 +13,7 @@
  */
 #include "config.h"
 
-#include <errno.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,11 +279,20 @@ static int act_config_secure(void)
     return getauxval(AT_SECURE) != 0;
 }
 
+/* Surrounding white space is never trimmed: it is an error for every
+ * variable (paths and names included). */
+static int has_outer_space(const char *v)
+{
+    size_t n = strlen(v);
+    return n && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1]));
+}
+
 /* The quoted value in an error message is cut, never the message. */
 static void set_error(char *err, size_t len, const char *name, const char *value, const char *allowed)
 {
     if (err && len)
-        snprintf(err, len, "Invalid value for %s: '%.200s'. Allowed: %s", name, value, allowed);
+        snprintf(err, len, "Invalid value for %s: '%.300s%s'. Allowed: %s", name, value,
+                 strlen(value) > 300 ? "..." : "", allowed);
 }
 
 static const act_var *var_find(const char *name, size_t n)
@@ -345,7 +354,7 @@ int act_config_load(act_config *cfg, char *err, size_t errlen)
         const char *v = secure_getenv(vars[i].name);
         if (!v)
             continue;
-        if (vars[i].parse(v, &c) < 0) {
+        if (has_outer_space(v) || vars[i].parse(v, &c) < 0) {
             set_error(err, errlen, vars[i].name, v, vars[i].allowed);
             return ACT_E_CONFIG;
         }
@@ -375,7 +384,7 @@ ACT_EXPORT int act_config_check_var(const char *name, const char *value, char *e
     }
     act_config c;
     act_config_defaults(&c);
-    if (v->parse(value, &c) < 0) {
+    if (has_outer_space(value) || v->parse(value, &c) < 0) {
         set_error(err, errlen, v->name, value, v->allowed);
         return ACT_E_CONFIG;
     }
