@@ -41,7 +41,11 @@ typedef struct act_owner_slot {
     _Atomic uintptr_t owner; /* address of the owning copy's slot, 0 = free */
 } act_owner_slot;
 
-ACT_EXPORT act_owner_slot act__owner = {ACT_OWNER_MAGIC, 1, 0, 0};
+/* This copy's slot. Code here uses the local name: a reference to the
+ * exported name could bind to another copy's object (symbol interposition,
+ * e.g. when the other copy was preloaded). */
+static act_owner_slot owner_slot = {ACT_OWNER_MAGIC, 1, 0, 0};
+extern act_owner_slot act__owner __attribute__((alias("owner_slot"), visibility("default")));
 
 #define MAX_OBJECTS 512
 
@@ -104,7 +108,7 @@ static int find_slots(act_owner_slot **slots, int max)
 {
     scan s = {calloc(MAX_OBJECTS, sizeof(loaded_obj)), 0};
     int n = 0;
-    slots[n++] = &act__owner;
+    slots[n++] = &owner_slot;
     if (s.objs) {
         dl_iterate_phdr(collect, &s);
         for (int i = 0; i < s.n && n < max; i++) {
@@ -126,7 +130,7 @@ int act_conflict_claim(char *why, size_t len)
 {
     act_owner_slot *slots[64];
     int n = find_slots(slots, (int)ACT_ARRAY_SIZE(slots));
-    uintptr_t me = (uintptr_t)&act__owner;
+    uintptr_t me = (uintptr_t)&owner_slot;
     for (int i = 0; i < n; i++) {
         uintptr_t expected = 0;
         if (atomic_compare_exchange_strong(&slots[i]->owner, &expected, me) || expected == me)
@@ -134,7 +138,7 @@ int act_conflict_claim(char *why, size_t len)
         snprintf(why, len,
                  "another copy of acceltrace (%s) is in charge of this process; this copy (%s) "
                  "stands down",
-                 object_path((const void *)expected), object_path(&act__owner));
+                 object_path((const void *)expected), object_path(&owner_slot));
         return ACT_E_CONFLICT;
     }
     return 0;

@@ -408,7 +408,7 @@ static void warn_unmatched_locked(void)
         const char *end = strchr(p, ',');
         size_t n = end ? (size_t)(end - p) : strlen(p);
         size_t skip = (n && p[0] == '-') ? 1 : 0;
-        int hit = 0;
+        int hit = n - skip == 3 && !strncmp(p + skip, "all", 3);
         for (int g = 0; g < H.n_groups && !hit; g++)
             hit = pattern_matches(p + skip, n - skip, H.groups[g]);
         if (!hit)
@@ -483,12 +483,15 @@ int act_hooks_apply_all(void)
     int done_cap = 0;
     for (;;) {
         int *order = malloc(sizeof(int) * (size_t)(H.n_groups ? H.n_groups : 1));
-        if (H.n_groups > done_cap) {
-            char *d = realloc(done, (size_t)H.n_groups);
+        if (!done || H.n_groups > done_cap) {
+            int want = H.n_groups > 0 ? H.n_groups : 1;
+            char *d = realloc(done, (size_t)want);
             if (d)
-                memset(d + done_cap, 0, (size_t)(H.n_groups - done_cap));
+                memset(d + done_cap, 0, (size_t)(want - done_cap));
+            else
+                free(done);
             done = d;
-            done_cap = d ? H.n_groups : 0;
+            done_cap = d ? want : 0;
         }
         if (!order || !done) {
             free(order);
