@@ -17,12 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/auxv.h>
 
 #include "acceltrace.h"
 #include "internal.h"
 
 act_config act_cfg;
+static _Atomic int cfg_loaded; /* act_cfg holds a loaded configuration */
 
 extern char **environ;
 
@@ -345,6 +347,8 @@ int act_config_load(act_config *cfg, char *err, size_t errlen)
         err[0] = '\0';
     if (act_config_secure()) {
         *cfg = c; /* privileged program: the environment is not trusted */
+        if (cfg == &act_cfg)
+            atomic_store(&cfg_loaded, 1);
         return 0;
     }
     int rc = check_unknown(err, errlen);
@@ -363,7 +367,14 @@ int act_config_load(act_config *cfg, char *err, size_t errlen)
     if (rc < 0)
         return rc;
     *cfg = c;
+    if (cfg == &act_cfg)
+        atomic_store(&cfg_loaded, 1);
     return 0;
+}
+
+int act_config_log_level(void)
+{
+    return atomic_load(&cfg_loaded) ? act_cfg.log_level : ACT_LOG_INFO;
 }
 
 ACT_EXPORT int act_config_check_env(char *err, size_t errlen)

@@ -49,6 +49,11 @@ int act_config_check_env(char *err, size_t errlen);
 int act_config_check_var(const char *name, const char *value, char *err, size_t errlen);
 /* The "Allowed: ..." text of a variable (NULL when unknown). */
 const char *act_config_allowed(const char *name);
+/* ACCELTRACE_LOG levels; act_config_log_level() is ACT_LOG_INFO until the
+ * configuration is loaded. quiet: nothing on stderr; error: failures only;
+ * info: also one-time notices; debug: also start-up details. */
+enum { ACT_LOG_QUIET = 0, ACT_LOG_ERROR = 1, ACT_LOG_INFO = 2, ACT_LOG_DEBUG = 3 };
+int act_config_log_level(void);
 /* Nonzero when `v` is a valid ACCELTRACE_HOOKS value. */
 int act_config_hooks_valid(const char *v);
 

@@ -411,7 +411,7 @@ static void warn_unmatched_locked(void)
         int hit = n - skip == 3 && !strncmp(p + skip, "all", 3);
         for (int g = 0; g < H.n_groups && !hit; g++)
             hit = pattern_matches(p + skip, n - skip, H.groups[g]);
-        if (!hit)
+        if (!hit && act_config_log_level() >= ACT_LOG_INFO)
             act_log("ACCELTRACE_HOOKS: '%.*s' matches no hook group", (int)(n - skip), p + skip);
         if (!end)
             return;

@@ -60,7 +60,7 @@ static int stage_load_core(char *why, size_t len)
 static int stage_register_sources(char *why, size_t len)
 {
     int n = act_hooks_discover();
-    if (act_cfg.log_level >= 3)
+    if (act_config_log_level() >= ACT_LOG_DEBUG)
         act_log("%d hooks registered", n);
     (void)why;
     (void)len;
@@ -94,6 +94,8 @@ static int stage_optional_features(char *why, size_t len)
 {
     (void)why;
     (void)len;
+    if (act_config_log_level() < ACT_LOG_INFO)
+        return 0;
     if (act_cfg.capture_api || act_cfg.capture_nvtx[0])
         act_log("ACCELTRACE_CAPTURE_RANGE is not supported by this build; recording the whole run");
     if (act_cfg.delay_ns || act_cfg.duration_ns)

@@ -315,6 +315,35 @@ static void test_unusable_spool_dir(void **state)
     assert_int_equal(lines, 1);
 }
 
+static void quiet_child(const char *dir)
+{
+    (void)dir;
+    setenv("ACCELTRACE_LOG", "quiet", 1);
+    setenv("ACCELTRACE_SPOOL_DIR", "/proc/self/no/such/dir", 1);
+    CHECK(act_init() < 0);
+}
+
+static void debug_child(const char *dir)
+{
+    setenv("ACCELTRACE_LOG", "debug", 1);
+    setenv("ACCELTRACE_SPOOL_DIR", dir, 1);
+    CHECK(act_init() == 0);
+}
+
+/* ACCELTRACE_LOG: quiet silences even a failure; debug adds details. */
+static void test_log_levels(void **state)
+{
+    (void)state;
+    char dir[64], err[4096];
+    assert_int_equal(in_child(quiet_child, NULL, err, sizeof(err)), 0);
+    assert_string_equal(err, "");
+    make_dir(dir, sizeof(dir));
+    assert_int_equal(in_child(debug_child, dir, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "acceltrace: "));
+    assert_non_null(strstr(err, " hooks registered\n"));
+    remove_dir(dir);
+}
+
 /* A session opening the recorder after start-up found no tool. */
 static void session_child(const char *dir)
 {
@@ -506,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_invalid_config_reported_once),
         cmocka_unit_test(test_unusable_spool_dir),
         cmocka_unit_test(test_session_after_disabled),
+        cmocka_unit_test(test_log_levels),
         cmocka_unit_test(test_lifecycle_order_and_failure),
         cmocka_unit_test(test_exit_from_secondary_thread),
         cmocka_unit_test(test_drain_three_quiet_polls),
