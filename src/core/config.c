@@ -129,6 +129,15 @@ static int parse_library_dir(const char *v, act_config *cfg)
     return 0;
 }
 
+/* A library or plugin file named by path or soname; read by the component
+ * that loads it (rt, sources, Python), validated here like every setting. */
+static int parse_file_path(const char *v, act_config *cfg)
+{
+    (void)cfg;
+    size_t n = strlen(v);
+    return n == 0 || n >= 4096 || strchr(v, '\n') ? -1 : 0;
+}
+
 static int parse_buffer_size(const char *v, act_config *cfg)
 {
     uint64_t b;
@@ -263,6 +272,13 @@ static const act_var vars[] = {
     {"ACCELTRACE_LOG", parse_log, "quiet, error, info or debug"},
     {"ACCELTRACE_LIBRARY_DIR", parse_library_dir,
      "an absolute path to the directory holding libacceltrace.so (read by acceltrace run)"},
+    {"ACCELTRACE_LIBRARY", parse_file_path, "the path of libacceltrace.so (read by the Python package)"},
+    {"ACCELTRACE_TORCH_PLUGIN", parse_file_path,
+     "the path of the torch.profiler plugin library (read by the Python package)"},
+    {"ACCELTRACE_CUDART_PATH", parse_file_path, "the path or soname of the libcudart library file"},
+    {"ACCELTRACE_ASCENDCL_PATH", parse_file_path, "the path or soname of the libascendcl library file"},
+    {"ACCELTRACE_CUPTI_LIB", parse_file_path, "the path or soname of the libcupti library file"},
+    {"ACCELTRACE_MSPTI_LIB", parse_file_path, "the path or soname of the libmspti library file"},
 };
 
 void act_config_defaults(act_config *cfg)

@@ -317,6 +317,20 @@ static void test_library_dir(void **state)
     expect_common_invalid("ACCELTRACE_LIBRARY_DIR", "/opt/x");
 }
 
+static void test_library_paths(void **state)
+{
+    (void)state;
+    const char *names[] = {"ACCELTRACE_LIBRARY",     "ACCELTRACE_TORCH_PLUGIN",
+                           "ACCELTRACE_CUDART_PATH", "ACCELTRACE_ASCENDCL_PATH",
+                           "ACCELTRACE_CUPTI_LIB",   "ACCELTRACE_MSPTI_LIB"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        expect_valid(names[i], "/usr/lib/libx.so");
+        expect_valid(names[i], "libx.so.12");
+        expect_invalid(names[i], "a\nb");
+        expect_common_invalid(names[i], "libx.so");
+    }
+}
+
 static void test_unknown_variable(void **state)
 {
     (void)state;
@@ -373,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_delay_duration),
         cmocka_unit_test(test_log),
         cmocka_unit_test(test_library_dir),
+        cmocka_unit_test(test_library_paths),
         cmocka_unit_test(test_unknown_variable),
         cmocka_unit_test(test_error_leaves_config),
     };
