@@ -26,7 +26,12 @@ typedef struct act_hook {
 
 #define ACT_HOOK__SECTION __attribute__((used, section("act_hooks"), aligned(sizeof(void *))))
 
-/* Register `fn` as hook `name` of `group` (file scope). */
+/* Register `fn` as hook `name` of `group` (file scope). Group names are
+ * lower-case [a-z0-9_] words joined by dots ("opencl.kernel"), < 64 bytes;
+ * "all" is reserved. Hooks of one group run in registration order; for
+ * ACT_HOOK entries that is the order the linker laid out the section,
+ * which the compiler may not keep: a hook must not depend on another hook
+ * of its group having run. */
 #define ACT_HOOK(group_, name_, fn_)                                                   \
     static const act_hook act__hook_##name_ ACT_HOOK__SECTION = {group_, #name_, fn_}
 

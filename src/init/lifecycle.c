@@ -30,7 +30,8 @@ typedef struct stop_step {
 
 static stop_step steps[MAX_STOP_STEPS];
 static int n_steps;
-static pthread_mutex_t lc_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: a stop step may register another step without deadlocking. */
+static pthread_mutex_t lc_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static _Atomic uint64_t drain_cutoffs;
 
 static int add_step(stop_step s)
