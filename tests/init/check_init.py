@@ -10,6 +10,7 @@
   conflict        two copies of libacceltrace in one process (two paths,
                   or preload + dlopen): one records, the other stands down
                   with exactly one line on stderr; one spool, sealed.
+  secure          a set-uid program ignores every ACCELTRACE_* variable.
   run_config      every ACCELTRACE_* variable, as an environment variable
                   and as its `acceltrace run` option: invalid, empty and
                   out-of-range values make run exit 2 with
@@ -182,6 +183,33 @@ def run_config(a):
               f"chunk > buffer/4: {p.returncode} {p.stderr!r}")
 
 
+def secure(a):
+    """A set-uid program ignores every ACCELTRACE_* variable."""
+    import pwd
+    import shutil
+    if os.geteuid() != 0:
+        print("skipped: needs root to make a set-uid program")
+        sys.exit(77)
+    nobody = pwd.getpwnam("nobody")
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(a.prog_secure)) as tmp:
+        os.chmod(tmp, 0o755)
+        prog = os.path.join(tmp, "prog_secure")
+        shutil.copy(a.prog_secure, prog)
+        os.chown(prog, nobody.pw_uid, nobody.pw_gid)
+        os.chmod(prog, 0o4755)
+        env = clean_env(ACCELTRACE_SPOOL_DIR=tmp, ACCELTRACE_BUFFER_SIZE="bad")
+        plain = subprocess.run([a.prog_secure], env=env, capture_output=True, text=True)
+        check(plain.stdout.startswith("secure=0 rc=-9 "), f"not set-uid: {plain.stdout!r}")
+        p = subprocess.run([prog], env=env, capture_output=True, text=True)
+        if p.stdout.startswith("secure=0"):
+            print("skipped: the file system does not honour set-uid")
+            sys.exit(77)
+        check(p.stdout == "secure=1 rc=0 init=-1 spool='' buffer=268435456\n",
+              f"set-uid: {p.stdout!r} {p.stderr!r}")
+        check(p.stderr == "", f"set-uid stderr: {p.stderr!r}")
+        check(os.listdir(tmp) == ["prog_secure"], f"set-uid program recorded: {os.listdir(tmp)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
@@ -191,8 +219,10 @@ def main():
     ap.add_argument("--prog-nocl", required=True)
     ap.add_argument("--prog-two", required=True)
     ap.add_argument("--cli", required=True)
+    ap.add_argument("--prog-secure")
     a = ap.parse_args()
-    {"no_device_call": no_device_call, "conflict": conflict, "run_config": run_config}[a.case](a)
+    {"no_device_call": no_device_call, "conflict": conflict, "run_config": run_config,
+     "secure": secure}[a.case](a)
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)
         return 1
