@@ -14,10 +14,10 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdatomic.h>
 #include <sys/auxv.h>
 
 #include "acceltrace.h"
@@ -70,9 +70,18 @@ int act_config_parse_size(const char *s, uint64_t *out)
     if (n == 0 || n >= sizeof(digits))
         return ACT_E_INVAL;
     switch (s[n - 1]) { /* upper case only: "64m" is wrong case, not guessed */
-    case 'K': mult = KIB; n--; break;
-    case 'M': mult = MIB; n--; break;
-    case 'G': mult = GIB; n--; break;
+    case 'K':
+        mult = KIB;
+        n--;
+        break;
+    case 'M':
+        mult = MIB;
+        n--;
+        break;
+    case 'G':
+        mult = GIB;
+        n--;
+        break;
     default: break;
     }
     memcpy(digits, s, n);
@@ -263,7 +272,8 @@ static const act_var vars[] = {
     {"ACCELTRACE_DRAIN_TIMEOUT", parse_drain_timeout,
      "an integer number of milliseconds from 0 to 600000"},
     {"ACCELTRACE_HOOKS", parse_hooks,
-     "all, or a comma-separated list of hook groups or group prefixes (e.g. opencl.kernel,opencl.sync), "
+     "all, or a comma-separated list of hook groups or group prefixes (e.g. "
+     "opencl.kernel,opencl.sync), "
      "each optionally preceded by - to exclude it (e.g. all,-opencl.transfer)"},
     {"ACCELTRACE_CAPTURE_RANGE", parse_capture_range, "none, api or nvtx:NAME"},
     {"ACCELTRACE_DELAY", parse_delay, "seconds from 0 to 86400, up to 9 decimals (e.g. 2, 0.5)"},
@@ -272,11 +282,13 @@ static const act_var vars[] = {
     {"ACCELTRACE_LOG", parse_log, "quiet, error, info or debug"},
     {"ACCELTRACE_LIBRARY_DIR", parse_library_dir,
      "an absolute path to the directory holding libacceltrace.so (read by acceltrace run)"},
-    {"ACCELTRACE_LIBRARY", parse_file_path, "the path of libacceltrace.so (read by the Python package)"},
+    {"ACCELTRACE_LIBRARY", parse_file_path,
+     "the path of libacceltrace.so (read by the Python package)"},
     {"ACCELTRACE_TORCH_PLUGIN", parse_file_path,
      "the path of the torch.profiler plugin library (read by the Python package)"},
     {"ACCELTRACE_CUDART_PATH", parse_file_path, "the path or soname of the libcudart library file"},
-    {"ACCELTRACE_ASCENDCL_PATH", parse_file_path, "the path or soname of the libascendcl library file"},
+    {"ACCELTRACE_ASCENDCL_PATH", parse_file_path,
+     "the path or soname of the libascendcl library file"},
     {"ACCELTRACE_CUPTI_LIB", parse_file_path, "the path or soname of the libcupti library file"},
     {"ACCELTRACE_MSPTI_LIB", parse_file_path, "the path or soname of the libmspti library file"},
 };
@@ -306,7 +318,8 @@ static int has_outer_space(const char *v)
 }
 
 /* The quoted value in an error message is cut, never the message. */
-static void set_error(char *err, size_t len, const char *name, const char *value, const char *allowed)
+static void set_error(char *err, size_t len, const char *name, const char *value,
+                      const char *allowed)
 {
     if (err && len)
         snprintf(err, len, "Invalid value for %s: '%.300s%s'. Allowed: %s", name, value,
@@ -332,7 +345,8 @@ static int check_unknown(char *err, size_t len)
         if (var_find(*e, n))
             continue;
         if (err && len) {
-            int w = snprintf(err, len, "Unknown variable %.*s. Known:", (int)(n > 200 ? 200 : n), *e);
+            int w =
+                snprintf(err, len, "Unknown variable %.*s. Known:", (int)(n > 200 ? 200 : n), *e);
             for (size_t i = 0; i < ACT_ARRAY_SIZE(vars) && w > 0 && (size_t)w < len; i++)
                 w += snprintf(err + w, len - (size_t)w, " %s", vars[i].name);
         }

@@ -64,7 +64,8 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
     (void)size;
     if (s->n >= MAX_OBJECTS)
         return 1;
-    snprintf(s->objs[s->n].name, sizeof(s->objs[s->n].name), "%s", info->dlpi_name ? info->dlpi_name : "");
+    snprintf(s->objs[s->n].name, sizeof(s->objs[s->n].name), "%s",
+             info->dlpi_name ? info->dlpi_name : "");
     s->n++;
     return 0;
 }

@@ -32,7 +32,7 @@ __attribute__((constructor)) static void loaded(void)
 }
 
 __attribute__((visibility("default"))) cl_int clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *p,
-                                                                    cl_uint *num)
+                                                                     cl_uint *num)
 {
     (void)n;
     (void)p;
@@ -50,8 +50,8 @@ __attribute__((visibility("default"))) void *clGetExtensionFunctionAddress(const
     return NULL;
 }
 
-__attribute__((visibility("default"))) cl_int clGetPlatformInfo(cl_platform_id p, cl_platform_info i,
-                                                               size_t s, void *v, size_t *r)
+__attribute__((visibility("default"))) cl_int
+clGetPlatformInfo(cl_platform_id p, cl_platform_info i, size_t s, void *v, size_t *r)
 {
     (void)p, (void)i, (void)s, (void)v, (void)r;
     note("clGetPlatformInfo");

@@ -9,9 +9,18 @@
 
 static int runs_a, runs_b, runs_c;
 
-static int mod_a(void) { return ++runs_a, 0; }
-static int mod_b(void) { return ++runs_b, 0; }
-static int mod_c(void) { return ++runs_c, 0; }
+static int mod_a(void)
+{
+    return ++runs_a, 0;
+}
+static int mod_b(void)
+{
+    return ++runs_b, 0;
+}
+static int mod_c(void)
+{
+    return ++runs_c, 0;
+}
 
 #ifndef HOOKMOD_FALLBACK
 ACT_HOOK("t.mod", mod_a, mod_a);
@@ -25,12 +34,15 @@ ACT_HOOK("t.fallback", mod_c, mod_c);
 /* Referencing both bounds makes the linker define and export them. */
 extern const act_hook __start_act_hooks[];
 extern const act_hook __stop_act_hooks[];
-__attribute__((visibility("default"))) const void *hookmod_bounds_ref[2] = {__start_act_hooks,
-                                                                            __stop_act_hooks};
+__attribute__((visibility("default")))
+const void *hookmod_bounds_ref[2] = {__start_act_hooks, __stop_act_hooks};
 #endif
 
 #ifdef HOOKMOD_BAD
-static int mod_bad(void) { return 0; }
+static int mod_bad(void)
+{
+    return 0;
+}
 ACT_HOOK("Bad Group", mod_bad, mod_bad);
 #endif
 

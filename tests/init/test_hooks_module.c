@@ -20,7 +20,10 @@
 #include "init/hooks.h"
 
 static int n_main;
-static int main_hook(void) { return ++n_main, 0; }
+static int main_hook(void)
+{
+    return ++n_main, 0;
+}
 ACT_HOOK("t.main", main_hook, main_hook);
 
 /* hookmod_runs() of the module at `path` (already loaded). */

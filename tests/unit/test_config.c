@@ -122,8 +122,21 @@ static void test_parse_size(void **state)
     assert_int_equal(v, 8192);
     assert_int_equal(act_config_parse_size("0", &v), 0);
     assert_int_equal(v, 0);
-    const char *bad[] = {"", "64m", "1g", "64MB", "M", "-1", "+1", " 1", "1 ", "1.5M", "0x10",
-                         "18446744073709551616", "17179869184G", "1T", "1KK"};
+    const char *bad[] = {"",
+                         "64m",
+                         "1g",
+                         "64MB",
+                         "M",
+                         "-1",
+                         "+1",
+                         " 1",
+                         "1 ",
+                         "1.5M",
+                         "0x10",
+                         "18446744073709551616",
+                         "17179869184G",
+                         "1T",
+                         "1KK"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (act_config_parse_size(bad[i], &v) != ACT_E_INVAL)
             fail_msg("size '%s' accepted", bad[i]);
@@ -339,8 +352,8 @@ static void test_unknown_variable(void **state)
     act_config c;
     char err[1024];
     assert_int_equal(act_config_load(&c, err, sizeof(err)), ACT_E_CONFIG);
-    assert_true(!strncmp(err, "Unknown variable ACCELTRACE_BUFER_SIZE. Known: ACCELTRACE_SPOOL_DIR",
-                         66));
+    assert_true(
+        !strncmp(err, "Unknown variable ACCELTRACE_BUFER_SIZE. Known: ACCELTRACE_SPOOL_DIR", 66));
     assert_int_equal(act_config_check_env(err, sizeof(err)), ACT_E_CONFIG);
     clean_env(NULL);
     /* Names merely starting like ours are not ours. */

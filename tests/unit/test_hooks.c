@@ -29,21 +29,42 @@
 
 static int n_sec_a, n_sec_b, n_rt1, n_rt2, n_late, n_bad, bad_fails, n_inner, n_newgroup;
 
-static int sec_a(void) { return ++n_sec_a, 0; }
-static int sec_b(void) { return ++n_sec_b, 0; }
+static int sec_a(void)
+{
+    return ++n_sec_a, 0;
+}
+static int sec_b(void)
+{
+    return ++n_sec_b, 0;
+}
 ACT_HOOK("t.sec", sec_a, sec_a);
 ACT_HOOK("t.sec", sec_b, sec_b);
 
-static int rt1(void) { return ++n_rt1, 0; }
-static int rt2(void) { return ++n_rt2, 0; }
-static int late(void) { return ++n_late, 0; }
+static int rt1(void)
+{
+    return ++n_rt1, 0;
+}
+static int rt2(void)
+{
+    return ++n_rt2, 0;
+}
+static int late(void)
+{
+    return ++n_late, 0;
+}
 static int bad(void)
 {
     n_bad++;
     return bad_fails ? ACT_E_UNSUPPORTED : 0;
 }
-static int inner(void) { return ++n_inner, 0; }
-static int newgroup(void) { return ++n_newgroup, 0; }
+static int inner(void)
+{
+    return ++n_inner, 0;
+}
+static int newgroup(void)
+{
+    return ++n_newgroup, 0;
+}
 
 /* Registers `inner` into its own group while that group is applied. */
 static int registers_inner(void)
@@ -163,8 +184,14 @@ static void test_set_order(void **state)
 }
 
 static char hook_trail[16];
-static int ha(void) { return strcat(hook_trail, "a"), 0; }
-static int hb(void) { return strcat(hook_trail, "b"), 0; }
+static int ha(void)
+{
+    return strcat(hook_trail, "a"), 0;
+}
+static int hb(void)
+{
+    return strcat(hook_trail, "b"), 0;
+}
 
 static void test_apply_all_follows_order(void **state)
 {

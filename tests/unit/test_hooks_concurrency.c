@@ -16,7 +16,7 @@
 #include "init/hooks.h"
 
 #define THREADS 4
-#define HOOKS 200
+#define HOOKS   200
 
 static _Atomic int runs;
 static char names[THREADS][HOOKS][16];

@@ -44,12 +44,12 @@ ACT_HOOK("t.init", init_hook, init_hook);
 
 /* ---- child harness ------------------------------------------------------ */
 
-#define CHECK(c)                                                                   \
-    do {                                                                           \
-        if (!(c)) {                                                                \
-            fprintf(stderr, "CHECK failed at line %d: %s\n", __LINE__, #c);        \
-            _exit(99);                                                             \
-        }                                                                          \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "CHECK failed at line %d: %s\n", __LINE__, #c);                        \
+            _exit(99);                                                                             \
+        }                                                                                          \
     } while (0)
 
 extern char **environ;
@@ -166,7 +166,7 @@ static void test_stage_list(void **state)
     (void)state;
     size_t n;
     const act_stage *st = act_init_stages(&n);
-    const char *want[] = {"check conflicts", "load core",  "register sources",
+    const char *want[] = {"check conflicts",   "load core", "register sources",
                           "apply hook groups", "lifecycle", "optional features"};
     assert_int_equal(n, 6);
     for (size_t i = 0; i < n; i++)
@@ -174,16 +174,35 @@ static void test_stage_list(void **state)
 }
 
 static char trail[16];
-static int st_a(char *why, size_t len) { (void)why, (void)len; strcat(trail, "a"); return 0; }
+static int st_a(char *why, size_t len)
+{
+    (void)why, (void)len;
+    strcat(trail, "a");
+    return 0;
+}
 static int st_b(char *why, size_t len)
 {
     strcat(trail, "b");
     snprintf(why, len, "b broke");
     return ACT_E_IO;
 }
-static int st_c(char *why, size_t len) { (void)why, (void)len; strcat(trail, "c"); return 0; }
-static int st_off(char *why, size_t len) { (void)why, (void)len; strcat(trail, "o"); return ACT_E_DISABLED; }
-static int st_noreason(char *why, size_t len) { (void)why, (void)len; return ACT_E_NOMEM; }
+static int st_c(char *why, size_t len)
+{
+    (void)why, (void)len;
+    strcat(trail, "c");
+    return 0;
+}
+static int st_off(char *why, size_t len)
+{
+    (void)why, (void)len;
+    strcat(trail, "o");
+    return ACT_E_DISABLED;
+}
+static int st_noreason(char *why, size_t len)
+{
+    (void)why, (void)len;
+    return ACT_E_NOMEM;
+}
 
 static void runner_child(const char *dir)
 {
@@ -209,8 +228,9 @@ static void test_runner_order_and_report(void **state)
     char err[4096];
     assert_int_equal(in_child(runner_child, NULL, err, sizeof(err)), 0);
     /* One line per failure; a quiet stop (no tool) says nothing. */
-    assert_string_equal(err, "acceltrace: start-up stage 'B' failed: b broke; tracing is off\n"
-                             "acceltrace: start-up stage 'N' failed: out of memory; tracing is off\n");
+    assert_string_equal(err,
+                        "acceltrace: start-up stage 'B' failed: b broke; tracing is off\n"
+                        "acceltrace: start-up stage 'N' failed: out of memory; tracing is off\n");
 }
 
 /* ---- act_init ----------------------------------------------------------------- */
@@ -222,7 +242,7 @@ static void not_attached_child(const char *dir)
     CHECK(act_init() == ACT_E_DISABLED);
     CHECK(act_init() == ACT_E_DISABLED);
     CHECK(act_init_state(&stage) == ACT_INIT_DISABLED && !strcmp(stage, "load core"));
-    CHECK(n_init_hook == 0);      /* later stages did not run */
+    CHECK(n_init_hook == 0); /* later stages did not run */
     CHECK(act_is_enabled() == 0);
 }
 
@@ -371,9 +391,20 @@ static void test_session_after_disabled(void **state)
 /* ---- lifecycle ---------------------------------------------------------------- */
 
 static char stop_trail[16];
-static void step_a(void) { strcat(stop_trail, "a"); }
-static int step_b(void) { strcat(stop_trail, "b"); return ACT_E_IO; }
-static void step_c(void) { strcat(stop_trail, "c"); CHECK(act_recorder_header() != NULL); }
+static void step_a(void)
+{
+    strcat(stop_trail, "a");
+}
+static int step_b(void)
+{
+    strcat(stop_trail, "b");
+    return ACT_E_IO;
+}
+static void step_c(void)
+{
+    strcat(stop_trail, "c");
+    CHECK(act_recorder_header() != NULL);
+}
 
 static void lifecycle_child(const char *dir)
 {
