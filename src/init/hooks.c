@@ -59,7 +59,7 @@ typedef struct hook_module {
 static struct {
     hook_entry *entries;
     int n_entries, cap_entries;
-    char (*groups)[GROUP_NAME_MAX];
+    char **groups; /* each allocated on its own: names handed out stay put */
     int n_groups, cap_groups;
     hook_module *modules;
     int n_modules, cap_modules;
@@ -147,7 +147,8 @@ static int group_intern(const char *name)
     if (grow(&arr, &H.cap_groups, H.n_groups, sizeof(*H.groups)) < 0)
         return ACT_E_NOMEM;
     H.groups = arr;
-    strcpy(H.groups[H.n_groups], name); /* length checked by group_name_valid */
+    if (!(H.groups[H.n_groups] = strdup(name)))
+        return ACT_E_NOMEM;
     return H.n_groups++;
 }
 
@@ -545,6 +546,8 @@ void act_hooks_reset(void)
         free(H.modules[i].path);
     free(H.modules);
     free(H.entries);
+    for (int i = 0; i < H.n_groups; i++)
+        free(H.groups[i]);
     free(H.groups);
     free_order(H.order);
     memset(&H, 0, sizeof(H));
