@@ -24,7 +24,9 @@
 #include "internal.h"
 
 act_config act_cfg;
-static _Atomic int cfg_loaded; /* act_cfg holds a loaded configuration */
+/* ACCELTRACE_LOG of the loaded act_cfg (-1: not loaded), kept apart so that
+ * logging from any thread never reads act_cfg while start-up writes it. */
+static _Atomic int cfg_log_level = -1;
 
 extern char **environ;
 
@@ -378,7 +380,7 @@ int act_config_load(act_config *cfg, char *err, size_t errlen)
     if (act_config_secure()) {
         *cfg = c; /* privileged program: the environment is not trusted */
         if (cfg == &act_cfg)
-            atomic_store(&cfg_loaded, 1);
+            atomic_store(&cfg_log_level, c.log_level);
         return 0;
     }
     int rc = check_unknown(err, errlen);
@@ -398,13 +400,14 @@ int act_config_load(act_config *cfg, char *err, size_t errlen)
         return rc;
     *cfg = c;
     if (cfg == &act_cfg)
-        atomic_store(&cfg_loaded, 1);
+        atomic_store(&cfg_log_level, c.log_level);
     return 0;
 }
 
 int act_config_log_level(void)
 {
-    return atomic_load(&cfg_loaded) ? act_cfg.log_level : ACT_LOG_INFO;
+    int l = atomic_load_explicit(&cfg_log_level, memory_order_relaxed);
+    return l < 0 ? ACT_LOG_INFO : l;
 }
 
 ACT_EXPORT int act_config_check_env(char *err, size_t errlen)
