@@ -73,7 +73,8 @@ int act_session_begin(const act_options *opts) __attribute__((weak));
 int act_session_end(const char *trace_path) __attribute__((weak));
 }
 
-namespace acceltrace_torch {
+namespace acceltrace_torch
+{
 
 using libkineto::ActivityType;
 
@@ -278,34 +279,55 @@ struct Device {
 
 constexpr int64_t kDevicePidBase = libkineto::kExceedMaxPid;
 
-class Session : public libkineto::IActivityProfilerSession {
+class Session : public libkineto::IActivityProfilerSession
+{
   public:
-    explicit Session(const std::set<ActivityType> &types) : types_(types) {}
-    ~Session() override { cleanup(); }
+    explicit Session(const std::set<ActivityType> &types) : types_(types)
+    {
+    }
+    ~Session() override
+    {
+        cleanup();
+    }
 
     void start() override;
     void stop() override;
-    std::vector<std::string> errors() override { return errors_; }
+    std::vector<std::string> errors() override
+    {
+        return errors_;
+    }
     void publish_errors();
     void processTrace(libkineto::ActivityLogger &logger) override
     {
-        processTrace(logger, [](int32_t) -> const libkineto::ITraceActivity * { return nullptr; },
-                     0, 0);
+        processTrace(
+            logger, [](int32_t) -> const libkineto::ITraceActivity * { return nullptr; }, 0, 0);
     }
     void processTrace(libkineto::ActivityLogger &logger,
                       libkineto::getLinkedActivityCallback getLinked, int64_t startTime,
                       int64_t endTime) override;
     std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override;
     std::vector<libkineto::ResourceInfo> getResourceInfos() override;
-    std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override { return nullptr; }
-    void pushCorrelationId(uint64_t id) override { torch_id_pushed(id); }
-    void pushUserCorrelationId(uint64_t id) override { torch_id_pushed(id); }
+    std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override
+    {
+        return nullptr;
+    }
+    void pushCorrelationId(uint64_t id) override
+    {
+        torch_id_pushed(id);
+    }
+    void pushUserCorrelationId(uint64_t id) override
+    {
+        torch_id_pushed(id);
+    }
 
   private:
     void drain_and_read();
     void read_snapshot(int fd);
     void cleanup();
-    bool wants(ActivityType t) const { return types_.count(t) != 0; }
+    bool wants(ActivityType t) const
+    {
+        return types_.count(t) != 0;
+    }
 
     std::set<ActivityType> types_;
     std::vector<std::string> errors_;
@@ -423,7 +445,7 @@ void Session::read_snapshot(int fd)
         return;
     }
     std::map<std::pair<uint32_t, uint32_t>, int64_t> pid_of; /* (source, index) */
-    std::map<std::pair<int64_t, uint64_t>, int32_t> lane_of;  /* (pid, queue) */
+    std::map<std::pair<int64_t, uint64_t>, int32_t> lane_of; /* (pid, queue) */
     act_snap_op op;
     while (act_snapshot_next(snap, &op) == 1) {
         DeviceOp d;
@@ -441,10 +463,11 @@ void Session::read_snapshot(int fd)
             it = pid_of.emplace(dkey, pid).first;
             std::string vendor = d.vendor.empty() ? "device" : d.vendor;
             std::string dev = d.device_name.empty() ? "" : " " + d.device_name;
-            devices_.push_back({pid, safe(vendor + dev + " (device " +
-                                              std::to_string(op.device_index) + ")",
-                                          "device name"),
-                                safe(vendor, "device label")});
+            devices_.push_back(
+                {pid,
+                 safe(vendor + dev + " (device " + std::to_string(op.device_index) + ")",
+                      "device name"),
+                 safe(vendor, "device label")});
         }
         d.pid = it->second;
         auto lkey = std::make_pair(d.pid, op.queue);
@@ -454,8 +477,8 @@ void Session::read_snapshot(int fd)
             lt = lane_of.emplace(lkey, id).first;
             char buf[64];
             snprintf(buf, sizeof(buf), "queue 0x%llx", (unsigned long long)op.queue);
-            lanes_.push_back({d.pid, id,
-                              safe(d.queue_label.empty() ? buf : d.queue_label, "stream name")});
+            lanes_.push_back(
+                {d.pid, id, safe(d.queue_label.empty() ? buf : d.queue_label, "stream name")});
         }
         d.lane = lt->second;
         ops_.push_back(std::move(d));
@@ -539,7 +562,7 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
             link = getLinked(static_cast<int32_t>(c->second));
 
         auto act = std::make_unique<libkineto::GenericTraceActivity>(span_, type,
-                                                                      safe(d.name, "kernel name"));
+                                                                     safe(d.name, "kernel name"));
         act->startTime = start;
         act->endTime = end;
         act->id = next_id++;
@@ -548,8 +571,8 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
         act->threadId = d.lane;
         act->linked = link;
         if (type == ActivityType::CONCURRENT_KERNEL)
-            act->addMetadataQuoted("type", safe(d.detail.empty() ? "kernel" : d.detail,
-                                                 "kernel type"));
+            act->addMetadataQuoted("type",
+                                   safe(d.detail.empty() ? "kernel" : d.detail, "kernel type"));
         act->addMetadata("stream", d.lane);
         if (!d.queue_label.empty())
             act->addMetadataQuoted("queue", safe(d.queue_label, "queue label"));
@@ -619,16 +642,23 @@ void Session::publish_errors()
 
 /* ---- the profiler (factory of sessions) --------------------------------- */
 
-class Profiler : public libkineto::IActivityProfiler {
+class Profiler : public libkineto::IActivityProfiler
+{
   public:
-    const std::string &name() const override { return name_; }
-    const std::set<ActivityType> &availableActivities() const override { return available_; }
+    const std::string &name() const override
+    {
+        return name_;
+    }
+    const std::set<ActivityType> &availableActivities() const override
+    {
+        return available_;
+    }
     std::unique_ptr<libkineto::IActivityProfilerSession>
     configure(const std::set<ActivityType> &types, const libkineto::Config &) override
     {
-        static const ActivityType wanted[] = {
-            ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY, ActivityType::GPU_MEMSET,
-            ActivityType::GPU_USER_ANNOTATION};
+        static const ActivityType wanted[] = {ActivityType::CONCURRENT_KERNEL,
+                                              ActivityType::GPU_MEMCPY, ActivityType::GPU_MEMSET,
+                                              ActivityType::GPU_USER_ANNOTATION};
         for (ActivityType t : wanted)
             if (types.count(t)) {
                 state().configured++;
@@ -711,7 +741,8 @@ extern "C" __attribute__((visibility("default"))) const char *act_torch_plugin_l
  * exactly. Writes the safe text and the notes (", "-joined) into the
  * caller's buffers; returns the safe text's length. */
 extern "C" __attribute__((visibility("default"))) size_t
-act_torch_plugin_sanitize(const char *in, char *out, size_t out_size, char *notes, size_t notes_size)
+act_torch_plugin_sanitize(const char *in, char *out, size_t out_size, char *notes,
+                          size_t notes_size)
 {
     std::string n;
     std::string s = acceltrace_torch::sanitize(in ? in : "", &n);

@@ -17,13 +17,15 @@ static cl_mem buf_x, buf_y;
 static size_t n_elems;
 static char last_error[256];
 
-static const char *src =
-    "__kernel void saxpy(float a, __global const float *x, __global float *y)"
-    "{ size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n"
-    "__kernel void scale(float a, __global float *y)"
-    "{ size_t i = get_global_id(0); y[i] = a * y[i]; }\n";
+static const char *src = "__kernel void saxpy(float a, __global const float *x, __global float *y)"
+                         "{ size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n"
+                         "__kernel void scale(float a, __global float *y)"
+                         "{ size_t i = get_global_id(0); y[i] = a * y[i]; }\n";
 
-const char *ocl_error(void) { return last_error; }
+const char *ocl_error(void)
+{
+    return last_error;
+}
 
 static int fail(const char *what, cl_int err)
 {

@@ -103,18 +103,18 @@ static void map_free(u64map *m)
 /* ---- the snapshot ------------------------------------------------------- */
 
 struct act_snapshot {
-    const char *base;           /* the mapped spool */
+    const char *base; /* the mapped spool */
     size_t size;
     const act_spool_header *hdr;
-    char **strs;                /* NUL-terminated copies, owned */
+    char **strs; /* NUL-terminated copies, owned */
     size_t nstrs, capstrs;
-    u64map str_by_key;          /* (serial << 32 | id) -> index in strs + 1 */
+    u64map str_by_key; /* (serial << 32 | id) -> index in strs + 1 */
     u64map tid_by_serial;
-    u64map dev_by_handle;       /* device handle -> record offset */
-    u64map queue_by_handle;     /* queue handle -> record offset */
-    u64map api_by_corr;         /* corr -> record offset */
-    u64map api_serial;          /* corr -> serial of the launching thread */
-    u64map ext_by_corr;         /* (source << 56) ^ corr -> ext */
+    u64map dev_by_handle;   /* device handle -> record offset */
+    u64map queue_by_handle; /* queue handle -> record offset */
+    u64map api_by_corr;     /* corr -> record offset */
+    u64map api_serial;      /* corr -> serial of the launching thread */
+    u64map ext_by_corr;     /* (source << 56) ^ corr -> ext */
     act_snap_op *ops;
     size_t nops, capops, pos;
     uint64_t skipped;
@@ -161,12 +161,12 @@ static int walk(act_snapshot *s, rec_fn fn, int count_damage)
 }
 
 /* Records too short for their kind are skipped and counted. */
-#define NEED(s, r, type)                                \
-    do {                                                \
-        if ((size_t)(r)->size8 * 8 < sizeof(type)) {    \
-            (s)->skipped++;                             \
-            return 0;                                   \
-        }                                               \
+#define NEED(s, r, type)                                                                           \
+    do {                                                                                           \
+        if ((size_t)(r)->size8 * 8 < sizeof(type)) {                                               \
+            (s)->skipped++;                                                                        \
+            return 0;                                                                              \
+        }                                                                                          \
     } while (0)
 
 static uint64_t skey(uint32_t serial, uint32_t id)
@@ -237,8 +237,7 @@ static int pass_context(act_snapshot *s, const act_rec_hdr *r, uint32_t serial)
         const act_rec_extcorr *e = (const act_rec_extcorr *)r;
         return map_put(&s->ext_by_corr, ((uint64_t)r->aux << 56) ^ e->corr, e->ext);
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 

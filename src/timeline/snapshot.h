@@ -23,23 +23,23 @@ extern "C" {
 #endif
 
 typedef struct act_snap_op {
-    const char *name;        /* kernel or operation name ("" if unknown) */
-    const char *detail;      /* e.g. kernel type ("" if none) */
-    const char *vendor;      /* "OpenCL", "CUDA", "Ascend", ... ("" if unknown) */
-    const char *device_name; /* ("" if unknown) */
-    const char *queue_label; /* ("" if none) */
-    const char *launch_name; /* API call that launched it ("" if unknown) */
-    uint32_t kind;           /* enum act_op_kind (record.h) */
-    uint32_t source;         /* enum act_source */
-    uint32_t flags;          /* ACT_OPF_* */
-    int32_t status;          /* vendor completion status (0 = ok) */
-    uint32_t device_index;   /* ordinal of the device within its source */
-    uint32_t launch_tid;     /* OS tid of the launching thread (0 = unknown) */
-    uint64_t device;         /* device handle/id */
-    uint64_t queue;          /* queue/stream handle/id */
+    const char *name;                        /* kernel or operation name ("" if unknown) */
+    const char *detail;                      /* e.g. kernel type ("" if none) */
+    const char *vendor;                      /* "OpenCL", "CUDA", "Ascend", ... ("" if unknown) */
+    const char *device_name;                 /* ("" if unknown) */
+    const char *queue_label;                 /* ("" if none) */
+    const char *launch_name;                 /* API call that launched it ("" if unknown) */
+    uint32_t kind;                           /* enum act_op_kind (record.h) */
+    uint32_t source;                         /* enum act_source */
+    uint32_t flags;                          /* ACT_OPF_* */
+    int32_t status;                          /* vendor completion status (0 = ok) */
+    uint32_t device_index;                   /* ordinal of the device within its source */
+    uint32_t launch_tid;                     /* OS tid of the launching thread (0 = unknown) */
+    uint64_t device;                         /* device handle/id */
+    uint64_t queue;                          /* queue/stream handle/id */
     uint64_t start_ns, end_ns;               /* on the device (0 = unknown) */
     uint64_t launch_start_ns, launch_end_ns; /* the host call (0 = unknown) */
-    uint64_t corr;  /* correlation id of the launch (0 = none) */
+    uint64_t corr;                           /* correlation id of the launch (0 = none) */
     uint64_t ext;   /* innermost range open at launch: act_snapshot_current_ext() form */
     uint64_t bytes; /* transfers and fills */
     uint64_t gsize[3], lsize[3];

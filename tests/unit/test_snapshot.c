@@ -8,12 +8,14 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* cmocka needs the three above first. */
 #include <cmocka.h>
+
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -112,12 +114,14 @@ static void test_ops_are_joined_to_their_launch(void **state)
     uint64_t c1 = act_corr_next(), c2 = act_corr_next();
     uint64_t t0 = act_snapshot_clock_now();
     assert_int_equal(act_rec_api_emit("clEnqueueNDRangeKernel", t0, t0 + 100, c1,
-                                      act_range_current_ext(), 0, ACT_SOURCE_OPENCL), 0);
+                                      act_range_current_ext(), 0, ACT_SOURCE_OPENCL),
+                     0);
     assert_int_equal(act_range_pop(), ACT_OK);
     uint64_t ext_outer = act_snapshot_current_ext();
     assert_true(ext_outer != 0 && ext_outer != ext_mm);
     assert_int_equal(act_rec_api_emit("clEnqueueWriteBuffer", t0 + 200, t0 + 300, c2,
-                                      act_range_current_ext(), 0, ACT_SOURCE_OPENCL), 0);
+                                      act_range_current_ext(), 0, ACT_SOURCE_OPENCL),
+                     0);
     assert_int_equal(act_range_pop(), ACT_OK);
     assert_int_equal(act_snapshot_current_ext(), 0);
 
