@@ -487,6 +487,9 @@ void Session::read_snapshot(int fd)
         errors_.push_back("acceltrace: " + std::to_string(skipped) +
                           " damaged spool records were skipped");
     act_snapshot_close(snap);
+    if (ops_.empty())
+        errors_.push_back("acceltrace: no device activity was recorded in this cycle (for "
+                          "OpenCL, is OPENCL_LAYERS set to libacceltrace.so?)");
 }
 
 void Session::cleanup()
