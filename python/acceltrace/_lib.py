@@ -5,9 +5,9 @@ package never touches ctypes loading or symbol look-up. The library is
 found, in order:
 
 1. ``ACCELTRACE_LIBRARY``: an explicit path to ``libacceltrace.so``;
-2. the build tree of the checkout this package lives in
-   (``<repo>/build/lib/libacceltrace.so``; an editable install keeps the
-   package there, so it finds the library it was built with);
+2. the build tree of the checkout this package lives in, or was installed
+   from (``<repo>/build/lib/libacceltrace.so``; an editable install keeps
+   the package there, a plain install records the checkout in ``_origin``);
 3. the system loader path (``libacceltrace.so.0``, then ``libacceltrace.so``).
 
 Functions the loaded library does not export (a build that lacks a part)
@@ -21,8 +21,11 @@ import os
 from ._errors import AcceltraceError, LibraryNotFoundError
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-# python/acceltrace -> repository root
-_REPO = os.path.dirname(os.path.dirname(_HERE))
+# python/acceltrace -> repository root; a plain install says where it came from.
+try:
+    from ._origin import REPO as _REPO
+except ImportError:
+    _REPO = os.path.dirname(os.path.dirname(_HERE))
 
 _lib = None
 _lib_path = None
