@@ -539,7 +539,9 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
         corr_by_ext = st.corr_by_ext;
     }
     const bool window = startTime > 0 && endTime > startTime;
-    uint32_t next_flow = 1;
+    /* Flow ids of our own, in the upper half of uint32 so they cannot meet
+     * CUPTI's correlation ids (small numbers) if CUDA is profiled too. */
+    uint32_t next_flow = 0x80000000u;
     int32_t next_id = 1 << 30;
     uint64_t emitted = 0, linked = 0, skipped = 0;
     const int64_t host_pid = getpid();
