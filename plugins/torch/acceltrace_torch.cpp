@@ -322,6 +322,12 @@ class Session : public libkineto::IActivityProfilerSession
 
   private:
     void drain_and_read();
+    struct QueueLanes {
+        std::string name;
+        std::vector<std::pair<int32_t, uint64_t>> subs; /* lane id, busy until (ns) */
+    };
+    int32_t lane_for(std::map<std::pair<int64_t, uint64_t>, QueueLanes> &queues, int32_t &next_lane,
+                     const DeviceOp &d);
     void read_snapshot(int fd);
     void cleanup();
     bool wants(ActivityType t) const
@@ -436,6 +442,36 @@ static ActivityType activity_type(uint32_t kind, bool *ok)
     }
 }
 
+/*
+ * The lane of a device op: one per queue, plus a sub-lane for each op that
+ * overlaps the ones already there (out-of-order queues), so that slices on
+ * one lane never overlap. Ops arrive in start order.
+ */
+int32_t Session::lane_for(std::map<std::pair<int64_t, uint64_t>, QueueLanes> &queues,
+                          int32_t &next_lane, const DeviceOp &d)
+{
+    QueueLanes &q = queues[std::make_pair(d.pid, d.op.queue)];
+    if (q.name.empty()) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "queue 0x%llx", (unsigned long long)d.op.queue);
+        q.name = safe(d.queue_label.empty() ? buf : d.queue_label, "stream name");
+    }
+    uint64_t end = d.op.end_ns > d.op.start_ns ? d.op.end_ns : d.op.start_ns;
+    for (auto &sub : q.subs) {
+        if (sub.second <= d.op.start_ns || !d.op.start_ns) {
+            if (d.op.start_ns)
+                sub.second = end;
+            return sub.first;
+        }
+    }
+    int32_t id = next_lane++;
+    std::string name =
+        q.subs.empty() ? q.name : q.name + " (" + std::to_string(q.subs.size() + 1) + ")";
+    lanes_.push_back({d.pid, id, name});
+    q.subs.emplace_back(id, end);
+    return id;
+}
+
 void Session::read_snapshot(int fd)
 {
     act_snapshot *snap = nullptr;
@@ -444,8 +480,9 @@ void Session::read_snapshot(int fd)
         errors_.push_back(std::string("acceltrace: reading the spool: ") + act_strerror(rc));
         return;
     }
-    std::map<std::pair<uint32_t, uint32_t>, int64_t> pid_of; /* (source, index) */
-    std::map<std::pair<int64_t, uint64_t>, int32_t> lane_of; /* (pid, queue) */
+    std::map<std::pair<uint32_t, uint32_t>, int64_t> pid_of;   /* (source, index) */
+    std::map<std::pair<int64_t, uint64_t>, QueueLanes> queues; /* (pid, queue) */
+    int32_t next_lane = 1;
     act_snap_op op;
     while (act_snapshot_next(snap, &op) == 1) {
         DeviceOp d;
@@ -470,17 +507,7 @@ void Session::read_snapshot(int fd)
                  safe(vendor, "device label")});
         }
         d.pid = it->second;
-        auto lkey = std::make_pair(d.pid, op.queue);
-        auto lt = lane_of.find(lkey);
-        if (lt == lane_of.end()) {
-            int32_t id = static_cast<int32_t>(lane_of.size() + 1);
-            lt = lane_of.emplace(lkey, id).first;
-            char buf[64];
-            snprintf(buf, sizeof(buf), "queue 0x%llx", (unsigned long long)op.queue);
-            lanes_.push_back(
-                {d.pid, id, safe(d.queue_label.empty() ? buf : d.queue_label, "stream name")});
-        }
-        d.lane = lt->second;
+        d.lane = lane_for(queues, next_lane, d);
         ops_.push_back(std::move(d));
     }
     if (uint64_t skipped = act_snapshot_skipped(snap))

@@ -260,3 +260,19 @@ def test_key_averages_show_device_time_for_launching_ops(run):
     assert rows["acceltrace_test::ocl_scale"]["device_time_total"] > 0
     assert rows["ocl_saxpy_scope"]["device_time_total"] > 0
     assert rows["aten::mm"]["device_time_total"] == 0
+
+
+def test_slices_on_a_device_lane_never_overlap(run):
+    trace = run["trace"]
+    device = [e for e in trace["traceEvents"] if e.get("ph") == "X" and
+              str(e.get("cat", "")).lower() in ("kernel", "gpu_memcpy", "gpu_memset")]
+    by_lane = {}
+    for e in device:
+        by_lane.setdefault((e["pid"], e["tid"]), []).append(e)
+    names = {(e["pid"], e["tid"]) for e in trace["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    for lane, events in by_lane.items():
+        assert lane in names, "every device lane is named"
+        events.sort(key=lambda e: e["ts"])
+        for a, b in zip(events, events[1:]):
+            assert b["ts"] >= a["ts"] + a["dur"] - 0.001
