@@ -10,7 +10,7 @@ import pytest
 import acceltrace
 from acceltrace import _errors, _lib
 
-from conftest import need, run_python
+from conftest import need, need_trace_writer, run_python
 
 
 # ---- without the library ------------------------------------------------------
@@ -89,10 +89,11 @@ def _bare():
     return "bare"
 
 
-def _session_symbols():
+def _session_symbols(tmp_path):
     need("act_session_begin", "act_session_end", "act_range_push", "act_range_pop",
          "act_mark", "act_counter", "act_metadata_set", "act_metadata_set_json",
          "act_is_enabled")
+    need_trace_writer(tmp_path)
 
 
 def _events(trace, name):
@@ -100,7 +101,7 @@ def _events(trace, name):
 
 
 def test_profile_writes_a_trace_with_everything(lib, tmp_path):
-    _session_symbols()
+    _session_symbols(tmp_path)
     out = tmp_path / "t.json"
     with acceltrace.profile(output=out, trace_name="py-api") as p:
         assert p.running and acceltrace.is_enabled()
@@ -130,7 +131,7 @@ def test_profile_writes_a_trace_with_everything(lib, tmp_path):
 
 
 def test_ranges_on_threads_land_on_their_threads(lib, tmp_path):
-    _session_symbols()
+    _session_symbols(tmp_path)
     out = tmp_path / "t.json"
 
     def work(i):
@@ -148,7 +149,7 @@ def test_ranges_on_threads_land_on_their_threads(lib, tmp_path):
 
 
 def test_trace_is_written_when_the_body_raises(lib, tmp_path):
-    _session_symbols()
+    _session_symbols(tmp_path)
     out = tmp_path / "t.json"
     with pytest.raises(KeyError):
         with acceltrace.profile(output=out):
@@ -160,7 +161,7 @@ def test_trace_is_written_when_the_body_raises(lib, tmp_path):
 
 
 def test_invalid_json_metadata_is_rejected(lib, tmp_path):
-    _session_symbols()
+    _session_symbols(tmp_path)
     with acceltrace.profile(output=tmp_path / "t.json"):
         with pytest.raises(acceltrace.InvalidJSONError, match="act_metadata_set_json failed"):
             acceltrace.metadata_json("bad", "{not json")
@@ -171,7 +172,7 @@ def test_invalid_json_metadata_is_rejected(lib, tmp_path):
 
 
 def test_start_stop_and_state_errors(lib, tmp_path):
-    _session_symbols()
+    _session_symbols(tmp_path)
     out = tmp_path / "t.json"
     p = acceltrace.start(out)
     with pytest.raises(acceltrace.StateError):
@@ -187,7 +188,7 @@ def test_start_stop_and_state_errors(lib, tmp_path):
 
 
 def test_two_sessions_at_once_are_refused_by_the_library(lib, tmp_path):
-    _session_symbols()
+    _session_symbols(tmp_path)
     with acceltrace.profile(output=tmp_path / "a.json"):
         with pytest.raises(acceltrace.AcceltraceError) as info:
             acceltrace.profile(output=tmp_path / "b.json").start()
@@ -195,7 +196,7 @@ def test_two_sessions_at_once_are_refused_by_the_library(lib, tmp_path):
 
 
 def test_capture_range(lib, tmp_path):
-    _session_symbols()
+    _session_symbols(tmp_path)
     need("act_start", "act_stop")
     out = tmp_path / "t.json"
     with acceltrace.profile(output=out, capture_api=True):
