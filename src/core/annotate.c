@@ -101,14 +101,9 @@ ACT_EXPORT int act_range_pop(void)
     case ACT_RANGE_RECORDED:
         /* Written even after the window closed: its push is in the spool. */
         return emit_ts(ACT_REC_RANGE_POP, 0);
-    case ACT_RANGE_OUTSIDE:
-        act_capture_count_outside(ACT_REC_RANGE_POP);
-        return ACT_E_DISABLED;
-    case ACT_RANGE_DROPPED:
-        act_rec_drop(ACT_REC_RANGE_POP);
-        return ACT_E_FULL;
-    default:
-        return ACT_E_UNBALANCED;
+    case ACT_RANGE_OUTSIDE: act_capture_count_outside(ACT_REC_RANGE_POP); return ACT_E_DISABLED;
+    case ACT_RANGE_DROPPED: act_rec_drop(ACT_REC_RANGE_POP); return ACT_E_FULL;
+    default: return ACT_E_UNBALANCED;
     }
 }
 
@@ -130,7 +125,8 @@ ACT_EXPORT uint64_t act_range_start(const char *name)
         return 0;
     if (!act_ready(ACT_REC_RANGE_START))
         return __atomic_load_n(&act__idle, __ATOMIC_RELAXED)
-                   ? 0 : act_range_id_next() | RANGE_ID_OUTSIDE;
+                   ? 0
+                   : act_range_id_next() | RANGE_ID_OUTSIDE;
     uint64_t id = act_range_id_next();
     if (emit_range_id(ACT_REC_RANGE_START, act_str_intern_cstr(name), id) != ACT_OK)
         return id | RANGE_ID_DROPPED;

@@ -27,9 +27,9 @@
 #include "init/init.h"
 #include "internal.h"
 
-#define GATE_API 0x1u     /* act_stop() / capture=api before act_start() */
-#define GATE_NVTX 0x2u    /* capture=nvtx:NAME and no such range open */
-#define GATE_DELAY 0x4u   /* ACCELTRACE_DELAY not yet elapsed */
+#define GATE_API     0x1u /* act_stop() / capture=api before act_start() */
+#define GATE_NVTX    0x2u /* capture=nvtx:NAME and no such range open */
+#define GATE_DELAY   0x4u /* ACCELTRACE_DELAY not yet elapsed */
 #define GATE_EXPIRED 0x8u /* ACCELTRACE_DURATION elapsed */
 
 /* Read by the inline wrappers in acceltrace.h (in the program). */
@@ -37,20 +37,19 @@ ACT_EXPORT int act__idle;
 
 static struct {
     pthread_mutex_t lock;
-    unsigned gates;          /* closed gates; the window is open when 0 */
-    int attached;            /* a recorder is open */
+    unsigned gates;            /* closed gates; the window is open when 0 */
+    int attached;              /* a recorder is open */
     _Atomic int attached_flag; /* same, for lock-free readers */
-    unsigned nvtx_depth;     /* open ranges named nvtx_name, all threads */
-    uint32_t timer_gen;      /* a timer thread quits when this moves on */
-    int after_fork;          /* the next open is a forked child's: keep the gates */
+    unsigned nvtx_depth;       /* open ranges named nvtx_name, all threads */
+    uint32_t timer_gen;        /* a timer thread quits when this moves on */
+    int after_fork;            /* the next open is a forked child's: keep the gates */
     /* configuration */
     int api;
     char nvtx_name[256];
     uint64_t delay_ns, duration_ns;
 } cap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-int act_capture_configure(int api, const char *nvtx_name, uint64_t delay_ns,
-                          uint64_t duration_ns)
+int act_capture_configure(int api, const char *nvtx_name, uint64_t delay_ns, uint64_t duration_ns)
 {
     if (nvtx_name && strlen(nvtx_name) >= sizeof(cap.nvtx_name))
         return ACT_E_INVAL;
@@ -84,8 +83,10 @@ static uint64_t since_process_start_ns(void)
         return 0;
     unsigned long long start_ticks = 0;
     /* field 3 is state; starttime is field 22 */
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-                      "%*d %llu", &start_ticks) != 1)
+    if (sscanf(p + 2,
+               "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+               "%*d %llu",
+               &start_ticks) != 1)
         return 0;
     long hz = sysconf(_SC_CLK_TCK);
     struct timespec ts;

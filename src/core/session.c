@@ -27,15 +27,15 @@
 #include "timeline/export.h"
 
 #define SESSION_DEFAULT_CAPACITY (256ull << 20)
-#define SESSION_CHUNK_SIZE (256u << 10)
+#define SESSION_CHUNK_SIZE       (256u << 10)
 
 static struct {
     pthread_mutex_t lock;
     int active;
-    int own_dir;              /* we made the directory: remove it at the end */
+    int own_dir; /* we made the directory: remove it at the end */
     int atexit_registered;
     char dir[PATH_MAX];
-    char spool[PATH_MAX];     /* this session's spool file */
+    char spool[PATH_MAX]; /* this session's spool file */
     char trace_name[256];
 } ses = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -93,8 +93,7 @@ static int session_make_dir(const act_options *opts)
         return ACT_OK;
     }
     const char *tmp = getenv("TMPDIR");
-    snprintf(ses.dir, sizeof(ses.dir), "%s/acceltrace-session-XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
+    snprintf(ses.dir, sizeof(ses.dir), "%s/acceltrace-session-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(ses.dir))
         return ACT_E_IO;
     ses.own_dir = 1;

@@ -19,10 +19,10 @@ static void hex(const char *key, cstring s)
 
 static const char *kind_name(uint16_t k)
 {
-    static const char *names[] = {"pad", "segment", "thread", "string", "push", "pop",
-                                  "start", "end", "mark", "counter", "api", "device_op",
-                                  "device", "queue", "metadata", "clock", "error",
-                                  "capture", "extcorr", "arg"};
+    static const char *names[] = {"pad",   "segment",   "thread",  "string",  "push",
+                                  "pop",   "start",     "end",     "mark",    "counter",
+                                  "api",   "device_op", "device",  "queue",   "metadata",
+                                  "clock", "error",     "capture", "extcorr", "arg"};
     return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
 }
 

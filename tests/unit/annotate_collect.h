@@ -9,7 +9,7 @@
 
 #include "spool_walk.h"
 
-#define COLLECT_MAX_EVENTS 200000
+#define COLLECT_MAX_EVENTS  200000
 #define COLLECT_MAX_THREADS 512
 #define COLLECT_MAX_STRINGS 4096
 
@@ -106,8 +106,7 @@ static inline void collect_cb(const act_rec_hdr *r, uint32_t serial, void *arg)
         e->id = ((const act_rec_device_op *)r)->corr;
         e->ts = ((const act_rec_device_op *)r)->end;
         break;
-    default:
-        break;
+    default: break;
     }
 }
 

@@ -6,17 +6,17 @@
  * counted, ranges and device ops begun inside kept), metadata validation,
  * and in-process sessions (repeatable, private spool removed).
  */
+#include <cmocka.h>
+#include <dirent.h>
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <cmocka.h>
-#include <dirent.h>
 #include <sys/wait.h>
-#include <jansson.h>
 
 #include "acceltrace.h"
-#include "core/internal.h"
 #include "annotate_collect.h"
+#include "core/internal.h"
 
 static char dir[64];
 static char spool[512];
@@ -89,7 +89,8 @@ static void hostile_init(void)
     controls[31] = 0x7f;
     controls[32] = '\0';
     hostile[n_hostile++] = controls;
-    hostile[n_hostile++] = "invalid \xff\xfe utf8 \xc0\x80 overlong \xed\xa0\x80 surrogate \xe2\x82";
+    hostile[n_hostile++] =
+        "invalid \xff\xfe utf8 \xc0\x80 overlong \xed\xa0\x80 surrogate \xe2\x82";
     hostile[n_hostile++] = "line\xe2\x80\xa8separator\xe2\x80\xa9paragraph";
     hostile[n_hostile++] = "{\"traceEvents\": [], \"ph\": \"X\"}";
     hostile[n_hostile++] = "\",\"ph\":\"i\",\"x\":\"";
@@ -118,12 +119,8 @@ static void test_hostile_strings(void **state)
         cevent *e = &c->ev[i];
         size_t k;
         switch (e->kind) {
-        case ACT_REC_RANGE_PUSH:
-            k = push++;
-            break;
-        case ACT_REC_MARK:
-            k = mark++;
-            break;
+        case ACT_REC_RANGE_PUSH: k = push++; break;
+        case ACT_REC_MARK: k = mark++; break;
         case ACT_REC_COUNTER:
             k = ctr++;
             assert_true(e->value == (double)k);
@@ -133,8 +130,7 @@ static void test_hostile_strings(void **state)
             assert_true(cstring_eq(e->value_s, hostile[k], strlen(hostile[k])));
             assert_int_equal(e->is_json, 0);
             break;
-        default:
-            continue;
+        default: continue;
         }
         assert_true(k < n_hostile);
         assert_true(cstring_eq(e->name, hostile[k], strlen(hostile[k])));
@@ -219,19 +215,19 @@ static void test_capture_api_window(void **state)
     assert_int_equal(ext_in1 & 0xffffffffu, 1);
     uint64_t id_in = act_range_start("s-in");
     act_mark("m-in");
-    assert_int_equal(act_range_pop(), ACT_OK);          /* in1 */
-    assert_int_equal(act_range_pop(), ACT_E_DISABLED);  /* pre: outside */
+    assert_int_equal(act_range_pop(), ACT_OK);         /* in1 */
+    assert_int_equal(act_range_pop(), ACT_E_DISABLED); /* pre: outside */
     assert_int_equal(act_range_push("in2"), ACT_OK);
     uint64_t corr = act_corr_next(); /* a kernel launched inside... */
 
     assert_int_equal(act_stop(), ACT_OK);
     assert_int_equal(act_is_enabled(), 0);
-    device_op_emit(corr);                        /* ...completes outside */
-    assert_int_equal(act_range_pop(), ACT_OK);   /* in2 began inside: kept */
-    act_range_end(id_in);                        /* kept */
-    act_range_end(id_out);                       /* outside */
+    device_op_emit(corr);                      /* ...completes outside */
+    assert_int_equal(act_range_pop(), ACT_OK); /* in2 began inside: kept */
+    act_range_end(id_in);                      /* kept */
+    act_range_end(id_out);                     /* outside */
     act_mark("m-out2");
-    assert_int_equal(act_start(), ACT_OK);       /* repeatable */
+    assert_int_equal(act_start(), ACT_OK); /* repeatable */
     act_mark("m-in2");
     assert_int_equal(act_stop(), ACT_OK);
 

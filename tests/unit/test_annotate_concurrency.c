@@ -6,19 +6,19 @@
  * event either written or counted as outside, never both, never lost).
  * Runs under ThreadSanitizer in CI.
  */
+#include <cmocka.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <cmocka.h>
-#include <pthread.h>
 
 #include "acceltrace.h"
-#include "core/internal.h"
 #include "annotate_collect.h"
+#include "core/internal.h"
 
 #define THREADS 16
-#define ITERS 1000
-#define DEPTH 4
+#define ITERS   1000
+#define DEPTH   4
 
 static char dir[64];
 static char spool[512];

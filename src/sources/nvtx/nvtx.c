@@ -109,8 +109,7 @@ static const char *attr_message(const nvtxEventAttributes_t *a, char **tofree)
     if (!a)
         return "";
     switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII:
-        return a->message.ascii ? a->message.ascii : "";
+    case NVTX_MESSAGE_TYPE_ASCII: return a->message.ascii ? a->message.ascii : "";
     case NVTX_MESSAGE_TYPE_UNICODE:
         if (!a->message.unicode)
             return "";
@@ -120,8 +119,7 @@ static const char *attr_message(const nvtxEventAttributes_t *a, char **tofree)
         const nvtx_string *s = (const nvtx_string *)a->message.registered;
         return s && s->text ? s->text : "";
     }
-    default:
-        return "";
+    default: return "";
     }
 }
 
@@ -198,8 +196,7 @@ static void emit_args(const nvtx_domain *d, const nvtxEventAttributes_t *a)
         v.f = a->payload.fValue;
         act_rec_arg_emit("payload", ACT_RECARG_F64, v.u, NULL);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -257,8 +254,8 @@ static int do_push(const nvtx_domain *d, const char *msg, const nvtxEventAttribu
     uint32_t level = tls_depth++;
     if (level < NVTX_STACK) {
         uint64_t bit = 1ull << (level % 64);
-        tls_trigger[level / 64] = trig ? tls_trigger[level / 64] | bit
-                                       : tls_trigger[level / 64] & ~bit;
+        tls_trigger[level / 64] =
+            trig ? tls_trigger[level / 64] | bit : tls_trigger[level / 64] & ~bit;
     }
     return (int)level;
 }
@@ -276,8 +273,7 @@ static int do_pop(void)
     return (int)level;
 }
 
-static nvtxRangeId_t do_start(const nvtx_domain *d, const char *msg,
-                              const nvtxEventAttributes_t *a)
+static nvtxRangeId_t do_start(const nvtx_domain *d, const char *msg, const nvtxEventAttributes_t *a)
 {
     int trig = is_trigger(d, msg);
     if (trig)
@@ -466,8 +462,7 @@ static void NVTX_API cb_DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t cat, 
         category_set((const nvtx_domain *)d, cat, name);
 }
 
-static void NVTX_API cb_DomainNameCategoryW(nvtxDomainHandle_t d, uint32_t cat,
-                                            const wchar_t *name)
+static void NVTX_API cb_DomainNameCategoryW(nvtxDomainHandle_t d, uint32_t cat, const wchar_t *name)
 {
     char *u = name ? wide_to_utf8(name) : NULL;
     if (u)
@@ -492,8 +487,7 @@ static nvtxStringHandle_t NVTX_API cb_DomainRegisterStringA(nvtxDomainHandle_t d
     return register_string(s ? strdup(s) : NULL);
 }
 
-static nvtxStringHandle_t NVTX_API cb_DomainRegisterStringW(nvtxDomainHandle_t d,
-                                                            const wchar_t *s)
+static nvtxStringHandle_t NVTX_API cb_DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t *s)
 {
     (void)d;
     return register_string(s ? wide_to_utf8(s) : NULL);

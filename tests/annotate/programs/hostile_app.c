@@ -31,7 +31,8 @@ int main(int argc, char **argv)
             return 4;
     }
     /* A JSON value whose strings are hostile too. */
-    if (act_metadata_set_json("json-member", "{\"a\\\"b\": [\"\\u2028\", \"\\\\\", 1.5e3]}") != ACT_OK)
+    if (act_metadata_set_json("json-member", "{\"a\\\"b\": [\"\\u2028\", \"\\\\\", 1.5e3]}") !=
+        ACT_OK)
         return 5;
     return 0;
 }

@@ -15,13 +15,13 @@
 #include <string.h>
 
 #define N 4096
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, (int)e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        cl_int e_ = (x);                                                                           \
+        if (e_ != CL_SUCCESS) {                                                                    \
+            fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, (int)e_);                  \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static const char *src =
