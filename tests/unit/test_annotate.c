@@ -6,12 +6,14 @@
  * counted, ranges and device ops begun inside kept), metadata validation,
  * and in-process sessions (repeatable, private spool removed).
  */
-#include <cmocka.h>
-#include <dirent.h>
-#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* cmocka.h needs the three above first */
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <jansson.h>
 #include <sys/wait.h>
 
 #include "acceltrace.h"

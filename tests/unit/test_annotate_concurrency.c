@@ -6,11 +6,13 @@
  * event either written or counted as outside, never both, never lost).
  * Runs under ThreadSanitizer in CI.
  */
-#include <cmocka.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* cmocka.h needs the three above first */
+#include <cmocka.h>
+
+#include <pthread.h>
 
 #include "acceltrace.h"
 #include "annotate_collect.h"
