@@ -463,6 +463,7 @@ static void add_counts(act_timeline *tl, const act_spool *sp)
     c->callbacks_pending += sp->hdr.callbacks_pending;
     c->callbacks_lost += sp->hdr.callbacks_lost;
     c->unbalanced_pops += sp->hdr.unbalanced_pops;
+    c->strings_truncated += sp->hdr.strings_truncated;
     for (size_t i = 0; i < sp->n_errors; i++)
         act_tl_error(tl, "%s", sp->errors[i]);
     if (sp->n_problems > sp->n_errors)

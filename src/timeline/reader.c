@@ -44,7 +44,7 @@ typedef struct reader {
 
 /* Smallest size of a record of each kind (larger is accepted: fields
  * appended by a later writer are ignored). */
-static const uint16_t min_size[ACT_REC_KIND_MAX] = {
+static const uint32_t min_size[ACT_REC_KIND_MAX] = {
     [ACT_REC_PAD] = sizeof(act_rec_hdr),
     [ACT_REC_SEGMENT] = sizeof(act_rec_segment),
     [ACT_REC_THREAD] = sizeof(act_rec_thread),
@@ -204,13 +204,14 @@ static int scan_chunk(reader *rd, uint32_t idx)
     while (off + sizeof(act_rec_hdr) <= used) {
         act_rec_hdr h;
         memcpy(&h, sp->map + start + off, sizeof(h));
-        if (h.size < sizeof(act_rec_hdr) || h.size % 8 || h.size > used - off) {
-            problem(sp, "chunk %u offset %zu: invalid record size %u; rest of chunk skipped",
-                    idx, off, h.size);
+        size_t size = (size_t)h.size8 * 8;
+        if (!size || size > used - off) {
+            problem(sp, "chunk %u offset %zu: invalid record size %zu; rest of chunk skipped",
+                    idx, off, size);
             break;
         }
         if (h.kind == ACT_REC_SEGMENT) {
-            if (h.size < sizeof(act_rec_segment)) {
+            if (size < sizeof(act_rec_segment)) {
                 problem(sp, "chunk %u offset %zu: SEGMENT record too short; rest of chunk skipped",
                         idx, off);
                 break;
@@ -221,14 +222,14 @@ static int scan_chunk(reader *rd, uint32_t idx)
             cur.seq = s->seq;
             cur.serial = h.aux;
             cur.chunk = idx;
-            cur.begin = start + off + h.size;
+            cur.begin = start + off + size;
             cur.end = cur.begin;
             have = 1;
         } else if (!have && h.kind != ACT_REC_PAD) {
             problem(sp, "chunk %u offset %zu: record before any SEGMENT record; skipped", idx,
                     off);
         }
-        off += h.size;
+        off += size;
         if (have)
             cur.end = start + off;
     }
@@ -380,14 +381,15 @@ static int read_segment(reader *rd, const segment *sg, size_t *cap)
     size_t off = sg->begin;
     while (off < sg->end) {
         const act_rec_hdr *h = (const act_rec_hdr *)(sp->map + off);
-        off += h->size; /* sizes were checked in pass 1 */
+        size_t size = (size_t)h->size8 * 8;
+        off += size; /* sizes were checked in pass 1 */
         if (h->kind >= ACT_REC_KIND_MAX) {
             problem(sp, "chunk %u: unknown record kind %u; skipped", sg->chunk, h->kind);
             continue;
         }
-        if (h->size < min_size[h->kind]) {
-            problem(sp, "chunk %u: record of kind %u is %u bytes, needs %u; skipped", sg->chunk,
-                    h->kind, h->size, min_size[h->kind]);
+        if (size < min_size[h->kind]) {
+            problem(sp, "chunk %u: record of kind %u is %zu bytes, needs %u; skipped", sg->chunk,
+                    h->kind, size, min_size[h->kind]);
             continue;
         }
         if (h->kind == ACT_REC_PAD || h->kind == ACT_REC_SEGMENT)
@@ -395,9 +397,9 @@ static int read_segment(reader *rd, const segment *sg, size_t *cap)
         sp->records[h->kind]++;
         if (h->kind == ACT_REC_STRING) {
             const act_rec_string *s = (const act_rec_string *)h;
-            if (s->len > h->size - sizeof(*s) || !h->aux) {
-                problem(sp, "chunk %u: STRING record with length %u in %u bytes (id %u); skipped",
-                        sg->chunk, s->len, h->size, h->aux);
+            if (s->len > size - sizeof(*s) || !h->aux) {
+                problem(sp, "chunk %u: STRING record with length %u in %zu bytes (id %u); skipped",
+                        sg->chunk, s->len, size, h->aux);
                 continue;
             }
             if (str_define(rd, sg->serial, h->aux, (const char *)(s + 1), s->len))
