@@ -42,11 +42,25 @@ static void wcstr(writer *w, const char *s)
 
 /* ---- events ----------------------------------------------------------- */
 
+/* JSON has no integer limit, but common readers (jansson, JavaScript)
+ * stop at 2^63 - 1: larger arg values are written as decimal strings so
+ * that nothing is lost and every reader still parses the trace. */
+static void write_u64_arg(act_obuf *b, uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX) {
+        act_obuf_u64(b, v);
+        return;
+    }
+    act_obuf_putc(b, '"');
+    act_obuf_u64(b, v);
+    act_obuf_putc(b, '"');
+}
+
 static void write_arg_value(writer *w, const act_tl_arg *a)
 {
     act_obuf *b = w->b;
     switch (a->type) {
-    case ACT_ARG_U64: act_obuf_u64(b, a->v.u); break;
+    case ACT_ARG_U64: write_u64_arg(b, a->v.u); break;
     case ACT_ARG_I64: act_obuf_i64(b, a->v.i); break;
     case ACT_ARG_F64: act_obuf_f64(b, a->v.d); break;
     case ACT_ARG_STR: wstr(w, a->v.s.p, a->v.s.n); break;
@@ -57,11 +71,11 @@ static void write_arg_value(writer *w, const act_tl_arg *a)
         break;
     case ACT_ARG_U64X3:
         act_obuf_putc(b, '[');
-        act_obuf_u64(b, a->v.v3[0]);
+        write_u64_arg(b, a->v.v3[0]);
         act_obuf_putc(b, ',');
-        act_obuf_u64(b, a->v.v3[1]);
+        write_u64_arg(b, a->v.v3[1]);
         act_obuf_putc(b, ',');
-        act_obuf_u64(b, a->v.v3[2]);
+        write_u64_arg(b, a->v.v3[2]);
         act_obuf_putc(b, ']');
         break;
     case ACT_ARG_BOOL:
@@ -246,6 +260,12 @@ static void write_str_array(writer *w, const char *const *v, int n)
     act_obuf_putc(w->b, ']');
 }
 
+/* Counters saturate at 2^63 - 1 (only a corrupt spool gets there). */
+static void write_count(act_obuf *b, uint64_t v)
+{
+    act_obuf_u64(b, v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v);
+}
+
 static void write_kind_counts(writer *w, const char *key, const uint64_t *c)
 {
     act_obuf_lit(w->b, ",\"");
@@ -257,7 +277,7 @@ static void write_kind_counts(writer *w, const char *key, const uint64_t *c)
         act_obuf_putc(w->b, '"');
         act_obuf_puts(w->b, act_rec_kind_name(k));
         act_obuf_lit(w->b, "\":");
-        act_obuf_u64(w->b, c[k]);
+        write_count(w->b, c[k]);
     }
     act_obuf_putc(w->b, '}');
 }
@@ -267,7 +287,7 @@ static void write_num(writer *w, const char *key, uint64_t v)
     act_obuf_lit(w->b, ",\"");
     act_obuf_puts(w->b, key);
     act_obuf_lit(w->b, "\":");
-    act_obuf_u64(w->b, v);
+    write_count(w->b, v);
 }
 
 static void write_processes(writer *w)
@@ -320,13 +340,13 @@ static void write_tool_metadata(writer *w, const act_chrome_opts *o)
     write_kind_counts(w, "dropped", c->dropped);
     write_kind_counts(w, "outside_window", c->outside_window);
     act_obuf_lit(b, ",\"callbacks\":{\"pending\":");
-    act_obuf_u64(b, c->callbacks_pending);
+    write_count(b, c->callbacks_pending);
     act_obuf_lit(b, ",\"lost\":");
-    act_obuf_u64(b, c->callbacks_lost);
+    write_count(b, c->callbacks_lost);
     act_obuf_lit(b, "},\"skew\":{\"device_before_launch\":");
-    act_obuf_u64(b, c->skew);
+    write_count(b, c->skew);
     act_obuf_lit(b, ",\"max_ns\":");
-    act_obuf_u64(b, c->skew_max_ns);
+    write_count(b, c->skew_max_ns);
     act_obuf_putc(b, '}');
     write_num(w, "unbalanced_pops", c->unbalanced_pops);
     write_num(w, "strings_truncated", c->strings_truncated);
@@ -369,7 +389,7 @@ int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
     act_obuf_lit(b, "{\"schemaVersion\":1,\"traceName\":");
     wcstr(&w, trace_name(o));
     act_obuf_lit(b, ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
-    act_obuf_u64(b, tl->base_wall_ns);
+    write_count(b, tl->base_wall_ns);
     write_device_props(&w);
     write_user_metadata(&w, o);
     act_obuf_lit(b, ",\n\"traceEvents\":[\n");

@@ -69,7 +69,7 @@ static inline json_t *tu_build(built *b, uint64_t ws, uint64_t we)
     if (act_chrome_write(&b->tl, &co, &ob))
         return NULL;
     json_error_t e;
-    b->doc = json_loadb(ob.buf, ob.len, 0, &e);
+    b->doc = json_loadb(ob.buf, ob.len, JSON_ALLOW_NUL, &e);
     if (!b->doc)
         fprintf(stderr, "json error: %s at %d:%d\n", e.text, e.line, e.column);
     act_obuf_free(&ob);
