@@ -556,7 +556,8 @@ static void check_nesting(bld *b)
         for (size_t i = 0; i < tl->n_ev; i++)
             if (tl->ev[i].ph == 'X' && tl->ev[i].pid < b->dev_pid_base)
                 idx[n++] = i;
-        qsort_r(idx, n, sizeof(*idx), host_cmp, tl->ev);
+        if (n) /* qsort's pointer must not be NULL, even for 0 items */
+            qsort_r(idx, n, sizeof(*idx), host_cmp, tl->ev);
         for (size_t g = 0; g < n;) {
             size_t e = g;
             const act_tl_event *f = &tl->ev[idx[g]];

@@ -246,7 +246,8 @@ int bld_devices_emit(bld *b)
     for (size_t i = 0; i < b->n_ops; i++)
         if (b->ops[i].kept)
             idx[n++] = i;
-    qsort_r(idx, n, sizeof(*idx), op_cmp, b->ops);
+    if (n) /* qsort's pointer must not be NULL, even for 0 items */
+        qsort_r(idx, n, sizeof(*idx), op_cmp, b->ops);
     uint32_t *next_tid = calloc(tl->n_devices ? tl->n_devices : 1, sizeof(*next_tid));
     uint64_t *st = malloc((n ? n : 1) * sizeof(*st));
     uint64_t *en = malloc((n ? n : 1) * sizeof(*en));

@@ -48,8 +48,10 @@ int bld_joins_prepare(bld_proc *p)
         if (p->api[i].corr)
             p->keys[p->n_keys++] =
                 (bld_key){p->api[i].corr, p->api[i].start, p->api[i].source, (uint32_t)i};
-    qsort(p->keys, p->n_keys, sizeof(*p->keys), key_cmp);
-    qsort(p->extcorr, p->n_extcorr, sizeof(*p->extcorr), extcorr_cmp);
+    if (p->n_keys) /* qsort's pointer must not be NULL, even for 0 items */
+        qsort(p->keys, p->n_keys, sizeof(*p->keys), key_cmp);
+    if (p->n_extcorr)
+        qsort(p->extcorr, p->n_extcorr, sizeof(*p->extcorr), extcorr_cmp);
     return 0;
 }
 

@@ -438,7 +438,8 @@ static int decode(act_spool *sp, size_t file_size)
     for (size_t i = 0; i < n_chunks && !rc; i++)
         rc = scan_chunk(&rd, (uint32_t)i);
     if (!rc) {
-        qsort(rd.segs, rd.n_segs, sizeof(*rd.segs), seg_cmp);
+        if (rd.n_segs) /* qsort's pointer must not be NULL, even for 0 items */
+            qsort(rd.segs, rd.n_segs, sizeof(*rd.segs), seg_cmp);
         size_t cap = 0;
         for (size_t i = 0; i < rd.n_segs && !rc; i++)
             rc = read_segment(&rd, &rd.segs[i], &cap);
@@ -446,7 +447,8 @@ static int decode(act_spool *sp, size_t file_size)
     if (rd.unknown_strings > 3)
         problem(sp, "%llu uses of undefined string ids in all",
                 (unsigned long long)rd.unknown_strings);
-    qsort(sp->threads, sp->n_threads, sizeof(*sp->threads), thread_cmp);
+    if (sp->n_threads)
+        qsort(sp->threads, sp->n_threads, sizeof(*sp->threads), thread_cmp);
     free(rd.segs);
     free(rd.strs);
     act_u64map_free(&rd.strings);
@@ -598,7 +600,8 @@ int act_spool_dir_list(const char *dir, char ***paths, size_t *n, char *err, siz
         v[nv++] = (named){pid, p};
     }
     closedir(d);
-    qsort(v, nv, sizeof(*v), named_cmp);
+    if (nv)
+        qsort(v, nv, sizeof(*v), named_cmp);
     char **out = rc ? NULL : malloc((nv ? nv : 1) * sizeof(*out));
     for (size_t i = 0; i < nv; i++) {
         if (out)

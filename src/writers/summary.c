@@ -131,7 +131,8 @@ static int by_total(const void *a, const void *b)
 /* Union of slice intervals per lane, summed over lanes, for one group. */
 static double busy_time(sslice *sl, size_t n, int device, size_t *lanes)
 {
-    qsort(sl, n, sizeof(*sl), by_lane);
+    if (n) /* qsort's pointer must not be NULL, even for 0 items */
+        qsort(sl, n, sizeof(*sl), by_lane);
     double busy = 0, cur_s = 0, cur_e = 0;
     uint64_t lane = 0;
     int open = 0;
@@ -160,7 +161,8 @@ static double busy_time(sslice *sl, size_t n, int device, size_t *lanes)
 
 static size_t aggregate(sslice *sl, size_t n, int device, row *rows)
 {
-    qsort(sl, n, sizeof(*sl), by_name);
+    if (n)
+        qsort(sl, n, sizeof(*sl), by_name);
     size_t nr = 0;
     for (size_t i = 0; i < n; i++) {
         if (sl[i].device != device)
@@ -175,7 +177,8 @@ static size_t aggregate(sslice *sl, size_t n, int device, row *rows)
         if (sl[i].dur > r->max)
             r->max = sl[i].dur;
     }
-    qsort(rows, nr, sizeof(*rows), by_total);
+    if (nr)
+        qsort(rows, nr, sizeof(*rows), by_total);
     return nr;
 }
 
@@ -255,7 +258,8 @@ static const srange *find_range(const act_summary *s, uint64_t ext)
 /* Device time per launching range, aggregated by range name. */
 static void print_by_range(act_summary *s, FILE *f, double busy)
 {
-    qsort(s->rg, s->n_rg, sizeof(*s->rg), range_cmp);
+    if (s->n_rg)
+        qsort(s->rg, s->n_rg, sizeof(*s->rg), range_cmp);
     sslice *tmp = malloc((s->n ? s->n : 1) * sizeof(*tmp));
     row *rows = malloc((s->n ? s->n : 1) * sizeof(*rows));
     if (!tmp || !rows) {
