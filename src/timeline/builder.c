@@ -52,6 +52,79 @@ static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
         }                                                                         \
     } while (0)
 
+/* ---- capture window --------------------------------------------------- */
+
+int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end)
+{
+    if (end < b->ws || start > b->we)
+        return 0;
+    if (!p->capture_used)
+        return 1;
+    /* First interval whose end is after start; it must begin before end. */
+    size_t lo = 0, hi = p->n_capture;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->capture[2 * mid + 1] <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->n_capture && p->capture[2 * lo] <= end;
+}
+
+typedef struct cap_ev {
+    uint64_t ts;
+    uint32_t on;
+} cap_ev;
+
+static int cap_cmp(const void *a, const void *c)
+{
+    const cap_ev *x = a, *y = c;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* CAPTURE records (capture turned on/off by act_start/act_stop) become
+ * intervals. Capture starts off when the spool says it waited for
+ * act_start. A spool without CAPTURE records is not restricted. */
+static void load_capture(bld *b, bld_proc *p)
+{
+    act_spool *sp = p->sp;
+    size_t n = sp->records[ACT_REC_CAPTURE];
+    if (!n)
+        return;
+    cap_ev *ev = malloc(n * sizeof(*ev));
+    p->capture = malloc((n + 1) * 2 * sizeof(*p->capture));
+    if (!ev || !p->capture) {
+        free(ev);
+        b->tl->err = ACT_E_NOMEM;
+        return;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < sp->n_recs && m < n; i++)
+        if (sp->recs[i].r->kind == ACT_REC_CAPTURE)
+            ev[m++] = (cap_ev){act_spool_ns(sp, ((const act_rec_ts *)sp->recs[i].r)->ts),
+                               sp->recs[i].r->aux != 0};
+    if (m)
+        qsort(ev, m, sizeof(*ev), cap_cmp);
+    int on = !(sp->hdr.flags & ACT_SPOOL_F_CAPTURE_API);
+    if (on)
+        p->capture[0] = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (ev[i].on && !on) {
+            p->capture[2 * p->n_capture] = ev[i].ts;
+            on = 1;
+        } else if (!ev[i].on && on) {
+            p->capture[2 * p->n_capture + 1] = ev[i].ts;
+            p->n_capture++;
+            on = 0;
+        }
+    }
+    if (on)
+        p->capture[2 * p->n_capture++ + 1] = UINT64_MAX;
+    p->capture_used = 1;
+    free(ev);
+}
+
 /* ---- records ---------------------------------------------------------- */
 
 typedef struct bld_async {
@@ -140,7 +213,7 @@ static void on_range_end(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *
 static void on_mark(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     uint64_t ts = act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts);
-    if (!bld_in_window(b, ts, ts)) {
+    if (!bld_in_window(b, p, ts, ts)) {
         b->tl->counts.outside_window[ACT_REC_MARK]++;
         return;
     }
@@ -153,7 +226,7 @@ static void on_counter(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     const act_rec_counter *c = (const act_rec_counter *)rec->r;
     uint64_t ts = act_spool_ns(p->sp, c->ts);
-    if (!bld_in_window(b, ts, ts)) {
+    if (!bld_in_window(b, p, ts, ts)) {
         b->tl->counts.outside_window[ACT_REC_COUNTER]++;
         return;
     }
@@ -184,7 +257,7 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
     a->source = r->source;
     a->tid = t->tid;
     a->result = r->result;
-    a->kept = (uint8_t)bld_in_window(b, a->start, a->end > a->start ? a->end : a->start);
+    a->kept = (uint8_t)bld_in_window(b, p, a->start, a->end > a->start ? a->end : a->start);
     if (!a->kept)
         b->tl->counts.outside_window[ACT_REC_API]++;
 }
@@ -398,7 +471,7 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
     act_timeline *tl = b->tl;
     for (size_t i = 0; i < p->n_ranges; i++) {
         const bld_range *r = &p->ranges[i];
-        if (!bld_in_window(b, r->start, r->end > r->start ? r->end : r->start)) {
+        if (!bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start)) {
             tl->counts.outside_window[ACT_REC_RANGE_PUSH]++;
             continue;
         }
@@ -434,7 +507,7 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
     }
     for (size_t i = 0; i < ps->n_async; i++) {
         const bld_async *r = &ps->async[i];
-        if (!bld_in_window(b, r->start, r->end)) {
+        if (!bld_in_window(b, p, r->start, r->end)) {
             tl->counts.outside_window[ACT_REC_RANGE_START]++;
             continue;
         }
@@ -493,6 +566,7 @@ static void add_proc(act_timeline *tl, const act_spool *sp, uint32_t pid)
 
 static void proc_free(bld_proc *p, pass_state *ps)
 {
+    free(p->capture);
     free(p->api);
     free(p->keys);
     free(p->extcorr);
@@ -514,6 +588,7 @@ static void build_process(bld *b, act_spool *sp)
     pass_state ps = {0};
     add_counts(b->tl, sp);
     add_proc(b->tl, sp, p.pid);
+    load_capture(b, &p);
     pass_records(b, &p, &ps);
     close_open(b, &p, &ps);
     if (!b->tl->err && bld_joins_prepare(&p))

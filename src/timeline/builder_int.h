@@ -77,6 +77,11 @@ typedef struct bld_proc {
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
     act_u64map queue_label;      /* queue handle -> rec index + 1 */
     size_t ops_begin;            /* this process's ops in bld.ops */
+    /* Capture intervals from CAPTURE records: [on, off) pairs sorted by
+     * time; used only when the spool has CAPTURE records. */
+    uint64_t *capture;
+    size_t n_capture; /* number of pairs */
+    int capture_used;
 } bld_proc;
 
 typedef struct bld {
@@ -91,10 +96,9 @@ typedef struct bld {
     uint32_t *dev_host_pid; /* first host pid, or UINT32_MAX when shared */
 } bld;
 
-static inline int bld_in_window(const bld *b, uint64_t start, uint64_t end)
-{
-    return end >= b->ws && start <= b->we;
-}
+/* Inside the capture window: the run's window (opts) and, when the
+ * process recorded CAPTURE on/off records, one of its capture intervals. */
+int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end);
 
 /* joins.c */
 int bld_joins_prepare(bld_proc *p);

@@ -137,7 +137,7 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
                 b->tl->counts.skew_max_ns = s;
         }
     } else {
-        op->kept = (uint8_t)bld_in_window(b, op->start, op->end);
+        op->kept = (uint8_t)bld_in_window(b, p, op->start, op->end);
     }
     uint64_t ref = r->ext;
     if (!ref && r->corr)

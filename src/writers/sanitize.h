@@ -17,6 +17,17 @@
 
 #include <stddef.h>
 
+/* Exported from the shared library: the torch plugin (C++) calls these. */
+#if defined(__GNUC__)
+#define ACT_SANITIZE_API __attribute__((visibility("default")))
+#else
+#define ACT_SANITIZE_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct act_sanitized {
     char *text;    /* malloc'ed, NUL-terminated */
     size_t len;    /* bytes in text (it may contain no NUL: NUL became space) */
@@ -25,7 +36,7 @@ typedef struct act_sanitized {
 } act_sanitized;
 
 /* _sanitize_value: returns 0 or ACT_E_NOMEM. */
-int act_sanitize_value(const char *s, size_t n, act_sanitized *out);
+ACT_SANITIZE_API int act_sanitize_value(const char *s, size_t n, act_sanitized *out);
 
 /* _sanitize_json_value: when s parses as JSON (any value), every string in
  * it, object keys included, is sanitised and the document re-serialised as
@@ -33,11 +44,15 @@ int act_sanitize_value(const char *s, size_t n, act_sanitized *out);
  * non-ASCII literal); otherwise falls back to act_sanitize_value on the raw
  * text. Notes from all strings are concatenated in document order (key
  * before value). Returns 0 or ACT_E_NOMEM. */
-int act_sanitize_json_value(const char *s, size_t n, act_sanitized *out);
+ACT_SANITIZE_API int act_sanitize_json_value(const char *s, size_t n, act_sanitized *out);
 
 /* Notes joined with ", " (malloc'ed; "" when none); NULL when out of memory. */
-char *act_sanitized_notes_join(const act_sanitized *r);
+ACT_SANITIZE_API char *act_sanitized_notes_join(const act_sanitized *r);
 
-void act_sanitized_free(act_sanitized *r);
+ACT_SANITIZE_API void act_sanitized_free(act_sanitized *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

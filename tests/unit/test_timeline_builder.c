@@ -340,6 +340,37 @@ static void test_capture_window(void **state)
     tu_free(&b);
 }
 
+/* act_start/act_stop: CAPTURE records bound what is kept in that process. */
+static void test_capture_records(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    sb_init(&s, 450, 4096, 2);
+    sb_hdr(&s)->flags |= ACT_SPOOL_F_CAPTURE_API; /* starts off */
+    sb_use_chunk(&s, 0);
+    sb_segment(&s, 1);
+    sb_thread(&s, 1, 450, 0);
+    sb_str(&s, 1, "call");
+    sb_api(&s, 1, T(50), T(51), 0, 0, ACT_SOURCE_OPENCL);
+    sb_ts(&s, ACT_REC_CAPTURE, 1, T(100));
+    sb_api(&s, 1, T(150), T(151), 0, 0, ACT_SOURCE_OPENCL);
+    sb_ts(&s, ACT_REC_CAPTURE, 0, T(200));
+    sb_api(&s, 1, T(250), T(251), 0, 0, ACT_SOURCE_OPENCL);
+    sb_ts(&s, ACT_REC_CAPTURE, 1, T(300));
+    sb_api(&s, 1, T(350), T(351), 0, 0, ACT_SOURCE_OPENCL);
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    assert_non_null(tu_build(&b, 0, 0));
+    assert_int_equal(tu_count(&b, "X", "call"), 2);
+    assert_near(ev_num(tu_find(&b, "X", "call", 0), "ts"), TS(150), 1e-9);
+    assert_near(ev_num(tu_find(&b, "X", "call", 1), "ts"), TS(350), 1e-9);
+    assert_int_equal(b.tl.counts.outside_window[ACT_REC_API], 2);
+    sb_free(&s);
+    tu_free(&b);
+}
+
 /* A process that died: not sealed; a pop without push is counted; the
  * range it left open is closed at its last timestamp and flagged. */
 static void test_truncated_and_unbalanced(void **state)
@@ -440,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_recycled_chunks),
         cmocka_unit_test(test_vendor_corr_reuse),
         cmocka_unit_test(test_capture_window),
+        cmocka_unit_test(test_capture_records),
         cmocka_unit_test(test_truncated_and_unbalanced),
         cmocka_unit_test(test_two_processes_and_nesting),
         cmocka_unit_test(test_partition_helper),
