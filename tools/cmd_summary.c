@@ -44,8 +44,7 @@ int act_cmd_summary(int argc, char **argv)
         } else if (!path) {
             path = argv[i];
         } else {
-            fprintf(stderr, "acceltrace summary: one trace file expected, got '%s' too\n",
-                    argv[i]);
+            fprintf(stderr, "acceltrace summary: one trace file expected, got '%s' too\n", argv[i]);
             return 2;
         }
     }

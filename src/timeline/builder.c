@@ -38,18 +38,18 @@ static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
     return t;
 }
 
-#define GROW(arr, n, cap, errp)                                                   \
-    do {                                                                          \
-        if ((n) == (cap)) {                                                       \
-            size_t nc_ = (cap) ? (cap) * 2 : 256;                                 \
-            void *na_ = realloc((arr), nc_ * sizeof(*(arr)));                     \
-            if (!na_) {                                                           \
-                *(errp) = ACT_E_NOMEM;                                            \
-                break;                                                            \
-            }                                                                     \
-            (arr) = na_;                                                          \
-            (cap) = nc_;                                                          \
-        }                                                                         \
+#define GROW(arr, n, cap, errp)                                                                    \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            size_t nc_ = (cap) ? (cap)*2 : 256;                                                    \
+            void *na_ = realloc((arr), nc_ * sizeof(*(arr)));                                      \
+            if (!na_) {                                                                            \
+                *(errp) = ACT_E_NOMEM;                                                             \
+                break;                                                                             \
+            }                                                                                      \
+            (arr) = na_;                                                                           \
+            (cap) = nc_;                                                                           \
+        }                                                                                          \
     } while (0)
 
 /* ---- capture window --------------------------------------------------- */
@@ -191,8 +191,7 @@ static void on_range_start(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec
     GROW(ps->async, ps->n_async, ps->cap_async, &b->tl->err);
     if (!t || b->tl->err)
         return;
-    ps->async[ps->n_async++] =
-        (bld_async){r->id, act_spool_ns(p->sp, r->ts), 0, rec->s1, t->tid};
+    ps->async[ps->n_async++] = (bld_async){r->id, act_spool_ns(p->sp, r->ts), 0, rec->s1, t->tid};
     if (r->id && act_u64map_put(&ps->async_by_id, r->id, ps->n_async))
         b->tl->err = ACT_E_NOMEM;
 }
@@ -291,8 +290,8 @@ static void on_clock(bld *b, const act_sp_rec *rec)
     if (!strstr(tl->clock_method, m)) {
         size_t len = strlen(tl->clock_method);
         if (len + strlen(m) + 2 < sizeof(tl->clock_method))
-            snprintf(tl->clock_method + len, sizeof(tl->clock_method) - len, "%s%s",
-                     len ? "," : "", m);
+            snprintf(tl->clock_method + len, sizeof(tl->clock_method) - len, "%s%s", len ? "," : "",
+                     m);
     }
     if (c->error_ns > tl->clock_error_ns)
         tl->clock_error_ns = c->error_ns;
@@ -337,8 +336,8 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
         case ACT_REC_DEVICE: {
             const act_rec_device *d = (const act_rec_device *)rec->r;
             uint32_t idx = bld_device_for(b, p, rec, d->device, d->source);
-            if (!b->tl->err && act_u64map_put(&p->dev_by_handle, d->device ? d->device : 1,
-                                              (uint64_t)idx + 1))
+            if (!b->tl->err &&
+                act_u64map_put(&p->dev_by_handle, d->device ? d->device : 1, (uint64_t)idx + 1))
                 b->tl->err = ACT_E_NOMEM;
             break;
         }
@@ -420,8 +419,8 @@ static void emit_proc_meta(bld *b, bld_proc *p)
     act_spool *sp = p->sp;
     act_str pname = sp->argc ? act_tl_printf(tl, "%s (pid %u)", base_name(sp->argv[0]), p->pid)
                              : act_tl_printf(tl, "pid %u", p->pid);
-    act_tl_event *e = act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_name"), p->pid,
-                                       0, 0, 0);
+    act_tl_event *e =
+        act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_name"), p->pid, 0, 0, 0);
     if (e)
         e->flags |= ACT_EVF_NO_TID;
     act_tl_arg_str(tl, "name", pname);
@@ -516,8 +515,7 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
                                            r->tid, r->start, 0);
         if (e)
             e->id = id;
-        e = act_tl_event_add(tl, 'e', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->end,
-                             0);
+        e = act_tl_event_add(tl, 'e', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->end, 0);
         if (e)
             e->id = id;
     }
@@ -681,8 +679,7 @@ static void set_clock_default(act_timeline *tl, act_spool *const *sp, size_t n)
     int tsc = 0;
     for (size_t i = 0; i < n; i++)
         tsc |= sp[i]->hdr.clock_kind == ACT_CLOCK_TSC;
-    snprintf(tl->clock_method, sizeof(tl->clock_method), "%s",
-             tsc ? "tsc" : "monotonic_raw");
+    snprintf(tl->clock_method, sizeof(tl->clock_method), "%s", tsc ? "tsc" : "monotonic_raw");
     tl->clock_error_ns = 0;
 }
 
@@ -690,7 +687,8 @@ int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
                        const act_build_opts *opts)
 {
     memset(tl, 0, sizeof(*tl));
-    bld b = {.tl = tl, .ws = opts ? opts->window_start_ns : 0,
+    bld b = {.tl = tl,
+             .ws = opts ? opts->window_start_ns : 0,
              .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX};
     uint32_t max_pid = 0;
     for (size_t i = 0; i < n; i++)

@@ -10,7 +10,7 @@
 #include "timeline.h"
 #include "u64map.h"
 
-#define ACT_DEVICE_PID_BASE 5000000u   /* kineto's kExceedMaxPid */
+#define ACT_DEVICE_PID_BASE   5000000u /* kineto's kExceedMaxPid */
 #define ACT_FALLBACK_TID_BASE 4200000u /* threads with no THREAD record */
 
 /* A host API call of one process. */
@@ -35,20 +35,20 @@ typedef struct bld_op {
     const act_rec_device_op *r;
     act_str name, detail;
     uint64_t start, end;
-    uint64_t ext_id;      /* resolved External id, 0 = none */
+    uint64_t ext_id;       /* resolved External id, 0 = none */
     uint64_t launch_start; /* host launch, when linked */
     uint32_t launch_tid;
-    uint32_t pid;         /* host process */
-    uint32_t dev;         /* index into timeline.devices */
-    uint32_t lane_tid;    /* assigned by devices.c */
+    uint32_t pid;      /* host process */
+    uint32_t dev;      /* index into timeline.devices */
+    uint32_t lane_tid; /* assigned by devices.c */
     act_str queue_label;
     uint8_t linked, kept;
 } bld_op;
 
 typedef struct bld_thread {
     uint32_t serial, tid;
-    uint32_t pushes;   /* RANGE_PUSH records seen: the range sequence */
-    uint32_t *stack;   /* open ranges (indices into proc.ranges) */
+    uint32_t pushes; /* RANGE_PUSH records seen: the range sequence */
+    uint32_t *stack; /* open ranges (indices into proc.ranges) */
     size_t depth, cap;
 } bld_thread;
 

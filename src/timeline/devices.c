@@ -65,8 +65,8 @@ uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t ha
         /* Described devices are shared by every process that uses them:
          * the same (source, vendor, name, ordinal) is one device. */
         const act_rec_device *r = (const act_rec_device *)drec->r;
-        act_tl_device d = {.index = r->index, .model = drec->s1, .vendor = drec->s2,
-                           .source = r->source};
+        act_tl_device d = {
+            .index = r->index, .model = drec->s1, .vendor = drec->s2, .source = r->source};
         for (size_t i = 0; i < tl->n_devices; i++) {
             act_tl_device *e = &tl->devices[i];
             if (!b->dev_handle[i] && e->source == d.source && e->index == d.index &&
@@ -82,20 +82,27 @@ uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t ha
         if (b->dev_handle[i] == handle && b->dev_host_pid[i] == p->pid &&
             tl->devices[i].source == source)
             return (uint32_t)i;
-    act_tl_device d = {.index = 0, .model = act_tl_printf(tl, "device 0x%llx",
-                                                          (unsigned long long)handle),
-                       .vendor = act_str_c(source_name(source)), .source = source};
+    act_tl_device d = {.index = 0,
+                       .model = act_tl_printf(tl, "device 0x%llx", (unsigned long long)handle),
+                       .vendor = act_str_c(source_name(source)),
+                       .source = source};
     return device_add(b, &d, handle ? handle : 1, p->pid);
 }
 
 static int op_cat(uint8_t op)
 {
     switch (op) {
-    case ACT_OP_KERNEL: case ACT_OP_COLLECTIVE: return ACT_CAT_KERNEL;
-    case ACT_OP_MEMCPY_HTOD: case ACT_OP_MEMCPY_DTOH: case ACT_OP_MEMCPY_DTOD:
-    case ACT_OP_MAP: case ACT_OP_UNMAP: return ACT_CAT_GPU_MEMCPY;
+    case ACT_OP_KERNEL:
+    case ACT_OP_COLLECTIVE: return ACT_CAT_KERNEL;
+    case ACT_OP_MEMCPY_HTOD:
+    case ACT_OP_MEMCPY_DTOH:
+    case ACT_OP_MEMCPY_DTOD:
+    case ACT_OP_MAP:
+    case ACT_OP_UNMAP: return ACT_CAT_GPU_MEMCPY;
     case ACT_OP_MEMSET: return ACT_CAT_GPU_MEMSET;
-    case ACT_OP_MARKER: case ACT_OP_BARRIER: case ACT_OP_SYNC: return ACT_CAT_GPU_SYNC;
+    case ACT_OP_MARKER:
+    case ACT_OP_BARRIER:
+    case ACT_OP_SYNC: return ACT_CAT_GPU_SYNC;
     default: return ACT_CAT_GPU_OP;
     }
 }
@@ -104,7 +111,7 @@ static const char *op_default_name(uint8_t op)
 {
     static const char *const names[ACT_OP_KIND_MAX] = {
         "Kernel", "Memcpy HtoD", "Memcpy DtoH", "Memcpy DtoD", "Memset", "Map",
-        "Unmap", "Marker", "Barrier", "Collective", "Sync", "Device op"};
+        "Unmap",  "Marker",      "Barrier",     "Collective",  "Sync",   "Device op"};
     return op < ACT_OP_KIND_MAX ? names[op] : "Device op";
 }
 
@@ -135,13 +142,13 @@ static void emit_device_procs(bld *b)
         act_str vendor = d->vendor.n ? d->vendor : act_str_c(source_name(d->source));
         d->name = act_tl_printf(tl, "%.*s %.*s (device %u)", (int)vendor.n, vendor.p,
                                 (int)d->model.n, d->model.p, d->index);
-        act_tl_event *e = act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_name"),
-                                           d->pid, 0, 0, 0);
+        act_tl_event *e =
+            act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_name"), d->pid, 0, 0, 0);
         if (e)
             e->flags |= ACT_EVF_NO_TID;
         act_tl_arg_str(tl, "name", d->name);
-        e = act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_sort_index"), d->pid, 0,
-                             0, 0);
+        e = act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_sort_index"), d->pid, 0, 0,
+                             0);
         if (e)
             e->flags |= ACT_EVF_NO_TID;
         act_tl_arg_u64(tl, "sort_index", d->pid);
@@ -168,8 +175,7 @@ static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t
         uint32_t tid = first_tid + (uint32_t)k;
         act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_name"), d->pid, tid, 0, 0);
         act_tl_arg_str(tl, "name", act_tl_printf(tl, "%s%s%s", qname, extra, sub));
-        act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_sort_index"), d->pid, tid, 0,
-                         0);
+        act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_sort_index"), d->pid, tid, 0, 0);
         act_tl_arg_u64(tl, "sort_index", tid);
     }
 }

@@ -18,10 +18,10 @@
 #include "writers/summary.h"
 
 typedef struct spool_set {
-    act_spool *sp;  /* opened spools */
+    act_spool *sp; /* opened spools */
     act_spool **ptr;
     size_t n;
-    char **failed;  /* one line per unreadable spool */
+    char **failed; /* one line per unreadable spool */
     size_t n_failed;
 } spool_set;
 
@@ -112,8 +112,7 @@ int act_trace_export(const act_export_opts *o)
     if (!rc)
         rc = tl.err;
     if (!rc) {
-        act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata,
-                              o->child_status};
+        act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, o->child_status};
         char err[512];
         rc = act_chrome_write_file(&tl, &co, o->out_path, o->force, err, sizeof(err));
         if (rc)

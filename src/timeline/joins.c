@@ -70,8 +70,7 @@ static size_t lower_bound(const bld_key *keys, size_t n, uint32_t source, uint64
     return lo;
 }
 
-static const bld_key *find_launch(const bld_proc *p, uint32_t source, uint64_t corr,
-                                  uint64_t start)
+static const bld_key *find_launch(const bld_proc *p, uint32_t source, uint64_t corr, uint64_t start)
 {
     size_t lo = lower_bound(p->keys, p->n_keys, source, corr);
     if (lo == p->n_keys || p->keys[lo].source != source || p->keys[lo].corr != corr)

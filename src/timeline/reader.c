@@ -141,8 +141,8 @@ static int check_header(act_spool *sp, size_t file_size, char *err, size_t errle
         set_err(err, errlen, sp->path, msg);
         return ACT_E_FORMAT;
     }
-    if (h->chunk_size < sizeof(act_chunk_header) + sizeof(act_rec_segment) ||
-        h->chunk_size % 8 || h->chunk_size > (1u << 30)) {
+    if (h->chunk_size < sizeof(act_chunk_header) + sizeof(act_rec_segment) || h->chunk_size % 8 ||
+        h->chunk_size > (1u << 30)) {
         snprintf(msg, sizeof(msg), "invalid chunk size %u", h->chunk_size);
         set_err(err, errlen, sp->path, msg);
         return ACT_E_FORMAT;
@@ -194,8 +194,8 @@ static int scan_chunk(reader *rd, uint32_t idx)
     size_t avail = sp->hdr.chunk_size - sizeof(act_chunk_header);
     size_t used = ch.used;
     if (used > avail) {
-        problem(sp, "chunk %u: fill count %zu exceeds chunk capacity %zu; chunk skipped", idx,
-                used, avail);
+        problem(sp, "chunk %u: fill count %zu exceeds chunk capacity %zu; chunk skipped", idx, used,
+                avail);
         return 0;
     }
     size_t start = base + sizeof(act_chunk_header), off = 0;
@@ -206,8 +206,8 @@ static int scan_chunk(reader *rd, uint32_t idx)
         memcpy(&h, sp->map + start + off, sizeof(h));
         size_t size = (size_t)h.size8 * 8;
         if (!size || size > used - off) {
-            problem(sp, "chunk %u offset %zu: invalid record size %zu; rest of chunk skipped",
-                    idx, off, size);
+            problem(sp, "chunk %u offset %zu: invalid record size %zu; rest of chunk skipped", idx,
+                    off, size);
             break;
         }
         if (h.kind == ACT_REC_SEGMENT) {
@@ -226,8 +226,7 @@ static int scan_chunk(reader *rd, uint32_t idx)
             cur.end = cur.begin;
             have = 1;
         } else if (!have && h.kind != ACT_REC_PAD) {
-            problem(sp, "chunk %u offset %zu: record before any SEGMENT record; skipped", idx,
-                    off);
+            problem(sp, "chunk %u offset %zu: record before any SEGMENT record; skipped", idx, off);
         }
         off += size;
         if (have)
@@ -309,16 +308,14 @@ static void note_ts(act_spool *sp, uint64_t raw)
 static void note_times(act_spool *sp, const act_rec_hdr *h)
 {
     switch (h->kind) {
-    case ACT_REC_RANGE_PUSH: case ACT_REC_RANGE_POP: case ACT_REC_MARK:
-    case ACT_REC_ERROR: case ACT_REC_CAPTURE:
-        note_ts(sp, ((const act_rec_ts *)h)->ts);
-        break;
-    case ACT_REC_RANGE_START: case ACT_REC_RANGE_END:
-        note_ts(sp, ((const act_rec_range_id *)h)->ts);
-        break;
-    case ACT_REC_COUNTER:
-        note_ts(sp, ((const act_rec_counter *)h)->ts);
-        break;
+    case ACT_REC_RANGE_PUSH:
+    case ACT_REC_RANGE_POP:
+    case ACT_REC_MARK:
+    case ACT_REC_ERROR:
+    case ACT_REC_CAPTURE: note_ts(sp, ((const act_rec_ts *)h)->ts); break;
+    case ACT_REC_RANGE_START:
+    case ACT_REC_RANGE_END: note_ts(sp, ((const act_rec_range_id *)h)->ts); break;
+    case ACT_REC_COUNTER: note_ts(sp, ((const act_rec_counter *)h)->ts); break;
     case ACT_REC_API:
         note_ts(sp, ((const act_rec_api *)h)->start);
         note_ts(sp, ((const act_rec_api *)h)->end);
@@ -327,8 +324,7 @@ static void note_times(act_spool *sp, const act_rec_hdr *h)
         note_ts(sp, ((const act_rec_device_op *)h)->start);
         note_ts(sp, ((const act_rec_device_op *)h)->end);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -349,10 +345,13 @@ static int rec_add(reader *rd, const act_rec_hdr *h, uint32_t serial, size_t *ca
     r->s1 = (act_str){"", 0};
     r->s2 = (act_str){"", 0};
     switch (h->kind) {
-    case ACT_REC_RANGE_PUSH: case ACT_REC_MARK: case ACT_REC_ERROR: case ACT_REC_COUNTER:
-    case ACT_REC_API: case ACT_REC_RANGE_START: case ACT_REC_CLOCK:
-        r->s1 = str_get(rd, serial, h->aux);
-        break;
+    case ACT_REC_RANGE_PUSH:
+    case ACT_REC_MARK:
+    case ACT_REC_ERROR:
+    case ACT_REC_COUNTER:
+    case ACT_REC_API:
+    case ACT_REC_RANGE_START:
+    case ACT_REC_CLOCK: r->s1 = str_get(rd, serial, h->aux); break;
     case ACT_REC_DEVICE_OP:
         r->s1 = str_get(rd, serial, h->aux);
         r->s2 = str_get(rd, serial, ((const act_rec_device_op *)h)->detail);
@@ -361,15 +360,12 @@ static int rec_add(reader *rd, const act_rec_hdr *h, uint32_t serial, size_t *ca
         r->s1 = str_get(rd, serial, h->aux);
         r->s2 = str_get(rd, serial, ((const act_rec_device *)h)->vendor);
         break;
-    case ACT_REC_QUEUE:
-        r->s1 = str_get(rd, serial, h->aux);
-        break;
+    case ACT_REC_QUEUE: r->s1 = str_get(rd, serial, h->aux); break;
     case ACT_REC_METADATA:
         r->s1 = str_get(rd, serial, h->aux);
         r->s2 = str_get(rd, serial, ((const act_rec_metadata *)h)->value);
         break;
-    default:
-        break;
+    default: break;
     }
     note_times(sp, h);
     return 0;
@@ -523,9 +519,8 @@ uint64_t act_spool_ns(const act_spool *sp, uint64_t ts)
         return ts;
     const act_spool_header *h = &sp->hdr;
     __int128 d = (__int128)ts - (__int128)h->calib_ts[0];
-    __int128 ns = (__int128)h->calib_ns[0] +
-                  d * (__int128)(h->calib_ns[1] - h->calib_ns[0]) /
-                      (__int128)(h->calib_ts[1] - h->calib_ts[0]);
+    __int128 ns = (__int128)h->calib_ns[0] + d * (__int128)(h->calib_ns[1] - h->calib_ns[0]) /
+                                                 (__int128)(h->calib_ts[1] - h->calib_ts[0]);
     if (ns < 1)
         return 1; /* before the clock's origin: keep "known" */
     return ns > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)ns;

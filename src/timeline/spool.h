@@ -38,7 +38,7 @@ typedef struct act_sp_rec {
 
 typedef struct act_sp_thread {
     uint32_t serial;
-    uint32_t tid;  /* OS tid; 0 when no THREAD record was read */
+    uint32_t tid; /* OS tid; 0 when no THREAD record was read */
     act_str name;
 } act_sp_thread;
 
@@ -58,7 +58,7 @@ typedef struct act_spool {
     size_t n_threads;
     uint64_t records[ACT_REC_KIND_MAX]; /* records read per kind */
     uint64_t first_ts, last_ts;         /* timeline ns, 0 = none seen */
-    char **errors;       /* one line each, "path: ..." */
+    char **errors;                      /* one line each, "path: ..." */
     size_t n_errors;
     uint64_t n_problems; /* all problems, including those not listed */
 } act_spool;

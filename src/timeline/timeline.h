@@ -49,7 +49,7 @@ enum act_arg_type {
     ACT_ARG_I64,
     ACT_ARG_F64,
     ACT_ARG_STR,
-    ACT_ARG_HEX,  /* u64 written as the string "0x..." */
+    ACT_ARG_HEX,   /* u64 written as the string "0x..." */
     ACT_ARG_U64X3, /* [a,b,c] */
     ACT_ARG_BOOL
 };
@@ -66,7 +66,7 @@ typedef struct act_tl_arg {
     } v;
 } act_tl_arg;
 
-#define ACT_EVF_BP_E 0x1   /* flow finish binds to the enclosing slice */
+#define ACT_EVF_BP_E   0x1 /* flow finish binds to the enclosing slice */
 #define ACT_EVF_NO_TID 0x2 /* process-scoped metadata: no "tid" member */
 
 typedef struct act_tl_event {
@@ -78,9 +78,9 @@ typedef struct act_tl_event {
     uint32_t tid;
     uint32_t arg0; /* first arg in timeline.args */
     uint16_t nargs;
-    char ph;        /* 'X','M','s','f','i','C','b','e' */
-    uint8_t cat;    /* enum act_cat */
-    uint8_t flags;  /* ACT_EVF_* */
+    char ph;       /* 'X','M','s','f','i','C','b','e' */
+    uint8_t cat;   /* enum act_cat */
+    uint8_t flags; /* ACT_EVF_* */
 } act_tl_event;
 
 typedef struct act_tl_device {
@@ -118,12 +118,12 @@ typedef struct act_tl_counts {
     uint64_t skew;                 /* device start < host launch start */
     uint64_t skew_max_ns;
     uint64_t negative_durations;
-    uint64_t nesting_violations;   /* host slices that partially overlap */
+    uint64_t nesting_violations; /* host slices that partially overlap */
     uint64_t device_ops_without_times;
-    uint64_t unlinked_device_ops;  /* corr set but no host launch found */
-    uint64_t unresolved_external;  /* ext naming no recorded range */
+    uint64_t unlinked_device_ops; /* corr set but no host launch found */
+    uint64_t unresolved_external; /* ext naming no recorded range */
     uint64_t flows;
-    uint64_t invalid_utf8;         /* filled in by the writer */
+    uint64_t invalid_utf8; /* filled in by the writer */
 } act_tl_counts;
 
 typedef struct act_arena_block act_arena_block;

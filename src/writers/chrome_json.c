@@ -129,17 +129,17 @@ static void write_event(writer *w, const act_tl_event *e)
         act_obuf_lit(b, ",\"dur\":");
         act_obuf_us3(b, (int64_t)e->dur);
         break;
-    case 's': case 'f': case 'b': case 'e':
+    case 's':
+    case 'f':
+    case 'b':
+    case 'e':
         act_obuf_lit(b, ",\"id\":");
         act_obuf_u64(b, e->id);
         if (e->flags & ACT_EVF_BP_E)
             act_obuf_lit(b, ",\"bp\":\"e\"");
         break;
-    case 'i':
-        act_obuf_lit(b, ",\"s\":\"t\"");
-        break;
-    default:
-        break;
+    case 'i': act_obuf_lit(b, ",\"s\":\"t\""); break;
+    default: break;
     }
     if (e->nargs)
         write_args(w, e);
@@ -148,9 +148,9 @@ static void write_event(writer *w, const act_tl_event *e)
 
 /* ---- top-level members ------------------------------------------------ */
 
-static const char *const reserved[] = {"schemaVersion", "traceName", "displayTimeUnit",
-                                       "baseTimeNanoseconds", "deviceProperties",
-                                       "traceEvents", "acceltrace"};
+static const char *const reserved[] = {"schemaVersion",       "traceName",        "displayTimeUnit",
+                                       "baseTimeNanoseconds", "deviceProperties", "traceEvents",
+                                       "acceltrace"};
 
 static int is_reserved(const char *k, size_t n)
 {
@@ -329,7 +329,9 @@ static void write_tool_metadata(writer *w, const act_chrome_opts *o)
     if (o->child_status >= 0) {
         int st = o->child_status;
         write_num(w, "exit_status",
-                  (uint64_t)(WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 255));
+                  (uint64_t)(WIFEXITED(st)     ? WEXITSTATUS(st)
+                             : WIFSIGNALED(st) ? 128 + WTERMSIG(st)
+                                               : 255));
     }
     act_obuf_lit(b, ",\"clock\":{\"method\":");
     wcstr(w, tl->clock_method);
@@ -460,8 +462,8 @@ static int install(const char *tmp, const char *path, int force)
     return renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE);
 }
 
-int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path,
-                          int force, char *err, size_t errlen)
+int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
+                          char *err, size_t errlen)
 {
     struct stat st;
     if (!force && lstat(path, &st) == 0) {

@@ -12,8 +12,8 @@
 #include "timeline/timeline.h"
 
 typedef struct act_chrome_opts {
-    const char *trace_name;            /* NULL: derived from argv[0] */
-    const char *const *argv;           /* traced command (may be NULL) */
+    const char *trace_name;  /* NULL: derived from argv[0] */
+    const char *const *argv; /* traced command (may be NULL) */
     int argc;
     const char *const *extra_metadata; /* "KEY=VALUE", NULL-terminated (may be NULL) */
     int child_status;                  /* wait status, -1 if n/a */
@@ -27,7 +27,7 @@ int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b);
  * (O_EXCL|O_NOFOLLOW, mode 0600) that is renamed over `path` once
  * complete; an existing `path` is kept unless `force`. Returns 0,
  * ACT_E_IO or ACT_E_NOMEM with a one-line reason in err. */
-int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path,
-                          int force, char *err, size_t errlen);
+int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
+                          char *err, size_t errlen);
 
 #endif

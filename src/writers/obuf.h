@@ -17,8 +17,8 @@ typedef struct act_obuf {
     char *buf;
     size_t len;
     size_t cap;
-    int fd;          /* -1: memory buffer that grows */
-    int err;         /* first error (negative ACT_E_*), sticky */
+    int fd;           /* -1: memory buffer that grows */
+    int err;          /* first error (negative ACT_E_*), sticky */
     uint64_t written; /* bytes handed to write(2) so far */
 } act_obuf;
 

@@ -29,9 +29,9 @@ extern "C" {
 #endif
 
 typedef struct act_sanitized {
-    char *text;    /* malloc'ed, NUL-terminated */
-    size_t len;    /* bytes in text (it may contain no NUL: NUL became space) */
-    char **notes;  /* n_notes malloc'ed strings */
+    char *text;   /* malloc'ed, NUL-terminated */
+    size_t len;   /* bytes in text (it may contain no NUL: NUL became space) */
+    char **notes; /* n_notes malloc'ed strings */
     size_t n_notes;
 } act_sanitized;
 

@@ -58,8 +58,8 @@ void act_summary_free(act_summary *s)
     free(s);
 }
 
-int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device,
-                          uint64_t lane, double ts_us, double dur_us, uint64_t ext)
+int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t lane,
+                          double ts_us, double dur_us, uint64_t ext)
 {
     if (s->n == s->cap) {
         size_t nc = s->cap ? s->cap * 2 : 1024;
@@ -341,14 +341,13 @@ static void print_counters(FILE *f, json_t *a)
         {"invalid_utf8", "invalid UTF-8 sequences replaced"},
     };
     for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-        fprintf(f, "  %-34s %llu\n", plain[i].label,
-                (unsigned long long)jnum(a, plain[i].key));
+        fprintf(f, "  %-34s %llu\n", plain[i].label, (unsigned long long)jnum(a, plain[i].key));
     json_t *tr = json_object_get(a, "truncated_processes");
     fprintf(f, "  %-34s %zu", "truncated processes", json_array_size(tr));
     size_t i;
     json_t *v;
-    json_array_foreach(tr, i, v) fprintf(f, "%s%lld", i ? ", " : " (pid ",
-                                         (long long)json_integer_value(v));
+    json_array_foreach(tr, i, v)
+        fprintf(f, "%s%lld", i ? ", " : " (pid ", (long long)json_integer_value(v));
     fprintf(f, "%s\n", json_array_size(tr) ? ")" : "");
     fprintf(f, "  %-34s %zu\n", "errors", json_array_size(json_object_get(a, "errors")));
 }
@@ -391,20 +390,19 @@ static json_t *counters_of(const act_timeline *tl)
         return NULL;
     json_object_set_new(a, "dropped", kind_obj(c->dropped));
     json_object_set_new(a, "outside_window", kind_obj(c->outside_window));
-    json_object_set_new(a, "callbacks", json_pack("{s:I,s:I}", "pending",
-                                                  (json_int_t)c->callbacks_pending, "lost",
-                                                  (json_int_t)c->callbacks_lost));
-    json_object_set_new(a, "skew", json_pack("{s:I,s:I}", "device_before_launch",
-                                             (json_int_t)c->skew, "max_ns",
-                                             (json_int_t)c->skew_max_ns));
+    json_object_set_new(a, "callbacks",
+                        json_pack("{s:I,s:I}", "pending", (json_int_t)c->callbacks_pending, "lost",
+                                  (json_int_t)c->callbacks_lost));
+    json_object_set_new(a, "skew",
+                        json_pack("{s:I,s:I}", "device_before_launch", (json_int_t)c->skew,
+                                  "max_ns", (json_int_t)c->skew_max_ns));
     json_object_set_new(a, "unbalanced_pops", json_integer((json_int_t)c->unbalanced_pops));
     json_object_set_new(a, "unclosed_ranges", json_integer((json_int_t)c->unclosed_ranges));
     json_object_set_new(a, "negative_durations", json_integer((json_int_t)c->negative_durations));
     json_object_set_new(a, "nesting_violations", json_integer((json_int_t)c->nesting_violations));
     json_object_set_new(a, "device_ops_without_times",
                         json_integer((json_int_t)c->device_ops_without_times));
-    json_object_set_new(a, "unlinked_device_ops",
-                        json_integer((json_int_t)c->unlinked_device_ops));
+    json_object_set_new(a, "unlinked_device_ops", json_integer((json_int_t)c->unlinked_device_ops));
     json_object_set_new(a, "strings_truncated", json_integer((json_int_t)c->strings_truncated));
     json_object_set_new(a, "invalid_utf8", json_integer((json_int_t)c->invalid_utf8));
     json_t *tr = json_array();
@@ -443,10 +441,9 @@ int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range)
             continue;
         uint64_t ext = arg_ext(tl, e);
         rc = act_summary_add_slice(s, e->name.p, e->name.n, dev, (uint64_t)e->pid << 32 | e->tid,
-                                   (double)(e->ts - tl->base_ns) / 1000.0,
-                                   (double)e->dur / 1000.0, ext);
-        if (!rc && !dev && ext &&
-            (e->cat == ACT_CAT_USER_ANNOTATION || e->cat == ACT_CAT_CPU_OP))
+                                   (double)(e->ts - tl->base_ns) / 1000.0, (double)e->dur / 1000.0,
+                                   ext);
+        if (!rc && !dev && ext && (e->cat == ACT_CAT_USER_ANNOTATION || e->cat == ACT_CAT_CPU_OP))
             rc = act_summary_add_range(s, ext, e->name.p, e->name.n);
     }
     json_t *counters = rc ? NULL : counters_of(tl);
@@ -491,9 +488,11 @@ static int add_event(act_summary *s, json_t *ev)
     json_t *ts = json_object_get(ev, "ts"), *dur = json_object_get(ev, "dur");
     if (!json_is_number(ts) || !json_is_number(dur))
         return 0;
-    uint64_t lane = id_of(json_object_get(ev, "pid")) * 1000003u ^ id_of(json_object_get(ev, "tid"));
+    uint64_t lane =
+        id_of(json_object_get(ev, "pid")) * 1000003u ^ id_of(json_object_get(ev, "tid"));
     json_t *x = json_object_get(json_object_get(ev, "args"), "External id");
-    uint64_t ext = json_is_integer(x) && json_integer_value(x) > 0 ? (uint64_t)json_integer_value(x) : 0;
+    uint64_t ext =
+        json_is_integer(x) && json_integer_value(x) > 0 ? (uint64_t)json_integer_value(x) : 0;
     int rc = act_summary_add_slice(s, json_string_value(name), json_string_length(name), dev, lane,
                                    json_number_value(ts), json_number_value(dur), ext);
     if (!rc && !dev && ext && (!strcmp(cat, "user_annotation") || !strcmp(cat, "cpu_op")))
@@ -501,8 +500,7 @@ static int add_event(act_summary *s, json_t *ev)
     return rc;
 }
 
-int act_summary_load_json(act_summary *s, const char *path, json_t **root, char *err,
-                          size_t errlen)
+int act_summary_load_json(act_summary *s, const char *path, json_t **root, char *err, size_t errlen)
 {
     *root = NULL;
     struct stat st;

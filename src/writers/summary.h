@@ -25,8 +25,8 @@ void act_summary_free(act_summary *s);
 
 /* A slice: `name` must outlive the summary. ts/dur in microseconds; lane
  * identifies (process, thread); ext = External id (0 = none). */
-int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device,
-                          uint64_t lane, double ts_us, double dur_us, uint64_t ext);
+int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t lane,
+                          double ts_us, double dur_us, uint64_t ext);
 /* The name of the range (host slice) carrying External id `ext`. */
 int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t len);
 /* Counters to print underneath: an "acceltrace" object as written in

@@ -135,8 +135,8 @@ static inline void sb_api(sb *b, uint32_t name, uint64_t start, uint64_t end, ui
 }
 
 static inline act_rec_device_op *sb_op(sb *b, uint32_t name, uint8_t op, uint64_t device,
-                                       uint64_t queue, uint64_t start, uint64_t end,
-                                       uint64_t corr, uint32_t source)
+                                       uint64_t queue, uint64_t start, uint64_t end, uint64_t corr,
+                                       uint32_t source)
 {
     act_rec_device_op *r = sb_rec(b, ACT_REC_DEVICE_OP, name, sizeof(*r));
     r->op = op;

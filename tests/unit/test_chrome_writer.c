@@ -6,11 +6,11 @@
  * through a temporary file that never replaces an existing trace without
  * force, and act_trace_export() on a spool directory with a bad spool.
  */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -172,8 +172,7 @@ static void test_write_file_no_overwrite(void **state)
     assert_int_equal(act_chrome_write_file(&tl, &co, link_path, 0, err, sizeof(err)), ACT_E_IO);
     /* Unwritable directory: a clear error, nothing left behind. */
     assert_int_equal(
-        act_chrome_write_file(&tl, &co, "/nonexistent-dir/x.json", 1, err, sizeof(err)),
-        ACT_E_IO);
+        act_chrome_write_file(&tl, &co, "/nonexistent-dir/x.json", 1, err, sizeof(err)), ACT_E_IO);
     assert_non_null(strstr(err, "/nonexistent-dir/x.json"));
     unlink(link_path);
     unlink(path);
@@ -207,8 +206,7 @@ static void test_export_entry_point(void **state)
     char *sum = NULL;
     size_t sum_len = 0;
     FILE *mem = open_memstream(&sum, &sum_len);
-    act_export_opts eo = {.spool_dir = dir, .out_path = out, .summary = mem,
-                          .child_status = 0};
+    act_export_opts eo = {.spool_dir = dir, .out_path = out, .summary = mem, .child_status = 0};
     assert_int_equal(act_trace_export(&eo), ACT_E_FORMAT);
     fclose(mem);
     assert_non_null(strstr(sum, "vadd"));

@@ -4,11 +4,11 @@
  * U+2028/2029, every kind of invalid UTF-8, long strings, and a round
  * trip through jansson's decoder.
  */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -62,7 +62,9 @@ static void test_quote_backslash_del(void **state)
 static void test_line_separators(void **state)
 {
     (void)state;
-    expect("a\xe2\x80\xa8" "b\xe2\x80\xa9", 8, "a\\u2028b\\u2029", 0);
+    expect("a\xe2\x80\xa8"
+           "b\xe2\x80\xa9",
+           8, "a\\u2028b\\u2029", 0);
     /* Neighbours of U+2028 pass through unchanged. */
     expect("\xe2\x80\xa7\xe2\x80\xaa", 6, "\xe2\x80\xa7\xe2\x80\xaa", 0);
 }
@@ -70,11 +72,11 @@ static void test_line_separators(void **state)
 static void test_valid_multibyte(void **state)
 {
     (void)state;
-    expect("\xc3\xa9", 2, "\xc3\xa9", 0);                 /* é */
+    expect("\xc3\xa9", 2, "\xc3\xa9", 0);                                 /* é */
     expect("\xe4\xbd\xa0\xe5\xa5\xbd", 6, "\xe4\xbd\xa0\xe5\xa5\xbd", 0); /* 你好 */
-    expect("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80", 0); /* U+1F600 */
-    expect("\xf4\x8f\xbf\xbf", 4, "\xf4\x8f\xbf\xbf", 0); /* U+10FFFF */
-    expect("\xef\xbf\xbf", 3, "\xef\xbf\xbf", 0);         /* U+FFFF */
+    expect("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80", 0);                 /* U+1F600 */
+    expect("\xf4\x8f\xbf\xbf", 4, "\xf4\x8f\xbf\xbf", 0);                 /* U+10FFFF */
+    expect("\xef\xbf\xbf", 3, "\xef\xbf\xbf", 0);                         /* U+FFFF */
 }
 
 #define FFFD "\xef\xbf\xbd"
@@ -82,19 +84,23 @@ static void test_valid_multibyte(void **state)
 static void test_invalid_utf8(void **state)
 {
     (void)state;
-    expect("\x80", 1, FFFD, 1);                         /* lone continuation */
-    expect("a\xbf" "b", 3, "a" FFFD "b", 1);
-    expect("\xc0\xaf", 2, FFFD FFFD, 2);                /* overlong '/' (C0 never valid) */
+    expect("\x80", 1, FFFD, 1); /* lone continuation */
+    expect("a\xbf"
+           "b",
+           3, "a" FFFD "b", 1);
+    expect("\xc0\xaf", 2, FFFD FFFD, 2); /* overlong '/' (C0 never valid) */
     expect("\xc1\xbf", 2, FFFD FFFD, 2);
-    expect("\xe0\x80\xaf", 3, FFFD FFFD FFFD, 3);       /* overlong 3-byte */
+    expect("\xe0\x80\xaf", 3, FFFD FFFD FFFD, 3);          /* overlong 3-byte */
     expect("\xf0\x80\x80\xaf", 4, FFFD FFFD FFFD FFFD, 4); /* overlong 4-byte */
-    expect("\xed\xa0\x80", 3, FFFD FFFD FFFD, 3);       /* surrogate U+D800 */
-    expect("\xed\xbf\xbf", 3, FFFD FFFD FFFD, 3);       /* surrogate U+DFFF */
+    expect("\xed\xa0\x80", 3, FFFD FFFD FFFD, 3);          /* surrogate U+D800 */
+    expect("\xed\xbf\xbf", 3, FFFD FFFD FFFD, 3);          /* surrogate U+DFFF */
     expect("\xf4\x90\x80\x80", 4, FFFD FFFD FFFD FFFD, 4); /* U+110000 */
     expect("\xf5\x80\x80\x80", 4, FFFD FFFD FFFD FFFD, 4);
     expect("\xff", 1, FFFD, 1);
-    expect("\xe2\x82", 2, FFFD, 1);                     /* truncated at end */
-    expect("\xe2\x82" "x", 3, FFFD "x", 1);             /* truncated mid-string */
+    expect("\xe2\x82", 2, FFFD, 1); /* truncated at end */
+    expect("\xe2\x82"
+           "x",
+           3, FFFD "x", 1); /* truncated mid-string */
     expect("\xf0\x9f\x98", 3, FFFD, 1);
     expect("\xc3", 1, FFFD, 1);
     expect("\xc3\xc3\xa9", 3, FFFD "\xc3\xa9", 1);

@@ -3,11 +3,11 @@
  * (writers/sanitize.c), checked against the behaviour recorded in
  * reference/torch_npu-behaviours.md section 3.
  */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -36,7 +36,7 @@ static void test_examples(void **state)
     check("C:\\temp\\file", 12, "C:/temp/file", "2 backslash");
     check("plain value", 11, "plain value", "");
     check("\xe4\xbd\xa0\xe5\xa5\xbd", 6, "\xe4\xbd\xa0\xe5\xa5\xbd", ""); /* 你好 */
-    check("\xe2\x80\xa8", 3, "\xe2\x80\xa8", "");                          /* U+2028 kept */
+    check("\xe2\x80\xa8", 3, "\xe2\x80\xa8", "");                         /* U+2028 kept */
     check("\r\b\f", 3, "   ", "1 backspace, 1 form feed, 1 carriage return");
     /* Sorted by code point: controls, then '"' (0x22), then '\' (0x5C). */
     check("\\\"\x01", 3, "/' ", "1 control character U+0001, 1 double quote, 1 backslash");

@@ -6,11 +6,11 @@
  * copies of a valid spool (run under ASan by ./build.sh test). It must
  * report a clear error or a list of problems, and never crash.
  */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include "acceltrace.h"
 #include "timeline_util.h"
@@ -261,8 +261,8 @@ static void test_fuzz(void **state)
             json_error_t e;
             json_t *doc = json_loadb(ob.buf, ob.len, JSON_ALLOW_NUL, &e);
             if (!doc)
-                fprintf(stderr, "round %d: %s at %d:%d\n%.*s\n", round, e.text, e.line,
-                        e.column, (int)ob.len, ob.buf);
+                fprintf(stderr, "round %d: %s at %d:%d\n%.*s\n", round, e.text, e.line, e.column,
+                        (int)ob.len, ob.buf);
             assert_non_null(doc);
             json_decref(doc);
             act_obuf_free(&ob);
@@ -280,10 +280,8 @@ static void test_fuzz(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid),
-        cmocka_unit_test(test_empty_small_and_bad_headers),
-        cmocka_unit_test(test_truncated_file),
-        cmocka_unit_test(test_hostile_chunks_and_records),
+        cmocka_unit_test(test_valid),          cmocka_unit_test(test_empty_small_and_bad_headers),
+        cmocka_unit_test(test_truncated_file), cmocka_unit_test(test_hostile_chunks_and_records),
         cmocka_unit_test(test_fuzz),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

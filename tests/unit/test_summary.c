@@ -5,11 +5,11 @@
  * acceltrace's object form, torch.profiler's bare array, and files that
  * are missing, empty, truncated or not JSON.
  */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,12 +63,13 @@ static void test_numbers(void **state)
     /* Host busy = union of nested slices = 100. */
     assert_non_null(strstr(out, "Host calls: 2 names, busy 100.000 us on 1 lane"));
     const char *launch = row_of(out, "Host calls", "launch");
-    assert_non_null(strstr(launch, "1          2.000        2.000        2.000        2.000    2.0%"));
+    assert_non_null(
+        strstr(launch, "1          2.000        2.000        2.000        2.000    2.0%"));
     /* By range: 30 us of k1 launched in "step", the rest in no range. */
-    assert_non_null(strstr(row_of(out, "Device time by launching range", "step"),
-                           "2         30.000"));
-    assert_non_null(strstr(row_of(out, "Device time by launching range", "(no range)"),
-                           "2         70.000"));
+    assert_non_null(
+        strstr(row_of(out, "Device time by launching range", "step"), "2         30.000"));
+    assert_non_null(
+        strstr(row_of(out, "Device time by launching range", "(no range)"), "2         70.000"));
     assert_non_null(strstr(out, "Counters: none in this trace"));
     free(out);
     act_summary_free(s);
@@ -113,8 +114,7 @@ static void test_bad_files(void **state)
     act_summary_free(s);
     assert_int_equal(load("", err, sizeof(err), NULL), ACT_E_FORMAT);
     assert_non_null(strstr(err, "empty"));
-    assert_int_equal(load("{\"traceEvents\":[{\"ph\":\"X\"", err, sizeof(err), NULL),
-                     ACT_E_FORMAT);
+    assert_int_equal(load("{\"traceEvents\":[{\"ph\":\"X\"", err, sizeof(err), NULL), ACT_E_FORMAT);
     assert_non_null(strstr(err, "not valid JSON"));
     assert_null(strchr(err, '\n'));
     assert_int_equal(load("hello", err, sizeof(err), NULL), ACT_E_FORMAT);

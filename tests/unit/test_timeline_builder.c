@@ -6,20 +6,20 @@
  * the capture window, unbalanced pops and truncated processes. Each trace
  * is written as JSON and read back with jansson.
  */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include "timeline_util.h"
 
-#define T(us) (2000000ull + (uint64_t)(us) * 1000ull) /* spool ns of trace µs (us + 1000) */
-#define TS(us) ((double)(us) + 1000.0)                /* the trace's ts for T(us) */
+#define T(us)            (2000000ull + (uint64_t)(us)*1000ull) /* spool ns of trace µs (us + 1000) */
+#define TS(us)           ((double)(us) + 1000.0)               /* the trace's ts for T(us) */
 #define EXT(serial, seq) ((uint64_t)(serial) << 32 | (seq))
-#define Q1 0x5500aa00ull
-#define Q2 0x5500bb00ull
-#define DEV 0xd1ull
+#define Q1               0x5500aa00ull
+#define Q2               0x5500bb00ull
+#define DEV              0xd1ull
 
 /* pid 100: main thread (serial 1, tid 100) launches 3 kernels inside the
  * range "step"; the callback thread (serial 2, tid 101) records the device
@@ -46,8 +46,8 @@ static void scenario_opencl(sb *s)
     sb_str(s, 2, "OpenCL");
     sb_str(s, 3, "pthread-cpu");
     sb_device(s, 3, DEV, 2, ACT_SOURCE_OPENCL, 0);
-    act_rec_device_op *op = sb_op(s, 1, ACT_OP_KERNEL, DEV, Q1, T(100), T(200), 1,
-                                  ACT_SOURCE_OPENCL);
+    act_rec_device_op *op =
+        sb_op(s, 1, ACT_OP_KERNEL, DEV, Q1, T(100), T(200), 1, ACT_SOURCE_OPENCL);
     op->gsize[0] = 1024;
     op->gsize[1] = op->gsize[2] = 1;
     sb_op(s, 1, ACT_OP_KERNEL, DEV, Q1, T(150), T(250), 2, ACT_SOURCE_OPENCL);
@@ -205,8 +205,8 @@ static void test_lanes_and_device_process(void **state)
             if (j <= i || strcmp(ev_str(c, "ph"), "X") || ev_int(c, "pid") != ev_int(a, "pid") ||
                 ev_int(c, "tid") != ev_int(a, "tid"))
                 continue;
-            assert_false(overlaps(ev_num(a, "ts"), ev_num(a, "dur"), ev_num(c, "ts"),
-                                  ev_num(c, "dur")));
+            assert_false(
+                overlaps(ev_num(a, "ts"), ev_num(a, "dur"), ev_num(c, "ts"), ev_num(c, "dur")));
         }
     }
     /* deviceProperties lists the device. */
@@ -296,8 +296,8 @@ static void test_vendor_corr_reuse(void **state)
     /* Flow starts at 10 and 50, whichever order they were written in. */
     assert_true((t0 == TS(10) && t1 == TS(50)) || (t0 == TS(50) && t1 == TS(10)));
     json_t *g0 = tu_find(&b, "X", "gemm", 0);
-    assert_int_equal(arg_int(g0, "External id"), arg_int(tu_find(&b, "X", "region", 0),
-                                                         "External id"));
+    assert_int_equal(arg_int(g0, "External id"),
+                     arg_int(tu_find(&b, "X", "region", 0), "External id"));
     assert_string_equal(ev_str(tu_find(&b, "X", "cudaLaunchKernel", 0), "cat"), "cuda_runtime");
     assert_int_equal(b.tl.counts.skew, 1);
     assert_int_equal(b.tl.counts.skew_max_ns, 1000);
@@ -318,7 +318,7 @@ static void test_capture_window(void **state)
     sb_thread(&s, 1, 400, 0);
     sb_str(&s, 1, "call");
     sb_str(&s, 2, "k");
-    sb_api(&s, 1, T(10), T(11), 1, 0, ACT_SOURCE_OPENCL);  /* before */
+    sb_api(&s, 1, T(10), T(11), 1, 0, ACT_SOURCE_OPENCL);   /* before */
     sb_api(&s, 1, T(100), T(101), 2, 0, ACT_SOURCE_OPENCL); /* inside */
     sb_api(&s, 1, T(900), T(901), 3, 0, ACT_SOURCE_OPENCL); /* after */
     sb_ts(&s, ACT_REC_MARK, 2, T(950));                     /* after */
@@ -381,7 +381,7 @@ static void test_truncated_and_unbalanced(void **state)
     char err[256];
     tu_mkdir(&b);
     sb_init(&s, 500, 4096, 2);
-    sb_hdr(&s)->flags = 0; /* not sealed */
+    sb_hdr(&s)->flags = 0;           /* not sealed */
     sb_hdr(&s)->unbalanced_pops = 2; /* counted by the recorder */
     sb_use_chunk(&s, 0);
     sb_segment(&s, 1);
