@@ -6,7 +6,6 @@
  * through a temporary file that never replaces an existing trace without
  * force, and act_trace_export() on a spool directory with a bad spool.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +13,8 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+
+#include <cmocka.h>
 
 #include "acceltrace.h"
 #include "timeline/export.h"

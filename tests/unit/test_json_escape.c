@@ -4,7 +4,6 @@
  * U+2028/2029, every kind of invalid UTF-8, long strings, and a round
  * trip through jansson's decoder.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +12,8 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "writers/json_escape.h"
 

@@ -3,7 +3,6 @@
  * (writers/sanitize.c), checked against the behaviour recorded in
  * reference/torch_npu-behaviours.md section 3.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +11,8 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "writers/sanitize.h"
 

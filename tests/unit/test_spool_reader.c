@@ -6,11 +6,12 @@
  * copies of a valid spool (run under ASan by ./build.sh test). It must
  * report a clear error or a list of problems, and never crash.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include "acceltrace.h"
 #include "timeline_util.h"

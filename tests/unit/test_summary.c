@@ -5,7 +5,6 @@
  * acceltrace's object form, torch.profiler's bare array, and files that
  * are missing, empty, truncated or not JSON.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "acceltrace.h"
 #include "writers/summary.h"

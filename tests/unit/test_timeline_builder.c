@@ -6,11 +6,12 @@
  * the capture window, unbalanced pops and truncated processes. Each trace
  * is written as JSON and read back with jansson.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include "timeline_util.h"
 
