@@ -300,12 +300,15 @@ static void on_clock(bld *b, const act_sp_rec *rec)
 static void on_metadata(bld *b, const act_sp_rec *rec)
 {
     act_timeline *tl = b->tl;
-    act_tl_meta *nm = realloc(tl->meta, (tl->n_meta + 1) * sizeof(*nm));
-    if (!nm) {
-        tl->err = ACT_E_NOMEM;
-        return;
+    if (!tl->n_meta || (tl->n_meta & (tl->n_meta - 1)) == 0) {
+        /* capacity doubles at powers of two */
+        act_tl_meta *nm = realloc(tl->meta, (tl->n_meta ? tl->n_meta * 2 : 1) * sizeof(*nm));
+        if (!nm) {
+            tl->err = ACT_E_NOMEM;
+            return;
+        }
+        tl->meta = nm;
     }
-    tl->meta = nm;
     tl->meta[tl->n_meta++] =
         (act_tl_meta){rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0};
 }
@@ -709,5 +712,7 @@ int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
     free(b.ops);
     free(b.dev_handle);
     free(b.dev_host_pid);
+    act_u64map_free(&b.dev_by_desc);
+    act_u64map_free(&b.dev_by_key);
     return tl->err;
 }

@@ -94,6 +94,8 @@ typedef struct bld {
     /* device identity, parallel to tl->devices: which host pids use it */
     uint64_t *dev_handle;   /* handle for devices known only by handle */
     uint32_t *dev_host_pid; /* first host pid, or UINT32_MAX when shared */
+    act_u64map dev_by_desc; /* hash of a description -> devices index + 1 */
+    act_u64map dev_by_key;  /* hash of (pid, source, handle) -> index + 1 */
 } bld;
 
 /* Inside the capture window: the run's window (opts) and, when the

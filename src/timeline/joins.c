@@ -70,15 +70,21 @@ static size_t lower_bound(const bld_key *keys, size_t n, uint32_t source, uint64
     return lo;
 }
 
+/* One past the last index whose (source, corr) equals the given one. */
+static size_t upper_bound(const bld_key *keys, size_t n, uint32_t source, uint64_t corr)
+{
+    if (corr != UINT64_MAX)
+        return lower_bound(keys, n, source, corr + 1);
+    return source != UINT32_MAX ? lower_bound(keys, n, source + 1, 0) : n;
+}
+
 static const bld_key *find_launch(const bld_proc *p, uint32_t source, uint64_t corr, uint64_t start)
 {
     size_t lo = lower_bound(p->keys, p->n_keys, source, corr);
     if (lo == p->n_keys || p->keys[lo].source != source || p->keys[lo].corr != corr)
         return NULL;
     /* Within the run of equal keys (sorted by start), the last start <= start. */
-    size_t hi = lo;
-    while (hi < p->n_keys && p->keys[hi].source == source && p->keys[hi].corr == corr)
-        hi++;
+    size_t hi = upper_bound(p->keys, p->n_keys, source, corr);
     size_t a = lo, b = hi;
     while (a < b) {
         size_t mid = (a + b) / 2;
@@ -95,11 +101,11 @@ static const bld_key *find_launch(const bld_proc *p, uint32_t source, uint64_t c
 static uint64_t find_extcorr(const bld_proc *p, uint32_t source, uint64_t corr)
 {
     size_t lo = lower_bound(p->extcorr, p->n_extcorr, source, corr);
-    uint64_t ref = 0;
-    for (size_t i = lo;
-         i < p->n_extcorr && p->extcorr[i].source == source && p->extcorr[i].corr == corr; i++)
-        ref = p->extcorr[i].start; /* sorted by record order within a key */
-    return ref;
+    size_t hi = upper_bound(p->extcorr, p->n_extcorr, source, corr);
+    /* Sorted by record order within a key: the last one. */
+    return hi > lo && p->extcorr[hi - 1].source == source && p->extcorr[hi - 1].corr == corr
+               ? p->extcorr[hi - 1].start
+               : 0;
 }
 
 uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)

@@ -7,36 +7,68 @@
 
 #include "timeline.h"
 
+/* Binary min-heap of (key, lane). */
+typedef struct heap_item {
+    uint64_t key;
+    uint32_t lane;
+} heap_item;
+
+static void heap_push(heap_item *h, size_t *n, heap_item it)
+{
+    size_t i = (*n)++;
+    while (i && h[(i - 1) / 2].key > it.key) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = it;
+}
+
+static heap_item heap_pop(heap_item *h, size_t *n)
+{
+    heap_item top = h[0], last = h[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1].key < h[c].key)
+            c++;
+        if (h[c].key >= last.key)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = last;
+    return top;
+}
+
 size_t act_lanes_partition(const uint64_t *start, const uint64_t *end, size_t n, uint32_t *lane)
 {
-    /* ends[k] = end of the last slice placed on lane k. Items come sorted
-     * by start, so a lane is free when its last end <= this start; taking
+    /* Items come sorted by start. Busy lanes wait in a heap by their last
+     * end; a lane is free again once that end <= the next start. Taking
      * the lowest free lane keeps work on the queue's first lane whenever
-     * it can be, and never uses more lanes than the maximum overlap. */
-    size_t cap = 4, used = 0;
-    uint64_t *ends = malloc(cap * sizeof(*ends));
-    if (!ends)
+     * it can be; never more lanes than the maximum overlap; O(n log n)
+     * however much work overlaps. */
+    heap_item *busy = malloc((n ? n : 1) * sizeof(*busy));
+    heap_item *free_lanes = malloc((n ? n : 1) * sizeof(*free_lanes));
+    size_t n_busy = 0, n_free = 0, used = 0;
+    if (!busy || !free_lanes) {
+        free(busy);
+        free(free_lanes);
         return 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t k = 0;
-        while (k < used && ends[k] > start[i])
-            k++;
-        if (k == used) {
-            if (used == cap) {
-                uint64_t *ne = realloc(ends, cap * 2 * sizeof(*ne));
-                if (!ne) {
-                    free(ends);
-                    return 0;
-                }
-                ends = ne;
-                cap *= 2;
-            }
-            used++;
-        }
-        ends[k] = end[i] > start[i] ? end[i] : start[i];
-        lane[i] = (uint32_t)k;
     }
-    free(ends);
+    for (size_t i = 0; i < n; i++) {
+        while (n_busy && busy[0].key <= start[i]) {
+            heap_item it = heap_pop(busy, &n_busy);
+            heap_push(free_lanes, &n_free, (heap_item){it.lane, it.lane});
+        }
+        uint32_t k = n_free ? heap_pop(free_lanes, &n_free).lane : (uint32_t)used++;
+        lane[i] = k;
+        heap_push(busy, &n_busy, (heap_item){end[i] > start[i] ? end[i] : start[i], k});
+    }
+    free(busy);
+    free(free_lanes);
     return used ? used : 1;
 }
 

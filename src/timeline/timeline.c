@@ -187,21 +187,30 @@ act_str act_tl_printf(act_timeline *tl, const char *fmt, ...)
 
 void act_tl_error(act_timeline *tl, const char *fmt, ...)
 {
+    if (tl->n_errors >= ACT_TL_MAX_ERRORS) {
+        tl->errors_unlisted++;
+        return;
+    }
     char tmp[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
-    char **ne = realloc(tl->errors, (tl->n_errors + 1) * sizeof(*ne));
+    if (!tl->n_errors || (tl->n_errors & (tl->n_errors - 1)) == 0) {
+        /* capacity doubles at powers of two */
+        size_t cap = tl->n_errors ? tl->n_errors * 2 : 1;
+        char **ne = realloc(tl->errors, cap * sizeof(*ne));
+        if (!ne) {
+            tl->err = ACT_E_NOMEM;
+            return;
+        }
+        tl->errors = ne;
+    }
     char *line = strdup(tmp);
-    if (!ne || !line) {
-        free(line);
-        if (ne)
-            tl->errors = ne;
+    if (!line) {
         tl->err = ACT_E_NOMEM;
         return;
     }
-    tl->errors = ne;
     tl->errors[tl->n_errors++] = line;
 }
 

@@ -128,6 +128,8 @@ typedef struct act_tl_counts {
 
 typedef struct act_arena_block act_arena_block;
 
+#define ACT_TL_MAX_ERRORS 1000 /* error lines listed in a trace */
+
 typedef struct act_timeline {
     act_tl_event *ev;
     size_t n_ev, cap_ev;
@@ -141,6 +143,7 @@ typedef struct act_timeline {
     size_t n_meta;
     char **errors; /* one line per source error / reader problem */
     size_t n_errors;
+    uint64_t errors_unlisted; /* beyond ACT_TL_MAX_ERRORS: counted only */
     uint32_t *truncated_pids;
     size_t n_truncated;
     act_tl_counts counts;

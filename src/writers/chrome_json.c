@@ -164,6 +164,7 @@ typedef struct kv {
     const char *k, *v;
     size_t kn, vn;
     int is_json;
+    int replaced; /* a later entry has the same key */
 } kv;
 
 static void write_member_value(writer *w, const kv *m)
@@ -182,6 +183,34 @@ static void write_member_value(writer *w, const kv *m)
     wstr(w, m->v, m->vn);
 }
 
+static int kv_cmp(const void *a, const void *b)
+{
+    const kv *x = *(kv *const *)a, *y = *(kv *const *)b;
+    size_t n = x->kn < y->kn ? x->kn : y->kn;
+    int c = memcmp(x->k, y->k, n);
+    if (c || x->kn != y->kn)
+        return c ? c : (x->kn < y->kn ? -1 : 1);
+    return x < y ? -1 : x > y; /* by position: the last one wins */
+}
+
+/* Mark every entry that a later one with the same key replaces; sorting
+ * keeps this O(n log n) however many records a spool holds. */
+static int mark_replaced(kv *all, size_t m)
+{
+    kv **order = malloc((m ? m : 1) * sizeof(*order));
+    if (!order)
+        return ACT_E_NOMEM;
+    for (size_t i = 0; i < m; i++)
+        order[i] = &all[i];
+    if (m)
+        qsort(order, m, sizeof(*order), kv_cmp);
+    for (size_t i = 0; i + 1 < m; i++)
+        if (order[i]->kn == order[i + 1]->kn && !memcmp(order[i]->k, order[i + 1]->k, order[i]->kn))
+            order[i]->replaced = 1;
+    free(order);
+    return 0;
+}
+
 /* User metadata: records first, then --metadata; a later value for the
  * same key replaces an earlier one; reserved keys are refused. */
 static void write_user_metadata(writer *w, const act_chrome_opts *o)
@@ -198,8 +227,8 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
     }
     size_t m = 0;
     for (size_t i = 0; i < tl->n_meta; i++)
-        all[m++] = (kv){tl->meta[i].key.p, tl->meta[i].value.p, tl->meta[i].key.n,
-                        tl->meta[i].value.n, tl->meta[i].is_json};
+        all[m++] = (kv){tl->meta[i].key.p,   tl->meta[i].value.p, tl->meta[i].key.n,
+                        tl->meta[i].value.n, tl->meta[i].is_json, 0};
     for (size_t i = 0; i < n_extra; i++) {
         const char *s = o->extra_metadata[i];
         const char *eq = strchr(s, '=');
@@ -207,13 +236,15 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
             act_tl_error(tl, "--metadata '%s': expected KEY=VALUE; ignored", s);
             continue;
         }
-        all[m++] = (kv){s, eq + 1, (size_t)(eq - s), strlen(eq + 1), 0};
+        all[m++] = (kv){s, eq + 1, (size_t)(eq - s), strlen(eq + 1), 0, 0};
+    }
+    if (mark_replaced(all, m)) {
+        tl->err = ACT_E_NOMEM;
+        free(all);
+        return;
     }
     for (size_t i = 0; i < m; i++) {
-        int later = 0;
-        for (size_t j = i + 1; j < m && !later; j++)
-            later = all[j].kn == all[i].kn && !memcmp(all[j].k, all[i].k, all[i].kn);
-        if (later)
+        if (all[i].replaced)
             continue;
         if (is_reserved(all[i].k, all[i].kn)) {
             act_tl_error(tl, "metadata key '%.*s' is reserved by the trace format; ignored",
@@ -366,6 +397,14 @@ static void write_tool_metadata(writer *w, const act_chrome_opts *o)
         if (i)
             act_obuf_putc(b, ',');
         wcstr(w, tl->errors[i]);
+    }
+    if (tl->errors_unlisted) {
+        char more[96];
+        snprintf(more, sizeof(more), "%llu more error lines not listed",
+                 (unsigned long long)tl->errors_unlisted);
+        if (tl->n_errors)
+            act_obuf_putc(b, ',');
+        wcstr(w, more);
     }
     act_obuf_putc(b, ']');
     /* Last, so it counts every string written before it. */

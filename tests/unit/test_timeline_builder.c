@@ -444,6 +444,48 @@ static void test_two_processes_and_nesting(void **state)
     tu_free(&b);
 }
 
+/* Sizes a hostile or unusual spool can reach must stay fast (every step is
+ * O(n log n)): thousands of ops overlapping on one queue, one vendor
+ * correlation id shared by thousands of launches, one metadata key set
+ * thousands of times (the last value wins). */
+static void test_pathological_sizes(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    sb_init(&s, 1000, 1u << 20, 1);
+    sb_use_chunk(&s, 0);
+    sb_segment(&s, 1);
+    sb_thread(&s, 1, 1000, 0);
+    sb_str(&s, 1, "launch");
+    sb_str(&s, 2, "k");
+    sb_str(&s, 3, "key");
+    for (uint32_t i = 0; i < N; i++) {
+        sb_api(&s, 1, T(i), T(i) + 100, 7, 0, ACT_SOURCE_CUPTI);
+        sb_op(&s, 2, ACT_OP_KERNEL, 1, 1, T(i) + 500, T(N) + 1000, 7, ACT_SOURCE_CUPTI);
+        char v[16];
+        snprintf(v, sizeof(v), "v%u", i);
+        sb_str(&s, 10 + i, v);
+        act_rec_metadata *m = sb_rec(&s, ACT_REC_METADATA, 3, sizeof(*m));
+        m->value = 10 + i;
+    }
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    assert_non_null(tu_build(&b, 0, 0));
+    assert_int_equal(tu_count(&b, "f", NULL), N);
+    assert_int_equal(tu_count(&b, "M", "thread_name"), N + 1); /* N sub-lanes + host thread */
+    char last[16];
+    snprintf(last, sizeof(last), "v%u", N - 1);
+    assert_string_equal(json_string_value(json_object_get(b.doc, "key")), last);
+    /* Op i (start i + 0.5 us) pairs with launch i, the latest before it. */
+    json_t *f0 = tu_find(&b, "s", NULL, 0);
+    assert_near(ev_num(f0, "ts"), TS(0), 1e-9);
+    sb_free(&s);
+    tu_free(&b);
+}
+
 static void test_partition_helper(void **state)
 {
     (void)state;
@@ -475,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_capture_records),
         cmocka_unit_test(test_truncated_and_unbalanced),
         cmocka_unit_test(test_two_processes_and_nesting),
+        cmocka_unit_test(test_pathological_sizes),
         cmocka_unit_test(test_partition_helper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
