@@ -436,6 +436,7 @@ static int decode(act_spool *sp, size_t file_size)
     if (!rc) {
         if (rd.n_segs) /* qsort's pointer must not be NULL, even for 0 items */
             qsort(rd.segs, rd.n_segs, sizeof(*rd.segs), seg_cmp);
+        sp->records[ACT_REC_SEGMENT] = rd.n_segs;
         size_t cap = 0;
         for (size_t i = 0; i < rd.n_segs && !rc; i++)
             rc = read_segment(&rd, &rd.segs[i], &cap);

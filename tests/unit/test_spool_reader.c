@@ -78,6 +78,7 @@ static void test_valid(void **state)
     assert_string_equal(sp.argv[1], "arg1");
     assert_int_equal(sp.records[ACT_REC_API], 1);
     assert_int_equal(sp.records[ACT_REC_DEVICE_OP], 1);
+    assert_int_equal(sp.records[ACT_REC_SEGMENT], 2);
     assert_int_equal(sp.n_threads, 2);
     assert_int_equal(act_spool_thread(&sp, 2)->tid, 701);
     act_spool_close(&sp);
