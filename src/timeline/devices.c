@@ -140,8 +140,15 @@ static void emit_device_procs(bld *b)
         act_tl_device *d = &tl->devices[i];
         d->pid = b->dev_pid_base + (uint32_t)i;
         act_str vendor = d->vendor.n ? d->vendor : act_str_c(source_name(d->source));
-        d->name = act_tl_printf(tl, "%.*s %.*s (device %u)", (int)vendor.n, vendor.p,
-                                (int)d->model.n, d->model.p, d->index);
+        /* "<vendor> <device> (device N)", without repeating a vendor the
+         * device name already starts with ("CUDA GPU 0"). */
+        int prefixed = d->model.n > vendor.n && !memcmp(d->model.p, vendor.p, vendor.n) &&
+                       d->model.p[vendor.n] == ' ';
+        if (prefixed)
+            d->name = act_tl_printf(tl, "%.*s (device %u)", (int)d->model.n, d->model.p, d->index);
+        else
+            d->name = act_tl_printf(tl, "%.*s %.*s (device %u)", (int)vendor.n, vendor.p,
+                                    (int)d->model.n, d->model.p, d->index);
         act_tl_event *e =
             act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_name"), d->pid, 0, 0, 0);
         if (e)
