@@ -81,16 +81,36 @@ void act_obuf_free(act_obuf *b)
     b->len = b->cap = 0;
 }
 
-/* Digits are produced backwards into a small stack buffer, then copied. */
+static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930"
+                                 "31323334353637383940414243444546474849505152535455565758596061"
+                                 "62636465666768697071727374757677787980818283848586878889909192"
+                                 "93949596979899";
+
+/* Digits are produced backwards, two at a time, into a small stack buffer. */
+static size_t u64_digits(char tmp[20], uint64_t v)
+{
+    int i = 20;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--i] = digits2[d + 1];
+        tmp[--i] = digits2[d];
+    }
+    if (v >= 10) {
+        unsigned d = (unsigned)v * 2;
+        tmp[--i] = digits2[d + 1];
+        tmp[--i] = digits2[d];
+    } else {
+        tmp[--i] = (char)('0' + v);
+    }
+    return (size_t)i;
+}
+
 void act_obuf_u64(act_obuf *b, uint64_t v)
 {
     char tmp[20];
-    int i = 20;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    act_obuf_put(b, tmp + i, (size_t)(20 - i));
+    size_t i = u64_digits(tmp, v);
+    act_obuf_put(b, tmp + i, 20 - i);
 }
 
 void act_obuf_i64(act_obuf *b, int64_t v)
@@ -112,10 +132,15 @@ void act_obuf_us3(act_obuf *b, int64_t ns)
     } else {
         u = (uint64_t)ns;
     }
-    act_obuf_u64(b, u / 1000);
+    /* integer microseconds, '.', exactly three digits of nanoseconds */
+    char tmp[24];
     unsigned f = (unsigned)(u % 1000);
-    char frac[4] = {'.', (char)('0' + f / 100), (char)('0' + f / 10 % 10), (char)('0' + f % 10)};
-    act_obuf_put(b, frac, 4);
+    tmp[23] = (char)('0' + f % 10);
+    tmp[22] = (char)('0' + f / 10 % 10);
+    tmp[21] = (char)('0' + f / 100);
+    tmp[20] = '.';
+    size_t i = u64_digits(tmp, u / 1000);
+    act_obuf_put(b, tmp + i, 24 - i);
 }
 
 void act_obuf_f64(act_obuf *b, double v)
