@@ -226,6 +226,30 @@ static void test_hostile_chunks_and_records(void **state)
     sb_free(&s);
 }
 
+/* TSC spools: every timestamp maps through the calibration pairs. */
+static void test_tsc_conversion(void **state)
+{
+    (void)state;
+    sb s;
+    valid_spool(&s);
+    act_spool_header *h = sb_hdr(&s);
+    h->clock_kind = ACT_CLOCK_TSC;
+    h->calib_ts[0] = 1000;
+    h->calib_ts[1] = 3000;
+    h->calib_ns[0] = 1000000;
+    h->calib_ns[1] = 2000000; /* 500 ns per tick */
+    act_spool sp;
+    char err[256];
+    assert_int_equal(open_bytes(s.buf, s.size, &sp, err, sizeof(err)), 0);
+    assert_int_equal(act_spool_ns(&sp, 1000), 1000000);
+    assert_int_equal(act_spool_ns(&sp, 3000), 2000000);
+    assert_int_equal(act_spool_ns(&sp, 5000), 3000000);          /* extrapolated */
+    assert_int_equal(act_spool_ns(&sp, 0), 0);                   /* unknown stays unknown */
+    assert_int_equal(act_spool_ns(&sp, 2001001), 1001000000ull); /* 2e6 ticks on */
+    act_spool_close(&sp);
+    sb_free(&s);
+}
+
 /* Random corruption: every outcome is an error or a readable spool, and a
  * readable one always builds and writes a trace that parses. */
 static void test_fuzz(void **state)
@@ -284,7 +308,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),          cmocka_unit_test(test_empty_small_and_bad_headers),
         cmocka_unit_test(test_truncated_file), cmocka_unit_test(test_hostile_chunks_and_records),
-        cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_tsc_conversion), cmocka_unit_test(test_fuzz),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
