@@ -245,7 +245,7 @@ static void test_tsc_conversion(void **state)
     assert_int_equal(act_spool_ns(&sp, 3000), 2000000);
     assert_int_equal(act_spool_ns(&sp, 5000), 3000000);          /* extrapolated */
     assert_int_equal(act_spool_ns(&sp, 0), 0);                   /* unknown stays unknown */
-    assert_int_equal(act_spool_ns(&sp, 2001001), 1001000000ull); /* 2e6 ticks on */
+    assert_int_equal(act_spool_ns(&sp, 2001000), 1001000000ull); /* 2e6 ticks on */
     act_spool_close(&sp);
     sb_free(&s);
 }
