@@ -59,7 +59,7 @@ int act_cat_is_device_name(const char *cat)
     static const char *const device[] = {"kernel", "gpu_memcpy", "gpu_memset",     "gpu_sync",
                                          "gpu_op", "cuda_sync",  "mtia_ccp_events"};
     static const char *const host[] = {"cpu_op", "user_annotation", "cpu_instant_event",
-                                       "python_function", "overhead"};
+                                       "python_function", "overhead", "runtime"};
     for (size_t i = 0; i < sizeof(device) / sizeof(device[0]); i++)
         if (!strcmp(cat, device[i]))
             return 1;
