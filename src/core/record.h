@@ -18,9 +18,10 @@
  * thread serial. Thread serials are never reused within a process (OS tids
  * are), which is why records name threads by serial.
  *
- * Every record starts with act_rec_hdr. `size` is the full record size in
- * bytes, a multiple of 8; `aux` is a per-kind small field (usually a string
- * id). Strings are interned per thread: a STRING record defines id -> bytes
+ * Every record starts with act_rec_hdr. `size8` is the full record size in
+ * units of 8 bytes (so one record can be up to 512 KiB, enough for a 64 KiB
+ * string with room to spare); `aux` is a per-kind small field (usually a
+ * string id). A record never straddles chunks. Strings are interned per thread: a STRING record defines id -> bytes
  * for the thread of its segment, before the first record that uses the id.
  * String id 0 means "no string".
  *
@@ -42,7 +43,7 @@
 
 /* Record kinds. Values are part of the file format. */
 enum act_rec_kind {
-    ACT_REC_PAD = 0,        /* filler; skip `size` bytes */
+    ACT_REC_PAD = 0,        /* filler; skip size8 * 8 bytes */
     ACT_REC_SEGMENT = 1,    /* act_rec_segment: records below belong to a thread */
     ACT_REC_THREAD = 2,     /* act_rec_thread: serial -> OS tid, name */
     ACT_REC_STRING = 3,     /* act_rec_string: interned string for this thread */
@@ -89,7 +90,7 @@ enum act_clock_kind {
 
 typedef struct act_rec_hdr {
     uint16_t kind;
-    uint16_t size; /* whole record, bytes, multiple of 8 */
+    uint16_t size8; /* whole record size in 8-byte units (bytes = size8 * 8) */
     uint32_t aux;
 } act_rec_hdr;
 
@@ -254,6 +255,7 @@ typedef struct act_spool_header {
     uint64_t callbacks_pending; /* atomic: device callbacks not yet arrived */
     uint64_t callbacks_lost;    /* callbacks that never arrived by the bound */
     uint64_t unbalanced_pops;   /* atomic */
+    uint64_t strings_truncated; /* atomic: strings cut to fit one chunk */
     char cmdline[ACT_SPOOL_CMDLINE_MAX]; /* argv joined by NUL, double-NUL ended */
 } act_spool_header;
 

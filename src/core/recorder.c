@@ -1,0 +1,611 @@
+/*
+ * recorder.c -- per-thread, lock-free recording into a file-backed spool.
+ *
+ * This is the hot path of the whole tool. A thread owns one chunk of the
+ * mmap'ed spool file (format: record.h). Appending a record is: check that
+ * it fits, write it, publish the new fill count with a release store. No
+ * lock, no system call. Only when a chunk is full does the thread take the
+ * slow path: grab a recycled chunk (mutex, rare) or the next fresh one
+ * (atomic fetch-add), or count the record as dropped when the spool is full.
+ *
+ * Because the spool is a MAP_SHARED file mapping, every published byte is
+ * in the page cache the moment it is written: if the program is killed, the
+ * launcher still reads everything published before the death.
+ *
+ * Lifetime: act_recorder_open() maps a new spool (generation++);
+ * act_recorder_close() seals it but never unmaps it while threads might
+ * still be writing (a device callback can arrive late); stale per-thread
+ * state is detected by generation on the slow path.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "acceltrace.h"
+#include "internal.h"
+
+#define ACT_STR_CACHE 256     /* per-thread interned-string cache slots (power of 2) */
+#define ACT_RANGE_STACK 256   /* nesting tracked for External ids; deeper still recorded */
+
+_Atomic int act__recording;
+
+typedef struct act_str_slot {
+    uint64_t hash;
+    const char *ptr; /* the caller's pointer, a fast first check */
+    char *copy;      /* our copy of the bytes */
+    uint32_t len;
+    uint32_t id;
+} act_str_slot;
+
+struct act_thread {
+    char *data;            /* first byte after the chunk header */
+    _Atomic uint32_t cap;  /* usable bytes; 0 forces the slow path */
+    uint32_t pos;          /* bytes written (published with commit) */
+    act_chunk_header *chunk;
+    uint32_t gen;          /* spool generation of `chunk` and the string ids */
+    uint32_t serial;       /* thread serial, never reused in a process */
+    uint32_t next_str;     /* next string id */
+    uint32_t tid;
+    uint32_t range_depth;
+    uint32_t range_seq;    /* sequence number of the last push */
+    uint32_t range_stack[ACT_RANGE_STACK];
+    act_str_slot strs[ACT_STR_CACHE];
+    struct act_thread *next; /* all-threads list, under sp.lock */
+    int announced;           /* THREAD record written in this generation */
+};
+
+static struct {
+    pthread_mutex_t lock; /* guards open/close, the thread list, the free list */
+    act_spool_header *hdr;
+    char *map;
+    size_t map_size;
+    uint32_t chunk_size;
+    uint32_t chunk_count;
+    _Atomic uint32_t gen;
+    uint32_t *free_chunks; /* recycled chunk indices */
+    uint32_t free_top;
+    act_thread *threads;
+    char path[PATH_MAX];
+    char dir[PATH_MAX];
+    pid_t pid;
+    int reopen_pending; /* forked child: open a spool on the next record */
+} sp = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static __thread act_thread *tls_thread __attribute__((tls_model("initial-exec")));
+static pthread_key_t tls_key;
+static pthread_once_t tls_key_once = PTHREAD_ONCE_INIT;
+static _Atomic uint32_t next_serial = 1;
+static _Atomic uint64_t next_corr = 1;
+static _Atomic uint64_t next_range_id = 1;
+
+/* ---- ids -------------------------------------------------------------- */
+
+uint64_t act_corr_next(void)
+{
+    return atomic_fetch_add_explicit(&next_corr, 1, memory_order_relaxed);
+}
+
+uint64_t act_range_id_next(void)
+{
+    return atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
+}
+
+/* ---- spool file ------------------------------------------------------- */
+
+static void spool_fill_cmdline(act_spool_header *h)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, h->cmdline, sizeof(h->cmdline) - 2);
+    close(fd);
+    if (n < 0)
+        n = 0;
+    h->cmdline[n] = '\0';
+    h->cmdline[n + 1] = '\0';
+}
+
+static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return ACT_E_IO;
+    /* <pid>.acts, or <pid>-N.acts when this pid already has one (a forked
+     * child that recorded and then called exec keeps its pid). */
+    char path[PATH_MAX];
+    int fd = -1, n = 0;
+    for (int i = 0; i < 64 && fd < 0; i++) {
+        n = i ? snprintf(path, sizeof(path), "%s/%ld-%d.acts", dir, (long)getpid(), i)
+              : snprintf(path, sizeof(path), "%s/%ld.acts", dir, (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof(path))
+            return ACT_E_INVAL;
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            return ACT_E_IO;
+    }
+    if (fd < 0)
+        return ACT_E_IO;
+    if (ftruncate(fd, (off_t)capacity) != 0) {
+        close(fd);
+        unlink(path);
+        return ACT_E_IO;
+    }
+    void *m = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        unlink(path);
+        return ACT_E_NOMEM;
+    }
+    sp.map = m;
+    sp.map_size = capacity;
+    sp.hdr = m;
+    sp.chunk_size = chunk_size;
+    sp.chunk_count = (uint32_t)((capacity - ACT_SPOOL_HEADER_SIZE) / chunk_size);
+    memcpy(sp.path, path, (size_t)n + 1);
+    snprintf(sp.dir, sizeof(sp.dir), "%s", dir);
+    return 0;
+}
+
+static void spool_init_header(void)
+{
+    act_spool_header *h = sp.hdr;
+    h->version = ACT_SPOOL_VERSION;
+    h->header_size = ACT_SPOOL_HEADER_SIZE;
+    h->capacity = sp.map_size;
+    h->chunk_size = sp.chunk_size;
+    h->chunk_count = sp.chunk_count;
+    h->pid = (uint32_t)getpid();
+    h->ppid = (uint32_t)getppid();
+    h->clock_kind = ACT_CLOCK_MONOTONIC_RAW;
+    h->start_realtime_ns = act_clock_realtime();
+    h->start_ns = act_clock_now();
+    spool_fill_cmdline(h);
+    /* The magic goes last: a reader that sees it sees a whole header. */
+    atomic_store_explicit((_Atomic uint64_t *)&h->magic, ACT_SPOOL_MAGIC, memory_order_release);
+}
+
+static void recorder_atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, act_recorder_atfork_child);
+}
+
+int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
+{
+    if (!dir || !*dir)
+        return ACT_E_INVAL;
+    if (chunk_size < 4096 || chunk_size % 8 || chunk_size > (1u << 24))
+        return ACT_E_INVAL;
+    if (capacity < (uint64_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
+        return ACT_E_INVAL;
+    pthread_mutex_lock(&sp.lock);
+    if (sp.hdr && sp.pid == getpid()) {
+        pthread_mutex_unlock(&sp.lock);
+        return ACT_E_STATE;
+    }
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+    pthread_once(&atfork_once, recorder_atfork_register);
+    int rc = spool_map(dir, capacity, chunk_size);
+    if (rc == 0) {
+        free(sp.free_chunks);
+        sp.free_chunks = calloc(sp.chunk_count, sizeof(uint32_t));
+        sp.free_top = 0;
+        if (!sp.free_chunks) {
+            munmap(sp.map, sp.map_size);
+            unlink(sp.path);
+            sp.hdr = NULL;
+            rc = ACT_E_NOMEM;
+        }
+    }
+    if (rc == 0) {
+        sp.pid = getpid();
+        spool_init_header();
+        atomic_fetch_add(&sp.gen, 1);
+        atomic_store(&act__recording, 1);
+    }
+    pthread_mutex_unlock(&sp.lock);
+    return rc;
+}
+
+void act_recorder_close(void)
+{
+    pthread_mutex_lock(&sp.lock);
+    if (!sp.hdr || sp.pid != getpid()) {
+        pthread_mutex_unlock(&sp.lock);
+        return;
+    }
+    atomic_store(&act__recording, 0);
+    /* Send every thread to the slow path; it will find a new generation. */
+    for (act_thread *t = sp.threads; t; t = t->next)
+        atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
+    atomic_fetch_or((_Atomic uint32_t *)&sp.hdr->flags, ACT_SPOOL_F_SEALED);
+    msync(sp.map, sp.map_size, MS_ASYNC);
+    /* Keep the mapping: a late device callback may still be writing to it.
+     * It is address space only; the file itself is removed by its owner. */
+    sp.hdr = NULL;
+    atomic_fetch_add(&sp.gen, 1);
+    pthread_mutex_unlock(&sp.lock);
+}
+
+act_spool_header *act_recorder_header(void)
+{
+    return sp.pid == getpid() ? sp.hdr : NULL;
+}
+
+const char *act_recorder_path(void)
+{
+    return sp.hdr ? sp.path : "";
+}
+
+/* ---- per-thread state ------------------------------------------------- */
+
+static void chunk_release(act_thread *t)
+{
+    /* Caller holds sp.lock. A chunk with room left is recycled for the
+     * next thread that needs one; its published fill stays as it is. */
+    if (!t->chunk || t->gen != atomic_load(&sp.gen) || !sp.hdr)
+        return;
+    if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
+        sp.free_chunks[sp.free_top++] = t->chunk->index;
+    t->chunk = NULL;
+}
+
+static void thread_destroy(void *arg)
+{
+    act_thread *t = arg;
+    pthread_mutex_lock(&sp.lock);
+    chunk_release(t);
+    for (act_thread **p = &sp.threads; *p; p = &(*p)->next) {
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sp.lock);
+    for (size_t i = 0; i < ACT_STR_CACHE; i++)
+        free(t->strs[i].copy);
+    tls_thread = NULL;
+    free(t);
+}
+
+static void tls_key_create(void)
+{
+    pthread_key_create(&tls_key, thread_destroy);
+}
+
+static act_thread *thread_get(void)
+{
+    act_thread *t = tls_thread;
+    if (ACT_LIKELY(t != NULL))
+        return t;
+    pthread_once(&tls_key_once, tls_key_create);
+    t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->serial = atomic_fetch_add(&next_serial, 1);
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    pthread_setspecific(tls_key, t);
+    pthread_mutex_lock(&sp.lock);
+    t->next = sp.threads;
+    sp.threads = t;
+    pthread_mutex_unlock(&sp.lock);
+    tls_thread = t;
+    return t;
+}
+
+static void thread_reset_strings(act_thread *t)
+{
+    for (size_t i = 0; i < ACT_STR_CACHE; i++) {
+        free(t->strs[i].copy);
+        memset(&t->strs[i], 0, sizeof(t->strs[i]));
+    }
+    t->next_str = 1;
+    t->announced = 0;
+}
+
+/* Write a record straight into the current chunk (slow-path helper). */
+static void *chunk_put(act_thread *t, uint16_t kind, size_t size, uint32_t aux)
+{
+    act_rec_hdr *h = (act_rec_hdr *)(t->data + t->pos);
+    h->kind = kind;
+    h->size8 = (uint16_t)(size / 8);
+    h->aux = aux;
+    t->pos += (uint32_t)size;
+    return h;
+}
+
+/* Take a chunk (recycled first, then fresh) and start a segment in it. */
+static int chunk_acquire(act_thread *t)
+{
+    uint32_t idx = UINT32_MAX;
+    if (ACT_UNLIKELY(sp.reopen_pending)) {
+        char dir[PATH_MAX];
+        memcpy(dir, sp.dir, sizeof(dir));
+        sp.reopen_pending = 0;
+        if (act_recorder_open(dir, sp.map_size, sp.chunk_size) != 0)
+            atomic_store(&act__recording, 0);
+    }
+    pthread_mutex_lock(&sp.lock);
+    act_spool_header *h = sp.hdr;
+    if (!h) {
+        pthread_mutex_unlock(&sp.lock);
+        return -1;
+    }
+    uint32_t gen = atomic_load(&sp.gen);
+    if (t->gen != gen) {
+        t->chunk = NULL;
+        t->gen = gen;
+        thread_reset_strings(t);
+    }
+    chunk_release(t);
+    if (sp.free_top > 0) {
+        idx = sp.free_chunks[--sp.free_top];
+    } else {
+        uint64_t used = atomic_fetch_add((_Atomic uint64_t *)&h->chunks_used, 1);
+        if (used < sp.chunk_count)
+            idx = (uint32_t)used;
+        else
+            atomic_store((_Atomic uint64_t *)&h->chunks_used, sp.chunk_count);
+    }
+    pthread_mutex_unlock(&sp.lock);
+    if (idx == UINT32_MAX)
+        return -1;
+
+    act_chunk_header *c =
+        (act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE + (size_t)idx * sp.chunk_size);
+    if (c->magic != ACT_CHUNK_MAGIC) {
+        c->index = idx;
+        atomic_store_explicit((_Atomic uint32_t *)&c->used, 0, memory_order_relaxed);
+        atomic_store_explicit((_Atomic uint32_t *)&c->magic, ACT_CHUNK_MAGIC,
+                              memory_order_release);
+    }
+    t->chunk = c;
+    t->data = (char *)(c + 1);
+    t->pos = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_relaxed);
+    uint32_t cap = sp.chunk_size - (uint32_t)sizeof(*c);
+    /* A segment header, then everything this thread writes. */
+    act_rec_segment *s = chunk_put(t, ACT_REC_SEGMENT, sizeof(*s), t->serial);
+    s->seq = atomic_fetch_add((_Atomic uint64_t *)&h->segment_seq, 1);
+    if (!t->announced) {
+        act_rec_thread *r = chunk_put(t, ACT_REC_THREAD, sizeof(*r), t->serial);
+        r->tid = t->tid;
+        r->name = 0;
+        t->announced = 1;
+    }
+    atomic_store_explicit((_Atomic uint32_t *)&c->used, t->pos, memory_order_release);
+    atomic_store_explicit(&t->cap, cap, memory_order_relaxed);
+    return 0;
+}
+
+void act_rec_drop(uint16_t kind)
+{
+    act_spool_header *h = sp.hdr;
+    if (h && kind < ACT_REC_KIND_MAX)
+        atomic_fetch_add_explicit((_Atomic uint64_t *)&h->dropped[kind], 1,
+                                  memory_order_relaxed);
+}
+
+static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
+{
+    /* Room for a segment + thread record in a fresh chunk, then the record. */
+    size_t need = size + sizeof(act_rec_segment) + sizeof(act_rec_thread);
+    if (need > sp.chunk_size - sizeof(act_chunk_header) || chunk_acquire(t) != 0) {
+        act_rec_drop(kind);
+        return NULL;
+    }
+    if (t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
+        /* A recycled chunk without enough room: take another. */
+        if (chunk_acquire(t) != 0 ||
+            t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
+            act_rec_drop(kind);
+            return NULL;
+        }
+    }
+    return chunk_put(t, kind, size, 0);
+}
+
+void *act_rec_reserve(uint16_t kind, size_t size)
+{
+    assert(size % 8 == 0 && size >= sizeof(act_rec_hdr) && size / 8 <= UINT16_MAX);
+    act_thread *t = thread_get();
+    if (ACT_UNLIKELY(!t)) {
+        act_rec_drop(kind);
+        return NULL;
+    }
+    if (ACT_LIKELY(t->pos + size <= atomic_load_explicit(&t->cap, memory_order_relaxed)))
+        return chunk_put(t, kind, size, 0);
+    return reserve_slow(t, kind, size);
+}
+
+void act_rec_commit(void)
+{
+    act_thread *t = tls_thread;
+    assert(t && t->chunk);
+    atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+}
+
+/* ---- strings ---------------------------------------------------------- */
+
+static uint64_t str_hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h | 1; /* 0 marks an empty slot */
+}
+
+static uint32_t str_emit(act_thread *t, const char *s, size_t len)
+{
+    size_t max = sp.chunk_size - sizeof(act_chunk_header) - sizeof(act_rec_segment) -
+                 sizeof(act_rec_thread) - sizeof(act_rec_string) - 8;
+    if (len > max) {
+        len = max;
+        if (sp.hdr)
+            atomic_fetch_add((_Atomic uint64_t *)&sp.hdr->strings_truncated, 1);
+    }
+    size_t size = (sizeof(act_rec_string) + len + 7) & ~(size_t)7;
+    act_rec_string *r = act_rec_reserve(ACT_REC_STRING, size);
+    if (!r)
+        return 0;
+    uint32_t id = t->next_str++;
+    r->h.aux = id;
+    r->len = (uint32_t)len;
+    r->pad = 0;
+    char *dst = (char *)(r + 1);
+    memcpy(dst, s, len);
+    memset(dst + len, 0, size - sizeof(*r) - len);
+    act_rec_commit();
+    return id;
+}
+
+uint32_t act_str_intern(const char *s, size_t len)
+{
+    act_thread *t = thread_get();
+    if (!t || !s)
+        return 0;
+    /* Make sure the thread has a chunk of the current generation first, so
+     * the id below belongs to the spool it will be written to. */
+    if (t->gen != atomic_load_explicit(&sp.gen, memory_order_relaxed) || !t->chunk) {
+        if (chunk_acquire(t) != 0) {
+            act_rec_drop(ACT_REC_STRING);
+            return 0;
+        }
+    }
+    uint64_t h = str_hash(s, len);
+    size_t i = (size_t)h & (ACT_STR_CACHE - 1);
+    act_str_slot *slot = &t->strs[i];
+    if (slot->hash == h && slot->len == len && memcmp(slot->copy, s, len) == 0)
+        return slot->id;
+    uint32_t id = str_emit(t, s, len);
+    if (!id)
+        return 0;
+    /* The cache only saves repeats; a collision just replaces the slot. */
+    char *copy = malloc(len + 1);
+    if (copy) {
+        memcpy(copy, s, len);
+        copy[len] = '\0';
+        free(slot->copy);
+        slot->copy = copy;
+        slot->hash = h;
+        slot->len = (uint32_t)len;
+        slot->id = id;
+        slot->ptr = s;
+    }
+    return id;
+}
+
+uint32_t act_str_intern_cstr(const char *s)
+{
+    return s ? act_str_intern(s, strlen(s)) : 0;
+}
+
+/* ---- ranges ----------------------------------------------------------- */
+
+uint64_t act_range_current_ext(void)
+{
+    act_thread *t = tls_thread;
+    if (!t || t->range_depth == 0)
+        return 0;
+    uint32_t d = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
+    return ((uint64_t)t->serial << 32) | t->range_stack[d - 1];
+}
+
+/* Called by act_range_push after its record is written. */
+void act_recorder_range_pushed(void)
+{
+    act_thread *t = tls_thread;
+    uint32_t seq = ++t->range_seq;
+    if (t->range_depth < ACT_RANGE_STACK)
+        t->range_stack[t->range_depth] = seq;
+    t->range_depth++;
+}
+
+/* Returns 0, or -1 when there was no open range (counted). */
+int act_recorder_range_popped(void)
+{
+    act_thread *t = thread_get();
+    if (!t || t->range_depth == 0) {
+        if (sp.hdr)
+            atomic_fetch_add((_Atomic uint64_t *)&sp.hdr->unbalanced_pops, 1);
+        return -1;
+    }
+    t->range_depth--;
+    return 0;
+}
+
+/* ---- convenience writers ---------------------------------------------- */
+
+int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
+                     int32_t result, uint32_t source)
+{
+    uint32_t id = act_str_intern_cstr(name);
+    act_rec_api *r = act_rec_reserve(ACT_REC_API, sizeof(*r));
+    if (!r)
+        return -1;
+    r->h.aux = id;
+    r->start = start;
+    r->end = end;
+    r->corr = corr;
+    r->ext = ext;
+    r->result = result;
+    r->source = source;
+    act_rec_commit();
+    return 0;
+}
+
+int act_rec_error_emit(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    uint32_t id = act_str_intern_cstr(buf);
+    act_rec_ts *r = act_rec_reserve(ACT_REC_ERROR, sizeof(*r));
+    if (!r)
+        return -1;
+    r->h.aux = id;
+    r->ts = act_clock_now();
+    act_rec_commit();
+    return 0;
+}
+
+/* ---- fork ------------------------------------------------------------- */
+
+void act_recorder_atfork_child(void)
+{
+    /* The parent's spool is shared memory: the child must never write to
+     * it. Forget it (leave the mapping: unmapping buys nothing) and let the
+     * child start its own spool in the same directory on its next record. */
+    pthread_mutex_init(&sp.lock, NULL);
+    int was = atomic_load(&act__recording);
+    atomic_store(&act__recording, 0);
+    sp.hdr = NULL;
+    sp.threads = NULL;
+    sp.free_top = 0;
+    atomic_fetch_add(&sp.gen, 1);
+    act_thread *t = tls_thread;
+    if (t) {
+        t->chunk = NULL;
+        atomic_store(&t->cap, 0);
+        t->range_depth = 0;
+        t->tid = (uint32_t)syscall(SYS_gettid);
+        t->next = NULL;
+        sp.threads = t;
+    }
+    /* Recording goes on, but the spool is opened lazily on the child's
+     * first record: a child that only calls exec never leaves a file. */
+    if (was && sp.dir[0]) {
+        sp.reopen_pending = 1;
+        atomic_store(&act__recording, 1);
+    }
+}
