@@ -30,9 +30,16 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "acceltrace.h"
 #include "internal.h"
+
+/* Zero a reserved record except its header (which the recorder filled). */
+static inline void act_cl_zero_body(void *rec, size_t size)
+{
+    memset((char *)rec + sizeof(act_rec_hdr), 0, size - sizeof(act_rec_hdr));
+}
 
 /* ---- dispatch.c --------------------------------------------------------- */
 

@@ -33,7 +33,7 @@ static void act_cl_clock_record(const act_cl_device *dev)
     act_rec_clock *r = act_rec_reserve(ACT_REC_CLOCK, sizeof *r);
     if (!r)
         return;
-    memset(r, 0, sizeof *r);
+    act_cl_zero_body(r, sizeof *r);
     r->h.aux = method;
     r->device = (uint64_t)(uintptr_t)dev->id;
     r->offset_ns = dev->offset_ns;

@@ -120,7 +120,7 @@ static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *use
     uint32_t name = op->name ? act_str_intern_cstr(op->name) : 0;
     act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof *r);
     if (r) {
-        memset(r, 0, sizeof *r);
+        act_cl_zero_body(r, sizeof *r);
         r->h.aux = name;
         r->op = op->kind;
         r->source = ACT_SOURCE_OPENCL;

@@ -96,7 +96,7 @@ static void act_cl_device_record(act_cl_device *d)
     act_rec_device *r = act_rec_reserve(ACT_REC_DEVICE, sizeof *r);
     if (!r)
         return;
-    memset(r, 0, sizeof *r);
+    act_cl_zero_body(r, sizeof *r);
     r->h.aux = name_id;
     r->device = (uint64_t)(uintptr_t)d->id;
     r->vendor = vendor_id;
@@ -130,7 +130,7 @@ static void act_cl_queue_record(const act_cl_queue *info)
     act_rec_queue *r = act_rec_reserve(ACT_REC_QUEUE, sizeof *r);
     if (!r)
         return;
-    memset(r, 0, sizeof *r);
+    act_cl_zero_body(r, sizeof *r);
     r->queue = (uint64_t)(uintptr_t)info->handle;
     r->device = (uint64_t)(uintptr_t)info->dev->id;
     r->properties = info->asked;
