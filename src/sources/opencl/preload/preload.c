@@ -20,9 +20,14 @@
 
 const struct _cl_icd_dispatch *act__cl_preload_table(void *(*resolve)(const char *));
 
+/* RTLD_NEXT is relative to the object that calls dlsym, found from the
+ * return address: the call must not become a tail call (it would then be
+ * made "from" libacceltrace.so, after libOpenCL in search order). */
 static void *act_pl_resolve(const char *name)
 {
-    return dlsym(RTLD_NEXT, name);
+    void *fn = dlsym(RTLD_NEXT, name);
+    __asm__ volatile("" ::: "memory");
+    return fn;
 }
 
 static const struct _cl_icd_dispatch *act_pl_table(void)
