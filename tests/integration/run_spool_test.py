@@ -36,6 +36,19 @@ def run(cmd, env):
     return code, p.stdout, p.stderr
 
 
+def sanitizer_runtime(lib):
+    """The ASan runtime a sanitized build of `lib` needs loaded first (an
+    LD_PRELOAD'ed library comes before the program's own libasan otherwise)."""
+    try:
+        out = subprocess.run(["ldd", lib], stdout=subprocess.PIPE, text=True).stdout
+    except OSError:
+        return None
+    for line in out.splitlines():
+        if "libasan.so" in line and "=>" in line:
+            return line.split("=>")[1].split()[0]
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["layer", "preload", "none"], required=True)
@@ -71,7 +84,8 @@ def main():
         if a.mode == "layer":
             env["OPENCL_LAYERS"] = a.lib
         elif a.mode == "preload":
-            env["LD_PRELOAD"] = a.lib
+            rt = sanitizer_runtime(a.lib)
+            env["LD_PRELOAD"] = f"{rt}:{a.lib}" if rt else a.lib
         code, out, err = run(prog, env)
         if code != a.exit:
             fail(f"traced run exited {code}, expected {a.exit}; stderr: {err.decode()[-800:]}")

@@ -65,6 +65,11 @@ int main(void)
     cl_int (*readBuf)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint,
                       const cl_event *, cl_event *) = sym("clEnqueueReadBuffer");
     cl_int (*finish)(cl_command_queue) = sym("clFinish");
+    cl_int (*relKernel)(cl_kernel) = sym("clReleaseKernel");
+    cl_int (*relMem)(cl_mem) = sym("clReleaseMemObject");
+    cl_int (*relQueue)(cl_command_queue) = sym("clReleaseCommandQueue");
+    cl_int (*relProgram)(cl_program) = sym("clReleaseProgram");
+    cl_int (*relContext)(cl_context) = sym("clReleaseContext");
 
     const char *src = "__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }\n";
     cl_platform_id plat;
@@ -92,5 +97,10 @@ int main(void)
     CHECK(readBuf(q, a, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
     CHECK(finish(q));
     printf("dlopen_cl: %d kernels, a[0] = %d\n", KERNELS, host[0]);
+    relKernel(k);
+    relMem(a);
+    relQueue(q);
+    relProgram(prog);
+    relContext(ctx);
     return host[0] == KERNELS ? 0 : 1;
 }
