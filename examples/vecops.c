@@ -75,14 +75,19 @@ static cl_command_queue queue(cl_command_queue_properties props)
 /* saxpy then scale on y = 2, x = i % 97; returns the reduced sum. */
 static double saxpy_scale_reduce(cl_command_queue q, float a, float s)
 {
-    static float x[N], y[N];
+    const size_t bytes = N * sizeof(float);
+    float *x = malloc(bytes);
     float part[N / CHUNK];
+    if (!x) {
+        fprintf(stderr, "vecops: out of memory\n");
+        exit(1);
+    }
     for (unsigned i = 0; i < N; i++)
         x[i] = (float)(i % 97);
-    cl_mem bx = buffer(sizeof x), by = buffer(sizeof y), bo = buffer(sizeof part);
+    cl_mem bx = buffer(bytes), by = buffer(bytes), bo = buffer(sizeof part);
     float two = 2.0f;
-    CHECK(clEnqueueWriteBuffer(q, bx, CL_FALSE, 0, sizeof x, x, 0, NULL, NULL));
-    CHECK(clEnqueueFillBuffer(q, by, &two, sizeof two, 0, sizeof y, 0, NULL, NULL));
+    CHECK(clEnqueueWriteBuffer(q, bx, CL_FALSE, 0, bytes, x, 0, NULL, NULL));
+    CHECK(clEnqueueFillBuffer(q, by, &two, sizeof two, 0, bytes, 0, NULL, NULL));
     cl_kernel ks = kernel("saxpy"), kc = kernel("scale"), kr = kernel("reduce");
     size_t gws = N, rgws = N / CHUNK;
     cl_uint chunk = CHUNK;
@@ -102,6 +107,7 @@ static double saxpy_scale_reduce(cl_command_queue q, float a, float s)
     double sum = 0;
     for (unsigned i = 0; i < N / CHUNK; i++)
         sum += part[i];
+    free(x);
     clReleaseKernel(ks);
     clReleaseKernel(kc);
     clReleaseKernel(kr);

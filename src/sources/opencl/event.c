@@ -19,6 +19,7 @@
  * flushes live queues and waits up to ACCELTRACE_DRAIN_TIMEOUT for them;
  * those that never came are counted in callbacks_lost and reported.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -191,7 +192,15 @@ static void act_cl_drain(void)
     }
 }
 
+/* A forked child inherits the count but none of the commands: it must
+ * not wait at its exit for callbacks that belong to its parent. */
+static void act_cl_atfork_child(void)
+{
+    atomic_store(&act_cl_pending, 0);
+}
+
 void act_cl_event_register_stop(void)
 {
     act_lifecycle_on_stop("opencl.drain", act_cl_drain);
+    pthread_atfork(NULL, NULL, act_cl_atfork_child);
 }
