@@ -64,6 +64,9 @@ def main():
     ap.add_argument("--ooo", action="store_true", help="expect out-of-order ops")
     ap.add_argument("--clock", default="", help="expected clock method")
     ap.add_argument("--threads", type=int, default=0, help="min distinct launching threads")
+    ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for the traced run")
+    ap.add_argument("--absent-apis", default="", help="comma list of APIs that must not appear")
+    ap.add_argument("--lost", type=int, default=0, help="expected lost completion callbacks")
     ap.add_argument("program", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     prog = a.program[1:] if a.program and a.program[0] == "--" else a.program
@@ -81,6 +84,9 @@ def main():
         env = dict(base)
         if not a.no_tool:
             env["ACCELTRACE_SPOOL_DIR"] = spool
+        for kv in a.env:
+            k, _, v = kv.partition("=")
+            env[k] = v
         if a.mode == "layer":
             env["OPENCL_LAYERS"] = a.lib
         elif a.mode == "preload":
@@ -113,9 +119,11 @@ def check(sp, a, code):
     if not crashed:
         if not sp.sealed:
             fail("spool not sealed after a normal exit")
-        if sp.callbacks_pending or sp.callbacks_lost:
-            fail(f"callbacks pending {sp.callbacks_pending}, lost {sp.callbacks_lost}")
-    if sp.errors:
+        if sp.callbacks_lost != a.lost or sp.callbacks_pending != a.lost:
+            fail(f"callbacks pending {sp.callbacks_pending}, lost {sp.callbacks_lost}, "
+                 f"expected {a.lost} of each")
+    lost_lines = [e for e in sp.errors if "did not arrive" in e]
+    if len(lost_lines) != (1 if a.lost else 0) or len(sp.errors) != len(lost_lines):
         fail(f"source errors recorded: {sp.errors}")
     by_corr = {}
     for api in sp.apis:
@@ -147,7 +155,7 @@ def check(sp, a, code):
         if op["op"] == "KERNEL" and not op["name"]:
             fail(f"kernel without a name: {op}")
     missing = len(by_corr) - len(seen)
-    if missing != (sp.callbacks_pending if crashed else 0):
+    if missing != (sp.callbacks_pending if crashed else a.lost):
         fail(f"{missing} launched commands have no device op "
              f"(pending {sp.callbacks_pending}, lost {sp.callbacks_lost})")
     kernels = [o for o in sp.ops if o["op"] == "KERNEL"]
@@ -159,6 +167,9 @@ def check(sp, a, code):
     for n in filter(None, a.apis.split(",")):
         if n not in {x["name"] for x in sp.apis}:
             fail(f"API {n} not recorded (have {sorted({x['name'] for x in sp.apis})})")
+    for n in filter(None, a.absent_apis.split(",")):
+        if n in {x["name"] for x in sp.apis}:
+            fail(f"API {n} recorded although its hook group is off")
     for n in filter(None, a.ops.split(",")):
         if n not in {o["op"] for o in sp.ops}:
             fail(f"no {n} device op (have {sorted({o['op'] for o in sp.ops})})")

@@ -54,10 +54,7 @@ void act_cl_start_slow(void)
     if (busy)
         return;
     busy = 1;
-    /* Start-up applies the hook groups; applying again is idempotent and
-     * makes sure ours are live whatever stage ran them. */
-    if (act_init() == 0)
-        act_hooks_apply_all();
+    (void)act_init(); /* its "apply hook groups" stage arms our wrappers */
     busy = 0;
     atomic_store_explicit(&act_cl_started, 1, memory_order_release);
 }
