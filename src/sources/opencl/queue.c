@@ -146,8 +146,10 @@ static act_cl_queue *act_cl_queue_add(act_cl_queue *tmpl, cl_device_id dev)
     *info = *tmpl;
     atomic_init(&info->alive, 1);
     pthread_mutex_lock(&act_cl_queue_lock);
-    info->dev = act_cl_device_get_locked(
-        dev, info->handle, (info->actual & CL_QUEUE_PROFILING_ENABLE) != 0);
+    /* Calibration markers need a host-side queue with profiling. */
+    int markers_ok = (info->actual & CL_QUEUE_PROFILING_ENABLE) &&
+                     !(info->actual & CL_QUEUE_ON_DEVICE);
+    info->dev = act_cl_device_get_locked(dev, info->handle, markers_ok);
     int rc = info->dev ? act_cl_queue_insert(info) : ACT_E_NOMEM;
     pthread_mutex_unlock(&act_cl_queue_lock);
     if (rc != 0) {
