@@ -36,13 +36,30 @@ uint64_t act_cl_callbacks_pending(void)
     return atomic_load(&act_cl_pending);
 }
 
+/* The spool header, cached: act_recorder_header() costs a getpid()
+ * system call, too much for every command. Forgotten in a forked child
+ * (the parent's header is shared memory the child must not touch); the
+ * recorder keeps a closed spool mapped, so a late callback may still
+ * write here. */
+static act_spool_header *_Atomic act_cl_hdr;
+
+static act_spool_header *act_cl_header(void)
+{
+    act_spool_header *h = atomic_load_explicit(&act_cl_hdr, memory_order_acquire);
+    if (ACT_UNLIKELY(!h)) {
+        h = act_recorder_header();
+        atomic_store_explicit(&act_cl_hdr, h, memory_order_release);
+    }
+    return h;
+}
+
 static void act_cl_pending_add(int64_t d)
 {
     if (d > 0)
         atomic_fetch_add(&act_cl_pending, (uint64_t)d);
     else
         atomic_fetch_sub(&act_cl_pending, (uint64_t)-d);
-    act_spool_header *h = act_recorder_header();
+    act_spool_header *h = act_cl_header();
     if (h)
         __atomic_fetch_add(&h->callbacks_pending, (uint64_t)d, __ATOMIC_RELAXED);
 }
@@ -184,7 +201,7 @@ static void act_cl_drain(void)
     }
     uint64_t lost = atomic_load(&act_cl_pending);
     if (lost) {
-        act_spool_header *h = act_recorder_header();
+        act_spool_header *h = act_cl_header();
         if (h)
             __atomic_fetch_add(&h->callbacks_lost, lost, __ATOMIC_RELAXED);
         act_rec_error_emit("opencl: %llu completion callbacks did not arrive within %llu ms",
@@ -197,6 +214,7 @@ static void act_cl_drain(void)
 static void act_cl_atfork_child(void)
 {
     atomic_store(&act_cl_pending, 0);
+    atomic_store(&act_cl_hdr, NULL);
 }
 
 void act_cl_event_register_stop(void)
