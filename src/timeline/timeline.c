@@ -44,7 +44,8 @@ const char *act_rec_kind_name(int kind)
     static const char *const names[ACT_REC_KIND_MAX] = {
         "pad",       "segment", "thread",  "string",  "range_push", "range_pop", "range_start",
         "range_end", "mark",    "counter", "api",     "device_op",  "device",    "queue",
-        "metadata",  "clock",   "error",   "capture", "extcorr"};
+        "metadata",  "clock",   "error",   "capture", "extcorr",  "arg"};
+    _Static_assert(ACT_REC_KIND_MAX == 20, "a name for every record kind");
     return kind >= 0 && kind < ACT_REC_KIND_MAX ? names[kind] : "unknown";
 }
 
