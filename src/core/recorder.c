@@ -263,6 +263,9 @@ static void chunk_release(act_thread *t)
     if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
         sp.free_chunks[sp.free_top++] = t->chunk->index;
     t->chunk = NULL;
+    /* The fast path must never write to a chunk this thread gave up:
+     * another thread may own it now, and commit needs t->chunk. */
+    atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
 }
 
 static void thread_destroy(void *arg)
@@ -380,6 +383,7 @@ static int chunk_acquire(act_thread *t, size_t need)
     uint32_t gen = atomic_load(&sp.gen);
     if (t->gen != gen) {
         t->chunk = NULL;
+        atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
         t->gen = gen;
         thread_reset_strings(t);
         thread_reset_ranges(t);
