@@ -3,7 +3,7 @@
  * timeline's spool reader and checks the invariants the reliability tests
  * rely on, printing one JSON object of counts for the Python side:
  *
- *   {"spools":N,"sealed":N,"problems":N,"errors":[...],
+ *   {"spools":N,"sealed":N,"problems":N,"chunks_used":N,"chunk_count":N,
  *    "records":{kind:count},"dropped":{kind:count},
  *    "threads":[{"pid":p,"name":"r<t>","push":n,"pop":n,"counter":n,"bad":n}],
  *    "api":{name:count},"device_ops":{name:count},"pids":[...]}
@@ -22,7 +22,7 @@
 #include "timeline/spool.h"
 #include "timeline/timeline.h"
 
-#define MAXT 4096
+#define MAXT 16384
 
 typedef struct tstate {
     char name[16];
@@ -35,7 +35,7 @@ typedef struct namecount {
 } namecount;
 
 static tstate th[MAXT];
-static char threads_json[1 << 20];
+static char threads_json[4 << 20];
 static size_t threads_len;
 
 /* Append this spool's threads to threads_json. */
@@ -145,6 +145,7 @@ int main(int argc, char **argv)
     }
     uint64_t records[ACT_REC_KIND_MAX] = {0}, dropped[ACT_REC_KIND_MAX] = {0}, problems = 0;
     size_t sealed = 0;
+    uint64_t chunks_used = 0, chunk_count = 0;
     printf("{\"pids\":[");
     for (size_t i = 0; i < n; i++) {
         act_spool sp;
@@ -163,12 +164,16 @@ int main(int argc, char **argv)
         for (size_t e = 0; e < sp.n_errors; e++)
             fprintf(stderr, "%s\n", sp.errors[e]);
         sealed += sp.sealed != 0;
+        chunks_used += sp.hdr.chunks_used;
+        chunk_count += sp.hdr.chunk_count;
         threads_flush(sp.hdr.pid);
         act_spool_close(&sp);
     }
     act_spool_dir_free(paths, n);
     printf("],\"spools\":%zu,\"sealed\":%zu,\"problems\":%llu", n, sealed,
            (unsigned long long)problems);
+    printf(",\"chunks_used\":%llu,\"chunk_count\":%llu", (unsigned long long)chunks_used,
+           (unsigned long long)chunk_count);
     printf(",\"records\":{");
     for (int k = 1; k < ACT_REC_KIND_MAX; k++)
         printf("%s\"%s\":%llu", k > 1 ? "," : "", act_rec_kind_name(k),

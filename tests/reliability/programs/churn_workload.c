@@ -1,0 +1,130 @@
+/*
+ * churn_workload.c -- the traced programs of the churn tests
+ * (tests/reliability/check_churn.py).
+ *
+ *   churn_workload threads N BATCH RANGES
+ *       N short-lived threads, BATCH alive at a time, each pushes/pops
+ *       RANGES ranges named "s" and exits: chunks must be recycled (the
+ *       spool must not run out) and per-thread state freed (LeakSanitizer).
+ *   churn_workload procs RANGES
+ *       The parent records "p" ranges on two threads while it forks a child
+ *       that records without exec ("fork"), forks a child that execs this
+ *       program ("exec"), and posix_spawns one ("spawn"). Each child
+ *       records RANGES ranges named after how it started; the parent's
+ *       second thread keeps recording across the forks.
+ *   churn_workload child NAME RANGES
+ *       What the exec'ed and spawned children run.
+ */
+#include <pthread.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "acceltrace.h"
+
+extern char **environ;
+static long ranges;
+static _Atomic int stop;
+
+static void record(const char *name, long n)
+{
+    for (long i = 0; i < n; i++) {
+        if (act_range_push(name) != ACT_OK || act_range_pop() != ACT_OK)
+            abort();
+    }
+}
+
+static void *short_lived(void *arg)
+{
+    (void)arg;
+    record("s", ranges);
+    return NULL;
+}
+
+static int threads(long n, int batch)
+{
+    pthread_t th[256];
+    if (batch < 1 || batch > 256)
+        return 2;
+    for (long done = 0; done < n; done += batch) {
+        int k = n - done < batch ? (int)(n - done) : batch;
+        for (int i = 0; i < k; i++)
+            if (pthread_create(&th[i], NULL, short_lived, NULL))
+                return 1;
+        for (int i = 0; i < k; i++)
+            pthread_join(th[i], NULL);
+    }
+    return 0;
+}
+
+/* The parent's second thread: records until told to stop; returns its count. */
+static void *background(void *arg)
+{
+    long *n = arg;
+    while (!atomic_load(&stop)) {
+        record("p", 1);
+        if (++*n % 64 == 0)
+            usleep(100); /* keep the trace small; still records across the forks */
+    }
+    return NULL;
+}
+
+static int wait_ok(pid_t pid)
+{
+    int st;
+    return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static int procs(const char *self)
+{
+    char count[32];
+    snprintf(count, sizeof(count), "%ld", ranges);
+    long bg = 0;
+    pthread_t th;
+    record("p", ranges);
+    pthread_create(&th, NULL, background, &bg);
+
+    pid_t f = fork();
+    if (f == 0) {
+        record("fork", ranges);
+        exit(0);
+    }
+    pid_t e = fork();
+    if (e == 0) {
+        execl(self, self, "child", "exec", count, (char *)NULL);
+        _exit(127);
+    }
+    pid_t s;
+    char *args[] = {(char *)self, "child", "spawn", count, NULL};
+    if (posix_spawn(&s, self, NULL, NULL, args, environ))
+        return 1;
+    int ok = f > 0 && e > 0 && wait_ok(f) && wait_ok(e) && wait_ok(s);
+    record("p", ranges);
+    atomic_store(&stop, 1);
+    pthread_join(th, NULL);
+    /* The total the test expects from the parent. */
+    printf("{\"parent\":%ld}\n", 2 * ranges + bg);
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && !strcmp(argv[1], "threads")) {
+        ranges = atol(argv[4]);
+        return threads(atol(argv[2]), atoi(argv[3]));
+    }
+    if (argc == 3 && !strcmp(argv[1], "procs")) {
+        ranges = atol(argv[2]);
+        return procs("/proc/self/exe");
+    }
+    if (argc == 4 && !strcmp(argv[1], "child")) {
+        record(argv[2], atol(argv[3]));
+        return 0;
+    }
+    fprintf(stderr, "usage: churn_workload threads N BATCH RANGES | procs RANGES\n");
+    return 2;
+}
