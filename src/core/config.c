@@ -319,12 +319,30 @@ static int has_outer_space(const char *v)
     return n && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1]));
 }
 
+/* Up to `max` bytes of `s` for an error message, control bytes written as
+ * \xNN: a hostile value (a newline, an escape sequence) must not turn the
+ * one-line message into several lines or drive the terminal. */
+static void quote_printable(char *out, size_t outlen, const char *s, size_t max)
+{
+    size_t o = 0;
+    for (size_t i = 0; s[i] && i < max && o + 5 < outlen; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f)
+            o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    out[o] = '\0';
+}
+
 /* The quoted value in an error message is cut, never the message. */
 static void set_error(char *err, size_t len, const char *name, const char *value,
                       const char *allowed)
 {
+    char shown[4 * 300 + 1];
+    quote_printable(shown, sizeof(shown), value, 300);
     if (err && len)
-        snprintf(err, len, "Invalid value for %s: '%.300s%s'. Allowed: %s", name, value,
+        snprintf(err, len, "Invalid value for %s: '%s%s'. Allowed: %s", name, shown,
                  strlen(value) > 300 ? "..." : "", allowed);
 }
 
@@ -347,8 +365,9 @@ static int check_unknown(char *err, size_t len)
         if (var_find(*e, n))
             continue;
         if (err && len) {
-            int w =
-                snprintf(err, len, "Unknown variable %.*s. Known:", (int)(n > 200 ? 200 : n), *e);
+            char shown[4 * 200 + 1];
+            quote_printable(shown, sizeof(shown), *e, n > 200 ? 200 : n);
+            int w = snprintf(err, len, "Unknown variable %s. Known:", shown);
             for (size_t i = 0; i < ACT_ARRAY_SIZE(vars) && w > 0 && (size_t)w < len; i++)
                 w += snprintf(err + w, len - (size_t)w, " %s", vars[i].name);
         }
@@ -422,8 +441,11 @@ ACT_EXPORT int act_config_check_var(const char *name, const char *value, char *e
         return ACT_E_INVAL;
     const act_var *v = var_find(name, strlen(name));
     if (!v) {
-        if (err && errlen)
-            snprintf(err, errlen, "Unknown variable %.200s", name);
+        if (err && errlen) {
+            char shown[4 * 200 + 1];
+            quote_printable(shown, sizeof(shown), name, 200);
+            snprintf(err, errlen, "Unknown variable %s", shown);
+        }
         return ACT_E_NOTFOUND;
     }
     act_config c;
