@@ -46,14 +46,31 @@ static int load_with(const char *name, const char *value, act_config *cfg, char 
     return rc;
 }
 
+/* The value as error messages show it: control bytes as \xNN, so the
+ * message stays one line whatever the value holds. */
+static void shown_value(char *out, size_t len, const char *v)
+{
+    size_t o = 0;
+    for (; *v && o + 5 < len; v++) {
+        unsigned char ch = (unsigned char)*v;
+        if (ch < 0x20 || ch == 0x7f)
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", ch);
+        else
+            out[o++] = (char)ch;
+    }
+    out[o] = '\0';
+}
+
 static void expect_invalid(const char *name, const char *value)
 {
     act_config c;
-    char err[1024], want[1024];
+    char err[1024], want[1024], shown[512];
     int rc = load_with(name, value, &c, err, sizeof(err));
     if (rc != ACT_E_CONFIG)
         fail_msg("%s='%s' was accepted", name, value);
-    snprintf(want, sizeof(want), "Invalid value for %s: '%s'. Allowed: %s", name, value,
+    assert_null(strchr(err, '\n'));
+    shown_value(shown, sizeof(shown), value);
+    snprintf(want, sizeof(want), "Invalid value for %s: '%s'. Allowed: %s", name, shown,
              act_config_allowed(name));
     assert_string_equal(err, want);
     /* The single-variable check gives the same verdict and text. */
@@ -318,6 +335,7 @@ static void test_log(void **state)
     expect_invalid("ACCELTRACE_LOG", "Debug");
     expect_invalid("ACCELTRACE_LOG", "verbose");
     expect_invalid("ACCELTRACE_LOG", "2");
+    expect_invalid("ACCELTRACE_LOG", "info\nACCELTRACE_LOG=debug"); /* one line in the error */
     expect_common_invalid("ACCELTRACE_LOG", "info");
 }
 
