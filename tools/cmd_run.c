@@ -59,6 +59,7 @@ static const struct {
     {"duration", "ACCELTRACE_DURATION", "seconds to record (0 = until exit)"},
     {"drain-timeout", "ACCELTRACE_DRAIN_TIMEOUT", "ms to wait for device activity at exit"},
     {"log", "ACCELTRACE_LOG", "quiet | error | info | debug"},
+    {"mode", "ACCELTRACE_TRACE_MODE", "trace file permissions, octal (default 0600)"},
 };
 
 static void usage(FILE *f)
@@ -338,6 +339,7 @@ int act_cmd_run(int argc, char **argv)
         .summary_by_range = o.by_range,
         .child_status = status,
         .extra_metadata = o.metadata,
+        .trace_mode = cfg.trace_mode,
     };
     int rc = act_trace_export(&eo);
     if (rc < 0 && rc != ACT_E_FORMAT)

@@ -149,6 +149,25 @@ static int parse_file_path(const char *v, act_config *cfg)
     return n == 0 || n >= 4096 || strchr(v, '\n') ? -1 : 0;
 }
 
+/* Octal permission bits, 3 or 4 digits ("0640", "644"), no set-id or
+ * sticky bit, and the owner can always read and write the trace. */
+static int parse_trace_mode(const char *v, act_config *cfg)
+{
+    size_t n = strlen(v);
+    unsigned m = 0;
+    if (n < 3 || n > 4)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '7')
+            return -1;
+        m = m * 8 + (unsigned)(v[i] - '0');
+    }
+    if (m > 0777 || (m & 0600) != 0600)
+        return -1;
+    cfg->trace_mode = m;
+    return 0;
+}
+
 static int parse_buffer_size(const char *v, act_config *cfg)
 {
     uint64_t b;
@@ -284,6 +303,9 @@ static const act_var vars[] = {
     {"ACCELTRACE_LOG", parse_log, "quiet, error, info or debug"},
     {"ACCELTRACE_LIBRARY_DIR", parse_library_dir,
      "an absolute path to the directory holding libacceltrace.so (read by acceltrace run)"},
+    {"ACCELTRACE_TRACE_MODE", parse_trace_mode,
+     "octal permission bits for the trace file, 3 or 4 digits, at most 0777 and including 0600 "
+     "(e.g. 0600, 0640, 0644)"},
     {"ACCELTRACE_LIBRARY", parse_file_path,
      "the path of libacceltrace.so (read by the Python package)"},
     {"ACCELTRACE_TORCH_PLUGIN", parse_file_path,
@@ -303,6 +325,7 @@ void act_config_defaults(act_config *cfg)
     cfg->drain_timeout_ms = 10000;
     strcpy(cfg->hooks, "all");
     cfg->log_level = 2; /* info */
+    cfg->trace_mode = 0600; /* traces can hold names and arguments: private */
 }
 
 /* Nonzero in set-uid/set-gid (and otherwise privileged) processes. */

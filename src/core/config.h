@@ -25,6 +25,7 @@ typedef struct act_config {
     uint64_t duration_ns;     /* ACCELTRACE_DURATION: seconds (0 = unbounded) */
     int log_level;            /* ACCELTRACE_LOG: quiet|error|info|debug (0..3, default info) */
     char library_dir[4096];   /* ACCELTRACE_LIBRARY_DIR: where `run` finds the library ("" = beside it) */
+    unsigned trace_mode;      /* ACCELTRACE_TRACE_MODE: permission bits of written traces (default 0600) */
 } act_config;
 
 /* The process-wide configuration, valid after a successful act_config_load(). */

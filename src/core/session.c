@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "config.h"
 #include "init/hooks.h"
 #include "init/init.h"
 #include "internal.h"
@@ -186,6 +187,7 @@ ACT_EXPORT int act_session_end(const char *trace_path)
             .force = 1,
             .trace_name = ses.trace_name[0] ? ses.trace_name : NULL,
             .child_status = -1,
+            .trace_mode = act_cfg.trace_mode,
         };
         rc = act_trace_export(&eo);
     }

@@ -114,7 +114,8 @@ int act_trace_export(const act_export_opts *o)
     if (!rc) {
         act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, o->child_status};
         char err[512];
-        rc = act_chrome_write_file(&tl, &co, o->out_path, o->force, err, sizeof(err));
+        rc = act_chrome_write_file_mode(&tl, &co, o->out_path, o->force, o->trace_mode, err,
+                                        sizeof(err));
         if (rc)
             act_log("%s", err);
     }

@@ -504,6 +504,12 @@ static int install(const char *tmp, const char *path, int force)
 int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
                           char *err, size_t errlen)
 {
+    return act_chrome_write_file_mode(tl, o, path, force, 0, err, errlen);
+}
+
+int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const char *path,
+                               int force, unsigned mode, char *err, size_t errlen)
+{
     struct stat st;
     if (!force && lstat(path, &st) == 0) {
         snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
@@ -514,6 +520,14 @@ int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
                  strerror(errno));
+        return ACT_E_IO;
+    }
+    /* Created 0600; another mode only when the user asked for it (set on
+     * the descriptor: exact, whatever the umask, never through a path). */
+    if (mode && mode != 0600 && fchmod(fd, mode) != 0) {
+        snprintf(err, errlen, "%s: cannot set mode %04o: %s", path, mode, strerror(errno));
+        close(fd);
+        unlink(tmp);
         return ACT_E_IO;
     }
     act_obuf b;

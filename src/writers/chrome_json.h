@@ -29,5 +29,9 @@ int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b);
  * ACT_E_IO or ACT_E_NOMEM with a one-line reason in err. */
 int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
                           char *err, size_t errlen);
+/* The same, the file getting permission bits `mode` (0 = 0600), set on the
+ * descriptor before the rename (exact, whatever the umask). */
+int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const char *path,
+                               int force, unsigned mode, char *err, size_t errlen);
 
 #endif
