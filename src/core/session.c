@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "init/hooks.h"
 #include "init/init.h"
 #include "internal.h"
 #include "timeline/export.h"
@@ -139,6 +140,11 @@ static int session_begin_locked(const act_options *opts)
     /* Start-up with the recorder open runs every stage (sources, hook
      * groups, exit handling); a stage that fails seals the recorder. */
     int irc = act_init();
+    /* Start-up may have run before this session (an OpenCL call made with no
+     * tool attached); apply the hook groups now so interception goes live.
+     * Applying is idempotent. */
+    if (act_capture_attached())
+        act_hooks_apply_all();
     if (!act_capture_attached()) {
         act_recorder_close();
         if (ses.own_dir)
