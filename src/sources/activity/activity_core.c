@@ -1,0 +1,378 @@
+/*
+ * activity_core.c -- the activity-API machinery shared by the mspti and
+ * CUPTI sources (design and linking scheme: activity_core.h).
+ *
+ * Hot paths here run on the vendor's threads: buffer requests (on the
+ * producing thread, inside the vendor's launch path) take a buffer from a
+ * preallocated pool with one CAS and never allocate; completion callbacks
+ * convert records into the calling thread's recorder chunk.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "acceltrace.h"
+#include "activity_core.h"
+
+#define DEFAULT_BUFFER_SIZE (2u << 20)
+#define DEFAULT_BUFFER_COUNT 16u
+#define DEFAULT_DRAIN_TIMEOUT_MS 10000u
+#define DEFAULT_DRAIN_POLL_MS 25u
+#define DRAIN_QUIET_POLLS 3
+
+void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *out)
+{
+    act_activity_opts o = {0};
+    if (in)
+        o = *in;
+    if (o.buffer_size == 0)
+        o.buffer_size = DEFAULT_BUFFER_SIZE;
+    if (o.buffer_size < 4096)
+        o.buffer_size = 4096;
+    o.buffer_size = (o.buffer_size + 7) & ~(size_t)7; /* vendors want 8-byte alignment */
+    if (o.buffer_count == 0)
+        o.buffer_count = DEFAULT_BUFFER_COUNT;
+    if (o.buffer_count > ACT_ACTIVITY_MAX_BUFFERS)
+        o.buffer_count = ACT_ACTIVITY_MAX_BUFFERS;
+    if (o.drain_timeout_ms == 0)
+        o.drain_timeout_ms = DEFAULT_DRAIN_TIMEOUT_MS;
+    if (o.drain_poll_ms == 0)
+        o.drain_poll_ms = DEFAULT_DRAIN_POLL_MS;
+    *out = o;
+}
+
+/* ---- pool ------------------------------------------------------------- */
+
+static uint64_t mask_all(uint32_t n)
+{
+    return n >= 64 ? UINT64_MAX : ((1ull << n) - 1);
+}
+
+/* Map and pre-fault the pool. Kept for the life of the process; a later
+ * start with another geometry remaps only when every buffer is back. */
+static int pool_setup(act_activity *a, size_t size, uint32_t count)
+{
+    if (a->pool && a->buf_size == size && a->buf_count == count)
+        return 0;
+    if (a->pool && atomic_load(&a->free_mask) != mask_all(a->buf_count))
+        return 0; /* buffers still out with the vendor: keep the old pool */
+    if (a->pool)
+        munmap(a->pool, a->buf_size * a->buf_count);
+    void *m = mmap(NULL, size * count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0);
+    if (m == MAP_FAILED) {
+        a->pool = NULL;
+        return ACT_E_NOMEM;
+    }
+    /* MAP_POPULATE is advisory: touch every page so the first records of
+     * the capture do not pay for page faults. */
+    for (size_t off = 0; off < size * count; off += 4096)
+        ((volatile uint8_t *)m)[off] = 0;
+    a->pool = m;
+    a->buf_size = size;
+    a->buf_count = count;
+    atomic_store(&a->free_mask, mask_all(count));
+    return 0;
+}
+
+uint8_t *act_activity_buffer_take(act_activity *a, size_t *size)
+{
+    uint64_t m = atomic_load_explicit(&a->free_mask, memory_order_acquire);
+    while (m) {
+        int i = __builtin_ctzll(m);
+        if (atomic_compare_exchange_weak_explicit(&a->free_mask, &m, m & ~(1ull << i),
+                                                  memory_order_acq_rel, memory_order_acquire)) {
+            *size = a->buf_size;
+            return a->pool + (size_t)i * a->buf_size;
+        }
+    }
+    /* Refused: the vendor drops the records it wanted to store (mspti asks
+     * again before its next record, so one refusal = one record lost). */
+    atomic_fetch_add_explicit(&a->refused, 1, memory_order_relaxed);
+    act_rec_drop(ACT_REC_DEVICE_OP);
+    *size = 0;
+    return NULL;
+}
+
+void act_activity_buffer_give(act_activity *a, uint8_t *buf)
+{
+    if (!buf || !a->pool || buf < a->pool || buf >= a->pool + a->buf_size * a->buf_count)
+        return; /* not ours (or NULL): nothing to return */
+    size_t i = (size_t)(buf - a->pool) / a->buf_size;
+    assert(a->pool + i * a->buf_size == buf); /* vendors hand back what they got */
+    atomic_fetch_or_explicit(&a->free_mask, 1ull << i, memory_order_release);
+}
+
+/* ---- cycle ------------------------------------------------------------ */
+
+int act_activity_begin(act_activity *a, const act_activity_opts *opts)
+{
+    act_activity_opts o;
+    act_activity_opts_resolve(opts, &o);
+    int rc = pool_setup(a, o.buffer_size, o.buffer_count);
+    if (rc != 0)
+        return rc;
+    atomic_store(&a->records, 0);
+    atomic_store(&a->converted, 0);
+    atomic_store(&a->refused, 0);
+    atomic_store(&a->vendor_dropped, 0);
+    atomic_store(&a->late, 0);
+    atomic_store(&a->unknown, 0);
+    atomic_store(&a->api_superseded, 0);
+    atomic_store(&a->foreign_extcorr, 0);
+    atomic_store(&a->callbacks, 0);
+    a->drain_polls = 0;
+    a->drain_bound_hit = 0;
+    a->offset_stop_ns = 0;
+    pthread_mutex_lock(&a->lane_lock);
+    a->n_lanes = 0;
+    pthread_mutex_unlock(&a->lane_lock);
+    return 0;
+}
+
+void act_activity_count_late(act_activity *a, uint64_t n)
+{
+    atomic_fetch_add(&a->late, n);
+    for (uint64_t i = 0; i < n; i++)
+        act_rec_drop(ACT_REC_DEVICE_OP); /* counted in the spool too while it is open */
+}
+
+void act_activity_error(act_activity *a, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    act_log("%s: %s", a->name, msg);
+    act_rec_error_emit("%s: %s", a->name, msg);
+}
+
+/* ---- lanes and records ------------------------------------------------ */
+
+uint64_t act_activity_device_key(const act_activity *a, uint32_t device)
+{
+    return ((uint64_t)a->source << 56) | device;
+}
+
+uint64_t act_activity_queue_key(const act_activity *a, uint32_t device, uint32_t stream)
+{
+    return ((uint64_t)a->source << 56) | ((uint64_t)(device & 0xffffffu) << 32) | stream;
+}
+
+/* Returns 1 when `key` is new in this cycle (and remembers it). */
+static int lane_first_seen(act_activity *a, uint64_t key)
+{
+    int fresh = 1;
+    pthread_mutex_lock(&a->lane_lock);
+    for (uint32_t i = 0; i < a->n_lanes; i++) {
+        if (a->lanes[i] == key) {
+            fresh = 0;
+            break;
+        }
+    }
+    if (fresh && a->n_lanes < ACT_ACTIVITY_MAX_LANES)
+        a->lanes[a->n_lanes++] = key;
+    /* Beyond the table the records are repeated: harmless duplicates. */
+    pthread_mutex_unlock(&a->lane_lock);
+    return fresh;
+}
+
+static void lane_announce(act_activity *a, uint32_t device, uint32_t stream)
+{
+    uint64_t dkey = act_activity_device_key(a, device);
+    uint64_t qkey = act_activity_queue_key(a, device, stream);
+    char buf[96];
+    if (lane_first_seen(a, dkey)) {
+        snprintf(buf, sizeof(buf), "%s %s %u", a->vendor, a->device_word, device);
+        uint32_t name = act_str_intern_cstr(buf);
+        uint32_t vendor = act_str_intern_cstr(a->vendor);
+        act_rec_device *r = act_rec_reserve(ACT_REC_DEVICE, sizeof(*r));
+        if (r) {
+            r->h.aux = name;
+            r->device = dkey;
+            r->vendor = vendor;
+            r->source = a->source;
+            r->index = device;
+            r->pad = 0;
+            act_rec_commit();
+        }
+    }
+    if (lane_first_seen(a, qkey)) {
+        snprintf(buf, sizeof(buf), "stream %u", stream);
+        uint32_t label = act_str_intern_cstr(buf);
+        act_rec_queue *q = act_rec_reserve(ACT_REC_QUEUE, sizeof(*q));
+        if (q) {
+            q->h.aux = label;
+            q->queue = qkey;
+            q->device = dkey;
+            q->properties = stream; /* the vendor's stream id, for args */
+            act_rec_commit();
+        }
+    }
+}
+
+int act_activity_emit_op(act_activity *a, const act_activity_op *op)
+{
+    lane_announce(a, op->device, op->stream);
+    uint32_t name = act_str_intern_cstr(op->name && *op->name ? op->name : "unnamed");
+    uint32_t detail = op->detail && *op->detail ? act_str_intern_cstr(op->detail) : 0;
+    act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof(*r));
+    if (!r)
+        return -1;
+    memset((char *)r + sizeof(r->h), 0, sizeof(*r) - sizeof(r->h));
+    r->h.aux = name;
+    r->op = op->op;
+    r->source = (uint8_t)a->source;
+    r->flags = (op->start && op->end) ? 0 : ACT_OPF_NO_TIMES;
+    r->status = op->status;
+    r->device = act_activity_device_key(a, op->device);
+    r->queue = act_activity_queue_key(a, op->device, op->stream);
+    r->queued = act_activity_ts(a, op->queued);
+    r->submit = act_activity_ts(a, op->submit);
+    r->start = act_activity_ts(a, op->start);
+    r->end = act_activity_ts(a, op->end);
+    r->corr = op->corr;
+    r->bytes = op->bytes;
+    for (int i = 0; i < 3; i++) {
+        r->gsize[i] = op->gsize[i];
+        r->lsize[i] = op->lsize[i];
+    }
+    r->detail = detail;
+    act_rec_commit();
+    atomic_fetch_add_explicit(&a->converted, 1, memory_order_relaxed);
+    return 0;
+}
+
+int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext)
+{
+    act_rec_extcorr *r = act_rec_reserve(ACT_REC_EXTCORR, sizeof(*r));
+    if (!r)
+        return -1;
+    r->h.aux = a->source;
+    r->corr = corr;
+    r->ext = ext;
+    act_rec_commit();
+    return 0;
+}
+
+void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err)
+{
+    uint32_t m = act_str_intern_cstr(method);
+    act_rec_clock *r = act_rec_reserve(ACT_REC_CLOCK, sizeof(*r));
+    if (!r)
+        return;
+    r->h.aux = m;
+    /* One mapping for every device of this source. */
+    r->device = ((uint64_t)a->source << 56) | 0xffffffu;
+    r->offset_ns = offset;
+    r->error_ns = err;
+    act_rec_commit();
+}
+
+/* ---- launch-thread API callbacks -------------------------------------- */
+
+#define API_STACK 16
+typedef struct api_frame {
+    uint64_t start, ext, corr;
+} api_frame;
+static __thread api_frame api_stack[API_STACK];
+static __thread uint32_t api_depth;
+
+uint64_t act_activity_api_enter(act_activity *a, uint64_t corr)
+{
+    uint64_t ext = act_range_current_ext();
+    if (api_depth < API_STACK) {
+        api_stack[api_depth].start = act_clock_now();
+        api_stack[api_depth].ext = ext;
+        api_stack[api_depth].corr = corr;
+    }
+    api_depth++;
+    (void)a;
+    return ext;
+}
+
+void act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result)
+{
+    uint64_t end = act_clock_now();
+    if (api_depth == 0)
+        return; /* exit without enter (callbacks enabled mid-call) */
+    api_depth--;
+    if (api_depth >= API_STACK || atomic_load(&a->state) != ACT_ACTIVITY_CAPTURING)
+        return;
+    const api_frame *f = &api_stack[api_depth];
+    if (corr == 0)
+        corr = f->corr;
+    act_rec_api_emit(name ? name : "unknown", f->start, end, corr, f->ext, result, a->source);
+    if (f->ext && corr)
+        act_activity_emit_extcorr(a, corr, f->ext);
+}
+
+/* ---- stop ------------------------------------------------------------- */
+
+static void sleep_ms(uint32_t ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+void act_activity_drain(act_activity *a, void (*flush)(void), const act_activity_opts *opts)
+{
+    act_activity_opts o;
+    act_activity_opts_resolve(opts, &o);
+    uint64_t deadline = act_clock_now() + o.drain_timeout_ms * 1000000ull;
+    int quiet = 0;
+    a->drain_polls = 0;
+    a->drain_bound_hit = 0;
+    while (quiet < DRAIN_QUIET_POLLS) {
+        uint64_t before = atomic_load(&a->records) + atomic_load(&a->refused);
+        flush();
+        sleep_ms(o.drain_poll_ms);
+        a->drain_polls++;
+        uint64_t after = atomic_load(&a->records) + atomic_load(&a->refused);
+        quiet = after == before ? quiet + 1 : 0;
+        if (quiet < DRAIN_QUIET_POLLS && act_clock_now() >= deadline) {
+            a->drain_bound_hit = 1;
+            break;
+        }
+    }
+}
+
+void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
+{
+    atomic_store_explicit(&a->state, ACT_ACTIVITY_OFF, memory_order_release);
+    a->offset_stop_ns = stop_offset;
+    uint64_t refused = atomic_load(&a->refused), vdrop = atomic_load(&a->vendor_dropped);
+    if (refused)
+        act_activity_error(a, "%llu activity records dropped: the buffer pool (%u x %zu bytes) was exhausted",
+                           (unsigned long long)refused, a->buf_count, a->buf_size);
+    if (vdrop)
+        act_activity_error(a, "%llu activity records dropped by the vendor library", (unsigned long long)vdrop);
+    if (a->drain_bound_hit)
+        act_activity_error(a, "device activity still arriving when the drain bound passed; later records are counted as lost");
+    (void)stop_err;
+}
+
+void act_activity_stats_get(act_activity *a, act_activity_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->records = atomic_load(&a->records);
+    out->converted = atomic_load(&a->converted);
+    out->buffers_refused = atomic_load(&a->refused);
+    out->vendor_dropped = atomic_load(&a->vendor_dropped);
+    out->late = atomic_load(&a->late);
+    out->unknown = atomic_load(&a->unknown);
+    out->api_superseded = atomic_load(&a->api_superseded);
+    out->foreign_extcorr = atomic_load(&a->foreign_extcorr);
+    out->drain_polls = a->drain_polls;
+    out->drain_bound_hit = a->drain_bound_hit;
+    out->callbacks = atomic_load(&a->callbacks);
+    out->active = atomic_load(&a->state) != ACT_ACTIVITY_OFF;
+    out->offset_start_ns = a->offset_start_ns;
+    out->offset_stop_ns = a->offset_stop_ns;
+}
