@@ -19,17 +19,7 @@
 #include "sources/activity/activity.h"
 #include "sources/activity/mspti_decls.h"
 #include "spool_scan.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                             \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
-            fprintf(stderr, __VA_ARGS__);                                            \
-            fprintf(stderr, "\n");                                                   \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
+#include "vendor_test.h"
 
 static struct {
     void (*set)(const char *, long);
@@ -43,8 +33,6 @@ static struct {
     msptiActivityPopExternalCorrelationId_fn pop;
 } fk;
 
-static char spool_dir[256];
-static char spool_path[4096];
 
 static void fake_open(void)
 {
@@ -67,59 +55,6 @@ static void fake_open(void)
         fprintf(stderr, "fake mspti lacks its test entry points\n");
         exit(2);
     }
-}
-
-static void rec_open(void)
-{
-    snprintf(spool_dir, sizeof(spool_dir), "/tmp/act-mspti-XXXXXX");
-    if (!mkdtemp(spool_dir)) {
-        perror("mkdtemp");
-        exit(2);
-    }
-    int rc = act_recorder_open(spool_dir, 64ull << 20, 1u << 20);
-    if (rc != 0) {
-        fprintf(stderr, "recorder open: %d\n", rc);
-        exit(2);
-    }
-}
-
-static void rec_close(spool_scan *s)
-{
-    snprintf(spool_path, sizeof(spool_path), "%s", act_recorder_path());
-    act_recorder_close();
-    if (spool_scan_read(spool_path, s) != 0)
-        exit(2);
-    unlink(spool_path);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static size_t count_ops(const spool_scan *s, int op)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < s->n_ops; i++)
-        n += s->ops[i].r.op == op;
-    return n;
-}
-
-static const scan_op *find_op(const spool_scan *s, const char *name)
-{
-    for (size_t i = 0; i < s->n_ops; i++)
-        if (s->ops[i].name && strcmp(s->ops[i].name, name) == 0)
-            return &s->ops[i];
-    return NULL;
-}
-
-static size_t count_errors(const spool_scan *s, const char *needle)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < s->n_errors; i++)
-        n += s->errors[i] && strstr(s->errors[i], needle) != NULL;
-    return n;
 }
 
 static act_activity_opts fast_opts(void)
