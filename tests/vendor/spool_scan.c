@@ -173,6 +173,10 @@ void spool_scan_free(spool_scan *s)
     free(s->queues);
     free(s->ranges);
     memset(s, 0, sizeof(*s));
+    /* The strings are shared by the one scan alive at a time. */
+    for (size_t i = 0; i < n_strs; i++)
+        free(strs[i].s);
+    n_strs = 0;
 }
 
 const char *spool_scan_range_name(const spool_scan *s, uint64_t ext)

@@ -51,7 +51,8 @@ typedef struct spool_scan {
     size_t n_ranges;
 } spool_scan;
 
-/* Read `path`; returns 0 or -1 (message on stderr). */
+/* Read `path`; returns 0 or -1 (message on stderr). One scan at a time:
+ * names point into storage that spool_scan_free releases. */
 int spool_scan_read(const char *path, spool_scan *s);
 void spool_scan_free(spool_scan *s);
 /* Name of the range an ext value designates (NULL if none). */

@@ -136,9 +136,10 @@ int act_activity_begin(act_activity *a, const act_activity_opts *opts)
 
 void act_activity_count_late(act_activity *a, uint64_t n)
 {
-    atomic_fetch_add(&a->late, n);
     for (uint64_t i = 0; i < n; i++)
         act_rec_drop(ACT_REC_DEVICE_OP); /* counted in the spool too while it is open */
+    /* After the drops: a reader of `late` then also sees them. */
+    atomic_fetch_add(&a->late, n);
 }
 
 void act_activity_error(act_activity *a, const char *fmt, ...)
