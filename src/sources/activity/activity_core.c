@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -277,40 +278,86 @@ void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset
 
 /* ---- launch-thread API callbacks -------------------------------------- */
 
+/* Per-thread state lives behind a pthread key, not in __thread variables:
+ * the recorder's initial-exec TLS puts this whole module's TLS block in
+ * the small static TLS surplus, and two copies of the library in one
+ * process must still fit there. Allocated once per launching thread. */
 #define API_STACK 16
 typedef struct api_frame {
     uint64_t start, ext, corr;
+    uint32_t level; /* nesting level the frame was opened at */
+    int pushed;     /* the source pushed ext onto the vendor's stack */
 } api_frame;
-static __thread api_frame api_stack[API_STACK];
-static __thread uint32_t api_depth;
+typedef struct api_tls {
+    uint32_t depth; /* vendor calls open on this thread, recorded or not */
+    uint32_t frames;
+    api_frame frame[API_STACK];
+} api_tls;
 
-uint64_t act_activity_api_enter(act_activity *a, uint64_t corr)
+static pthread_key_t api_key;
+static pthread_once_t api_key_once = PTHREAD_ONCE_INIT;
+
+static void api_key_create(void)
 {
-    uint64_t ext = act_range_current_ext();
-    if (api_depth < API_STACK) {
-        api_stack[api_depth].start = act_clock_now();
-        api_stack[api_depth].ext = ext;
-        api_stack[api_depth].corr = corr;
-    }
-    api_depth++;
-    (void)a;
-    return ext;
+    pthread_key_create(&api_key, free);
 }
 
-void act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result)
+static api_tls *api_tls_get(void)
+{
+    pthread_once(&api_key_once, api_key_create);
+    api_tls *t = pthread_getspecific(api_key);
+    if (ACT_UNLIKELY(!t)) {
+        t = calloc(1, sizeof(*t));
+        if (t)
+            pthread_setspecific(api_key, t);
+    }
+    return t;
+}
+
+int act_activity_api_enter(act_activity *a, uint64_t corr, uint64_t *ext_out)
+{
+    *ext_out = 0;
+    api_tls *t = api_tls_get();
+    if (!t)
+        return 0;
+    uint32_t level = t->depth++;
+    if ((a->outermost_only && level != 0) || t->frames >= API_STACK)
+        return 0;
+    api_frame *f = &t->frame[t->frames++];
+    f->ext = act_range_current_ext();
+    f->corr = corr;
+    f->level = level;
+    f->pushed = 0;
+    f->start = act_clock_now();
+    *ext_out = f->ext;
+    return 1;
+}
+
+void act_activity_api_mark_pushed(void)
+{
+    api_tls *t = api_tls_get();
+    if (t && t->frames)
+        t->frame[t->frames - 1].pushed = 1;
+}
+
+int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result)
 {
     uint64_t end = act_clock_now();
-    if (api_depth == 0)
-        return; /* exit without enter (callbacks enabled mid-call) */
-    api_depth--;
-    if (api_depth >= API_STACK || atomic_load(&a->state) != ACT_ACTIVITY_CAPTURING)
-        return;
-    const api_frame *f = &api_stack[api_depth];
-    if (corr == 0)
-        corr = f->corr;
-    act_rec_api_emit(name ? name : "unknown", f->start, end, corr, f->ext, result, a->source);
-    if (f->ext && corr)
-        act_activity_emit_extcorr(a, corr, f->ext);
+    api_tls *t = api_tls_get();
+    if (!t || t->depth == 0)
+        return 0; /* exit without enter (callbacks enabled mid-call) */
+    uint32_t level = --t->depth;
+    if (t->frames == 0 || t->frame[t->frames - 1].level != level)
+        return 0; /* this call was not recorded */
+    const api_frame *f = &t->frame[--t->frames];
+    if (atomic_load(&a->state) == ACT_ACTIVITY_CAPTURING) {
+        if (corr == 0)
+            corr = f->corr;
+        act_rec_api_emit(name ? name : "unknown", f->start, end, corr, f->ext, result, a->source);
+        if (f->ext && corr)
+            act_activity_emit_extcorr(a, corr, f->ext);
+    }
+    return f->pushed;
 }
 
 /* ---- stop ------------------------------------------------------------- */

@@ -74,6 +74,7 @@ typedef struct act_activity {
     int64_t offset_ns;     /* timeline = vendor + offset (0 when vendor uses our clock) */
     int64_t offset_err_ns;
     int lifecycle_registered;
+    int outermost_only; /* record only the outermost vendor call of a thread */
 
     /* Counters of the current cycle. */
     _Atomic uint64_t records, converted, refused, vendor_dropped, late, unknown, api_superseded,
@@ -132,10 +133,16 @@ int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext);
 /* Write a clock record: method string and the current offset. */
 void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err);
 
-/* Launch-thread callback halves. enter returns the ext to push to the
- * vendor (0 = none open); exit writes the host slice and the mapping. */
-uint64_t act_activity_api_enter(act_activity *a, uint64_t corr);
-void act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result);
+/* Launch-thread callback halves. enter returns 1 when the call is
+ * recorded (ext_out: the innermost acceltrace range of the thread, 0 =
+ * none); exit writes the host slice and the corr -> ext mapping and
+ * returns 1 when the source marked the frame as pushed onto the vendor's
+ * external-correlation stack (so it pops). With `outermost_only` only the
+ * outermost vendor call of a thread is recorded (CUPTI: runtime calls make
+ * driver calls with the same correlation id). */
+int act_activity_api_enter(act_activity *a, uint64_t corr, uint64_t *ext_out);
+void act_activity_api_mark_pushed(void);
+int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result);
 
 /* Poll `flush` every poll_ms until three polls in a row bring no new
  * record or the bound passes; records the poll count in the stats. */

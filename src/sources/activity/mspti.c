@@ -328,8 +328,9 @@ static void api_callback(void *userdata, msptiCallbackDomain domain, msptiCallba
     (void)cbid;
     if (domain != MSPTI_CB_DOMAIN_RUNTIME || !d)
         return;
+    uint64_t ext;
     if (d->callbackSite == MSPTI_API_ENTER)
-        act_activity_api_enter(&M, d->correlationId);
+        act_activity_api_enter(&M, d->correlationId, &ext);
     else
         act_activity_api_exit(&M, d->functionName, d->correlationId, 0);
 }

@@ -45,6 +45,7 @@ static act_activity C = {
     .device_word = "GPU",
     .source = ACT_SOURCE_CUPTI,
     .lane_lock = PTHREAD_MUTEX_INITIALIZER,
+    .outermost_only = 1,
 };
 
 typedef CUptiResult (*GetVersion_fn)(uint32_t *);
@@ -379,11 +380,8 @@ static uint64_t CUPTIAPI timestamp_now(void)
     return act_clock_now();
 }
 
-/* Runtime calls make driver calls: only the outermost call of a thread
- * becomes a host slice (its correlation id is the one launches carry). */
-static __thread uint32_t cb_depth;
-static __thread int cb_pushed;
-
+/* Runtime calls make driver calls with the same correlation id: only the
+ * outermost call of a thread becomes a host slice (C.outermost_only). */
 static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                   const void *data)
 {
@@ -393,21 +391,15 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain, C
         return;
     const CUpti_CallbackData *d = data;
     if (d->callbackSite == CUPTI_API_ENTER) {
-        uint32_t depth = cb_depth++;
-        if (depth != 0)
-            return;
-        uint64_t ext = act_activity_api_enter(&C, d->correlationId);
+        uint64_t ext = 0;
         /* CUPTI's stack is per thread: push so its own EXTERNAL_CORRELATION
          * records agree with ours. */
-        cb_pushed = ext && cu.PushExt && cu.PushExt(EXT_KIND, ext) == CUPTI_SUCCESS;
-    } else {
-        if (cb_depth == 0 || --cb_depth != 0)
-            return;
-        if (cb_pushed) {
-            uint64_t last = 0;
-            cu.PopExt(EXT_KIND, &last);
-        }
-        act_activity_api_exit(&C, d->functionName, d->correlationId, 0);
+        if (act_activity_api_enter(&C, d->correlationId, &ext) && ext && cu.PushExt &&
+            cu.PushExt(EXT_KIND, ext) == CUPTI_SUCCESS)
+            act_activity_api_mark_pushed();
+    } else if (act_activity_api_exit(&C, d->functionName, d->correlationId, 0)) {
+        uint64_t last = 0;
+        cu.PopExt(EXT_KIND, &last);
     }
 }
 
