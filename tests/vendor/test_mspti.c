@@ -333,6 +333,18 @@ static void case_failure(const char *expect_msg, int expect_rc)
     spool_scan_free(&s);
 }
 
+/* Probing (opts.optional): a missing library is silent. */
+static void case_probe_missing(void)
+{
+    rec_open();
+    act_activity_opts o = {.optional = 1};
+    CHECK(act_source_mspti_start(&o) == ACT_E_NOTFOUND, "probe finds nothing");
+    spool_scan s;
+    rec_close(&s);
+    CHECK(s.n_errors == 0 && s.n_ops == 0, "no error record when probing");
+    spool_scan_free(&s);
+}
+
 /* Two start/stop cycles in one process both collect. */
 static void case_cycles(void)
 {
@@ -362,6 +374,7 @@ int main(int argc, char **argv)
     const char *c = argv[1];
     if (strcmp(c, "missing_library") == 0) {
         case_failure("not loadable", ACT_E_NOTFOUND);
+        case_probe_missing();
     } else if (strcmp(c, "missing_symbol") == 0) {
         case_failure("msptiActivityFlushAll", ACT_E_NOTFOUND);
     } else {

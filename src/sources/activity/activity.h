@@ -35,8 +35,9 @@
 typedef struct act_activity_opts {
     size_t buffer_size;        /* bytes per activity buffer (default 2 MiB, min 4 KiB) */
     uint32_t buffer_count;     /* buffers in the preallocated pool (default 16, max 64) */
-    uint64_t drain_timeout_ms; /* bound of the stop drain (default 10000: act_cfg.drain_timeout_ms) */
+    uint64_t drain_timeout_ms; /* bound of the stop drain (default act_cfg.drain_timeout_ms, else 10000) */
     uint32_t drain_poll_ms;    /* pause between flushes while draining (default 25) */
+    int optional;              /* probing: a missing library is not reported (ACT_E_NOTFOUND, no error record) */
 } act_activity_opts;
 
 /* What one start/stop cycle of a source saw (counters reset at start). */

@@ -18,6 +18,7 @@
 
 #include "acceltrace.h"
 #include "activity_core.h"
+#include "config.h"
 
 #define DEFAULT_BUFFER_SIZE (2u << 20)
 #define DEFAULT_BUFFER_COUNT 16u
@@ -39,8 +40,8 @@ void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *o
         o.buffer_count = DEFAULT_BUFFER_COUNT;
     if (o.buffer_count > ACT_ACTIVITY_MAX_BUFFERS)
         o.buffer_count = ACT_ACTIVITY_MAX_BUFFERS;
-    if (o.drain_timeout_ms == 0)
-        o.drain_timeout_ms = DEFAULT_DRAIN_TIMEOUT_MS;
+    if (o.drain_timeout_ms == 0) /* ACCELTRACE_DRAIN_TIMEOUT once start-up has read it */
+        o.drain_timeout_ms = act_cfg.drain_timeout_ms ? act_cfg.drain_timeout_ms : DEFAULT_DRAIN_TIMEOUT_MS;
     if (o.drain_poll_ms == 0)
         o.drain_poll_ms = DEFAULT_DRAIN_POLL_MS;
     *out = o;

@@ -103,12 +103,14 @@ static void *load_library(char *tried, size_t n)
 
 /* Resolve once per process; the library is never closed (vendor threads
  * may call into our callbacks until the process ends). */
-static int mspti_load(void)
+static int mspti_load(int optional)
 {
     if (!ms.lib) {
         char tried[PATH_MAX + 64];
         ms.lib = load_library(tried, sizeof(tried));
         if (!ms.lib) {
+            if (optional)
+                return ACT_E_NOTFOUND; /* probing: absence is not an error */
             act_activity_error(&M, "libmspti.so not loadable (tried %s): %s; Ascend device lane left empty",
                                tried, dlerror());
             return ACT_E_NOTFOUND;
@@ -386,7 +388,7 @@ static int start_locked(const act_activity_opts *opts)
         return ACT_E_STATE;
     if (!atomic_load(&act__recording))
         return ACT_E_STATE;
-    int rc = mspti_load();
+    int rc = mspti_load(opts && opts->optional);
     if (rc != 0)
         return rc;
     act_activity_opts_resolve(opts, &ms.opts);

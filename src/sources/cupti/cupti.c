@@ -121,13 +121,15 @@ static void *load_library(char *tried, size_t n)
         }                                                                               \
     } while (0)
 
-static int cupti_load(void)
+static int cupti_load(int optional)
 {
     if (!cu.lib) {
         char tried[PATH_MAX * 2];
         tried[0] = '\0';
         cu.lib = load_library(tried, sizeof(tried));
         if (!cu.lib) {
+            if (optional)
+                return ACT_E_NOTFOUND; /* probing: absence is not an error */
             act_activity_error(&C, "libcupti not loadable (tried %s): %s; CUDA device lane left empty", tried,
                                dlerror());
             return ACT_E_NOTFOUND;
@@ -458,7 +460,7 @@ static int start_locked(const act_activity_opts *opts)
 {
     if (atomic_load(&C.state) != ACT_ACTIVITY_OFF || !atomic_load(&act__recording))
         return ACT_E_STATE;
-    int rc = cupti_load();
+    int rc = cupti_load(opts && opts->optional);
     if (rc == 0)
         rc = cupti_version_check();
     if (rc != 0)
