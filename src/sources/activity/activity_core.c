@@ -191,7 +191,10 @@ static void lane_announce(act_activity *a, uint32_t device, uint32_t stream)
     uint64_t qkey = act_activity_queue_key(a, device, stream);
     char buf[96];
     if (lane_first_seen(a, dkey)) {
-        snprintf(buf, sizeof(buf), "%s %s %u", a->vendor, a->device_word, device);
+        if (device == ACT_ACTIVITY_HOST_DEVICE) /* host-side records (mstx host markers) */
+            snprintf(buf, sizeof(buf), "%s host markers", a->vendor);
+        else
+            snprintf(buf, sizeof(buf), "%s %s %u", a->vendor, a->device_word, device);
         uint32_t name = act_str_intern_cstr(buf);
         uint32_t vendor = act_str_intern_cstr(a->vendor);
         act_rec_device *r = act_rec_reserve(ACT_REC_DEVICE, sizeof(*r));
@@ -271,7 +274,7 @@ void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset
         return;
     r->h.aux = m;
     /* One mapping for every device of this source. */
-    r->device = ((uint64_t)a->source << 56) | 0xffffffu;
+    r->device = act_activity_device_key(a, ACT_ACTIVITY_ALL_DEVICES);
     r->offset_ns = offset;
     r->error_ns = err;
     act_rec_commit();

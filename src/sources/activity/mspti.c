@@ -37,7 +37,7 @@ static act_activity M = {
     .lane_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-#define MSPTI_HOST_DEVICE 0xffffffu /* lane key for host-side mstx markers */
+#define MSPTI_HOST_DEVICE ACT_ACTIVITY_HOST_DEVICE /* lane of host-side mstx markers */
 
 static struct {
     pthread_mutex_t lock; /* start/stop */
