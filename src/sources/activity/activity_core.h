@@ -74,7 +74,6 @@ typedef struct act_activity {
     _Atomic int callbacks; /* launch-thread callback path active */
     int64_t offset_ns;     /* timeline = vendor + offset (0 when vendor uses our clock) */
     int64_t offset_err_ns;
-    int lifecycle_registered;
     int outermost_only; /* record only the outermost vendor call of a thread */
 
     /* Counters of the current cycle. */
@@ -145,8 +144,9 @@ int act_activity_api_enter(act_activity *a, uint64_t corr, uint64_t *ext_out);
 void act_activity_api_mark_pushed(void);
 int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result);
 
-/* Poll `flush` every poll_ms until three polls in a row bring no new
- * record or the bound passes; records the poll count in the stats. */
+/* Drain through act_drain (init.h): `flush` every 25 ms until three
+ * polls in a row bring no new record, or the bound passes (reported and
+ * counted by act_drain); the poll count goes into the stats. */
 void act_activity_drain(act_activity *a, void (*flush)(void), const act_activity_opts *opts);
 /* End of stop: state off, offset at stop, errors for anything lost. */
 void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err);

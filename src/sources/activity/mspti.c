@@ -376,12 +376,6 @@ static void enable_kinds(void)
         act_activity_error(&M, "msptiActivityEnable failed for %s", failed);
 }
 
-static void lifecycle_stop(void)
-{
-    M.lifecycle_registered = 0; /* the lifecycle drops handlers once run */
-    act_source_mspti_stop();
-}
-
 static int start_locked(const act_activity_opts *opts)
 {
     if (atomic_load(&M.state) != ACT_ACTIVITY_OFF)
@@ -427,8 +421,7 @@ static int start_locked(const act_activity_opts *opts)
         return ACT_E_NOTFOUND;
     }
     enable_kinds();
-    if (!M.lifecycle_registered && act_lifecycle_on_stop("mspti", lifecycle_stop) == 0)
-        M.lifecycle_registered = 1;
+    act_lifecycle_on_stop("mspti", act_source_mspti_stop); /* once: the lifecycle ignores repeats */
     return 0;
 }
 

@@ -435,12 +435,6 @@ static void enable_kinds(void)
         act_activity_error(&C, "cuptiActivityEnable failed for %s", failed);
 }
 
-static void lifecycle_stop(void)
-{
-    C.lifecycle_registered = 0;
-    act_source_cupti_stop();
-}
-
 static void clock_setup(void)
 {
     if (cu.RegisterTimestampCallback && cu.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS) {
@@ -496,8 +490,7 @@ static int start_locked(const act_activity_opts *opts)
         return ACT_E_NOTFOUND;
     }
     enable_kinds();
-    if (!C.lifecycle_registered && act_lifecycle_on_stop("cupti", lifecycle_stop) == 0)
-        C.lifecycle_registered = 1;
+    act_lifecycle_on_stop("cupti", act_source_cupti_stop); /* once: the lifecycle ignores repeats */
     return 0;
 }
 
