@@ -526,6 +526,20 @@ FAKE_EXPORT void fake_mspti_stats(uint64_t *written, uint64_t *dropped, uint64_t
     pthread_mutex_unlock(&F.lock);
 }
 
+/* Put 8 bytes of a record kind this library does not know into the
+ * current buffer (a newer library's record, or corruption):
+ * GetNextRecord answers MSPTI_ERROR_INNER when it reaches them. */
+FAKE_EXPORT void fake_mspti_inject_unknown(void)
+{
+    pthread_mutex_lock(&F.lock);
+    if (F.cur.buf && F.cur.valid + 8 <= F.cur.size) {
+        uint32_t bad[2] = {77, 0};
+        memcpy(F.cur.buf + F.cur.valid, bad, sizeof(bad));
+        F.cur.valid += 8;
+    }
+    pthread_mutex_unlock(&F.lock);
+}
+
 /* The host side of one runtime call: callbacks, API record, external
  * correlation records; then the device record after the delay. */
 static uint64_t launch(const char *api, void *dev_rec, size_t dev_size, uint32_t stream, uint64_t dur_ns)

@@ -29,6 +29,7 @@ static struct {
     uint64_t (*memset_)(uint64_t, uint32_t, uint32_t, uint64_t);
     uint64_t (*comm)(const char *, const char *, uint32_t, uint32_t, uint64_t);
     void (*marker)(uint32_t, uint32_t, uint64_t, const char *, const char *, uint32_t, uint32_t);
+    void (*inject_unknown)(void);
     msptiActivityPushExternalCorrelationId_fn push;
     msptiActivityPopExternalCorrelationId_fn pop;
 } fk;
@@ -49,6 +50,7 @@ static void fake_open(void)
     *(void **)&fk.memset_ = dlsym(h, "fake_mspti_launch_memset");
     *(void **)&fk.comm = dlsym(h, "fake_mspti_launch_comm");
     *(void **)&fk.marker = dlsym(h, "fake_mspti_marker");
+    *(void **)&fk.inject_unknown = dlsym(h, "fake_mspti_inject_unknown");
     *(void **)&fk.push = dlsym(h, "msptiActivityPushExternalCorrelationId");
     *(void **)&fk.pop = dlsym(h, "msptiActivityPopExternalCorrelationId");
     if (!fk.set || !fk.kernel || !fk.marker) {
@@ -333,6 +335,27 @@ static void case_failure(const char *expect_msg, int expect_rc)
     spool_scan_free(&s);
 }
 
+/* A record the library cannot iterate past: counted, reported once. */
+static void case_unreadable(void)
+{
+    fk.set("delay_ms", 5);
+    rec_open();
+    act_activity_opts o = fast_opts();
+    CHECK(act_source_mspti_start(&o) == 0, "start");
+    fk.kernel("before", "AI_CORE", 0, 0, 1000); /* API record now, kernel soon */
+    sleep_ms(30);
+    fk.inject_unknown();
+    act_source_mspti_stop();
+    act_activity_stats st;
+    act_source_mspti_stats(&st);
+    spool_scan s;
+    rec_close(&s);
+    CHECK(st.unreadable_buffers == 1, "unreadable %llu", (unsigned long long)st.unreadable_buffers);
+    CHECK(count_errors(&s, "unreadable record") == 1, "reported once");
+    CHECK(find_op(&s, "before") != NULL, "records before it kept");
+    spool_scan_free(&s);
+}
+
 /* Probing (opts.optional): a missing library is silent. */
 static void case_probe_missing(void)
 {
@@ -398,6 +421,8 @@ int main(int argc, char **argv)
             case_failure("another mspti subscriber", ACT_E_CONFLICT);
         } else if (strcmp(c, "cycles") == 0)
             case_cycles();
+        else if (strcmp(c, "unreadable") == 0)
+            case_unreadable();
         else {
             fprintf(stderr, "unknown case %s\n", c);
             return 2;

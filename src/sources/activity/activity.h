@@ -49,6 +49,7 @@ typedef struct act_activity_stats {
     uint64_t unknown;         /* records of kinds not converted (counted) */
     uint64_t api_superseded;  /* API activity records not written: the callback path wrote them */
     uint64_t foreign_extcorr; /* external-correlation records pushed by someone else */
+    uint64_t unreadable_buffers; /* buffers whose iteration failed part-way (rest skipped) */
     uint64_t drain_polls;     /* FlushAll polls during the last stop (act_drain, 25 ms apart) */
     int drain_bound_hit;      /* the last drain was cut off by its bound (act_drain reported it) */
     int callbacks;            /* the launch-thread callback path is active */

@@ -121,6 +121,8 @@ int act_activity_begin(act_activity *a, const act_activity_opts *opts)
     atomic_store(&a->unknown, 0);
     atomic_store(&a->api_superseded, 0);
     atomic_store(&a->foreign_extcorr, 0);
+    atomic_store(&a->unreadable, 0);
+    atomic_store(&a->unreadable_reported, 0);
     atomic_store(&a->callbacks, 0);
     a->drain_polls = 0;
     a->drain_bound_hit = 0;
@@ -129,6 +131,14 @@ int act_activity_begin(act_activity *a, const act_activity_opts *opts)
     a->n_lanes = 0;
     pthread_mutex_unlock(&a->lane_lock);
     return 0;
+}
+
+void act_activity_unreadable(act_activity *a, int code)
+{
+    atomic_fetch_add(&a->unreadable, 1);
+    if (!atomic_exchange(&a->unreadable_reported, 1))
+        act_activity_error(a, "unreadable record in an activity buffer (error %d): the rest of that buffer "
+                              "was skipped; further cases are counted only", code);
 }
 
 void act_activity_count_late(act_activity *a, uint64_t n)
@@ -418,6 +428,7 @@ void act_activity_stats_get(act_activity *a, act_activity_stats *out)
     out->unknown = atomic_load(&a->unknown);
     out->api_superseded = atomic_load(&a->api_superseded);
     out->foreign_extcorr = atomic_load(&a->foreign_extcorr);
+    out->unreadable_buffers = atomic_load(&a->unreadable);
     out->drain_polls = a->drain_polls;
     out->drain_bound_hit = a->drain_bound_hit;
     out->callbacks = atomic_load(&a->callbacks);

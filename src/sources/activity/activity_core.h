@@ -78,7 +78,8 @@ typedef struct act_activity {
 
     /* Counters of the current cycle. */
     _Atomic uint64_t records, converted, refused, vendor_dropped, late, unknown, api_superseded,
-        foreign_extcorr;
+        foreign_extcorr, unreadable;
+    _Atomic int unreadable_reported;
     uint64_t drain_polls;
     int drain_bound_hit;
     int64_t offset_start_ns, offset_stop_ns;
@@ -115,6 +116,9 @@ static inline int act_activity_converting(act_activity *a)
 {
     return atomic_load_explicit(&a->state, memory_order_acquire) != ACT_ACTIVITY_OFF;
 }
+/* A buffer whose iteration stopped on an error (not the normal end):
+ * counted, and reported once per cycle. */
+void act_activity_unreadable(act_activity *a, int code);
 /* Count records that arrived after the source stopped. */
 void act_activity_count_late(act_activity *a, uint64_t n);
 

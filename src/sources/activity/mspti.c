@@ -311,11 +311,14 @@ static void buffer_completed(uint8_t *buffer, size_t size, size_t valid)
     uint64_t n = 0;
     /* Always iterate to the end: mspti's cursor is per thread and only
      * resets when it reaches `valid`. */
-    while (ms.GetNextRecord(buffer, valid, &rec) == MSPTI_SUCCESS && rec) {
+    msptiResult r;
+    while ((r = ms.GetNextRecord(buffer, valid, &rec)) == MSPTI_SUCCESS && rec) {
         n++;
         if (converting)
             convert(rec);
     }
+    if (r != MSPTI_SUCCESS && r != MSPTI_ERROR_MAX_LIMIT_REACHED)
+        act_activity_unreadable(&M, (int)r); /* e.g. INNER: a kind this build does not know */
     if (converting)
         atomic_fetch_add(&M.records, n);
     else

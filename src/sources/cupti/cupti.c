@@ -359,11 +359,14 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     int converting = act_activity_converting(&C);
     CUpti_Activity *rec = NULL;
     uint64_t n = 0;
-    while (cu.GetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+    CUptiResult r;
+    while ((r = cu.GetNextRecord(buffer, valid, &rec)) == CUPTI_SUCCESS) {
         n++;
         if (converting)
             convert(rec);
     }
+    if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)
+        act_activity_unreadable(&C, (int)r);
     if (converting)
         atomic_fetch_add(&C.records, n);
     else
