@@ -32,10 +32,10 @@
 #include <string.h>
 #include <time.h>
 
-#define FAKE_EXPORT __attribute__((visibility("default")))
+#define FAKE_EXPORT   __attribute__((visibility("default")))
 #define MAX_COMPLETED 256
-#define MAX_STREAMS 64
-#define MAX_STACK 64
+#define MAX_STREAMS   64
+#define MAX_STACK     64
 
 typedef struct pending {
     uint64_t due;
@@ -264,8 +264,8 @@ FAKE_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **st
     return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
-                                       void *userdata)
+FAKE_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
+                                       CUpti_CallbackFunc callback, void *userdata)
 {
     static int handle;
     if (!subscriber)
@@ -310,8 +310,9 @@ FAKE_EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandl
     return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
-                                                       CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
+FAKE_EXPORT CUptiResult
+cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                               CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
 {
     if (!funcBufferRequested || !funcBufferCompleted)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -323,7 +324,8 @@ FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequ
     return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
+FAKE_EXPORT CUptiResult
+cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
 {
     pthread_mutex_lock(&F.lock);
     int any = 0;
@@ -380,7 +382,8 @@ __attribute__((visibility("hidden")))
 #else
 FAKE_EXPORT
 #endif
-CUptiResult cuptiActivityFlushAll(uint32_t flag)
+CUptiResult
+cuptiActivityFlushAll(uint32_t flag)
 {
     fbuf local[MAX_COMPLETED + 1];
     int n = 0;
@@ -406,7 +409,8 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
     return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId, size_t *dropped)
+FAKE_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId,
+                                                          size_t *dropped)
 {
     (void)context;
     (void)streamId;
@@ -419,9 +423,11 @@ FAKE_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uin
     return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id)
+FAKE_EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                               uint64_t id)
 {
-    if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+    if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+        kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
         return CUPTI_ERROR_INVALID_PARAMETER;
     if (ext_depth[kind] == MAX_STACK)
         return CUPTI_ERROR_MAX_LIMIT_REACHED;
@@ -429,9 +435,11 @@ FAKE_EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCor
     return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t *lastId)
+FAKE_EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                              uint64_t *lastId)
 {
-    if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+    if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+        kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
         return CUPTI_ERROR_INVALID_PARAMETER;
     if (ext_depth[kind] == 0)
         return CUPTI_ERROR_QUEUE_EMPTY;
@@ -468,7 +476,8 @@ FAKE_EXPORT void fake_cupti_set(const char *key, long value)
     pthread_mutex_unlock(&F.lock);
 }
 
-FAKE_EXPORT void fake_cupti_stats(uint64_t *written, uint64_t *dropped, uint64_t *delivered, uint64_t *pending)
+FAKE_EXPORT void fake_cupti_stats(uint64_t *written, uint64_t *dropped, uint64_t *delivered,
+                                  uint64_t *pending)
 {
     pthread_mutex_lock(&F.lock);
     *written = F.written;
@@ -493,8 +502,8 @@ static void callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_A
 /* Host side of one call (callbacks, ext records, API record), with the
  * device record (if any) scheduled after the delay. A runtime launch makes
  * a nested driver call, as cudart does. */
-static uint32_t api_call(int runtime, const char *fname, CUpti_CallbackId cbid, void *dev, size_t dev_size,
-                         uint32_t stream, uint64_t dur)
+static uint32_t api_call(int runtime, const char *fname, CUpti_CallbackId cbid, void *dev,
+                         size_t dev_size, uint32_t stream, uint64_t dur)
 {
     CUpti_CallbackDomain dom = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
     pthread_mutex_lock(&F.lock);
@@ -505,8 +514,8 @@ static uint32_t api_call(int runtime, const char *fname, CUpti_CallbackId cbid, 
     uint64_t t0 = now_ts();
     callback(dom, cbid, CUPTI_API_ENTER, name, corr);
     if (runtime && dev)
-        callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, "cuLaunchKernel",
-                 corr);
+        callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                 CUPTI_API_ENTER, "cuLaunchKernel", corr);
     uint64_t issued = now_ts();
     pthread_mutex_lock(&F.lock);
     for (int k = 1; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
@@ -539,11 +548,16 @@ static uint32_t api_call(int runtime, const char *fname, CUpti_CallbackId cbid, 
     }
     pthread_mutex_unlock(&F.lock);
     if (runtime && dev)
-        callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, "cuLaunchKernel",
-                 corr);
+        callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT,
+                 "cuLaunchKernel", corr);
     callback(dom, cbid, CUPTI_API_EXIT, name, corr);
-    CUpti_ActivityAPI api = {.kind = runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER,
-                             .cbid = cbid, .start = t0, .end = now_ts(), .processId = 1, .threadId = 1,
+    CUpti_ActivityAPI api = {.kind =
+                                 runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER,
+                             .cbid = cbid,
+                             .start = t0,
+                             .end = now_ts(),
+                             .processId = 1,
+                             .threadId = 1,
                              .correlationId = corr};
     pthread_mutex_lock(&F.lock);
     write_record(&api, sizeof(api));
@@ -551,8 +565,8 @@ static uint32_t api_call(int runtime, const char *fname, CUpti_CallbackId cbid, 
     return corr;
 }
 
-FAKE_EXPORT uint32_t fake_cuda_launch_kernel(const char *name, uint32_t device, uint32_t stream, uint64_t dur_ns,
-                                             int32_t grid, int32_t block)
+FAKE_EXPORT uint32_t fake_cuda_launch_kernel(const char *name, uint32_t device, uint32_t stream,
+                                             uint64_t dur_ns, int32_t grid, int32_t block)
 {
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof(k));
@@ -566,12 +580,13 @@ FAKE_EXPORT uint32_t fake_cuda_launch_kernel(const char *name, uint32_t device, 
     pthread_mutex_lock(&F.lock);
     k.name = intern(name);
     pthread_mutex_unlock(&F.lock);
-    return api_call(1, "cudaLaunchKernel", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &k, sizeof(k), stream,
-                    dur_ns);
+    return api_call(1, "cudaLaunchKernel", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &k,
+                    sizeof(k), stream, dur_ns);
 }
 
 /* A kernel launched through the driver API directly (no runtime call). */
-FAKE_EXPORT uint32_t fake_cu_launch_kernel(const char *name, uint32_t device, uint32_t stream, uint64_t dur_ns)
+FAKE_EXPORT uint32_t fake_cu_launch_kernel(const char *name, uint32_t device, uint32_t stream,
+                                           uint64_t dur_ns)
 {
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof(k));
@@ -584,11 +599,12 @@ FAKE_EXPORT uint32_t fake_cu_launch_kernel(const char *name, uint32_t device, ui
     pthread_mutex_lock(&F.lock);
     k.name = intern(name);
     pthread_mutex_unlock(&F.lock);
-    return api_call(0, "cuLaunchKernel", CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &k, sizeof(k), stream, dur_ns);
+    return api_call(0, "cuLaunchKernel", CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &k, sizeof(k),
+                    stream, dur_ns);
 }
 
-FAKE_EXPORT uint32_t fake_cuda_memcpy(uint8_t copy_kind, uint64_t bytes, uint32_t device, uint32_t stream,
-                                      uint64_t dur_ns)
+FAKE_EXPORT uint32_t fake_cuda_memcpy(uint8_t copy_kind, uint64_t bytes, uint32_t device,
+                                      uint32_t stream, uint64_t dur_ns)
 {
     CUpti_ActivityMemcpy6 m;
     memset(&m, 0, sizeof(m));
@@ -598,11 +614,12 @@ FAKE_EXPORT uint32_t fake_cuda_memcpy(uint8_t copy_kind, uint64_t bytes, uint32_
     m.deviceId = device;
     m.contextId = 1 + device;
     m.streamId = stream;
-    return api_call(1, "cudaMemcpyAsync", CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &m, sizeof(m), stream,
-                    dur_ns);
+    return api_call(1, "cudaMemcpyAsync", CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &m,
+                    sizeof(m), stream, dur_ns);
 }
 
-FAKE_EXPORT uint32_t fake_cuda_memset(uint64_t bytes, uint32_t device, uint32_t stream, uint64_t dur_ns)
+FAKE_EXPORT uint32_t fake_cuda_memset(uint64_t bytes, uint32_t device, uint32_t stream,
+                                      uint64_t dur_ns)
 {
     CUpti_ActivityMemset4 m;
     memset(&m, 0, sizeof(m));
@@ -611,16 +628,17 @@ FAKE_EXPORT uint32_t fake_cuda_memset(uint64_t bytes, uint32_t device, uint32_t 
     m.deviceId = device;
     m.contextId = 1 + device;
     m.streamId = stream;
-    return api_call(1, "cudaMemsetAsync", CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, &m, sizeof(m), stream,
-                    dur_ns);
+    return api_call(1, "cudaMemsetAsync", CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, &m,
+                    sizeof(m), stream, dur_ns);
 }
 
 /* cudaStreamSynchronize: a host wait, recorded when it returns. */
 FAKE_EXPORT void fake_cuda_stream_sync(uint32_t device, uint32_t stream)
 {
     uint64_t t0 = now_ts();
-    uint32_t corr = api_call(1, "cudaStreamSynchronize", CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, NULL,
-                             0, stream, 0);
+    uint32_t corr =
+        api_call(1, "cudaStreamSynchronize", CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                 NULL, 0, stream, 0);
     CUpti_ActivitySynchronization2 s;
     memset(&s, 0, sizeof(s));
     s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;

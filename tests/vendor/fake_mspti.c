@@ -37,10 +37,10 @@
 
 #include "mspti_decls.h"
 
-#define FAKE_EXPORT __attribute__((visibility("default")))
-#define MAX_STACK 64
+#define FAKE_EXPORT   __attribute__((visibility("default")))
+#define MAX_STACK     64
 #define MAX_COMPLETED 256
-#define MAX_STREAMS 64
+#define MAX_STREAMS   64
 
 typedef struct pending {
     uint64_t due; /* CLOCK_REALTIME ns */
@@ -60,11 +60,12 @@ struct msptiSubscriber_st {
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t cond;      /* worker / device thread wake-up */
-    pthread_cond_t idle;      /* inflight dropped */
+    pthread_cond_t cond; /* worker / device thread wake-up */
+    pthread_cond_t idle; /* inflight dropped */
     int threads_started;
     /* knobs */
-    long delay_ms, complete_delay_ms, corr_wrap, no_callbacks, foreign_subscriber, late_after_disable;
+    long delay_ms, complete_delay_ms, corr_wrap, no_callbacks, foreign_subscriber,
+        late_after_disable;
     /* subscriber */
     int subscribed;
     struct msptiSubscriber_st handle;
@@ -310,7 +311,8 @@ static void start_threads(void)
 
 /* ---- the mspti API ---------------------------------------------------- */
 
-FAKE_EXPORT msptiResult msptiSubscribe(msptiSubscriberHandle *subscriber, msptiCallbackFunc callback, void *userdata)
+FAKE_EXPORT msptiResult msptiSubscribe(msptiSubscriberHandle *subscriber,
+                                       msptiCallbackFunc callback, void *userdata)
 {
     if (!subscriber)
         return MSPTI_ERROR_INVALID_PARAMETER;
@@ -344,11 +346,13 @@ FAKE_EXPORT msptiResult msptiUnsubscribe(msptiSubscriberHandle subscriber)
     return r;
 }
 
-FAKE_EXPORT msptiResult msptiEnableDomain(uint32_t enable, msptiSubscriberHandle subscriber, msptiCallbackDomain domain)
+FAKE_EXPORT msptiResult msptiEnableDomain(uint32_t enable, msptiSubscriberHandle subscriber,
+                                          msptiCallbackDomain domain)
 {
     if (F.no_callbacks)
         return MSPTI_ERROR_INNER;
-    if (subscriber != &F.handle || domain <= MSPTI_CB_DOMAIN_INVALID || domain >= MSPTI_CB_DOMAIN_SIZE)
+    if (subscriber != &F.handle || domain <= MSPTI_CB_DOMAIN_INVALID ||
+        domain >= MSPTI_CB_DOMAIN_SIZE)
         return MSPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock);
     if (domain == MSPTI_CB_DOMAIN_RUNTIME)
@@ -382,8 +386,8 @@ FAKE_EXPORT msptiResult msptiActivityEnable(msptiActivityKind kind)
 
 static int is_device_kind(uint32_t k)
 {
-    return k == MSPTI_ACTIVITY_KIND_MARKER || k == MSPTI_ACTIVITY_KIND_KERNEL || k == MSPTI_ACTIVITY_KIND_HCCL ||
-           k == MSPTI_ACTIVITY_KIND_COMMUNICATION;
+    return k == MSPTI_ACTIVITY_KIND_MARKER || k == MSPTI_ACTIVITY_KIND_KERNEL ||
+           k == MSPTI_ACTIVITY_KIND_HCCL || k == MSPTI_ACTIVITY_KIND_COMMUNICATION;
 }
 
 FAKE_EXPORT msptiResult msptiActivityDisable(msptiActivityKind kind)
@@ -410,7 +414,8 @@ FAKE_EXPORT msptiResult msptiActivityDisable(msptiActivityKind kind)
 
 static __thread size_t cursor;
 
-FAKE_EXPORT msptiResult msptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes, msptiActivity **record)
+FAKE_EXPORT msptiResult msptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes,
+                                                   msptiActivity **record)
 {
     if (!buffer || !record)
         return MSPTI_ERROR_INVALID_PARAMETER;
@@ -461,9 +466,11 @@ FLUSH_VISIBILITY msptiResult msptiActivityFlushAll(uint32_t flag)
     return MSPTI_SUCCESS;
 }
 
-FAKE_EXPORT msptiResult msptiActivityPushExternalCorrelationId(msptiExternalCorrelationKind kind, uint64_t id)
+FAKE_EXPORT msptiResult msptiActivityPushExternalCorrelationId(msptiExternalCorrelationKind kind,
+                                                               uint64_t id)
 {
-    if (kind < MSPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || kind >= MSPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+    if (kind < MSPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 ||
+        kind >= MSPTI_EXTERNAL_CORRELATION_KIND_SIZE)
         return MSPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&F.lock); /* one process-global stack per kind */
     msptiResult r = MSPTI_SUCCESS;
@@ -475,9 +482,11 @@ FAKE_EXPORT msptiResult msptiActivityPushExternalCorrelationId(msptiExternalCorr
     return r;
 }
 
-FAKE_EXPORT msptiResult msptiActivityPopExternalCorrelationId(msptiExternalCorrelationKind kind, uint64_t *lastId)
+FAKE_EXPORT msptiResult msptiActivityPopExternalCorrelationId(msptiExternalCorrelationKind kind,
+                                                              uint64_t *lastId)
 {
-    if (kind < MSPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || kind >= MSPTI_EXTERNAL_CORRELATION_KIND_SIZE || !lastId)
+    if (kind < MSPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 ||
+        kind >= MSPTI_EXTERNAL_CORRELATION_KIND_SIZE || !lastId)
         return MSPTI_ERROR_INVALID_PARAMETER; /* NULL lastId rejected, as the implementation does */
     pthread_mutex_lock(&F.lock);
     msptiResult r = MSPTI_SUCCESS;
@@ -514,7 +523,8 @@ FAKE_EXPORT void fake_mspti_set(const char *key, long value)
 /* written: records stored in client buffers; dropped: records lost for
  * lack of a buffer; delivered: records handed to the complete callback;
  * pending: device records not yet due. */
-FAKE_EXPORT void fake_mspti_stats(uint64_t *written, uint64_t *dropped, uint64_t *delivered, uint64_t *pending)
+FAKE_EXPORT void fake_mspti_stats(uint64_t *written, uint64_t *dropped, uint64_t *delivered,
+                                  uint64_t *pending)
 {
     pthread_mutex_lock(&F.lock);
     *written = F.written;
@@ -542,7 +552,8 @@ FAKE_EXPORT void fake_mspti_inject_unknown(void)
 
 /* The host side of one runtime call: callbacks, API record, external
  * correlation records; then the device record after the delay. */
-static uint64_t launch(const char *api, void *dev_rec, size_t dev_size, uint32_t stream, uint64_t dur_ns)
+static uint64_t launch(const char *api, void *dev_rec, size_t dev_size, uint32_t stream,
+                       uint64_t dur_ns)
 {
     uint64_t t0 = now_rt();
     pthread_mutex_lock(&F.lock);
@@ -553,7 +564,8 @@ static uint64_t launch(const char *api, void *dev_rec, size_t dev_size, uint32_t
     const char *fname = intern(api);
     pthread_mutex_unlock(&F.lock);
 
-    msptiCallbackData d = {.callbackSite = MSPTI_API_ENTER, .functionName = fname, .correlationId = corr};
+    msptiCallbackData d = {
+        .callbackSite = MSPTI_API_ENTER, .functionName = fname, .correlationId = corr};
     if (cb)
         cb(ud, MSPTI_CB_DOMAIN_RUNTIME, 10 /* LAUNCH */, &d);
 
@@ -561,7 +573,8 @@ static uint64_t launch(const char *api, void *dev_rec, size_t dev_size, uint32_t
      * start before that. */
     uint64_t issued = now_rt();
     pthread_mutex_lock(&F.lock);
-    for (int k = MSPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0; k < MSPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
+    for (int k = MSPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0; k < MSPTI_EXTERNAL_CORRELATION_KIND_SIZE;
+         k++) {
         if (F.depth[k] == 0)
             continue;
         msptiActivityExternalCorrelation e = {.kind = MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
@@ -602,8 +615,7 @@ static uint64_t launch(const char *api, void *dev_rec, size_t dev_size, uint32_t
             c->start = start, c->end = end, c->correlationId = corr;
             break;
         }
-        default:
-            break;
+        default: break;
         }
         pend_push(dev_rec, dev_size, t0 + (uint64_t)F.delay_ms * 1000000ull);
     }
@@ -612,8 +624,11 @@ static uint64_t launch(const char *api, void *dev_rec, size_t dev_size, uint32_t
     d.callbackSite = MSPTI_API_EXIT;
     if (cb)
         cb(ud, MSPTI_CB_DOMAIN_RUNTIME, 10, &d);
-    msptiActivityApi a = {.kind = MSPTI_ACTIVITY_KIND_API, .start = t0, .end = now_rt(),
-                          .correlationId = corr, .name = fname};
+    msptiActivityApi a = {.kind = MSPTI_ACTIVITY_KIND_API,
+                          .start = t0,
+                          .end = now_rt(),
+                          .correlationId = corr,
+                          .name = fname};
     a.pt.processId = 0;
     a.pt.threadId = 0;
     pthread_mutex_lock(&F.lock);
@@ -622,38 +637,50 @@ static uint64_t launch(const char *api, void *dev_rec, size_t dev_size, uint32_t
     return corr;
 }
 
-FAKE_EXPORT uint64_t fake_mspti_launch_kernel(const char *name, const char *type, uint32_t device, uint32_t stream,
-                                              uint64_t dur_ns)
+FAKE_EXPORT uint64_t fake_mspti_launch_kernel(const char *name, const char *type, uint32_t device,
+                                              uint32_t stream, uint64_t dur_ns)
 {
     pthread_mutex_lock(&F.lock);
-    msptiActivityKernel k = {.kind = MSPTI_ACTIVITY_KIND_KERNEL, .name = intern(name), .type = intern(type)};
+    msptiActivityKernel k = {
+        .kind = MSPTI_ACTIVITY_KIND_KERNEL, .name = intern(name), .type = intern(type)};
     pthread_mutex_unlock(&F.lock);
     k.ds.deviceId = device;
     k.ds.streamId = stream;
     return launch("aclrtLaunchKernel", &k, sizeof(k), stream, dur_ns);
 }
 
-FAKE_EXPORT uint64_t fake_mspti_launch_memcpy(uint32_t copy_kind, uint64_t bytes, uint32_t device, uint32_t stream,
-                                              uint64_t dur_ns)
+FAKE_EXPORT uint64_t fake_mspti_launch_memcpy(uint32_t copy_kind, uint64_t bytes, uint32_t device,
+                                              uint32_t stream, uint64_t dur_ns)
 {
-    msptiActivityMemcpy m = {.kind = MSPTI_ACTIVITY_KIND_MEMCPY, .copyKind = (msptiActivityMemcpyKind)copy_kind,
-                             .bytes = bytes, .deviceId = device, .streamId = stream, .isAsync = 1};
+    msptiActivityMemcpy m = {.kind = MSPTI_ACTIVITY_KIND_MEMCPY,
+                             .copyKind = (msptiActivityMemcpyKind)copy_kind,
+                             .bytes = bytes,
+                             .deviceId = device,
+                             .streamId = stream,
+                             .isAsync = 1};
     return launch("aclrtMemcpyAsync", &m, sizeof(m), stream, dur_ns);
 }
 
-FAKE_EXPORT uint64_t fake_mspti_launch_memset(uint64_t bytes, uint32_t device, uint32_t stream, uint64_t dur_ns)
+FAKE_EXPORT uint64_t fake_mspti_launch_memset(uint64_t bytes, uint32_t device, uint32_t stream,
+                                              uint64_t dur_ns)
 {
-    msptiActivityMemset m = {.kind = MSPTI_ACTIVITY_KIND_MEMSET, .bytes = bytes, .deviceId = device,
-                             .streamId = stream, .isAsync = 1};
+    msptiActivityMemset m = {.kind = MSPTI_ACTIVITY_KIND_MEMSET,
+                             .bytes = bytes,
+                             .deviceId = device,
+                             .streamId = stream,
+                             .isAsync = 1};
     return launch("aclrtMemsetAsync", &m, sizeof(m), stream, dur_ns);
 }
 
-FAKE_EXPORT uint64_t fake_mspti_launch_comm(const char *name, const char *comm, uint32_t device, uint32_t stream,
-                                            uint64_t dur_ns)
+FAKE_EXPORT uint64_t fake_mspti_launch_comm(const char *name, const char *comm, uint32_t device,
+                                            uint32_t stream, uint64_t dur_ns)
 {
     pthread_mutex_lock(&F.lock);
-    msptiActivityCommunication c = {.kind = MSPTI_ACTIVITY_KIND_COMMUNICATION, .count = 1024,
-                                    .name = intern(name), .commName = intern(comm), .algType = intern("ring")};
+    msptiActivityCommunication c = {.kind = MSPTI_ACTIVITY_KIND_COMMUNICATION,
+                                    .count = 1024,
+                                    .name = intern(name),
+                                    .commName = intern(comm),
+                                    .algType = intern("ring")};
     pthread_mutex_unlock(&F.lock);
     c.ds.deviceId = device;
     c.ds.streamId = stream;
@@ -662,13 +689,18 @@ FAKE_EXPORT uint64_t fake_mspti_launch_comm(const char *name, const char *comm, 
 
 /* An mstx marker: flag is a msptiActivityFlag; device markers arrive after
  * the delay like other device records, host markers at once. */
-FAKE_EXPORT void fake_mspti_marker(uint32_t flag, uint32_t source_kind, uint64_t id, const char *name,
-                                   const char *domain, uint32_t device, uint32_t stream)
+FAKE_EXPORT void fake_mspti_marker(uint32_t flag, uint32_t source_kind, uint64_t id,
+                                   const char *name, const char *domain, uint32_t device,
+                                   uint32_t stream)
 {
     pthread_mutex_lock(&F.lock);
-    msptiActivityMarker m = {.kind = MSPTI_ACTIVITY_KIND_MARKER, .flag = (msptiActivityFlag)flag,
-                             .sourceKind = (msptiActivitySourceKind)source_kind, .timestamp = now_rt(), .id = id,
-                             .name = intern(name), .domain = intern(domain)};
+    msptiActivityMarker m = {.kind = MSPTI_ACTIVITY_KIND_MARKER,
+                             .flag = (msptiActivityFlag)flag,
+                             .sourceKind = (msptiActivitySourceKind)source_kind,
+                             .timestamp = now_rt(),
+                             .id = id,
+                             .name = intern(name),
+                             .domain = intern(domain)};
     if (source_kind == MSPTI_ACTIVITY_SOURCE_KIND_DEVICE) {
         m.objectId.ds.deviceId = device;
         m.objectId.ds.streamId = stream;

@@ -22,7 +22,8 @@ int main(void)
     int (*cu_init)(void) = (int (*)(void))dlsym(h, "fake_cu_init");
     void (*set)(const char *, long) = (void (*)(const char *, long))dlsym(h, "fake_cupti_set");
     uint32_t (*launch)(const char *, uint32_t, uint32_t, uint64_t, int32_t, int32_t) =
-        (uint32_t(*)(const char *, uint32_t, uint32_t, uint64_t, int32_t, int32_t))dlsym(h, "fake_cuda_launch_kernel");
+        (uint32_t(*)(const char *, uint32_t, uint32_t, uint64_t, int32_t, int32_t))dlsym(
+            h, "fake_cuda_launch_kernel");
     if (!cu_init || !set || !launch)
         return 3;
     set("delay_ms", 10);

@@ -30,10 +30,10 @@ static const char *str_get(uint32_t serial, uint32_t id)
     return "<missing string>";
 }
 
-#define PUSH(arr, n, val)                                         \
-    do {                                                          \
-        arr = realloc(arr, (n + 1) * sizeof(*arr));               \
-        arr[n++] = val;                                           \
+#define PUSH(arr, n, val)                                                                          \
+    do {                                                                                           \
+        arr = realloc(arr, (n + 1) * sizeof(*arr));                                                \
+        arr[n++] = val;                                                                            \
     } while (0)
 
 typedef void (*rec_fn)(spool_scan *s, uint32_t serial, const act_rec_hdr *h, uint32_t *range_seq);
@@ -130,8 +130,7 @@ static void pass_records(spool_scan *s, uint32_t serial, const act_rec_hdr *h, u
         PUSH(s->ranges, s->n_ranges, r);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 

@@ -26,7 +26,8 @@ static void fake_open(void)
     const char *lib = getenv("ACCELTRACE_CUPTI_LIB");
     void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!h) {
-        fprintf(stderr, "cannot open the fake cupti (%s)\n", lib ? lib : "ACCELTRACE_CUPTI_LIB unset");
+        fprintf(stderr, "cannot open the fake cupti (%s)\n",
+                lib ? lib : "ACCELTRACE_CUPTI_LIB unset");
         exit(2);
     }
     *(void **)&fk.set = dlsym(h, "fake_cupti_set");
@@ -74,7 +75,8 @@ static void case_kinds(int callbacks)
 
     CHECK(count_ops(&s, ACT_OP_KERNEL) == 2, "kernels %zu", count_ops(&s, ACT_OP_KERNEL));
     const scan_op *k = find_op(&s, "_Z4saxpyifPfS_");
-    CHECK(k && k->r.source == ACT_SOURCE_CUPTI && k->detail && strcmp(k->detail, "regular") == 0, "kernel type");
+    CHECK(k && k->r.source == ACT_SOURCE_CUPTI && k->detail && strcmp(k->detail, "regular") == 0,
+          "kernel type");
     CHECK(k && k->r.gsize[0] == 256 * 128 && k->r.lsize[0] == 128, "grid/block");
     /* CUPTI stamped with our clock through the timestamp callback. */
     CHECK(k && k->r.start > t_before && k->r.end < t_after, "kernel on the timeline");
@@ -92,7 +94,8 @@ static void case_kinds(int callbacks)
     CHECK(s.n_apis == 7, "api slices %zu", s.n_apis);
     if (callbacks) {
         const scan_api *l = k ? spool_scan_launch_of(&s, k) : NULL;
-        CHECK(l && l->name && strcmp(l->name, "cudaLaunchKernel") == 0, "kernel -> cudaLaunchKernel");
+        CHECK(l && l->name && strcmp(l->name, "cudaLaunchKernel") == 0,
+              "kernel -> cudaLaunchKernel");
         const char *r = l ? spool_scan_range_name(&s, l->r.ext) : NULL;
         CHECK(r && strcmp(r, "step") == 0, "launch in range");
         const scan_op *dk = find_op(&s, "driver_kernel");
@@ -107,7 +110,8 @@ static void case_kinds(int callbacks)
         CHECK(st.api_superseded == 7, "superseded %llu", (unsigned long long)st.api_superseded);
     } else {
         CHECK(st.callbacks == 0 && s.n_ext == 0, "degraded mode");
-        CHECK(s.n_apis == 7 && s.apis[0].name && strstr(s.apis[0].name, "cbid"), "activity API records");
+        CHECK(s.n_apis == 7 && s.apis[0].name && strstr(s.apis[0].name, "cbid"),
+              "activity API records");
     }
     spool_scan_free(&s);
 }
@@ -189,8 +193,9 @@ static void case_drain(void)
     spool_scan s;
     rec_close(&s);
     CHECK(count_ops(&s, ACT_OP_KERNEL) == 200, "kernels %zu", count_ops(&s, ACT_OP_KERNEL));
-    CHECK(st.records == delivered && st.late == 0 && dropped == 0, "read %llu delivered %llu late %llu",
-          (unsigned long long)st.records, (unsigned long long)delivered, (unsigned long long)st.late);
+    CHECK(st.records == delivered && st.late == 0 && dropped == 0,
+          "read %llu delivered %llu late %llu", (unsigned long long)st.records,
+          (unsigned long long)delivered, (unsigned long long)st.late);
     spool_scan_free(&s);
 }
 
@@ -243,8 +248,8 @@ static void case_cycles(void)
         act_source_cupti_stop();
         spool_scan s;
         rec_close(&s);
-        CHECK(count_ops(&s, ACT_OP_KERNEL) == 20 && find_op(&s, cycle ? "second" : "first"), "cycle %d: %zu kernels",
-              cycle, count_ops(&s, ACT_OP_KERNEL));
+        CHECK(count_ops(&s, ACT_OP_KERNEL) == 20 && find_op(&s, cycle ? "second" : "first"),
+              "cycle %d: %zu kernels", cycle, count_ops(&s, ACT_OP_KERNEL));
         spool_scan_free(&s);
     }
 }

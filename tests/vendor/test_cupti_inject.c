@@ -44,7 +44,8 @@ int main(int argc, char **argv)
         return 1;
     size_t kernels = 0;
     for (size_t i = 0; i < s.n_ops; i++)
-        kernels += s.ops[i].r.op == ACT_OP_KERNEL && s.ops[i].name && !strcmp(s.ops[i].name, "injected_kernel") &&
+        kernels += s.ops[i].r.op == ACT_OP_KERNEL && s.ops[i].name &&
+                   !strcmp(s.ops[i].name, "injected_kernel") &&
                    s.ops[i].r.source == ACT_SOURCE_CUPTI;
     if (kernels != 10) {
         fprintf(stderr, "FAIL: %zu injected kernels recorded, expected 10\n", kernels);

@@ -34,13 +34,13 @@ static struct {
     msptiActivityPopExternalCorrelationId_fn pop;
 } fk;
 
-
 static void fake_open(void)
 {
     const char *lib = getenv("ACCELTRACE_MSPTI_LIB");
     void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!h) {
-        fprintf(stderr, "cannot open the fake mspti (%s)\n", lib ? lib : "ACCELTRACE_MSPTI_LIB unset");
+        fprintf(stderr, "cannot open the fake mspti (%s)\n",
+                lib ? lib : "ACCELTRACE_MSPTI_LIB unset");
         exit(2);
     }
     *(void **)&fk.set = dlsym(h, "fake_mspti_set");
@@ -85,9 +85,12 @@ static void case_kinds(int callbacks)
     fk.memcpy_(MSPTI_ACTIVITY_MEMCPY_KIND_DTOD, 4096, 1, 5, 2000);
     fk.memset_(512, 0, 3, 1000);
     fk.comm("allreduce", "hccl_world_group", 1, 7, 8000);
-    fk.marker(MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, MSPTI_ACTIVITY_SOURCE_KIND_HOST, 1, "tick", "app", 0, 42);
-    fk.marker(MSPTI_ACTIVITY_FLAG_MARKER_START_WITH_DEVICE, MSPTI_ACTIVITY_SOURCE_KIND_DEVICE, 9, "phase", NULL, 0, 3);
-    fk.marker(MSPTI_ACTIVITY_FLAG_MARKER_END_WITH_DEVICE, MSPTI_ACTIVITY_SOURCE_KIND_DEVICE, 9, NULL, NULL, 0, 3);
+    fk.marker(MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, MSPTI_ACTIVITY_SOURCE_KIND_HOST, 1, "tick",
+              "app", 0, 42);
+    fk.marker(MSPTI_ACTIVITY_FLAG_MARKER_START_WITH_DEVICE, MSPTI_ACTIVITY_SOURCE_KIND_DEVICE, 9,
+              "phase", NULL, 0, 3);
+    fk.marker(MSPTI_ACTIVITY_FLAG_MARKER_END_WITH_DEVICE, MSPTI_ACTIVITY_SOURCE_KIND_DEVICE, 9,
+              NULL, NULL, 0, 3);
     act_range_pop();
     act_source_mspti_stop();
     act_activity_stats st;
@@ -98,7 +101,8 @@ static void case_kinds(int callbacks)
     CHECK(count_ops(&s, ACT_OP_KERNEL) == 1, "kernels %zu", count_ops(&s, ACT_OP_KERNEL));
     const scan_op *k = find_op(&s, "matmul");
     CHECK(k && k->detail && strcmp(k->detail, "AI_CORE") == 0, "kernel type in detail");
-    CHECK(k && k->r.source == ACT_SOURCE_MSPTI && k->r.start && k->r.end >= k->r.start, "kernel times");
+    CHECK(k && k->r.source == ACT_SOURCE_MSPTI && k->r.start && k->r.end >= k->r.start,
+          "kernel times");
     CHECK(count_ops(&s, ACT_OP_MEMCPY_HTOD) == 1 && count_ops(&s, ACT_OP_MEMCPY_DTOH) == 1 &&
               count_ops(&s, ACT_OP_MEMCPY_DTOD) == 1,
           "memcpy kinds");
@@ -106,14 +110,16 @@ static void case_kinds(int callbacks)
     CHECK(c && c->r.bytes == 4096, "memcpy bytes");
     CHECK(count_ops(&s, ACT_OP_MEMSET) == 1, "memset");
     const scan_op *cc = find_op(&s, "allreduce");
-    CHECK(cc && cc->r.op == ACT_OP_COLLECTIVE && cc->detail && strcmp(cc->detail, "hccl_world_group") == 0,
+    CHECK(cc && cc->r.op == ACT_OP_COLLECTIVE && cc->detail &&
+              strcmp(cc->detail, "hccl_world_group") == 0,
           "collective with commName");
     CHECK(count_ops(&s, ACT_OP_MARKER) == 2, "markers %zu", count_ops(&s, ACT_OP_MARKER));
     const scan_op *ph = find_op(&s, "phase");
     CHECK(ph && ph->r.end >= ph->r.start, "start/end marker paired");
     /* Timestamps are on the host timeline: near "now" on MONOTONIC_RAW. */
     uint64_t now = act_clock_now();
-    CHECK(k && k->r.start < now && now - k->r.start < 5000000000ull, "kernel mapped onto the timeline");
+    CHECK(k && k->r.start < now && now - k->r.start < 5000000000ull,
+          "kernel mapped onto the timeline");
     CHECK(s.n_devices == 3, "device records %zu (device 0, 1, host markers)", s.n_devices);
     CHECK(s.n_queues >= 4, "queue records %zu", s.n_queues);
     CHECK(s.n_clocks == 2, "clock records at start and stop: %zu", s.n_clocks);
@@ -129,12 +135,14 @@ static void case_kinds(int callbacks)
         CHECK(st.foreign_extcorr >= 1, "vendor ext records counted");
         const scan_api *l = k ? spool_scan_launch_of(&s, k) : NULL;
         CHECK(l && l->name && strcmp(l->name, "aclrtLaunchKernel") == 0, "launch found");
-        CHECK(l && spool_scan_range_name(&s, l->r.ext) && strcmp(spool_scan_range_name(&s, l->r.ext), "step") == 0,
+        CHECK(l && spool_scan_range_name(&s, l->r.ext) &&
+                  strcmp(spool_scan_range_name(&s, l->r.ext), "step") == 0,
               "launch in range 'step'");
     } else {
         CHECK(st.callbacks == 0, "degraded mode");
         /* The vendor's records are what there is: 777 -> the kernel's corr. */
-        CHECK(s.n_ext == 1 && s.ext[0].ext == 777 && k && s.ext[0].corr == k->r.corr, "vendor extcorr converted");
+        CHECK(s.n_ext == 1 && s.ext[0].ext == 777 && k && s.ext[0].corr == k->r.corr,
+              "vendor extcorr converted");
     }
     spool_scan_free(&s);
 }
@@ -195,8 +203,8 @@ static void case_link(void)
         backwards += op->r.start < l->r.start;
     }
     size_t total = LINK_THREADS * LINK_KERNELS;
-    printf("link: %zu kernels, %zu linked to their range, %zu to a wrong one, %zu unlinked\n", kernels, linked,
-           wrong, kernels - linked - wrong);
+    printf("link: %zu kernels, %zu linked to their range, %zu to a wrong one, %zu unlinked\n",
+           kernels, linked, wrong, kernels - linked - wrong);
     CHECK(kernels == total, "all kernels recorded: %zu", kernels);
     CHECK(linked * 100 >= total * 99, "linked %zu of %zu", linked, total);
     CHECK(wrong == 0, "mislinked %zu", wrong);
@@ -222,8 +230,8 @@ static void case_drain(void)
     spool_scan s;
     rec_close(&s);
     CHECK(count_ops(&s, ACT_OP_KERNEL) == 200, "kernels %zu", count_ops(&s, ACT_OP_KERNEL));
-    CHECK(st.records == delivered, "source read %llu, fake delivered %llu", (unsigned long long)st.records,
-          (unsigned long long)delivered);
+    CHECK(st.records == delivered, "source read %llu, fake delivered %llu",
+          (unsigned long long)st.records, (unsigned long long)delivered);
     CHECK(st.late == 0 && dropped == 0 && pending == 0, "late %llu dropped %llu pending %llu",
           (unsigned long long)st.late, (unsigned long long)dropped, (unsigned long long)pending);
     printf("drain: %llu polls\n", (unsigned long long)st.drain_polls);
@@ -310,13 +318,15 @@ static void case_refused(void)
     fk.stats(&written, &dropped, &delivered, &pending);
     spool_scan s;
     rec_close(&s);
-    CHECK(st.buffers_refused > 0 && st.buffers_refused == dropped, "refused %llu, fake dropped %llu",
-          (unsigned long long)st.buffers_refused, (unsigned long long)dropped);
+    CHECK(st.buffers_refused > 0 && st.buffers_refused == dropped,
+          "refused %llu, fake dropped %llu", (unsigned long long)st.buffers_refused,
+          (unsigned long long)dropped);
     CHECK(s.hdr.dropped[ACT_REC_DEVICE_OP] >= st.buffers_refused, "spool counts the drops");
     CHECK(count_errors(&s, "buffer pool") == 1, "reported once");
     /* Every record is either converted or counted. */
-    CHECK(st.records + dropped == written + dropped && written == delivered, "written %llu delivered %llu",
-          (unsigned long long)written, (unsigned long long)delivered);
+    CHECK(st.records + dropped == written + dropped && written == delivered,
+          "written %llu delivered %llu", (unsigned long long)written,
+          (unsigned long long)delivered);
     spool_scan_free(&s);
 }
 
@@ -330,7 +340,8 @@ static void case_failure(const char *expect_msg, int expect_rc)
     spool_scan s;
     rec_close(&s);
     CHECK(s.n_errors == 1, "one error record, got %zu", s.n_errors);
-    CHECK(count_errors(&s, expect_msg) == 1, "error names the cause: %s", s.n_errors ? s.errors[0] : "(none)");
+    CHECK(count_errors(&s, expect_msg) == 1, "error names the cause: %s",
+          s.n_errors ? s.errors[0] : "(none)");
     CHECK(s.n_ops == 0 && s.n_devices == 0, "empty device lane");
     spool_scan_free(&s);
 }
@@ -381,7 +392,8 @@ static void case_cycles(void)
         act_source_mspti_stop();
         spool_scan s;
         rec_close(&s);
-        CHECK(count_ops(&s, ACT_OP_KERNEL) == 20, "cycle %d kernels %zu", cycle, count_ops(&s, ACT_OP_KERNEL));
+        CHECK(count_ops(&s, ACT_OP_KERNEL) == 20, "cycle %d kernels %zu", cycle,
+              count_ops(&s, ACT_OP_KERNEL));
         CHECK(find_op(&s, cycle ? "second" : "first") != NULL, "cycle %d names", cycle);
         CHECK(s.n_devices == 1, "lanes announced again in cycle %d", cycle);
         spool_scan_free(&s);

@@ -35,8 +35,9 @@
 typedef struct act_activity_opts {
     size_t buffer_size;        /* bytes per activity buffer (default 2 MiB, min 4 KiB) */
     uint32_t buffer_count;     /* buffers in the preallocated pool (default 16, max 64) */
-    uint64_t drain_timeout_ms; /* bound of the stop drain (default act_cfg.drain_timeout_ms, else 10000) */
-    int optional;              /* probing: a missing library is not reported (ACT_E_NOTFOUND, no error record) */
+    uint64_t drain_timeout_ms; /* bound of the stop drain (default act_cfg.drain_timeout_ms, else
+                                  10000) */
+    int optional; /* probing: a missing library is not reported (ACT_E_NOTFOUND, no error record) */
 } act_activity_opts;
 
 /* What one start/stop cycle of a source saw (counters reset at start). */
@@ -50,12 +51,12 @@ typedef struct act_activity_stats {
     uint64_t api_superseded;  /* API activity records not written: the callback path wrote them */
     uint64_t foreign_extcorr; /* external-correlation records pushed by someone else */
     uint64_t unreadable_buffers; /* buffers whose iteration failed part-way (rest skipped) */
-    uint64_t drain_polls;     /* FlushAll polls during the last stop (act_drain, 25 ms apart) */
-    int drain_bound_hit;      /* the last drain was cut off by its bound (act_drain reported it) */
-    int callbacks;            /* the launch-thread callback path is active */
-    int active;               /* capturing now */
-    int64_t offset_start_ns;  /* vendor clock -> timeline offset measured at start */
-    int64_t offset_stop_ns;   /* ... and at stop */
+    uint64_t drain_polls;        /* FlushAll polls during the last stop (act_drain, 25 ms apart) */
+    int drain_bound_hit;     /* the last drain was cut off by its bound (act_drain reported it) */
+    int callbacks;           /* the launch-thread callback path is active */
+    int active;              /* capturing now */
+    int64_t offset_start_ns; /* vendor clock -> timeline offset measured at start */
+    int64_t offset_stop_ns;  /* ... and at stop */
 } act_activity_stats;
 
 /* mspti (Ascend). Returns 0, or ACT_E_NOTFOUND (library/symbol missing),

@@ -19,8 +19,8 @@
 #include "config.h"
 #include "init/init.h"
 
-#define DEFAULT_BUFFER_SIZE (2u << 20)
-#define DEFAULT_BUFFER_COUNT 16u
+#define DEFAULT_BUFFER_SIZE      (2u << 20)
+#define DEFAULT_BUFFER_COUNT     16u
 #define DEFAULT_DRAIN_TIMEOUT_MS 10000u
 
 void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *out)
@@ -38,7 +38,8 @@ void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *o
     if (o.buffer_count > ACT_ACTIVITY_MAX_BUFFERS)
         o.buffer_count = ACT_ACTIVITY_MAX_BUFFERS;
     if (o.drain_timeout_ms == 0) /* ACCELTRACE_DRAIN_TIMEOUT once start-up has read it */
-        o.drain_timeout_ms = act_cfg.drain_timeout_ms ? act_cfg.drain_timeout_ms : DEFAULT_DRAIN_TIMEOUT_MS;
+        o.drain_timeout_ms =
+            act_cfg.drain_timeout_ms ? act_cfg.drain_timeout_ms : DEFAULT_DRAIN_TIMEOUT_MS;
     *out = o;
 }
 
@@ -59,8 +60,8 @@ static int pool_setup(act_activity *a, size_t size, uint32_t count)
         return 0; /* buffers still out with the vendor: keep the old pool */
     if (a->pool)
         munmap(a->pool, a->buf_size * a->buf_count);
-    void *m = mmap(NULL, size * count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                   -1, 0);
+    void *m = mmap(NULL, size * count, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (m == MAP_FAILED) {
         a->pool = NULL;
         return ACT_E_NOMEM;
@@ -137,8 +138,11 @@ void act_activity_unreadable(act_activity *a, int code)
 {
     atomic_fetch_add(&a->unreadable, 1);
     if (!atomic_exchange(&a->unreadable_reported, 1))
-        act_activity_error(a, "unreadable record in an activity buffer (error %d): the rest of that buffer "
-                              "was skipped; further cases are counted only", code);
+        act_activity_error(
+            a,
+            "unreadable record in an activity buffer (error %d): the rest of that buffer "
+            "was skipped; further cases are counted only",
+            code);
 }
 
 void act_activity_count_late(act_activity *a, uint64_t n)
@@ -410,10 +414,12 @@ void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
     a->offset_stop_ns = stop_offset;
     uint64_t refused = atomic_load(&a->refused), vdrop = atomic_load(&a->vendor_dropped);
     if (refused)
-        act_activity_error(a, "%llu activity records dropped: the buffer pool (%u x %zu bytes) was exhausted",
-                           (unsigned long long)refused, a->buf_count, a->buf_size);
+        act_activity_error(
+            a, "%llu activity records dropped: the buffer pool (%u x %zu bytes) was exhausted",
+            (unsigned long long)refused, a->buf_count, a->buf_size);
     if (vdrop)
-        act_activity_error(a, "%llu activity records dropped by the vendor library", (unsigned long long)vdrop);
+        act_activity_error(a, "%llu activity records dropped by the vendor library",
+                           (unsigned long long)vdrop);
     (void)stop_err;
 }
 

@@ -47,8 +47,9 @@
 #include "internal.h"
 
 #define ACT_ACTIVITY_MAX_BUFFERS 64u
-#define ACT_ACTIVITY_MAX_LANES 256u
-#define ACT_ACTIVITY_ALL_DEVICES 0xfffffeu /* device ordinal in clock records: every device of the source */
+#define ACT_ACTIVITY_MAX_LANES   256u
+#define ACT_ACTIVITY_ALL_DEVICES                                                                   \
+    0xfffffeu /* device ordinal in clock records: every device of the source */
 #define ACT_ACTIVITY_HOST_DEVICE 0xffffffu /* device ordinal of host-side lanes */
 
 enum act_activity_state {
@@ -58,10 +59,10 @@ enum act_activity_state {
 };
 
 typedef struct act_activity {
-    const char *name;   /* "mspti", "cupti": log and error prefix */
-    const char *vendor; /* "Ascend", "CUDA": device lane label */
+    const char *name;        /* "mspti", "cupti": log and error prefix */
+    const char *vendor;      /* "Ascend", "CUDA": device lane label */
     const char *device_word; /* "NPU", "GPU" */
-    uint32_t source;    /* enum act_source */
+    uint32_t source;         /* enum act_source */
 
     /* Pool: buf_count buffers of buf_size bytes, mapped and pre-faulted
      * once, never unmapped (a late vendor thread may still hold one). */
@@ -97,12 +98,12 @@ typedef struct act_activity_op {
     uint32_t stream;     /* vendor stream id */
     uint64_t start, end; /* vendor clock, 0 = unknown */
     uint64_t queued, submit;
-    uint64_t corr;       /* vendor correlation id */
+    uint64_t corr; /* vendor correlation id */
     uint64_t bytes;
     uint64_t gsize[3], lsize[3];
     int32_t status;
-    const char *name;    /* copied (interned) during the call */
-    const char *detail;  /* kernel type, commName, ... (may be NULL) */
+    const char *name;   /* copied (interned) during the call */
+    const char *detail; /* kernel type, commName, ... (may be NULL) */
 } act_activity_op;
 
 /* Set up the pool (first start) and reset the cycle's counters. */

@@ -91,14 +91,16 @@ static void *load_library(char *tried, size_t n)
     return dlopen("libmspti.so", RTLD_NOW | RTLD_LOCAL);
 }
 
-#define RESOLVE(field, sym, required)                                            \
-    do {                                                                         \
-        ms.field = (sym##_fn)dlsym(ms.lib, #sym);                                \
-        if (!ms.field && (required)) {                                           \
-            act_activity_error(&M, "symbol %s missing in the mspti library; "    \
-                                   "Ascend device lane left empty", #sym);       \
-            return ACT_E_NOTFOUND;                                               \
-        }                                                                        \
+#define RESOLVE(field, sym, required)                                                              \
+    do {                                                                                           \
+        ms.field = (sym##_fn)dlsym(ms.lib, #sym);                                                  \
+        if (!ms.field && (required)) {                                                             \
+            act_activity_error(&M,                                                                 \
+                               "symbol %s missing in the mspti library; "                          \
+                               "Ascend device lane left empty",                                    \
+                               #sym);                                                              \
+            return ACT_E_NOTFOUND;                                                                 \
+        }                                                                                          \
     } while (0)
 
 /* Resolve once per process; the library is never closed (vendor threads
@@ -111,8 +113,9 @@ static int mspti_load(int optional)
         if (!ms.lib) {
             if (optional)
                 return ACT_E_NOTFOUND; /* probing: absence is not an error */
-            act_activity_error(&M, "libmspti.so not loadable (tried %s): %s; Ascend device lane left empty",
-                               tried, dlerror());
+            act_activity_error(
+                &M, "libmspti.so not loadable (tried %s): %s; Ascend device lane left empty", tried,
+                dlerror());
             return ACT_E_NOTFOUND;
         }
     }
@@ -129,11 +132,16 @@ static int mspti_load(int optional)
 
 /* ---- conversion ------------------------------------------------------- */
 
-static void marker_emit(uint64_t start, uint64_t end, uint32_t device, uint32_t stream, const char *name,
-                        const char *domain)
+static void marker_emit(uint64_t start, uint64_t end, uint32_t device, uint32_t stream,
+                        const char *name, const char *domain)
 {
-    act_activity_op op = {.op = ACT_OP_MARKER, .device = device, .stream = stream, .start = start,
-                          .end = end, .name = name ? name : "marker", .detail = domain};
+    act_activity_op op = {.op = ACT_OP_MARKER,
+                          .device = device,
+                          .stream = stream,
+                          .start = start,
+                          .end = end,
+                          .name = name ? name : "marker",
+                          .detail = domain};
     act_activity_emit_op(&M, &op);
 }
 
@@ -145,7 +153,8 @@ static void convert_marker(const msptiActivityMarker *r)
     uint32_t device = on_device ? r->objectId.ds.deviceId : MSPTI_HOST_DEVICE;
     uint32_t stream = on_device ? r->objectId.ds.streamId : r->objectId.pt.threadId;
     const char *name = r->name, *domain = r->domain;
-    if (flag & (MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS | MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS_WITH_DEVICE)) {
+    if (flag & (MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS |
+                MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS_WITH_DEVICE)) {
         marker_emit(ts, ts, device, stream, name, domain);
         return;
     }
@@ -256,9 +265,7 @@ static void convert(const msptiActivity *rec)
         op.corr = m->correlationId;
         break;
     }
-    case MSPTI_ACTIVITY_KIND_MARKER:
-        convert_marker((const msptiActivityMarker *)rec);
-        return;
+    case MSPTI_ACTIVITY_KIND_MARKER: convert_marker((const msptiActivityMarker *)rec); return;
     case MSPTI_ACTIVITY_KIND_API:
     case MSPTI_ACTIVITY_KIND_ACL_API:
     case MSPTI_ACTIVITY_KIND_NODE_API:
@@ -268,8 +275,9 @@ static void convert(const msptiActivity *rec)
             return;
         }
         const msptiActivityApi *a = (const msptiActivityApi *)rec;
-        if (act_rec_api_emit(a->name ? a->name : "api", act_activity_ts(&M, a->start), act_activity_ts(&M, a->end),
-                             a->correlationId, 0, 0, ACT_SOURCE_MSPTI) == 0)
+        if (act_rec_api_emit(a->name ? a->name : "api", act_activity_ts(&M, a->start),
+                             act_activity_ts(&M, a->end), a->correlationId, 0, 0,
+                             ACT_SOURCE_MSPTI) == 0)
             atomic_fetch_add(&M.converted, 1);
         return;
     }
@@ -286,9 +294,7 @@ static void convert(const msptiActivity *rec)
             atomic_fetch_add(&M.converted, 1);
         return;
     }
-    default:
-        atomic_fetch_add(&M.unknown, 1);
-        return;
+    default: atomic_fetch_add(&M.unknown, 1); return;
     }
     act_activity_emit_op(&M, &op);
 }
@@ -348,15 +354,21 @@ static void flush_all(void)
 /* ---- start/stop ------------------------------------------------------- */
 
 static const msptiActivityKind wanted[] = {
-    MSPTI_ACTIVITY_KIND_KERNEL, MSPTI_ACTIVITY_KIND_COMMUNICATION, MSPTI_ACTIVITY_KIND_MEMCPY,
-    MSPTI_ACTIVITY_KIND_MEMSET, MSPTI_ACTIVITY_KIND_MARKER,        MSPTI_ACTIVITY_KIND_API,
+    MSPTI_ACTIVITY_KIND_KERNEL,
+    MSPTI_ACTIVITY_KIND_COMMUNICATION,
+    MSPTI_ACTIVITY_KIND_MEMCPY,
+    MSPTI_ACTIVITY_KIND_MEMSET,
+    MSPTI_ACTIVITY_KIND_MARKER,
+    MSPTI_ACTIVITY_KIND_API,
     MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
 
 static const char *kind_name(msptiActivityKind k)
 {
-    static const char *names[] = {"invalid", "MARKER", "KERNEL", "API", "HCCL", "MEMORY", "MEMSET",
-                                  "MEMCPY", "EXTERNAL_CORRELATION", "COMMUNICATION", "ACL_API"};
+    static const char *names[] = {"invalid",       "MARKER", "KERNEL",
+                                  "API",           "HCCL",   "MEMORY",
+                                  "MEMSET",        "MEMCPY", "EXTERNAL_CORRELATION",
+                                  "COMMUNICATION", "ACL_API"};
     return (unsigned)k < ACT_ARRAY_SIZE(names) ? names[k] : "?";
 }
 
@@ -370,9 +382,10 @@ static void enable_kinds(void)
         if (r == MSPTI_SUCCESS) {
             ms.enabled_mask |= 1u << wanted[i];
         } else if (used < sizeof(failed)) {
-            used += (size_t)snprintf(failed + used, sizeof(failed) - used, "%s%s (%d%s)", used ? ", " : "",
-                                     kind_name(wanted[i]), (int)r,
-                                     r == MSPTI_ERROR_WITHOUT_LD_PRELOAD ? ": needs LD_PRELOAD=libmspti.so" : "");
+            used += (size_t)snprintf(
+                failed + used, sizeof(failed) - used, "%s%s (%d%s)", used ? ", " : "",
+                kind_name(wanted[i]), (int)r,
+                r == MSPTI_ERROR_WITHOUT_LD_PRELOAD ? ": needs LD_PRELOAD=libmspti.so" : "");
         }
     }
     if (failed[0])
@@ -403,15 +416,17 @@ static int start_locked(const act_activity_opts *opts)
     /* Subscribe before anything else, as mspti expects. */
     msptiResult r = ms.Subscribe(&ms.sub, api_callback, NULL);
     if (r == MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        act_activity_error(&M, "another mspti subscriber is active (msprof, torch_npu's profiler?); "
-                               "Ascend device lane left empty");
+        act_activity_error(&M,
+                           "another mspti subscriber is active (msprof, torch_npu's profiler?); "
+                           "Ascend device lane left empty");
         return ACT_E_CONFLICT;
     }
     if (r != MSPTI_SUCCESS) {
         act_activity_error(&M, "msptiSubscribe failed (%d); Ascend device lane left empty", (int)r);
         return ACT_E_NOTFOUND;
     }
-    int callbacks = ms.EnableDomain && ms.EnableDomain(1, ms.sub, MSPTI_CB_DOMAIN_RUNTIME) == MSPTI_SUCCESS;
+    int callbacks =
+        ms.EnableDomain && ms.EnableDomain(1, ms.sub, MSPTI_CB_DOMAIN_RUNTIME) == MSPTI_SUCCESS;
     atomic_store(&M.callbacks, callbacks);
     if (!callbacks)
         act_log("mspti: runtime callbacks unavailable; launches are not linked to ranges");
@@ -420,7 +435,9 @@ static int start_locked(const act_activity_opts *opts)
     if (r != MSPTI_SUCCESS) {
         atomic_store(&M.state, ACT_ACTIVITY_OFF);
         ms.Unsubscribe(ms.sub);
-        act_activity_error(&M, "msptiActivityRegisterCallbacks failed (%d); Ascend device lane left empty", (int)r);
+        act_activity_error(
+            &M, "msptiActivityRegisterCallbacks failed (%d); Ascend device lane left empty",
+            (int)r);
         return ACT_E_NOTFOUND;
     }
     enable_kinds();

@@ -62,7 +62,10 @@ typedef enum {
     MSPTI_ACTIVITY_FLAG_MARKER_END_WITH_DEVICE = 1u << 5
 } msptiActivityFlag;
 
-typedef enum { MSPTI_ACTIVITY_SOURCE_KIND_HOST = 0, MSPTI_ACTIVITY_SOURCE_KIND_DEVICE = 1 } msptiActivitySourceKind;
+typedef enum {
+    MSPTI_ACTIVITY_SOURCE_KIND_HOST = 0,
+    MSPTI_ACTIVITY_SOURCE_KIND_DEVICE = 1
+} msptiActivitySourceKind;
 
 typedef enum {
     MSPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN = 0,
@@ -82,8 +85,8 @@ typedef enum {
     MSPTI_EXTERNAL_CORRELATION_KIND_SIZE
 } msptiExternalCorrelationKind;
 
-#define MSPTI_INVALID_DEVICE_ID 0xFFFFFFFFu
-#define MSPTI_INVALID_STREAM_ID 0xFFFFFFFFu
+#define MSPTI_INVALID_DEVICE_ID      0xFFFFFFFFu
+#define MSPTI_INVALID_STREAM_ID      0xFFFFFFFFu
 #define MSPTI_INVALID_CORRELATION_ID 0u
 
 /* Packed without aligned(8) here: inside the packed Marker it sits at
@@ -202,13 +205,16 @@ typedef struct ACT_MSPTI_PACKED {
 /* Sizes and offsets as measured with the vendor's headers (GCC, x86-64). */
 _Static_assert(sizeof(msptiActivityMarker) == 56, "mspti Marker layout");
 _Static_assert(sizeof(msptiActivityApi) == 48, "mspti Api layout");
-_Static_assert(offsetof(msptiActivityApi, pt) == 20 && offsetof(msptiActivityApi, correlationId) == 28,
+_Static_assert(offsetof(msptiActivityApi, pt) == 20 &&
+                   offsetof(msptiActivityApi, correlationId) == 28,
                "mspti Api offsets");
 _Static_assert(sizeof(msptiActivityKernel) == 56, "mspti Kernel layout");
-_Static_assert(offsetof(msptiActivityKernel, start) == 4 && offsetof(msptiActivityKernel, end) == 12 &&
+_Static_assert(offsetof(msptiActivityKernel, start) == 4 &&
+                   offsetof(msptiActivityKernel, end) == 12 &&
                    offsetof(msptiActivityKernel, ds) == 20 &&
                    offsetof(msptiActivityKernel, correlationId) == 28 &&
-                   offsetof(msptiActivityKernel, type) == 36 && offsetof(msptiActivityKernel, name) == 44,
+                   offsetof(msptiActivityKernel, type) == 36 &&
+                   offsetof(msptiActivityKernel, name) == 44,
                "mspti Kernel offsets");
 _Static_assert(sizeof(msptiActivityHccl) == 56, "mspti Hccl layout");
 _Static_assert(sizeof(msptiActivityMemset) == 56, "mspti Memset layout");
@@ -250,12 +256,13 @@ typedef void (*msptiCallbackFunc)(void *userdata, msptiCallbackDomain domain, ms
                                   const msptiCallbackData *cbdata);
 typedef struct msptiSubscriber_st *msptiSubscriberHandle;
 
-typedef void (*msptiBuffersCallbackRequestFunc)(uint8_t **buffer, size_t *size, size_t *maxNumRecords);
+typedef void (*msptiBuffersCallbackRequestFunc)(uint8_t **buffer, size_t *size,
+                                                size_t *maxNumRecords);
 typedef void (*msptiBuffersCallbackCompleteFunc)(uint8_t *buffer, size_t size, size_t validSize);
 
 /* Function types, resolved with dlsym (names are the vendor's). */
-typedef msptiResult (*msptiSubscribe_fn)(msptiSubscriberHandle *subscriber, msptiCallbackFunc callback,
-                                         void *userdata);
+typedef msptiResult (*msptiSubscribe_fn)(msptiSubscriberHandle *subscriber,
+                                         msptiCallbackFunc callback, void *userdata);
 typedef msptiResult (*msptiUnsubscribe_fn)(msptiSubscriberHandle subscriber);
 typedef msptiResult (*msptiEnableDomain_fn)(uint32_t enable, msptiSubscriberHandle subscriber,
                                             msptiCallbackDomain domain);

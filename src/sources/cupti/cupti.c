@@ -32,7 +32,8 @@
 
 /* The fields read below sit where the 13.0 header puts them; the version
  * check at start refuses libraries whose records may differ. */
-_Static_assert(offsetof(CUpti_ActivityKernel10, start) == 16 && offsetof(CUpti_ActivityKernel10, end) == 24 &&
+_Static_assert(offsetof(CUpti_ActivityKernel10, start) == 16 &&
+                   offsetof(CUpti_ActivityKernel10, end) == 24 &&
                    offsetof(CUpti_ActivityKernel10, deviceId) == 40 &&
                    offsetof(CUpti_ActivityKernel10, streamId) == 48 &&
                    offsetof(CUpti_ActivityKernel10, correlationId) == 92 &&
@@ -52,7 +53,8 @@ typedef CUptiResult (*GetVersion_fn)(uint32_t *);
 typedef CUptiResult (*Subscribe_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
 typedef CUptiResult (*Unsubscribe_fn)(CUpti_SubscriberHandle);
 typedef CUptiResult (*EnableDomain_fn)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
-typedef CUptiResult (*RegisterCallbacks_fn)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+typedef CUptiResult (*RegisterCallbacks_fn)(CUpti_BuffersCallbackRequestFunc,
+                                            CUpti_BuffersCallbackCompleteFunc);
 typedef CUptiResult (*RegisterTimestampCallback_fn)(CUpti_TimestampCallbackFunc);
 typedef CUptiResult (*Kind_fn)(CUpti_ActivityKind);
 typedef CUptiResult (*GetNextRecord_fn)(uint8_t *, size_t, CUpti_Activity **);
@@ -98,13 +100,15 @@ static void *load_library(char *tried, size_t n)
     const char *home = getenv("CUDA_HOME");
     if (home && *home)
         snprintf(cuda_home, sizeof(cuda_home), "%s/lib64/libcupti.so", home);
-    const char *candidates[] = {"libcupti.so.13", "libcupti.so", cuda_home, "/usr/local/cuda/lib64/libcupti.so"};
+    const char *candidates[] = {"libcupti.so.13", "libcupti.so", cuda_home,
+                                "/usr/local/cuda/lib64/libcupti.so"};
     size_t used = 0;
     for (size_t i = 0; i < ACT_ARRAY_SIZE(candidates); i++) {
         if (!candidates[i][0])
             continue;
         if (used < n)
-            used += (size_t)snprintf(tried + used, n - used, "%s%s", used ? ", " : "", candidates[i]);
+            used +=
+                (size_t)snprintf(tried + used, n - used, "%s%s", used ? ", " : "", candidates[i]);
         void *h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
         if (h)
             return h;
@@ -112,13 +116,14 @@ static void *load_library(char *tried, size_t n)
     return NULL;
 }
 
-#define RESOLVE(field, sym, required)                                                   \
-    do {                                                                                \
-        *(void **)&cu.field = dlsym(cu.lib, #sym);                                      \
-        if (!cu.field && (required)) {                                                  \
-            act_activity_error(&C, "symbol %s missing in libcupti; CUDA device lane left empty", #sym); \
-            return ACT_E_NOTFOUND;                                                      \
-        }                                                                               \
+#define RESOLVE(field, sym, required)                                                              \
+    do {                                                                                           \
+        *(void **)&cu.field = dlsym(cu.lib, #sym);                                                 \
+        if (!cu.field && (required)) {                                                             \
+            act_activity_error(&C, "symbol %s missing in libcupti; CUDA device lane left empty",   \
+                               #sym);                                                              \
+            return ACT_E_NOTFOUND;                                                                 \
+        }                                                                                          \
     } while (0)
 
 static int cupti_load(int optional)
@@ -130,8 +135,9 @@ static int cupti_load(int optional)
         if (!cu.lib) {
             if (optional)
                 return ACT_E_NOTFOUND; /* probing: absence is not an error */
-            act_activity_error(&C, "libcupti not loadable (tried %s): %s; CUDA device lane left empty", tried,
-                               dlerror());
+            act_activity_error(&C,
+                               "libcupti not loadable (tried %s): %s; CUDA device lane left empty",
+                               tried, dlerror());
             return ACT_E_NOTFOUND;
         }
     }
@@ -163,11 +169,13 @@ static int cupti_version_check(void)
     }
     cu.version = v;
     if (v / 100 != CUPTI_API_VERSION / 100) {
-        act_activity_error(&C, "libcupti version %u.%u (%u) does not match the record layouts compiled in "
-                               "(CUPTI %u.%u, %u); rebuild acceltrace against this toolkit or point "
-                               "ACCELTRACE_CUPTI_LIB at a matching libcupti. CUDA device lane left empty",
-                           v / 10000, v / 100 % 100, v, CUPTI_API_VERSION / 10000, CUPTI_API_VERSION / 100 % 100,
-                           CUPTI_API_VERSION);
+        act_activity_error(
+            &C,
+            "libcupti version %u.%u (%u) does not match the record layouts compiled in "
+            "(CUPTI %u.%u, %u); rebuild acceltrace against this toolkit or point "
+            "ACCELTRACE_CUPTI_LIB at a matching libcupti. CUDA device lane left empty",
+            v / 10000, v / 100 % 100, v, CUPTI_API_VERSION / 10000, CUPTI_API_VERSION / 100 % 100,
+            CUPTI_API_VERSION);
         return ACT_E_UNSUPPORTED;
     }
     return 0;
@@ -255,9 +263,10 @@ static void convert_api(const CUpti_ActivityAPI *a, int driver)
         return;
     }
     char name[48];
-    snprintf(name, sizeof(name), "%s cbid %u", driver ? "cuda driver" : "cuda runtime", (unsigned)a->cbid);
-    if (act_rec_api_emit(name, act_activity_ts(&C, a->start), act_activity_ts(&C, a->end), a->correlationId, 0,
-                         (int32_t)a->returnValue, ACT_SOURCE_CUPTI) == 0)
+    snprintf(name, sizeof(name), "%s cbid %u", driver ? "cuda driver" : "cuda runtime",
+             (unsigned)a->cbid);
+    if (act_rec_api_emit(name, act_activity_ts(&C, a->start), act_activity_ts(&C, a->end),
+                         a->correlationId, 0, (int32_t)a->returnValue, ACT_SOURCE_CUPTI) == 0)
         atomic_fetch_add(&C.converted, 1);
 }
 
@@ -278,7 +287,8 @@ static void convert(const CUpti_Activity *rec)
         op.queued = k->queued;
         op.submit = k->submitted;
         op.corr = k->correlationId;
-        op.lsize[0] = (uint64_t)k->blockX, op.lsize[1] = (uint64_t)k->blockY, op.lsize[2] = (uint64_t)k->blockZ;
+        op.lsize[0] = (uint64_t)k->blockX, op.lsize[1] = (uint64_t)k->blockY,
+        op.lsize[2] = (uint64_t)k->blockZ;
         op.gsize[0] = (uint64_t)k->gridX * op.lsize[0];
         op.gsize[1] = (uint64_t)k->gridY * op.lsize[1];
         op.gsize[2] = (uint64_t)k->gridZ * op.lsize[2];
@@ -320,12 +330,8 @@ static void convert(const CUpti_Activity *rec)
         op.corr = s->correlationId;
         break;
     }
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-        convert_api((const CUpti_ActivityAPI *)rec, 0);
-        return;
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-        convert_api((const CUpti_ActivityAPI *)rec, 1);
-        return;
+    case CUPTI_ACTIVITY_KIND_RUNTIME: convert_api((const CUpti_ActivityAPI *)rec, 0); return;
+    case CUPTI_ACTIVITY_KIND_DRIVER: convert_api((const CUpti_ActivityAPI *)rec, 1); return;
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
         if (e->externalKind != EXT_KIND) {
@@ -336,9 +342,7 @@ static void convert(const CUpti_Activity *rec)
             atomic_fetch_add(&C.converted, 1);
         return;
     }
-    default:
-        atomic_fetch_add(&C.unknown, 1);
-        return;
+    default: atomic_fetch_add(&C.unknown, 1); return;
     }
     act_activity_emit_op(&C, &op);
 }
@@ -351,7 +355,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     *max_records = 0;
 }
 
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid)
 {
     (void)size;
     if (!buffer)
@@ -372,7 +377,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     else
         act_activity_count_late(&C, n);
     size_t dropped = 0;
-    if (cu.GetNumDroppedRecords && cu.GetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
+    if (cu.GetNumDroppedRecords &&
+        cu.GetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
         atomic_fetch_add(&C.vendor_dropped, dropped);
         for (size_t i = 0; i < dropped; i++)
             act_rec_drop(ACT_REC_DEVICE_OP);
@@ -387,8 +393,8 @@ static uint64_t CUPTIAPI timestamp_now(void)
 
 /* Runtime calls make driver calls with the same correlation id: only the
  * outermost call of a thread becomes a host slice (C.outermost_only). */
-static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                  const void *data)
+static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
+                                  CUpti_CallbackId cbid, const void *data)
 {
     (void)userdata;
     (void)cbid;
@@ -416,8 +422,12 @@ static void flush_forced(void)
 /* ---- start/stop ------------------------------------------------------- */
 
 static const CUpti_ActivityKind wanted[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
 
@@ -431,8 +441,8 @@ static void enable_kinds(void)
         if (r == CUPTI_SUCCESS)
             cu.enabled[cu.n_enabled++] = wanted[i];
         else if (used < sizeof(failed))
-            used += (size_t)snprintf(failed + used, sizeof(failed) - used, "%skind %d (error %d)", used ? ", " : "",
-                                     (int)wanted[i], (int)r);
+            used += (size_t)snprintf(failed + used, sizeof(failed) - used, "%skind %d (error %d)",
+                                     used ? ", " : "", (int)wanted[i], (int)r);
     }
     if (failed[0])
         act_activity_error(&C, "cuptiActivityEnable failed for %s", failed);
@@ -440,7 +450,8 @@ static void enable_kinds(void)
 
 static void clock_setup(void)
 {
-    if (cu.RegisterTimestampCallback && cu.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS) {
+    if (cu.RegisterTimestampCallback &&
+        cu.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS) {
         C.offset_ns = 0;
         C.offset_start_ns = 0;
         act_activity_emit_clock(&C, "cupti timestamp callback (monotonic_raw)", 0, 0);
@@ -470,15 +481,17 @@ static int start_locked(const act_activity_opts *opts)
     }
     CUptiResult r = cu.Subscribe(&cu.sub, api_callback, NULL);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        act_activity_error(&C, "another CUPTI subscriber is active (Nsight, PyTorch's profiler, cuda-gdb?); "
-                               "CUDA device lane left empty");
+        act_activity_error(
+            &C, "another CUPTI subscriber is active (Nsight, PyTorch's profiler, cuda-gdb?); "
+                "CUDA device lane left empty");
         return ACT_E_CONFLICT;
     }
     if (r != CUPTI_SUCCESS) {
         act_activity_error(&C, "cuptiSubscribe failed (%d); CUDA device lane left empty", (int)r);
         return ACT_E_NOTFOUND;
     }
-    int callbacks = cu.EnableDomain && cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+    int callbacks = cu.EnableDomain &&
+                    cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
                     cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
     atomic_store(&C.callbacks, callbacks);
     if (!callbacks)
@@ -489,7 +502,8 @@ static int start_locked(const act_activity_opts *opts)
     if (r != CUPTI_SUCCESS) {
         atomic_store(&C.state, ACT_ACTIVITY_OFF);
         cu.Unsubscribe(cu.sub);
-        act_activity_error(&C, "cuptiActivityRegisterCallbacks failed (%d); CUDA device lane left empty", (int)r);
+        act_activity_error(
+            &C, "cuptiActivityRegisterCallbacks failed (%d); CUDA device lane left empty", (int)r);
         return ACT_E_NOTFOUND;
     }
     enable_kinds();
@@ -521,8 +535,9 @@ void act_source_cupti_stop(void)
     cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     int64_t err = 0;
     int64_t off = C.offset_ns ? act_clock_realtime_offset(&err) : 0;
-    act_activity_emit_clock(&C, C.offset_ns ? "cupti realtime offset at stop" : "cupti timestamp callback at stop",
-                            off, err);
+    act_activity_emit_clock(
+        &C, C.offset_ns ? "cupti realtime offset at stop" : "cupti timestamp callback at stop", off,
+        err);
     act_activity_end(&C, off, err);
     pthread_mutex_unlock(&cu.lock);
 }

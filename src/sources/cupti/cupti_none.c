@@ -13,7 +13,8 @@ int act_source_cupti_start(const act_activity_opts *opts)
 {
     (void)opts;
     act_log("cupti: this acceltrace was built without cupti.h; CUDA device lane left empty");
-    act_rec_error_emit("cupti: this acceltrace was built without cupti.h; CUDA device lane left empty");
+    act_rec_error_emit(
+        "cupti: this acceltrace was built without cupti.h; CUDA device lane left empty");
     return ACT_E_UNSUPPORTED;
 }
 
