@@ -29,6 +29,16 @@ if(ACT_CUPTI_INCLUDE_DIR)
   set_tests_properties(vendor.cupti.missing_symbol PROPERTIES TIMEOUT 60 LABELS vendor
     ENVIRONMENT "ACCELTRACE_CUPTI_LIB=${ACT_FAKE_DIR}/cupti_nosym/libcupti.so")
 
+  # The toolkit's own libcupti, where installed (no GPU needed: without
+  # one it must refuse cleanly).
+  find_library(ACT_REAL_CUPTI NAMES cupti PATHS ${ACT_CUPTI_INCLUDE_DIR}/../lib64 ${ACT_CUPTI_INCLUDE_DIR}/../lib
+    NO_DEFAULT_PATH)
+  if(ACT_REAL_CUPTI)
+    add_test(NAME vendor.cupti.real_library COMMAND test_cupti real_library)
+    set_tests_properties(vendor.cupti.real_library PROPERTIES TIMEOUT 120 LABELS vendor
+      ENVIRONMENT "ACCELTRACE_CUPTI_LIB=${ACT_REAL_CUPTI}")
+  endif()
+
   # Injection: an unmodified program, CUDA_INJECTION64_PATH=libacceltrace.so.
   add_executable(act_inject_app inject_app.c)
   target_link_libraries(act_inject_app PRIVATE ${CMAKE_DL_LIBS})

@@ -254,6 +254,26 @@ static void case_cycles(void)
     }
 }
 
+/* The real libcupti of the toolkit (no fake). With a GPU it collects;
+ * without one (build machines) cuptiSubscribe fails: one error record,
+ * an empty lane, a stop that returns -- never a crash or a hang. */
+static void case_real_library(void)
+{
+    rec_open();
+    act_activity_opts o = fast_opts();
+    int rc = act_source_cupti_start(&o);
+    act_source_cupti_stop();
+    spool_scan s;
+    rec_close(&s);
+    printf("real libcupti: start %d, %zu errors%s%s\n", rc, s.n_errors, s.n_errors ? ": " : "",
+           s.n_errors ? s.errors[0] : "");
+    if (rc == 0)
+        CHECK(s.n_errors == 0 && s.n_clocks == 2, "a working CUPTI: clean start/stop");
+    else
+        CHECK(s.n_errors == 1 && s.n_ops == 0, "a refusing CUPTI: one error, empty lane");
+    spool_scan_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -263,6 +283,8 @@ int main(int argc, char **argv)
         case_failure("not loadable", ACT_E_NOTFOUND);
     else if (strcmp(c, "missing_symbol") == 0)
         case_failure("cuptiActivityFlushAll", ACT_E_NOTFOUND);
+    else if (strcmp(c, "real_library") == 0)
+        case_real_library();
     else {
         fake_open();
         if (strcmp(c, "kinds") == 0)

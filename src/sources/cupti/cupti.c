@@ -62,6 +62,7 @@ typedef CUptiResult (*FlushAll_fn)(uint32_t);
 typedef CUptiResult (*GetNumDropped_fn)(CUcontext, uint32_t, size_t *);
 typedef CUptiResult (*PushExt_fn)(CUpti_ExternalCorrelationKind, uint64_t);
 typedef CUptiResult (*PopExt_fn)(CUpti_ExternalCorrelationKind, uint64_t *);
+typedef CUptiResult (*GetResultString_fn)(CUptiResult, const char **);
 
 static struct {
     pthread_mutex_t lock;
@@ -78,6 +79,7 @@ static struct {
     GetNumDropped_fn GetNumDroppedRecords;
     PushExt_fn PushExt;
     PopExt_fn PopExt;
+    GetResultString_fn GetResultString;
     CUpti_SubscriberHandle sub;
     act_activity_opts opts;
     uint32_t enabled[8];
@@ -154,6 +156,7 @@ static int cupti_load(int optional)
     RESOLVE(GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, 0);
     RESOLVE(PushExt, cuptiActivityPushExternalCorrelationId, 0);
     RESOLVE(PopExt, cuptiActivityPopExternalCorrelationId, 0);
+    RESOLVE(GetResultString, cuptiGetResultString, 0);
     return 0;
 }
 
@@ -179,6 +182,15 @@ static int cupti_version_check(void)
         return ACT_E_UNSUPPORTED;
     }
     return 0;
+}
+
+/* CUPTI's name for a result code, for messages. */
+static const char *cu_err(CUptiResult r)
+{
+    const char *str = NULL;
+    if (!cu.GetResultString || cu.GetResultString(r, &str) != CUPTI_SUCCESS || !str)
+        return "unknown CUPTI error";
+    return str;
 }
 
 /* ---- conversion ------------------------------------------------------- */
@@ -487,7 +499,8 @@ static int start_locked(const act_activity_opts *opts)
         return ACT_E_CONFLICT;
     }
     if (r != CUPTI_SUCCESS) {
-        act_activity_error(&C, "cuptiSubscribe failed (%d); CUDA device lane left empty", (int)r);
+        act_activity_error(&C, "cuptiSubscribe failed (%d, %s); CUDA device lane left empty",
+                           (int)r, cu_err(r));
         return ACT_E_NOTFOUND;
     }
     int callbacks = cu.EnableDomain &&
