@@ -366,9 +366,11 @@ int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int3
     if (atomic_load(&a->state) == ACT_ACTIVITY_CAPTURING) {
         if (corr == 0)
             corr = f->corr;
+        /* The slice carries the range itself: no separate corr -> ext
+         * record, which would be ambiguous once the vendor reuses `corr`
+         * (the builder joins op -> launch by corr and time, then takes the
+         * launch's ext). */
         act_rec_api_emit(name ? name : "unknown", f->start, end, corr, f->ext, result, a->source);
-        if (f->ext && corr)
-            act_activity_emit_extcorr(a, corr, f->ext);
     }
     return f->pushed;
 }

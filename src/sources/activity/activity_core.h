@@ -10,22 +10,26 @@
  *   and EXIT of every runtime call, with the vendor's correlation id of the
  *   call. At ENTER we read acceltrace's own per-thread range stack
  *   (act_range_current_ext()); at EXIT we write, on that same thread, an
- *   act_rec_api host slice (name, our clock, vendor corr, ext) and an
- *   act_rec_extcorr (source, vendor corr -> ext). Device records carry the
- *   same vendor corr, so the builder joins kernel -> launch -> range.
- *   Because the correlation id and the range stack are read on the same
- *   thread at the same moment, the link is right even where the vendor's
- *   external-correlation stack is process-global (mspti's is): we never
- *   depend on it. (Pushing onto a process-global stack cannot be made right
- *   when several threads launch at once without holding a lock across the
- *   vendor call, which could deadlock.) CUPTI's stack is per thread, so the
- *   CUPTI source additionally pushes the same ext around each call; the
- *   EXTERNAL_CORRELATION records CUPTI then emits are converted too and
- *   agree with ours by construction.
- *   When the vendor offers no callbacks (subscribe without callback
- *   refused), API activity records are written as host slices instead (on
- *   the delivery thread, so they carry no range link) -- a degraded mode,
- *   reported in the stats.
+ *   act_rec_api host slice (name, our clock, vendor corr, ext). Device
+ *   records carry the same vendor corr, so the builder joins kernel ->
+ *   launch (latest launch with that corr starting no later than the op)
+ *   -> the launch's ext -> range. Because the correlation id and the range
+ *   stack are read on the same thread at the same moment, the link is
+ *   right even where the vendor's external-correlation stack is
+ *   process-global (mspti's is): we never depend on it, and records others
+ *   push there are counted, not used. (Pushing onto a process-global
+ *   stack cannot be made right when several threads launch at once
+ *   without holding a lock across the vendor call, which could deadlock.)
+ *   No separate corr -> ext record is written for these launches: with
+ *   reused vendor ids it would be ambiguous, the slice is not. CUPTI's
+ *   stack is per thread, so the CUPTI source also pushes the same ext
+ *   around each call; the EXTERNAL_CORRELATION records CUPTI then emits
+ *   become act_rec_extcorr and agree with the slices by construction.
+ *   When the vendor offers no callbacks (EnableDomain refused), the API
+ *   activity records are written as host slices instead (on the delivery
+ *   thread, so they carry no range of their own) and the vendor's
+ *   EXTERNAL_CORRELATION records, whoever pushed them, become
+ *   act_rec_extcorr -- a degraded mode, logged and shown in the stats.
  *
  * Vendor correlation ids are not unique (they restart per session and may
  * repeat); exported ids (flow ids, correlation args) come from the
@@ -140,7 +144,7 @@ void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset
 
 /* Launch-thread callback halves. enter returns 1 when the call is
  * recorded (ext_out: the innermost acceltrace range of the thread, 0 =
- * none); exit writes the host slice and the corr -> ext mapping and
+ * none); exit writes the host slice (carrying corr and ext) and
  * returns 1 when the source marked the frame as pushed onto the vendor's
  * external-correlation stack (so it pops). With `outermost_only` only the
  * outermost vendor call of a thread is recorded (CUPTI: runtime calls make
