@@ -502,6 +502,9 @@ static void callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_A
 /* Host side of one call (callbacks, ext records, API record), with the
  * device record (if any) scheduled after the delay. A runtime launch makes
  * a nested driver call, as cudart does. */
+/* Set by fake_cuda_stream_sync: the wait record to stamp inside the call. */
+static __thread CUpti_ActivitySynchronization2 *tls_sync;
+
 static uint32_t api_call(int runtime, const char *fname, CUpti_CallbackId cbid, void *dev,
                          size_t dev_size, uint32_t stream, uint64_t dur)
 {
@@ -526,6 +529,13 @@ static uint32_t api_call(int runtime, const char *fname, CUpti_CallbackId cbid, 
                                                .externalId = ext_stack[k][ext_depth[k] - 1],
                                                .correlationId = corr};
         write_record(&e, sizeof(e));
+    }
+    if (tls_sync) {
+        /* A host wait inside the call: stamped within it, as CUPTI does. */
+        tls_sync->start = issued;
+        tls_sync->end = now_ts();
+        tls_sync->correlationId = corr;
+        write_record(tls_sync, sizeof(*tls_sync));
     }
     if (dev) {
         uint64_t start = issued + 20000, *busy = &F.stream_busy[stream % MAX_STREAMS];
@@ -632,25 +642,19 @@ FAKE_EXPORT uint32_t fake_cuda_memset(uint64_t bytes, uint32_t device, uint32_t 
                     sizeof(m), stream, dur_ns);
 }
 
-/* cudaStreamSynchronize: a host wait, recorded when it returns. */
+/* cudaStreamSynchronize: a host wait, recorded within the call. */
 FAKE_EXPORT void fake_cuda_stream_sync(uint32_t device, uint32_t stream)
 {
-    uint64_t t0 = now_ts();
-    uint32_t corr =
-        api_call(1, "cudaStreamSynchronize", CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
-                 NULL, 0, stream, 0);
     CUpti_ActivitySynchronization2 s;
     memset(&s, 0, sizeof(s));
     s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
     s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-    s.start = t0;
-    s.end = now_ts();
-    s.correlationId = corr;
     s.contextId = 1 + device;
     s.streamId = stream;
-    pthread_mutex_lock(&F.lock);
-    write_record(&s, sizeof(s));
-    pthread_mutex_unlock(&F.lock);
+    tls_sync = &s;
+    api_call(1, "cudaStreamSynchronize", CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, NULL,
+             0, stream, 0);
+    tls_sync = NULL;
 }
 
 /* The driver's cuInit: load the injection library and call it once. */

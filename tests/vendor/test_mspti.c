@@ -445,7 +445,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    rmdir(spool_dir);
+    if (!getenv("VENDOR_TEST_KEEP_SPOOL"))
+        rmdir(spool_dir);
+    else
+        printf("spool kept in %s\n", spool_dir);
     if (failures)
         fprintf(stderr, "%s: %d check(s) failed\n", c, failures);
     return failures ? 1 : 0;

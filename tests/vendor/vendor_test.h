@@ -50,7 +50,8 @@ static inline void rec_close(spool_scan *s)
     act_recorder_close();
     if (spool_scan_read(spool_path, s) != 0)
         exit(2);
-    unlink(spool_path);
+    if (!getenv("VENDOR_TEST_KEEP_SPOOL")) /* set it to inspect the spool afterwards */
+        unlink(spool_path);
 }
 
 static inline void sleep_ms(long ms)

@@ -129,7 +129,8 @@ int act_activity_begin(act_activity *a, const act_activity_opts *opts)
     a->drain_bound_hit = 0;
     a->offset_stop_ns = 0;
     pthread_mutex_lock(&a->lane_lock);
-    a->n_lanes = 0;
+    a->n_queues = 0;
+    a->n_devices = 0;
     pthread_mutex_unlock(&a->lane_lock);
     return 0;
 }
@@ -176,19 +177,19 @@ uint64_t act_activity_queue_key(const act_activity *a, uint32_t device, uint32_t
     return ((uint64_t)a->source << 56) | ((uint64_t)(device & 0xffffffu) << 32) | stream;
 }
 
-/* Returns 1 when `key` is new in this cycle (and remembers it). */
-static int lane_first_seen(act_activity *a, uint64_t key)
+/* Returns 1 when `key` is new in `seen` for this cycle (and remembers it). */
+static int lane_first_seen(act_activity *a, uint64_t *seen, uint32_t *n, uint64_t key)
 {
     int fresh = 1;
     pthread_mutex_lock(&a->lane_lock);
-    for (uint32_t i = 0; i < a->n_lanes; i++) {
-        if (a->lanes[i] == key) {
+    for (uint32_t i = 0; i < *n; i++) {
+        if (seen[i] == key) {
             fresh = 0;
             break;
         }
     }
-    if (fresh && a->n_lanes < ACT_ACTIVITY_MAX_LANES)
-        a->lanes[a->n_lanes++] = key;
+    if (fresh && *n < ACT_ACTIVITY_MAX_LANES)
+        seen[(*n)++] = key;
     /* Beyond the table the records are repeated: harmless duplicates. */
     pthread_mutex_unlock(&a->lane_lock);
     return fresh;
@@ -199,11 +200,11 @@ static void lane_announce(act_activity *a, uint32_t device, uint32_t stream)
     uint64_t dkey = act_activity_device_key(a, device);
     uint64_t qkey = act_activity_queue_key(a, device, stream);
     char buf[96];
-    if (lane_first_seen(a, dkey)) {
-        if (device == ACT_ACTIVITY_HOST_DEVICE) /* host-side records (mstx host markers) */
-            snprintf(buf, sizeof(buf), "%s host markers", a->vendor);
-        else
-            snprintf(buf, sizeof(buf), "%s %s %u", a->vendor, a->device_word, device);
+    if (lane_first_seen(a, a->devices, &a->n_devices, dkey)) {
+        /* The device's own name; lanes are labelled "<vendor> <name>
+         * (device <index>)" by the builder, e.g. "Ascend NPU (device 0)". */
+        snprintf(buf, sizeof(buf), "%s",
+                 device == ACT_ACTIVITY_HOST_DEVICE ? "host markers" : a->device_word);
         uint32_t name = act_str_intern_cstr(buf);
         uint32_t vendor = act_str_intern_cstr(a->vendor);
         act_rec_device *r = act_rec_reserve(ACT_REC_DEVICE, sizeof(*r));
@@ -217,7 +218,7 @@ static void lane_announce(act_activity *a, uint32_t device, uint32_t stream)
             act_rec_commit();
         }
     }
-    if (lane_first_seen(a, qkey)) {
+    if (lane_first_seen(a, a->queues, &a->n_queues, qkey)) {
         snprintf(buf, sizeof(buf), "stream %u", stream);
         uint32_t label = act_str_intern_cstr(buf);
         act_rec_queue *q = act_rec_reserve(ACT_REC_QUEUE, sizeof(*q));

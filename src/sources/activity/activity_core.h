@@ -91,8 +91,10 @@ typedef struct act_activity {
 
     /* Lanes announced in this cycle (device and queue records written once). */
     pthread_mutex_t lane_lock;
-    uint64_t lanes[ACT_ACTIVITY_MAX_LANES];
-    uint32_t n_lanes;
+    uint64_t queues[ACT_ACTIVITY_MAX_LANES];
+    uint32_t n_queues;
+    uint64_t devices[ACT_ACTIVITY_MAX_LANES]; /* apart: a device key can equal a queue key */
+    uint32_t n_devices;
 } act_activity;
 
 /* One device record in vendor terms, before mapping. */
