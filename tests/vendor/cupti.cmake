@@ -29,6 +29,11 @@ if(ACT_CUPTI_INCLUDE_DIR)
   set_tests_properties(vendor.cupti.missing_symbol PROPERTIES TIMEOUT 60 LABELS vendor
     ENVIRONMENT "ACCELTRACE_CUPTI_LIB=${ACT_FAKE_DIR}/cupti_nosym/libcupti.so")
 
+  add_test(NAME vendor.cupti.trace COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_vendor_trace.py
+    $<TARGET_FILE:test_cupti> 1000)
+  set_tests_properties(vendor.cupti.trace PROPERTIES TIMEOUT 120 LABELS "vendor;concurrency" SKIP_RETURN_CODE 77
+    ENVIRONMENT "ACCELTRACE_CUPTI_LIB=${ACT_FAKE_DIR}/cupti/libcupti.so")
+
   # The toolkit's own libcupti, where installed (no GPU needed: without
   # one it must refuse cleanly).
   find_library(ACT_REAL_CUPTI NAMES cupti PATHS ${ACT_CUPTI_INCLUDE_DIR}/../lib64 ${ACT_CUPTI_INCLUDE_DIR}/../lib

@@ -405,6 +405,30 @@ static void case_cycles(void)
     }
 }
 
+/* The whole path: ranges on several threads, launches, then the
+ * project's builder and Chrome writer; check_vendor_trace.py validates
+ * the JSON (flows, links, lanes). */
+static int case_trace(const char *out)
+{
+    fk.set("delay_ms", 20);
+    rec_open();
+    act_activity_opts o = fast_opts();
+    CHECK(act_source_mspti_start(&o) == 0, "start");
+    pthread_t th[LINK_THREADS];
+    for (int t = 0; t < LINK_THREADS; t++)
+        pthread_create(&th[t], NULL, link_thread, (void *)(intptr_t)t);
+    for (int t = 0; t < LINK_THREADS; t++)
+        pthread_join(th[t], NULL);
+    fk.comm("allreduce", "hccl_world_group", 0, 9, 8000);
+    fk.memcpy_(MSPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 0, 9, 2000);
+    act_source_mspti_stop();
+    snprintf(spool_path, sizeof(spool_path), "%s", act_recorder_path());
+    int rc = rec_export(out);
+    if (!getenv("VENDOR_TEST_KEEP_SPOOL"))
+        unlink(spool_path);
+    return failures ? 1 : rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -412,6 +436,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *c = argv[1];
+    if (strcmp(c, "trace") == 0 && argc == 3) {
+        fake_open();
+        int rc = case_trace(argv[2]);
+        rmdir(spool_dir);
+        return rc;
+    }
     if (strcmp(c, "missing_library") == 0) {
         case_failure("not loadable", ACT_E_NOTFOUND);
         case_probe_missing();

@@ -16,6 +16,7 @@
 #include "acceltrace.h"
 #include "internal.h"
 #include "spool_scan.h"
+#include "timeline/export.h"
 
 static int failures;
 static char spool_dir[256];
@@ -82,6 +83,23 @@ static inline size_t count_errors(const spool_scan *s, const char *needle)
     for (size_t i = 0; i < s->n_errors; i++)
         n += s->errors[i] && strstr(s->errors[i], needle) != NULL;
     return n;
+}
+
+/* Close the recorder and write the Chrome trace of the spool to `out`
+ * with the project's exporter. Returns the test's exit code: 77 (CTest
+ * "skipped") while this build has no timeline builder yet. */
+static inline int rec_export(const char *out)
+{
+    act_recorder_close();
+    act_export_opts o = {.spool_dir = spool_dir, .out_path = out, .force = 1, .child_status = -1};
+    int rc = act_trace_export(&o);
+    if (rc == ACT_E_UNSUPPORTED) {
+        fprintf(stderr, "no timeline builder in this build: skipped\n");
+        return 77;
+    }
+    if (rc != 0)
+        fprintf(stderr, "export failed: %d\n", rc);
+    return rc == 0 ? 0 : 1;
 }
 
 #endif
