@@ -125,6 +125,12 @@ static void pass_records(spool_scan *s, uint32_t serial, const act_rec_hdr *h, u
         PUSH(s->queues, s->n_queues, q);
         break;
     }
+    case ACT_REC_METADATA: {
+        const act_rec_metadata *m = (const void *)h;
+        scan_meta e = {str_get(serial, h->aux), str_get(serial, m->value)};
+        PUSH(s->meta, s->n_meta, e);
+        break;
+    }
     case ACT_REC_RANGE_PUSH: {
         scan_range r = {serial, ++*seq, str_get(serial, h->aux)};
         PUSH(s->ranges, s->n_ranges, r);
@@ -171,11 +177,20 @@ void spool_scan_free(spool_scan *s)
     free(s->devices);
     free(s->queues);
     free(s->ranges);
+    free(s->meta);
     memset(s, 0, sizeof(*s));
     /* The strings are shared by the one scan alive at a time. */
     for (size_t i = 0; i < n_strs; i++)
         free(strs[i].s);
     n_strs = 0;
+}
+
+const char *spool_scan_metadata(const spool_scan *s, const char *key)
+{
+    for (size_t i = 0; i < s->n_meta; i++)
+        if (s->meta[i].key && strcmp(s->meta[i].key, key) == 0)
+            return s->meta[i].value;
+    return NULL;
 }
 
 const char *spool_scan_range_name(const spool_scan *s, uint64_t ext)

@@ -31,6 +31,10 @@ typedef struct scan_range {
     const char *name;
 } scan_range;
 
+typedef struct scan_meta {
+    const char *key, *value;
+} scan_meta;
+
 typedef struct spool_scan {
     act_spool_header hdr;
     scan_op *ops;
@@ -49,12 +53,16 @@ typedef struct spool_scan {
     size_t n_queues;
     scan_range *ranges;
     size_t n_ranges;
+    scan_meta *meta; /* ACT_REC_METADATA */
+    size_t n_meta;
 } spool_scan;
 
 /* Read `path`; returns 0 or -1 (message on stderr). One scan at a time:
  * names point into storage that spool_scan_free releases. */
 int spool_scan_read(const char *path, spool_scan *s);
 void spool_scan_free(spool_scan *s);
+/* Value of metadata `key` (NULL if absent). */
+const char *spool_scan_metadata(const spool_scan *s, const char *key);
 /* Name of the range an ext value designates (NULL if none). */
 const char *spool_scan_range_name(const spool_scan *s, uint64_t ext);
 /* The launch of a device op: the API record of the same source with the

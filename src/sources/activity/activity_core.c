@@ -411,6 +411,27 @@ void act_activity_drain(act_activity *a, void (*flush)(void), const act_activity
     a->drain_bound_hit = r.cut_off;
 }
 
+/* The clock mapping of the cycle as trace metadata ("<source>_clock"):
+ * how vendor timestamps were put on the timeline, the offsets measured at
+ * start and at stop, and so the drift over the capture. */
+static void clock_metadata(act_activity *a, int64_t stop_err)
+{
+    char key[32], json[384];
+    snprintf(key, sizeof(key), "%s_clock", a->name);
+    if (a->offset_start_ns == 0 && a->offset_stop_ns == 0) {
+        snprintf(json, sizeof(json), "{\"method\": \"vendor stamps the timeline clock\"}");
+    } else {
+        snprintf(json, sizeof(json),
+                 "{\"method\": \"CLOCK_REALTIME + offset measured at start\", "
+                 "\"offset_start_ns\": %lld, \"offset_stop_ns\": %lld, \"drift_ns\": %lld, "
+                 "\"error_start_ns\": %lld, \"error_stop_ns\": %lld}",
+                 (long long)a->offset_start_ns, (long long)a->offset_stop_ns,
+                 (long long)(a->offset_stop_ns - a->offset_start_ns), (long long)a->offset_err_ns,
+                 (long long)stop_err);
+    }
+    act_metadata_set_json(key, json);
+}
+
 void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
 {
     atomic_store_explicit(&a->state, ACT_ACTIVITY_OFF, memory_order_release);
@@ -423,7 +444,7 @@ void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
     if (vdrop)
         act_activity_error(a, "%llu activity records dropped by the vendor library",
                            (unsigned long long)vdrop);
-    (void)stop_err;
+    clock_metadata(a, stop_err);
 }
 
 void act_activity_stats_get(act_activity *a, act_activity_stats *out)

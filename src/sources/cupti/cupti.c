@@ -473,6 +473,7 @@ static void clock_setup(void)
     int64_t err = 0;
     C.offset_ns = act_clock_realtime_offset(&err);
     C.offset_start_ns = C.offset_ns;
+    C.offset_err_ns = err;
     act_activity_emit_clock(&C, "cupti realtime offset at start", C.offset_ns, err);
 }
 
