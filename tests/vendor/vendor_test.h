@@ -51,8 +51,10 @@ static inline void rec_close(spool_scan *s)
     act_recorder_close();
     if (spool_scan_read(spool_path, s) != 0)
         exit(2);
-    if (!getenv("VENDOR_TEST_KEEP_SPOOL")) /* set it to inspect the spool afterwards */
+    if (!getenv("VENDOR_TEST_KEEP_SPOOL")) { /* set it to inspect the spool afterwards */
         unlink(spool_path);
+        rmdir(spool_dir); /* every cycle has its own directory */
+    }
 }
 
 static inline void sleep_ms(long ms)
