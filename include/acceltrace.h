@@ -54,14 +54,61 @@ int act_is_enabled(void);
 int act_range_push(const char *name);
 /* Close the innermost range of the calling thread. */
 int act_range_pop(void);
-/* A range that may end on another thread. Returns its id (0 when not
- * recording). */
+/* A range that may end on another thread. Returns its id for
+ * act_range_end(): 0 when no tool is attached (or name is NULL); nonzero
+ * otherwise, also while the capture window is closed (the end is then
+ * counted as outside the window, like the start). */
 uint64_t act_range_start(const char *name);
 void act_range_end(uint64_t id);
 /* An instant event. */
 void act_mark(const char *name);
 /* A sample of a named counter. */
 void act_counter(const char *name, double value);
+
+/*
+ * The no-tool fast path. `act__idle` is internal: nonzero once start-up
+ * found no tool attached (no launcher, no session). The wrappers below
+ * test it in the caller, so with no tool an annotation costs one load and
+ * a predictable branch, without a call into the library. Arguments are
+ * always evaluated. Define ACT_NO_INLINE to call the library directly.
+ */
+extern int act__idle;
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(ACT_NO_INLINE)
+#define ACT__IDLE() __builtin_expect(__atomic_load_n(&act__idle, __ATOMIC_RELAXED), 1)
+static inline int act__range_push_fast(const char *name)
+{
+    return ACT__IDLE() ? ACT_E_DISABLED : (act_range_push)(name);
+}
+static inline int act__range_pop_fast(void)
+{
+    return ACT__IDLE() ? ACT_E_DISABLED : (act_range_pop)();
+}
+static inline uint64_t act__range_start_fast(const char *name)
+{
+    return ACT__IDLE() ? 0 : (act_range_start)(name);
+}
+static inline void act__range_end_fast(uint64_t id)
+{
+    if (!ACT__IDLE())
+        (act_range_end)(id);
+}
+static inline void act__mark_fast(const char *name)
+{
+    if (!ACT__IDLE())
+        (act_mark)(name);
+}
+static inline void act__counter_fast(const char *name, double value)
+{
+    if (!ACT__IDLE())
+        (act_counter)(name, value);
+}
+#define act_range_push act__range_push_fast
+#define act_range_pop act__range_pop_fast
+#define act_range_start act__range_start_fast
+#define act_range_end act__range_end_fast
+#define act_mark act__mark_fast
+#define act_counter act__counter_fast
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 static inline void act__scoped_range_pop(int *unused)

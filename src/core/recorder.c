@@ -35,6 +35,10 @@
 
 #define ACT_STR_CACHE 256     /* per-thread interned-string cache slots (power of 2) */
 #define ACT_RANGE_STACK 256   /* nesting tracked for External ids; deeper still recorded */
+/* Range stack entries: a sequence number, or one of these for a push that
+ * was not written. */
+#define RANGE_MARK_OUTSIDE 0u
+#define RANGE_MARK_DROPPED UINT32_MAX
 
 _Atomic int act__recording;
 
@@ -208,9 +212,12 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
         sp.pid = getpid();
         spool_init_header();
         atomic_fetch_add(&sp.gen, 1);
-        atomic_store(&act__recording, 1);
     }
     pthread_mutex_unlock(&sp.lock);
+    /* Outside sp.lock: the capture window decides whether act__recording
+     * turns on, and may write records. */
+    if (rc == 0)
+        act_capture_recorder_opened();
     return rc;
 }
 
@@ -232,6 +239,7 @@ void act_recorder_close(void)
     sp.hdr = NULL;
     atomic_fetch_add(&sp.gen, 1);
     pthread_mutex_unlock(&sp.lock);
+    act_capture_recorder_closed();
 }
 
 act_spool_header *act_recorder_header(void)
@@ -310,6 +318,16 @@ static void thread_reset_strings(act_thread *t)
     t->announced = 0;
 }
 
+/* A new spool numbers ranges afresh; ranges still open from the previous
+ * one are not in it, so their pops must not be written. */
+static void thread_reset_ranges(act_thread *t)
+{
+    uint32_t d = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
+    for (uint32_t i = 0; i < d; i++)
+        t->range_stack[i] = RANGE_MARK_OUTSIDE;
+    t->range_seq = 0;
+}
+
 /* Write a record straight into the current chunk (slow-path helper). */
 static void *chunk_put(act_thread *t, uint16_t kind, size_t size, uint32_t aux)
 {
@@ -321,8 +339,29 @@ static void *chunk_put(act_thread *t, uint16_t kind, size_t size, uint32_t aux)
     return h;
 }
 
-/* Take a chunk (recycled first, then fresh) and start a segment in it. */
-static int chunk_acquire(act_thread *t)
+/* Caller holds sp.lock. Pop a recycled chunk with room for `need` more
+ * bytes (UINT32_MAX if none). A chunk without that room stays listed for
+ * smaller records: taking it back would only fail again (the chunk just
+ * released by this very thread is usually on top). */
+static uint32_t free_chunk_take(size_t need)
+{
+    uint32_t usable = sp.chunk_size - (uint32_t)sizeof(act_chunk_header);
+    for (uint32_t i = sp.free_top; i-- > 0;) {
+        uint32_t idx = sp.free_chunks[i];
+        const act_chunk_header *c =
+            (const act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE + (size_t)idx * sp.chunk_size);
+        uint32_t used = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_relaxed);
+        if (used + need <= usable) {
+            sp.free_chunks[i] = sp.free_chunks[--sp.free_top];
+            return idx;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/* Take a chunk with room for `need` bytes of records after the segment
+ * header (recycled first, then fresh) and start a segment in it. */
+static int chunk_acquire(act_thread *t, size_t need)
 {
     uint32_t idx = UINT32_MAX;
     if (ACT_UNLIKELY(sp.reopen_pending)) {
@@ -343,11 +382,11 @@ static int chunk_acquire(act_thread *t)
         t->chunk = NULL;
         t->gen = gen;
         thread_reset_strings(t);
+        thread_reset_ranges(t);
     }
     chunk_release(t);
-    if (sp.free_top > 0) {
-        idx = sp.free_chunks[--sp.free_top];
-    } else {
+    idx = free_chunk_take(need + sizeof(act_rec_segment) + sizeof(act_rec_thread));
+    if (idx == UINT32_MAX) {
         uint64_t used = atomic_fetch_add((_Atomic uint64_t *)&h->chunks_used, 1);
         if (used < sp.chunk_count)
             idx = (uint32_t)used;
@@ -396,13 +435,13 @@ static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
 {
     /* Room for a segment + thread record in a fresh chunk, then the record. */
     size_t need = size + sizeof(act_rec_segment) + sizeof(act_rec_thread);
-    if (need > sp.chunk_size - sizeof(act_chunk_header) || chunk_acquire(t) != 0) {
+    if (need > sp.chunk_size - sizeof(act_chunk_header) || chunk_acquire(t, size) != 0) {
         act_rec_drop(kind);
         return NULL;
     }
     if (t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
         /* A recycled chunk without enough room: take another. */
-        if (chunk_acquire(t) != 0 ||
+        if (chunk_acquire(t, size) != 0 ||
             t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
             act_rec_drop(kind);
             return NULL;
@@ -475,7 +514,7 @@ uint32_t act_str_intern(const char *s, size_t len)
     /* Make sure the thread has a chunk of the current generation first, so
      * the id below belongs to the spool it will be written to. */
     if (t->gen != atomic_load_explicit(&sp.gen, memory_order_relaxed) || !t->chunk) {
-        if (chunk_acquire(t) != 0) {
+        if (chunk_acquire(t, 0) != 0) {
             act_rec_drop(ACT_REC_STRING);
             return 0;
         }
@@ -513,33 +552,52 @@ uint32_t act_str_intern_cstr(const char *s)
 uint64_t act_range_current_ext(void)
 {
     act_thread *t = tls_thread;
-    if (!t || t->range_depth == 0)
+    if (!t)
         return 0;
     uint32_t d = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
-    return ((uint64_t)t->serial << 32) | t->range_stack[d - 1];
+    /* Usually the top entry; skip ranges that are not in the spool. */
+    while (d > 0) {
+        uint32_t seq = t->range_stack[d - 1];
+        if (seq != RANGE_MARK_OUTSIDE && seq != RANGE_MARK_DROPPED)
+            return ((uint64_t)t->serial << 32) | seq;
+        d--;
+    }
+    return 0;
 }
 
-/* Called by act_range_push after its record is written. */
-void act_recorder_range_pushed(void)
+/* Called by act_range_push after its record was written (or not). */
+void act_recorder_range_pushed(int how)
 {
-    act_thread *t = tls_thread;
-    uint32_t seq = ++t->range_seq;
+    act_thread *t = thread_get();
+    if (ACT_UNLIKELY(!t))
+        return;
+    uint32_t mark = how == ACT_RANGE_RECORDED ? ++t->range_seq
+                    : how == ACT_RANGE_DROPPED ? RANGE_MARK_DROPPED
+                                               : RANGE_MARK_OUTSIDE;
     if (t->range_depth < ACT_RANGE_STACK)
-        t->range_stack[t->range_depth] = seq;
+        t->range_stack[t->range_depth] = mark;
     t->range_depth++;
 }
 
-/* Returns 0, or -1 when there was no open range (counted). */
+/* Returns enum act_range_how of the popped range's push;
+ * ACT_RANGE_UNBALANCED (counted) when nothing was open. */
 int act_recorder_range_popped(void)
 {
-    act_thread *t = thread_get();
+    act_thread *t = tls_thread;
     if (!t || t->range_depth == 0) {
-        if (sp.hdr)
-            atomic_fetch_add((_Atomic uint64_t *)&sp.hdr->unbalanced_pops, 1);
-        return -1;
+        act_spool_header *h = act_recorder_header();
+        if (h)
+            atomic_fetch_add((_Atomic uint64_t *)&h->unbalanced_pops, 1);
+        return ACT_RANGE_UNBALANCED;
     }
-    t->range_depth--;
-    return 0;
+    uint32_t d = --t->range_depth;
+    if (d >= ACT_RANGE_STACK) /* too deep to track: as the window is now */
+        return atomic_load_explicit(&act__recording, memory_order_relaxed)
+                   ? ACT_RANGE_RECORDED : ACT_RANGE_OUTSIDE;
+    uint32_t mark = t->range_stack[d];
+    return mark == RANGE_MARK_OUTSIDE   ? ACT_RANGE_OUTSIDE
+           : mark == RANGE_MARK_DROPPED ? ACT_RANGE_DROPPED
+                                        : ACT_RANGE_RECORDED;
 }
 
 /* ---- convenience writers ---------------------------------------------- */
@@ -558,6 +616,25 @@ int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t co
     r->ext = ext;
     r->result = result;
     r->source = source;
+    act_rec_commit();
+    return 0;
+}
+
+int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str)
+{
+    uint32_t k = act_str_intern_cstr(key);
+    if (type == ACT_RECARG_STR) {
+        bits = act_str_intern_cstr(str);
+        if (!bits)
+            return -1;
+    }
+    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r));
+    if (!r)
+        return -1;
+    r->h.aux = k;
+    r->type = type;
+    r->pad = 0;
+    r->v.u = bits;
     act_rec_commit();
     return 0;
 }
@@ -587,7 +664,7 @@ void act_recorder_atfork_child(void)
      * it. Forget it (leave the mapping: unmapping buys nothing) and let the
      * child start its own spool in the same directory on its next record. */
     pthread_mutex_init(&sp.lock, NULL);
-    int was = atomic_load(&act__recording);
+    int was = sp.hdr != NULL; /* recording, or paused outside the window */
     atomic_store(&act__recording, 0);
     sp.hdr = NULL;
     sp.threads = NULL;
@@ -604,8 +681,7 @@ void act_recorder_atfork_child(void)
     }
     /* Recording goes on, but the spool is opened lazily on the child's
      * first record: a child that only calls exec never leaves a file. */
-    if (was && sp.dir[0]) {
+    if (was && sp.dir[0])
         sp.reopen_pending = 1;
-        atomic_store(&act__recording, 1);
-    }
+    act_capture_atfork_child(was && sp.dir[0]);
 }
