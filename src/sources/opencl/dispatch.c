@@ -59,6 +59,13 @@ void act_cl_start_slow(void)
     atomic_store_explicit(&act_cl_started, 1, memory_order_release);
 }
 
+void act_cl_count_outside(int what)
+{
+    act_capture_count_outside(ACT_REC_API);
+    if (what == ACT_CL_CMD)
+        act_capture_count_outside(ACT_REC_DEVICE_OP);
+}
+
 /* ---- hooks: one per intercepted entry point ----------------------------- */
 
 static void act_cl_hooks_common(void)

@@ -18,7 +18,8 @@
 /* Open the traced path of wrapper `name_` or pass the call through. */
 #define ACT_CL_BEGIN(name_, kind_, label_, ...)                                             \
     act_cl_op *op;                                                                         \
-    if (!act_cl_gate(&act_cl_armed_##name_, 1) || !(op = act_cl_op_begin(q, kind_, label_))) \
+    if (!act_cl_gate(&act_cl_armed_##name_, ACT_CL_CMD) ||                                    \
+        !(op = act_cl_op_begin(q, kind_, label_)))                                         \
     return act_cl_next.name_(__VA_ARGS__)
 
 /* The real call (EV stands for the event pointer to pass), then close. */

@@ -167,9 +167,14 @@ static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *use
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev)
 {
     uint64_t end = act_clock_now();
-    act_rec_api_emit(api, op->start, end, result == CL_SUCCESS ? op->corr : 0, op->ext, result,
-                     ACT_SOURCE_OPENCL);
-    if (result != CL_SUCCESS) {
+    int written = act_rec_api_emit(api, op->start, end, result == CL_SUCCESS ? op->corr : 0,
+                                   op->ext, result, ACT_SOURCE_OPENCL) == 0;
+    if (result != CL_SUCCESS || !written) {
+        /* No command, or its launch was dropped (counted): a device op
+         * is recorded if and only if its launch was. Our own event, if
+         * the app passed none, is ours to release. */
+        if (result == CL_SUCCESS && !app_ev)
+            act_cl_next.clReleaseEvent(op->ev);
         act_cl_op_free(op);
         return;
     }

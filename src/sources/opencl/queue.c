@@ -196,7 +196,7 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_de
                                                            cl_command_queue_properties props,
                                                            cl_int *err)
 {
-    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueue, 1))
+    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueue, ACT_CL_SETUP))
         return act_cl_next.clCreateCommandQueue(ctx, dev, props, err);
     uint64_t t0 = act_clock_now();
     cl_int rc;
@@ -255,7 +255,7 @@ static int act_cl_props_force(const cl_queue_properties *in, cl_queue_properties
 cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueueWithProperties(
     cl_context ctx, cl_device_id dev, const cl_queue_properties *props, cl_int *err)
 {
-    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueueWithProperties, 1))
+    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueueWithProperties, ACT_CL_SETUP))
         return act_cl_next.clCreateCommandQueueWithProperties(ctx, dev, props, err);
     uint64_t t0 = act_clock_now();
     act_cl_queue tmpl;
@@ -312,7 +312,7 @@ cl_int CL_API_CALL act_cl_w_clGetCommandQueueInfo(cl_command_queue q,
                                                   void *value, size_t *size_ret)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clGetCommandQueueInfo, 0) ||
+    if (!act_cl_gate(&act_cl_armed_clGetCommandQueueInfo, ACT_CL_QUERY) ||
         (param != CL_QUEUE_PROPERTIES && param != CL_QUEUE_PROPERTIES_ARRAY) ||
         !(info = act_cl_queue_find(q)) || info->actual == info->asked)
         return act_cl_next.clGetCommandQueueInfo(q, param, size, value, size_ret);
@@ -330,7 +330,7 @@ cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
                                                       cl_command_queue_properties *old)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clSetCommandQueueProperty, 0) ||
+    if (!act_cl_gate(&act_cl_armed_clSetCommandQueueProperty, ACT_CL_QUERY) ||
         !(info = act_cl_queue_find(q)) || info->actual == info->asked)
         return act_cl_next.clSetCommandQueueProperty(q, props, enable, old);
     /* Profiling is ours: never switch it off underneath us, but keep what
@@ -351,7 +351,8 @@ cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
 cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clReleaseCommandQueue, 0) || !(info = act_cl_queue_find(q)))
+    if (!act_cl_gate(&act_cl_armed_clReleaseCommandQueue, ACT_CL_QUERY) ||
+        !(info = act_cl_queue_find(q)))
         return act_cl_next.clReleaseCommandQueue(q);
     cl_uint refs = 0;
     if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs,
@@ -364,7 +365,7 @@ cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
 cl_int CL_API_CALL act_cl_w_clGetEventProfilingInfo(cl_event e, cl_profiling_info param,
                                                     size_t size, void *value, size_t *size_ret)
 {
-    if (act_cl_gate(&act_cl_armed_clGetEventProfilingInfo, 0)) {
+    if (act_cl_gate(&act_cl_armed_clGetEventProfilingInfo, ACT_CL_QUERY)) {
         cl_command_queue q = NULL;
         act_cl_queue *info;
         if (act_cl_next.clGetEventInfo(e, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) ==
