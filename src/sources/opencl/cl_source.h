@@ -55,8 +55,8 @@ extern _Atomic int act_cl_mode;
 int act_cl_mode_claim(int mode);
 
 /* One armed flag and one wrapper per intercepted entry point. */
-#define X(group, ret, name, params, args)                                                   \
-    extern _Atomic int act_cl_armed_##name;                                                \
+#define X(group, ret, name, params, args)                                                          \
+    extern _Atomic int act_cl_armed_##name;                                                        \
     ret CL_API_CALL act_cl_w_##name params;
 #include "cl_api.def"
 #undef X
@@ -120,7 +120,7 @@ typedef struct act_cl_queue {
     act_cl_device *dev;
     cl_command_queue_properties asked;  /* what the app asked for */
     cl_command_queue_properties actual; /* what the queue really has */
-    int have_array; /* created with clCreateCommandQueueWithProperties */
+    int have_array;                     /* created with clCreateCommandQueueWithProperties */
     uint32_t array_len; /* entries of asked_array incl. the 0 terminator (0 = NULL) */
     cl_queue_properties asked_array[32];
     _Atomic int alive;
@@ -154,8 +154,8 @@ typedef struct act_cl_op {
     uint64_t gsize[3];
     uint64_t lsize[3];
     act_cl_queue *queue;
-    cl_event ev; /* our reference, released in the callback */
-    uint8_t kind; /* enum act_op_kind */
+    cl_event ev;      /* our reference, released in the callback */
+    uint8_t kind;     /* enum act_op_kind */
     const char *name; /* static, or namebuf, or heap (name_heap) */
     char *name_heap;
     char namebuf[ACT_CL_NAME_INLINE];

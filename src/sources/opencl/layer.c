@@ -16,9 +16,8 @@
 
 extern struct _cl_icd_dispatch act_cl_layer_table;
 
-ACT_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param,
-                                                          size_t size, void *value,
-                                                          size_t *size_ret)
+ACT_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param, size_t size,
+                                                          void *value, size_t *size_ret)
 {
     static const char name[] = "acceltrace";
     const void *src;
@@ -33,8 +32,7 @@ ACT_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param,
         src = name;
         len = sizeof name;
         break;
-    default:
-        return CL_INVALID_VALUE;
+    default: return CL_INVALID_VALUE;
     }
     if (value) {
         if (size < len)

@@ -147,8 +147,8 @@ static act_cl_queue *act_cl_queue_add(act_cl_queue *tmpl, cl_device_id dev)
     atomic_init(&info->alive, 1);
     pthread_mutex_lock(&act_cl_queue_lock);
     /* Calibration markers need a host-side queue with profiling. */
-    int markers_ok = (info->actual & CL_QUEUE_PROFILING_ENABLE) &&
-                     !(info->actual & CL_QUEUE_ON_DEVICE);
+    int markers_ok =
+        (info->actual & CL_QUEUE_PROFILING_ENABLE) && !(info->actual & CL_QUEUE_ON_DEVICE);
     info->dev = act_cl_device_get_locked(dev, info->handle, markers_ok);
     int rc = info->dev ? act_cl_queue_insert(info) : ACT_E_NOMEM;
     pthread_mutex_unlock(&act_cl_queue_lock);
@@ -174,8 +174,8 @@ act_cl_queue *act_cl_queue_get(cl_command_queue q)
     tmpl.handle = q;
     cl_device_id dev;
     if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != 0 ||
-        act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof tmpl.actual,
-                                          &tmpl.actual, NULL) != 0)
+        act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof tmpl.actual, &tmpl.actual,
+                                          NULL) != 0)
         return NULL;
     tmpl.asked = tmpl.actual;
     return act_cl_queue_add(&tmpl, dev);
@@ -223,8 +223,8 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_de
 /* Copy the app's property list with CL_QUEUE_PROFILING_ENABLE forced into
  * `out` (room for `cap` entries). Returns 0 when the list is left alone
  * (too long, or a device-side queue, where we change nothing). */
-static int act_cl_props_force(const cl_queue_properties *in, cl_queue_properties *out,
-                              size_t cap, cl_command_queue_properties *asked)
+static int act_cl_props_force(const cl_queue_properties *in, cl_queue_properties *out, size_t cap,
+                              cl_command_queue_properties *asked)
 {
     size_t n = 0, at = (size_t)-1;
     *asked = 0;
@@ -307,9 +307,8 @@ static cl_int act_cl_info_answer(const void *src, size_t len, size_t size, void 
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL act_cl_w_clGetCommandQueueInfo(cl_command_queue q,
-                                                  cl_command_queue_info param, size_t size,
-                                                  void *value, size_t *size_ret)
+cl_int CL_API_CALL act_cl_w_clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_info param,
+                                                  size_t size, void *value, size_t *size_ret)
 {
     act_cl_queue *info;
     if (!act_cl_gate(&act_cl_armed_clGetCommandQueueInfo, ACT_CL_QUERY) ||
@@ -355,8 +354,8 @@ cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
         !(info = act_cl_queue_find(q)))
         return act_cl_next.clReleaseCommandQueue(q);
     cl_uint refs = 0;
-    if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs,
-                                          NULL) == CL_SUCCESS &&
+    if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL) ==
+            CL_SUCCESS &&
         refs == 1)
         atomic_store(&info->alive, 0);
     return act_cl_next.clReleaseCommandQueue(q);
@@ -370,8 +369,7 @@ cl_int CL_API_CALL act_cl_w_clGetEventProfilingInfo(cl_event e, cl_profiling_inf
         act_cl_queue *info;
         if (act_cl_next.clGetEventInfo(e, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) ==
                 CL_SUCCESS &&
-            q && (info = act_cl_queue_find(q)) &&
-            !(info->asked & CL_QUEUE_PROFILING_ENABLE))
+            q && (info = act_cl_queue_find(q)) && !(info->asked & CL_QUEUE_PROFILING_ENABLE))
             return CL_PROFILING_INFO_NOT_AVAILABLE;
     }
     return act_cl_next.clGetEventProfilingInfo(e, param, size, value, size_ret);

@@ -6,12 +6,12 @@
  */
 #include "cl_source.h"
 
-#define ACT_CL_HOST_ONLY(name_, args_)                                                      \
-    if (!act_cl_gate(&act_cl_armed_##name_, ACT_CL_HOST))                                 \
-        return act_cl_next.name_ args_;                                                    \
-    uint64_t t0 = act_clock_now();                                                         \
-    cl_int rc = act_cl_next.name_ args_;                                                   \
-    act_cl_host_slice(#name_, t0, rc);                                                     \
+#define ACT_CL_HOST_ONLY(name_, args_)                                                             \
+    if (!act_cl_gate(&act_cl_armed_##name_, ACT_CL_HOST))                                          \
+        return act_cl_next.name_ args_;                                                            \
+    uint64_t t0 = act_clock_now();                                                                 \
+    cl_int rc = act_cl_next.name_ args_;                                                           \
+    act_cl_host_slice(#name_, t0, rc);                                                             \
     return rc
 
 static cl_int act_cl_marker_like(cl_command_queue q, int barrier, const char *api, cl_uint n,
@@ -61,8 +61,7 @@ cl_int CL_API_CALL act_cl_w_clEnqueueBarrier(cl_command_queue q)
     ACT_CL_HOST_ONLY(clEnqueueBarrier, (q));
 }
 
-cl_int CL_API_CALL act_cl_w_clEnqueueWaitForEvents(cl_command_queue q, cl_uint n,
-                                                   const cl_event *w)
+cl_int CL_API_CALL act_cl_w_clEnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event *w)
 {
     ACT_CL_HOST_ONLY(clEnqueueWaitForEvents, (q, n, w));
 }
