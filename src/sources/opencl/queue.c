@@ -56,15 +56,18 @@ act_cl_queue *act_cl_queue_find(cl_command_queue q)
     return NULL;
 }
 
-/* Insert or replace (handle reuse) under act_cl_queue_lock. Dead entries
- * are reused only for the same handle, so probing chains stay intact. */
+/* Insert under act_cl_queue_lock: into the slot of the same handle (a
+ * handle reused after release), an empty one, or one whose queue was
+ * released. Keys never go back to NULL, so probe chains stay intact; an
+ * older dead entry with the same key further down the chain is shadowed. */
 static int act_cl_queue_insert(act_cl_queue *info)
 {
     uint32_t h = act_cl_hash(info->handle);
     for (uint32_t i = 0; i < ACT_CL_QUEUE_SLOTS; i++) {
         uint32_t s = (h + i) & (ACT_CL_QUEUE_SLOTS - 1);
         cl_command_queue k = atomic_load_explicit(&act_cl_queues[s].key, memory_order_relaxed);
-        if (k == info->handle || !k) {
+        act_cl_queue *old = atomic_load_explicit(&act_cl_queues[s].info, memory_order_relaxed);
+        if (k == info->handle || !k || (old && !atomic_load(&old->alive))) {
             atomic_store_explicit(&act_cl_queues[s].info, info, memory_order_release);
             atomic_store_explicit(&act_cl_queues[s].key, info->handle, memory_order_release);
             return 0;
@@ -153,9 +156,11 @@ static act_cl_queue *act_cl_queue_add(act_cl_queue *tmpl, cl_device_id dev)
     int rc = info->dev ? act_cl_queue_insert(info) : ACT_E_NOMEM;
     pthread_mutex_unlock(&act_cl_queue_lock);
     if (rc != 0) {
+        static _Atomic int reported;
         free(info);
-        act_rec_error_emit("opencl: cannot track queue %p (%s)", (void *)tmpl->handle,
-                           act_strerror(rc));
+        if (!atomic_exchange(&reported, 1))
+            act_rec_error_emit("opencl: cannot track queue %p (%s); its commands are not traced",
+                               (void *)tmpl->handle, act_strerror(rc));
         return NULL;
     }
     act_cl_queue_record(info);
