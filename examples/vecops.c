@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N (1u << 16)
-#define CHUNK 256u
-#define BUSY_N (1u << 13)
-#define BUSY_ITERS 3000u
+#define N             (1u << 16)
+#define CHUNK         256u
+#define BUSY_N        (1u << 13)
+#define BUSY_ITERS    3000u
 #define THREAD_ROUNDS 8
 
 static const char *src =
@@ -38,13 +38,13 @@ static cl_context ctx;
 static cl_device_id dev;
 static cl_program prog;
 
-#define CHECK(call)                                                                         \
-    do {                                                                                   \
-        cl_int rc_ = (call);                                                               \
-        if (rc_ != CL_SUCCESS) {                                                           \
-            fprintf(stderr, "vecops: %s failed: %d (line %d)\n", #call, rc_, __LINE__);     \
-            exit(1);                                                                       \
-        }                                                                                  \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cl_int rc_ = (call);                                                                       \
+        if (rc_ != CL_SUCCESS) {                                                                   \
+            fprintf(stderr, "vecops: %s failed: %d (line %d)\n", #call, rc_, __LINE__);            \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static cl_mem buffer(size_t bytes)

@@ -131,6 +131,7 @@ typedef struct bld_async {
     uint64_t rec_id, start, end;
     act_str name;
     uint32_t tid;
+    bld_args args;
 } bld_async;
 
 typedef struct pass_state {
@@ -165,6 +166,8 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     r->name = rec->s1;
     r->tid = t->tid;
     r->ext_id = ++b->next_ext;
+    t->owner_kind = BLD_OWNER_RANGE;
+    t->owner_idx = (uint32_t)p->n_ranges;
     t->stack[t->depth++] = (uint32_t)p->n_ranges;
     p->n_ranges++;
     if (act_u64map_put(&p->range_by_ref, (uint64_t)t->serial << 32 | t->pushes, p->n_ranges))
@@ -191,7 +194,10 @@ static void on_range_start(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec
     GROW(ps->async, ps->n_async, ps->cap_async, &b->tl->err);
     if (!t || b->tl->err)
         return;
-    ps->async[ps->n_async++] = (bld_async){r->id, act_spool_ns(p->sp, r->ts), 0, rec->s1, t->tid};
+    t->owner_kind = BLD_OWNER_ASYNC;
+    t->owner_idx = (uint32_t)ps->n_async;
+    ps->async[ps->n_async++] =
+        (bld_async){r->id, act_spool_ns(p->sp, r->ts), 0, rec->s1, t->tid, {0, 0}};
     if (r->id && act_u64map_put(&ps->async_by_id, r->id, ps->n_async))
         b->tl->err = ACT_E_NOMEM;
 }
@@ -209,16 +215,55 @@ static void on_range_end(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *
         ps->async[v - 1].end = ps->async[v - 1].start;
 }
 
+/* Marks wait until the end of the pass: ARG records may follow them. */
 static void on_mark(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
-    uint64_t ts = act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts);
-    if (!bld_in_window(b, p, ts, ts)) {
-        b->tl->counts.outside_window[ACT_REC_MARK]++;
+    bld_thread *t = thread_of(b, p, rec->serial);
+    GROW(p->marks, p->n_marks, p->cap_marks, &b->tl->err);
+    if (!t || b->tl->err)
+        return;
+    t->owner_kind = BLD_OWNER_MARK;
+    t->owner_idx = (uint32_t)p->n_marks;
+    p->marks[p->n_marks++] =
+        (bld_mark){act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts), rec->s1, t->tid, {0, 0}};
+}
+
+/* An ARG record belongs to the latest RANGE_PUSH, RANGE_START or MARK of
+ * its thread; one with no such record before it is counted as an error. */
+static void on_arg(bld *b, bld_proc *p, pass_state *ps, size_t rec_idx)
+{
+    const act_sp_rec *rec = &p->sp->recs[rec_idx];
+    bld_thread *t = thread_of(b, p, rec->serial);
+    if (!t)
+        return;
+    bld_args *args = NULL;
+    if (t->owner_kind == BLD_OWNER_RANGE)
+        args = &p->ranges[t->owner_idx].args;
+    else if (t->owner_kind == BLD_OWNER_ASYNC)
+        args = &ps->async[t->owner_idx].args;
+    else if (t->owner_kind == BLD_OWNER_MARK)
+        args = &p->marks[t->owner_idx].args;
+    if (!args) {
+        b->tl->counts.orphan_args++;
         return;
     }
-    bld_thread *t = thread_of(b, p, rec->serial);
-    if (t)
-        act_tl_event_add(b->tl, 'i', ACT_CAT_USER_ANNOTATION, rec->s1, p->pid, t->tid, ts, 0);
+    GROW(p->argrefs, p->n_argrefs, p->cap_argrefs, &b->tl->err);
+    if (b->tl->err)
+        return;
+    p->argrefs[p->n_argrefs++] = (bld_argref){(uint32_t)rec_idx, 0};
+    uint32_t ref = (uint32_t)p->n_argrefs;
+    if (args->tail)
+        p->argrefs[args->tail - 1].next = ref;
+    else
+        args->head = ref;
+    args->tail = ref;
+}
+
+static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec, size_t rec_idx)
+{
+    const act_rec_thread *t = (const act_rec_thread *)rec->r;
+    if (t->h.aux == 0 && t->tid && act_u64map_put(&p->tid_name, t->tid, rec_idx + 1))
+        b->tl->err = ACT_E_NOMEM;
 }
 
 static void on_counter(bld *b, bld_proc *p, const act_sp_rec *rec)
@@ -356,7 +401,9 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
             act_tl_error(b->tl, "pid %u: %.*s", p->pid, (int)rec->s1.n, rec->s1.p);
             break;
         case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
-        default: break; /* THREAD (read by the reader), CAPTURE */
+        case ACT_REC_ARG: on_arg(b, p, ps, i); break;
+        case ACT_REC_THREAD: on_thread_name(b, p, rec, i); break;
+        default: break; /* CAPTURE (load_capture) */
         }
     }
 }
@@ -440,9 +487,13 @@ static void emit_proc_meta(bld *b, bld_proc *p)
     for (size_t i = 0; i < p->n_threads; i++) {
         const bld_thread *t = &p->threads[i];
         const act_sp_thread *st = act_spool_thread(sp, t->serial);
-        act_str tname = st && st->name.n ? st->name
-                        : st && st->tid  ? act_tl_printf(tl, "thread %u", st->tid)
-                                         : act_tl_printf(tl, "thread serial %u", t->serial);
+        uint64_t v;
+        act_str given =
+            act_u64map_get(&p->tid_name, t->tid, &v) ? sp->recs[v - 1].s2 : (act_str){"", 0};
+        act_str tname = given.n            ? given
+                        : st && st->name.n ? st->name
+                        : st && st->tid    ? act_tl_printf(tl, "thread %u", st->tid)
+                                           : act_tl_printf(tl, "thread serial %u", t->serial);
         act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_name"), p->pid, t->tid, 0, 0);
         act_tl_arg_str(tl, "name", tname);
     }
@@ -468,8 +519,61 @@ static int api_cat(uint32_t source)
     }
 }
 
+/* The recorded args (ARG records) of the event just added. A key the
+ * builder also sets on that event keeps both: the recorded one is renamed. */
+static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
+{
+    act_timeline *tl = b->tl;
+    for (uint32_t ref = args->head; ref && !tl->err; ref = p->argrefs[ref - 1].next) {
+        const act_sp_rec *rec = &p->sp->recs[p->argrefs[ref - 1].rec];
+        const act_rec_arg *r = (const act_rec_arg *)rec->r;
+        act_str key = rec->s1;
+        static const char *const builder_keys[] = {"External id", "truncated", "unclosed"};
+        for (size_t k = 0; k < sizeof(builder_keys) / sizeof(builder_keys[0]); k++)
+            if (key.n == strlen(builder_keys[k]) && !memcmp(key.p, builder_keys[k], key.n))
+                key = act_tl_printf(tl, "%s (recorded)", builder_keys[k]);
+        act_tl_arg *a = act_tl_arg_add(tl, "");
+        if (!a)
+            return;
+        a->key = key;
+        switch (r->type) {
+        case ACT_RECARG_I64:
+            a->type = ACT_ARG_I64;
+            a->v.i = r->v.i;
+            break;
+        case ACT_RECARG_F64:
+            a->type = ACT_ARG_F64;
+            a->v.d = r->v.f;
+            break;
+        case ACT_RECARG_STR:
+            a->type = ACT_ARG_STR;
+            a->v.s = rec->s2;
+            break;
+        default:
+            a->type = ACT_ARG_U64;
+            a->v.u = r->v.u;
+            break;
+        }
+    }
+}
+
+static void emit_marks(bld *b, bld_proc *p)
+{
+    for (size_t i = 0; i < p->n_marks; i++) {
+        const bld_mark *m = &p->marks[i];
+        if (!bld_in_window(b, p, m->ts, m->ts)) {
+            b->tl->counts.outside_window[ACT_REC_MARK]++;
+            continue;
+        }
+        if (act_tl_event_add(b->tl, 'i', ACT_CAT_USER_ANNOTATION, m->name, p->pid, m->tid, m->ts,
+                             0))
+            emit_user_args(b, p, &m->args);
+    }
+}
+
 static void emit_host(bld *b, bld_proc *p, pass_state *ps)
 {
+    emit_marks(b, p);
     act_timeline *tl = b->tl;
     for (size_t i = 0; i < p->n_ranges; i++) {
         const bld_range *r = &p->ranges[i];
@@ -479,6 +583,7 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
         }
         act_tl_event_add(tl, 'X', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->start,
                          span(b, r->start, r->end));
+        emit_user_args(b, p, &r->args);
         act_tl_arg_u64(tl, "External id", r->ext_id);
         if (r->closed_at_end) {
             act_tl_arg *a = act_tl_arg_add(tl, r->closed_at_end == 1 ? "truncated" : "unclosed");
@@ -518,6 +623,7 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
                                            r->tid, r->start, 0);
         if (e)
             e->id = id;
+        emit_user_args(b, p, &r->args);
         e = act_tl_event_add(tl, 'e', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->end, 0);
         if (e)
             e->id = id;
@@ -579,6 +685,9 @@ static void proc_free(bld_proc *p, pass_state *ps)
     act_u64map_free(&p->thread_by_serial);
     act_u64map_free(&p->dev_by_handle);
     act_u64map_free(&p->queue_label);
+    act_u64map_free(&p->tid_name);
+    free(p->argrefs);
+    free(p->marks);
     free(ps->async);
     act_u64map_free(&ps->async_by_id);
 }

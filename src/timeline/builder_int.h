@@ -45,10 +45,24 @@ typedef struct bld_op {
     uint8_t linked, kept;
 } bld_op;
 
+/* ARG records attached to an event, as a singly linked list (1-based
+ * indices into bld_proc.argrefs; 0 ends it). */
+typedef struct bld_args {
+    uint32_t head, tail;
+} bld_args;
+
+typedef struct bld_argref {
+    uint32_t rec; /* index into the spool's records */
+    uint32_t next;
+} bld_argref;
+
+enum { BLD_OWNER_NONE, BLD_OWNER_RANGE, BLD_OWNER_ASYNC, BLD_OWNER_MARK };
+
 typedef struct bld_thread {
     uint32_t serial, tid;
-    uint32_t pushes; /* RANGE_PUSH records seen: the range sequence */
-    uint32_t *stack; /* open ranges (indices into proc.ranges) */
+    uint32_t owner_kind, owner_idx; /* what this thread's ARG records attach to */
+    uint32_t pushes;                /* RANGE_PUSH records seen: the range sequence */
+    uint32_t *stack;                /* open ranges (indices into proc.ranges) */
     size_t depth, cap;
 } bld_thread;
 
@@ -57,7 +71,15 @@ typedef struct bld_range {
     act_str name;
     uint32_t tid;
     uint8_t closed_at_end; /* 1: process truncated, 2: never popped */
+    bld_args args;
 } bld_range;
+
+typedef struct bld_mark {
+    uint64_t ts;
+    act_str name;
+    uint32_t tid;
+    bld_args args;
+} bld_mark;
 
 typedef struct bld_proc {
     act_spool *sp;
@@ -76,7 +98,12 @@ typedef struct bld_proc {
     act_u64map thread_by_serial; /* serial + 1 -> threads index + 1 */
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
     act_u64map queue_label;      /* queue handle -> rec index + 1 */
-    size_t ops_begin;            /* this process's ops in bld.ops */
+    act_u64map tid_name;         /* OS tid -> THREAD(aux 0) rec index + 1 */
+    bld_argref *argrefs;
+    size_t n_argrefs, cap_argrefs;
+    bld_mark *marks;
+    size_t n_marks, cap_marks;
+    size_t ops_begin; /* this process's ops in bld.ops */
     /* Capture intervals from CAPTURE records: [on, off) pairs sorted by
      * time; used only when the spool has CAPTURE records. */
     uint64_t *capture;

@@ -64,6 +64,7 @@ static const uint32_t min_size[ACT_REC_KIND_MAX] = {
     [ACT_REC_ERROR] = sizeof(act_rec_ts),
     [ACT_REC_CAPTURE] = sizeof(act_rec_ts),
     [ACT_REC_EXTCORR] = sizeof(act_rec_extcorr),
+    [ACT_REC_ARG] = sizeof(act_rec_arg),
 };
 
 static void problem(act_spool *sp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -365,6 +366,15 @@ static int rec_add(reader *rd, const act_rec_hdr *h, uint32_t serial, size_t *ca
         r->s1 = str_get(rd, serial, h->aux);
         r->s2 = str_get(rd, serial, ((const act_rec_metadata *)h)->value);
         break;
+    case ACT_REC_THREAD: r->s2 = str_get(rd, serial, ((const act_rec_thread *)h)->name); break;
+    case ACT_REC_ARG: {
+        const act_rec_arg *a = (const act_rec_arg *)h;
+        r->s1 = str_get(rd, serial, h->aux);
+        if (a->type == ACT_RECARG_STR)
+            r->s2 = a->v.u <= UINT32_MAX ? str_get(rd, serial, (uint32_t)a->v.u)
+                                         : str_get(rd, serial, UINT32_MAX);
+        break;
+    }
     default: break;
     }
     note_times(sp, h);
@@ -402,7 +412,9 @@ static int read_segment(reader *rd, const segment *sg, size_t *cap)
                 return ACT_E_NOMEM;
             continue;
         }
-        if (h->kind == ACT_REC_THREAD) {
+        if (h->kind == ACT_REC_THREAD && h->aux) {
+            /* aux 0 names some OS thread of the process (nvtxNameOsThread);
+             * the builder reads it from the record list. */
             const act_rec_thread *t = (const act_rec_thread *)h;
             if (thread_set(sp, h->aux, t->tid, str_get(rd, sg->serial, t->name)))
                 return ACT_E_NOMEM;

@@ -44,9 +44,9 @@ const char *act_rec_kind_name(int kind)
     static const char *const names[ACT_REC_KIND_MAX] = {
         "pad",       "segment", "thread",  "string",  "range_push", "range_pop", "range_start",
         "range_end", "mark",    "counter", "api",     "device_op",  "device",    "queue",
-        "metadata",  "clock",   "error",   "capture", "extcorr",  "arg"};
-    _Static_assert(ACT_REC_KIND_MAX == 20, "a name for every record kind");
-    return kind >= 0 && kind < ACT_REC_KIND_MAX ? names[kind] : "unknown";
+        "metadata",  "clock",   "error",   "capture", "extcorr",    "arg"};
+    _Static_assert(ACT_REC_KIND_MAX == 20, "name every record kind");
+    return kind >= 0 && kind < ACT_REC_KIND_MAX && names[kind] ? names[kind] : "unknown";
 }
 
 static int ends_with(const char *s, const char *suf)
@@ -59,8 +59,8 @@ int act_cat_is_device_name(const char *cat)
 {
     static const char *const device[] = {"kernel", "gpu_memcpy", "gpu_memset",     "gpu_sync",
                                          "gpu_op", "cuda_sync",  "mtia_ccp_events"};
-    static const char *const host[] = {"cpu_op", "user_annotation", "cpu_instant_event",
-                                       "python_function", "overhead", "runtime"};
+    static const char *const host[] = {"cpu_op",          "user_annotation", "cpu_instant_event",
+                                       "python_function", "overhead",        "runtime"};
     for (size_t i = 0; i < sizeof(device) / sizeof(device[0]); i++)
         if (!strcmp(cat, device[i]))
             return 1;

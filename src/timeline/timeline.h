@@ -123,6 +123,7 @@ typedef struct act_tl_counts {
     uint64_t unlinked_device_ops; /* corr set but no host launch found */
     uint64_t unresolved_external; /* ext naming no recorded range */
     uint64_t flows;
+    uint64_t orphan_args;  /* ARG records with no event to attach to */
     uint64_t invalid_utf8; /* filled in by the writer */
 } act_tl_counts;
 

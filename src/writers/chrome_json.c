@@ -391,6 +391,7 @@ static void write_tool_metadata(writer *w, const act_chrome_opts *o)
     write_num(w, "unlinked_device_ops", c->unlinked_device_ops);
     write_num(w, "unresolved_external_ids", c->unresolved_external);
     write_num(w, "flows", c->flows);
+    write_num(w, "orphan_args", c->orphan_args);
     write_processes(w);
     act_obuf_lit(b, ",\"errors\":[");
     for (size_t i = 0; i < tl->n_errors; i++) {

@@ -67,6 +67,8 @@ def main():
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for the traced run")
     ap.add_argument("--absent-apis", default="", help="comma list of APIs that must not appear")
     ap.add_argument("--lost", type=int, default=0, help="expected lost completion callbacks")
+    ap.add_argument("--outside-ops", type=int, default=0,
+                    help="device ops expected to be counted outside the capture window")
     ap.add_argument("program", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     prog = a.program[1:] if a.program and a.program[0] == "--" else a.program
@@ -158,6 +160,9 @@ def check(sp, a, code):
     if missing != (sp.callbacks_pending if crashed else a.lost):
         fail(f"{missing} launched commands have no device op "
              f"(pending {sp.callbacks_pending}, lost {sp.callbacks_lost})")
+    if sp.outside_window[11] != a.outside_ops:  # ACT_REC_DEVICE_OP
+        fail(f"{sp.outside_window[11]} device ops counted outside the window, "
+             f"expected {a.outside_ops}")
     kernels = [o for o in sp.ops if o["op"] == "KERNEL"]
     if a.kernels is not None and len(kernels) != a.kernels:
         fail(f"{len(kernels)} kernel ops, expected {a.kernels}")

@@ -17,7 +17,18 @@ OP_NAMES = ["KERNEL", "MEMCPY_HTOD", "MEMCPY_DTOH", "MEMCPY_DTOD", "MEMSET", "MA
             "MARKER", "BARRIER", "COLLECTIVE", "SYNC", "OTHER"]
 F_SEALED = 0x1
 OPF_NO_TIMES, OPF_OOO = 0x1, 0x2
-KIND_MAX = 19
+
+
+def _kind_max():
+    """ACT_REC_KIND_MAX from record.h (the header's counter arrays depend on it)."""
+    import os
+    import re
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "src", "core", "record.h")) as f:
+        return int(re.search(r"ACT_REC_KIND_MAX\s*=\s*(\d+)", f.read()).group(1))
+
+
+KIND_MAX = _kind_max()
 
 
 class Spool:
@@ -33,7 +44,8 @@ class Spool:
         self.chunks_used = struct.unpack_from("<Q", data, 96)[0]
         self.dropped = list(struct.unpack_from(f"<{KIND_MAX}Q", data, 112))
         self.outside_window = list(struct.unpack_from(f"<{KIND_MAX}Q", data, 112 + 8 * KIND_MAX))
-        self.callbacks_pending, self.callbacks_lost = struct.unpack_from("<QQ", data, 416)
+        self.callbacks_pending, self.callbacks_lost = struct.unpack_from(
+            "<QQ", data, 112 + 16 * KIND_MAX)
         self.sealed = bool(self.flags & F_SEALED)
         self.apis, self.ops, self.devices, self.queues, self.clocks, self.errors = (
             [], [], [], [], [], [])

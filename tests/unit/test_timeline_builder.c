@@ -372,6 +372,63 @@ static void test_capture_records(void **state)
     tu_free(&b);
 }
 
+static void sb_arg(sb *s, uint32_t key, uint32_t type, uint64_t bits)
+{
+    act_rec_arg *a = sb_rec(s, ACT_REC_ARG, key, sizeof(*a));
+    a->type = type;
+    a->v.u = bits;
+}
+
+/* ARG records attach to the latest push/start/mark of their thread (STRING
+ * records may come between); a THREAD record with serial 0 names a tid. */
+static void test_recorded_args_and_thread_names(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    sb_init(&s, 460, 4096, 2);
+    sb_use_chunk(&s, 0);
+    sb_segment(&s, 1);
+    sb_thread(&s, 1, 460, 0);
+    sb_str(&s, 1, "r");
+    sb_str(&s, 2, "payload");
+    sb_str(&s, 3, "External id");
+    sb_ts(&s, ACT_REC_RANGE_PUSH, 1, T(1));
+    sb_arg(&s, 2, ACT_RECARG_I64, (uint64_t)-5);
+    sb_str(&s, 4, "domain");
+    sb_str(&s, 5, "io");
+    sb_arg(&s, 4, ACT_RECARG_STR, 5);
+    sb_arg(&s, 3, ACT_RECARG_U64, 99); /* collides with the builder's key */
+    sb_ts(&s, ACT_REC_RANGE_POP, 0, T(2));
+    sb_str(&s, 6, "m");
+    sb_ts(&s, ACT_REC_MARK, 6, T(3));
+    double d = 2.5;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof(bits));
+    sb_arg(&s, 2, ACT_RECARG_F64, bits);
+    sb_str(&s, 7, "main-thread");
+    act_rec_thread *t = sb_rec(&s, ACT_REC_THREAD, 0, sizeof(*t));
+    t->tid = 460;
+    t->name = 7;
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    assert_non_null(tu_build(&b, 0, 0));
+    json_t *r = tu_find(&b, "X", "r", 0);
+    json_t *args = json_object_get(r, "args");
+    assert_int_equal(json_integer_value(json_object_get(args, "payload")), -5);
+    assert_string_equal(json_string_value(json_object_get(args, "domain")), "io");
+    assert_int_equal(json_integer_value(json_object_get(args, "External id (recorded)")), 99);
+    assert_true(json_integer_value(json_object_get(args, "External id")) != 99);
+    json_t *m = tu_find(&b, "i", "m", 0);
+    assert_near(json_real_value(json_object_get(json_object_get(m, "args"), "payload")), 2.5, 0);
+    json_t *tn = tu_find(&b, "M", "thread_name", 0);
+    assert_string_equal(ev_str(json_object_get(tn, "args"), "name"), "main-thread");
+    assert_int_equal(b.tl.counts.orphan_args, 0);
+    sb_free(&s);
+    tu_free(&b);
+}
+
 /* A process that died: not sealed; a pop without push is counted; the
  * range it left open is closed at its last timestamp and flagged. */
 static void test_truncated_and_unbalanced(void **state)
@@ -515,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_vendor_corr_reuse),
         cmocka_unit_test(test_capture_window),
         cmocka_unit_test(test_capture_records),
+        cmocka_unit_test(test_recorded_args_and_thread_names),
         cmocka_unit_test(test_truncated_and_unbalanced),
         cmocka_unit_test(test_two_processes_and_nesting),
         cmocka_unit_test(test_pathological_sizes),

@@ -55,8 +55,8 @@ extern _Atomic int act_cl_mode;
 int act_cl_mode_claim(int mode);
 
 /* One armed flag and one wrapper per intercepted entry point. */
-#define X(group, ret, name, params, args)                                                   \
-    extern _Atomic int act_cl_armed_##name;                                                \
+#define X(group, ret, name, params, args)                                                          \
+    extern _Atomic int act_cl_armed_##name;                                                        \
     ret CL_API_CALL act_cl_w_##name params;
 #include "cl_api.def"
 #undef X
@@ -67,19 +67,38 @@ void act_cl_install_wrappers(struct _cl_icd_dispatch *table);
 extern _Atomic int act_cl_started;
 void act_cl_start_slow(void);
 
+/* What a wrapper is about to do, for act_cl_gate (capture rules in
+ * internal.h: set-up happens whenever a tool is attached; events only
+ * while the capture window is open, else they are counted as outside). */
+enum act_cl_what {
+    ACT_CL_QUERY = 0, /* answer a query (masking): armed is enough */
+    ACT_CL_SETUP = 1, /* queue set-up: armed and a tool attached */
+    ACT_CL_HOST = 2,  /* a host slice only: armed and recording */
+    ACT_CL_CMD = 3    /* a command: host slice + device op: armed and recording */
+};
+
+void act_cl_count_outside(int what);
+
 /*
  * The gate every wrapper passes first. Starts the library lazily (first
- * intercepted call) and says whether this entry point is armed.
- * `recording` additionally requires the recorder to be on (commands issued
- * while it is off are not traced at all).
+ * intercepted call) and says whether this entry point takes the traced
+ * path; a host event skipped because the capture window is closed is
+ * counted as outside the window.
  */
-static inline int act_cl_gate(_Atomic int *armed, int recording)
+static inline int act_cl_gate(_Atomic int *armed, int what)
 {
     if (ACT_UNLIKELY(!atomic_load_explicit(&act_cl_started, memory_order_acquire)))
         act_cl_start_slow();
     if (!atomic_load_explicit(armed, memory_order_relaxed))
         return 0;
-    return !recording || atomic_load_explicit(&act__recording, memory_order_relaxed);
+    if (what == ACT_CL_QUERY)
+        return 1;
+    if (what == ACT_CL_SETUP)
+        return act_capture_attached();
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
+        return 1;
+    act_cl_count_outside(what);
+    return 0;
 }
 
 /* ---- queue.c ------------------------------------------------------------ */
@@ -101,7 +120,7 @@ typedef struct act_cl_queue {
     act_cl_device *dev;
     cl_command_queue_properties asked;  /* what the app asked for */
     cl_command_queue_properties actual; /* what the queue really has */
-    int have_array; /* created with clCreateCommandQueueWithProperties */
+    int have_array;                     /* created with clCreateCommandQueueWithProperties */
     uint32_t array_len; /* entries of asked_array incl. the 0 terminator (0 = NULL) */
     cl_queue_properties asked_array[32];
     _Atomic int alive;
@@ -135,8 +154,8 @@ typedef struct act_cl_op {
     uint64_t gsize[3];
     uint64_t lsize[3];
     act_cl_queue *queue;
-    cl_event ev; /* our reference, released in the callback */
-    uint8_t kind; /* enum act_op_kind */
+    cl_event ev;      /* our reference, released in the callback */
+    uint8_t kind;     /* enum act_op_kind */
     const char *name; /* static, or namebuf, or heap (name_heap) */
     char *name_heap;
     char namebuf[ACT_CL_NAME_INLINE];
@@ -156,11 +175,15 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
 /* Copy the name of kernel `k` into op (before the app can release it). */
 void act_cl_op_kernel_name(act_cl_op *op, cl_kernel k);
 
-/* A host slice with no device work (finish, flush, waits, queue calls). */
+/* A host slice with no device work (finish, flush, waits, queue calls);
+ * counted as outside when the capture window closed meanwhile. */
 static inline void act_cl_host_slice(const char *api, uint64_t start, cl_int result)
 {
-    act_rec_api_emit(api, start, act_clock_now(), 0, act_range_current_ext(), result,
-                     ACT_SOURCE_OPENCL);
+    if (atomic_load_explicit(&act__recording, memory_order_relaxed))
+        act_rec_api_emit(api, start, act_clock_now(), 0, act_range_current_ext(), result,
+                         ACT_SOURCE_OPENCL);
+    else
+        act_cl_count_outside(ACT_CL_HOST);
 }
 
 /* Register the drain handler with the lifecycle (once). */

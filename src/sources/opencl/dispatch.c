@@ -59,6 +59,13 @@ void act_cl_start_slow(void)
     atomic_store_explicit(&act_cl_started, 1, memory_order_release);
 }
 
+void act_cl_count_outside(int what)
+{
+    act_capture_count_outside(ACT_REC_API);
+    if (what == ACT_CL_CMD)
+        act_capture_count_outside(ACT_REC_DEVICE_OP);
+}
+
 /* ---- hooks: one per intercepted entry point ----------------------------- */
 
 static void act_cl_hooks_common(void)
@@ -67,15 +74,15 @@ static void act_cl_hooks_common(void)
     pthread_once(&once, act_cl_event_register_stop);
 }
 
-#define X(group, ret, name, params, args)                                                   \
-    _Atomic int act_cl_armed_##name;                                                       \
-    static int act_cl_apply_##name(void)                                                   \
-    {                                                                                      \
-        act_cl_hooks_common();                                                             \
-        act_cl_layer_table.name = act_cl_w_##name;                                         \
-        atomic_store_explicit(&act_cl_armed_##name, 1, memory_order_release);              \
-        return 0;                                                                          \
-    }                                                                                      \
+#define X(group, ret, name, params, args)                                                          \
+    _Atomic int act_cl_armed_##name;                                                               \
+    static int act_cl_apply_##name(void)                                                           \
+    {                                                                                              \
+        act_cl_hooks_common();                                                                     \
+        act_cl_layer_table.name = act_cl_w_##name;                                                 \
+        atomic_store_explicit(&act_cl_armed_##name, 1, memory_order_release);                      \
+        return 0;                                                                                  \
+    }                                                                                              \
     ACT_HOOK(group, name, act_cl_apply_##name);
 #include "cl_api.def"
 #undef X
@@ -84,31 +91,30 @@ static void act_cl_hooks_common(void)
 
 /* Entry points the wrappers call besides the intercepted ones. */
 static const char *const act_cl_helpers[] = {
-    "clGetKernelInfo",     "clRetainEvent",        "clReleaseEvent",
-    "clSetEventCallback",  "clGetEventInfo",       "clGetDeviceInfo",
-    "clGetImageInfo",      "clGetDeviceAndHostTimer", "clGetHostTimer",
-    "clRetainCommandQueue",
+    "clGetKernelInfo", "clRetainEvent",        "clReleaseEvent", "clSetEventCallback",
+    "clGetEventInfo",  "clGetDeviceInfo",      "clGetImageInfo", "clGetDeviceAndHostTimer",
+    "clGetHostTimer",  "clRetainCommandQueue",
 };
 
 static void *(*act_cl_resolver)(const char *name);
 
 static void act_cl_set_entry(struct _cl_icd_dispatch *t, const char *name, void *fn)
 {
-#define X(group, ret, nm, params, args)                                                     \
-    if (!strcmp(name, #nm)) {                                                              \
-        memcpy(&t->nm, &fn, sizeof fn);                                           \
-        return;                                                                            \
+#define X(group, ret, nm, params, args)                                                            \
+    if (!strcmp(name, #nm)) {                                                                      \
+        memcpy(&t->nm, &fn, sizeof fn);                                                            \
+        return;                                                                                    \
     }
 #include "cl_api.def"
 #undef X
-#define H(nm)                                                                              \
-    if (!strcmp(name, #nm)) {                                                              \
-        memcpy(&t->nm, &fn, sizeof fn);                                           \
-        return;                                                                            \
+#define H(nm)                                                                                      \
+    if (!strcmp(name, #nm)) {                                                                      \
+        memcpy(&t->nm, &fn, sizeof fn);                                                            \
+        return;                                                                                    \
     }
-    H(clGetKernelInfo) H(clRetainEvent) H(clReleaseEvent) H(clSetEventCallback)
-    H(clGetEventInfo) H(clGetDeviceInfo) H(clGetImageInfo) H(clGetDeviceAndHostTimer)
-    H(clGetHostTimer) H(clRetainCommandQueue)
+    H(clGetKernelInfo)
+    H(clRetainEvent) H(clReleaseEvent) H(clSetEventCallback) H(clGetEventInfo) H(clGetDeviceInfo)
+        H(clGetImageInfo) H(clGetDeviceAndHostTimer) H(clGetHostTimer) H(clRetainCommandQueue)
 #undef H
 }
 
@@ -120,7 +126,7 @@ static struct _cl_icd_dispatch act_cl_preload_next;
 
 static void act_cl_preload_resolve(void)
 {
-#define X(group, ret, name, params, args)                                                   \
+#define X(group, ret, name, params, args)                                                          \
     act_cl_set_entry(&act_cl_preload_next, #name, act_cl_resolver(#name));
 #include "cl_api.def"
 #undef X

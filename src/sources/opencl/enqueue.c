@@ -16,16 +16,17 @@
 #include "cl_source.h"
 
 /* Open the traced path of wrapper `name_` or pass the call through. */
-#define ACT_CL_BEGIN(name_, kind_, label_, ...)                                             \
-    act_cl_op *op;                                                                         \
-    if (!act_cl_gate(&act_cl_armed_##name_, 1) || !(op = act_cl_op_begin(q, kind_, label_))) \
+#define ACT_CL_BEGIN(name_, kind_, label_, ...)                                                    \
+    act_cl_op *op;                                                                                 \
+    if (!act_cl_gate(&act_cl_armed_##name_, ACT_CL_CMD) ||                                         \
+        !(op = act_cl_op_begin(q, kind_, label_)))                                                 \
     return act_cl_next.name_(__VA_ARGS__)
 
 /* The real call (EV stands for the event pointer to pass), then close. */
 #define EV act_cl_op_event(op, ev)
-#define ACT_CL_CALL(name_, ...)                                                             \
-    cl_int rc = act_cl_next.name_(__VA_ARGS__);                                            \
-    act_cl_op_end(op, #name_, rc, ev);                                                     \
+#define ACT_CL_CALL(name_, ...)                                                                    \
+    cl_int rc = act_cl_next.name_(__VA_ARGS__);                                                    \
+    act_cl_op_end(op, #name_, rc, ev);                                                             \
     return rc
 
 static uint64_t act_cl_region_bytes(const size_t *region)
@@ -46,8 +47,8 @@ static uint64_t act_cl_image_bytes(cl_mem image, const size_t *region)
 
 cl_int CL_API_CALL act_cl_w_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
                                                    const size_t *off, const size_t *gws,
-                                                   const size_t *lws, cl_uint n,
-                                                   const cl_event *w, cl_event *ev)
+                                                   const size_t *lws, cl_uint n, const cl_event *w,
+                                                   cl_event *ev)
 {
     ACT_CL_BEGIN(clEnqueueNDRangeKernel, ACT_OP_KERNEL, NULL, q, k, dim, off, gws, lws, n, w, ev);
     act_cl_op_kernel_name(op, k);
@@ -70,11 +71,11 @@ cl_int CL_API_CALL act_cl_w_clEnqueueTask(cl_command_queue q, cl_kernel k, cl_ui
 
 cl_int CL_API_CALL act_cl_w_clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *fn)(void *),
                                                   void *args, size_t cb_args, cl_uint nmem,
-                                                  const cl_mem *mems, const void **locs,
-                                                  cl_uint n, const cl_event *w, cl_event *ev)
+                                                  const cl_mem *mems, const void **locs, cl_uint n,
+                                                  const cl_event *w, cl_event *ev)
 {
-    ACT_CL_BEGIN(clEnqueueNativeKernel, ACT_OP_KERNEL, "native kernel", q, fn, args, cb_args,
-                 nmem, mems, locs, n, w, ev);
+    ACT_CL_BEGIN(clEnqueueNativeKernel, ACT_OP_KERNEL, "native kernel", q, fn, args, cb_args, nmem,
+                 mems, locs, n, w, ev);
     ACT_CL_CALL(clEnqueueNativeKernel, q, fn, args, cb_args, nmem, mems, locs, n, w, EV);
 }
 
@@ -84,8 +85,8 @@ cl_int CL_API_CALL act_cl_w_clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl
                                                 size_t off, size_t size, void *ptr, cl_uint n,
                                                 const cl_event *w, cl_event *ev)
 {
-    ACT_CL_BEGIN(clEnqueueReadBuffer, ACT_OP_MEMCPY_DTOH, "Memcpy DtoH", q, m, blk, off, size,
-                 ptr, n, w, ev);
+    ACT_CL_BEGIN(clEnqueueReadBuffer, ACT_OP_MEMCPY_DTOH, "Memcpy DtoH", q, m, blk, off, size, ptr,
+                 n, w, ev);
     op->bytes = size;
     ACT_CL_CALL(clEnqueueReadBuffer, q, m, blk, off, size, ptr, n, w, EV);
 }
@@ -94,8 +95,8 @@ cl_int CL_API_CALL act_cl_w_clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, c
                                                  size_t off, size_t size, const void *ptr,
                                                  cl_uint n, const cl_event *w, cl_event *ev)
 {
-    ACT_CL_BEGIN(clEnqueueWriteBuffer, ACT_OP_MEMCPY_HTOD, "Memcpy HtoD", q, m, blk, off, size,
-                 ptr, n, w, ev);
+    ACT_CL_BEGIN(clEnqueueWriteBuffer, ACT_OP_MEMCPY_HTOD, "Memcpy HtoD", q, m, blk, off, size, ptr,
+                 n, w, ev);
     op->bytes = size;
     ACT_CL_CALL(clEnqueueWriteBuffer, q, m, blk, off, size, ptr, n, w, EV);
 }
@@ -117,25 +118,25 @@ cl_int CL_API_CALL act_cl_w_clEnqueueReadBufferRect(cl_command_queue q, cl_mem m
                                                     void *ptr, cl_uint n, const cl_event *w,
                                                     cl_event *ev)
 {
-    ACT_CL_BEGIN(clEnqueueReadBufferRect, ACT_OP_MEMCPY_DTOH, "Memcpy DtoH", q, m, blk, borg,
-                 horg, region, brow, bslice, hrow, hslice, ptr, n, w, ev);
+    ACT_CL_BEGIN(clEnqueueReadBufferRect, ACT_OP_MEMCPY_DTOH, "Memcpy DtoH", q, m, blk, borg, horg,
+                 region, brow, bslice, hrow, hslice, ptr, n, w, ev);
     op->bytes = act_cl_region_bytes(region);
-    ACT_CL_CALL(clEnqueueReadBufferRect, q, m, blk, borg, horg, region, brow, bslice, hrow,
-                hslice, ptr, n, w, EV);
+    ACT_CL_CALL(clEnqueueReadBufferRect, q, m, blk, borg, horg, region, brow, bslice, hrow, hslice,
+                ptr, n, w, EV);
 }
 
 cl_int CL_API_CALL act_cl_w_clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_bool blk,
                                                      const size_t *borg, const size_t *horg,
                                                      const size_t *region, size_t brow,
                                                      size_t bslice, size_t hrow, size_t hslice,
-                                                     const void *ptr, cl_uint n,
-                                                     const cl_event *w, cl_event *ev)
+                                                     const void *ptr, cl_uint n, const cl_event *w,
+                                                     cl_event *ev)
 {
-    ACT_CL_BEGIN(clEnqueueWriteBufferRect, ACT_OP_MEMCPY_HTOD, "Memcpy HtoD", q, m, blk, borg,
-                 horg, region, brow, bslice, hrow, hslice, ptr, n, w, ev);
+    ACT_CL_BEGIN(clEnqueueWriteBufferRect, ACT_OP_MEMCPY_HTOD, "Memcpy HtoD", q, m, blk, borg, horg,
+                 region, brow, bslice, hrow, hslice, ptr, n, w, ev);
     op->bytes = act_cl_region_bytes(region);
-    ACT_CL_CALL(clEnqueueWriteBufferRect, q, m, blk, borg, horg, region, brow, bslice, hrow,
-                hslice, ptr, n, w, EV);
+    ACT_CL_CALL(clEnqueueWriteBufferRect, q, m, blk, borg, horg, region, brow, bslice, hrow, hslice,
+                ptr, n, w, EV);
 }
 
 cl_int CL_API_CALL act_cl_w_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst,
@@ -152,11 +153,11 @@ cl_int CL_API_CALL act_cl_w_clEnqueueCopyBufferRect(cl_command_queue q, cl_mem s
 }
 
 cl_int CL_API_CALL act_cl_w_clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void *pat,
-                                                size_t pat_size, size_t off, size_t size,
-                                                cl_uint n, const cl_event *w, cl_event *ev)
+                                                size_t pat_size, size_t off, size_t size, cl_uint n,
+                                                const cl_event *w, cl_event *ev)
 {
-    ACT_CL_BEGIN(clEnqueueFillBuffer, ACT_OP_MEMSET, "Memset", q, m, pat, pat_size, off, size, n,
-                 w, ev);
+    ACT_CL_BEGIN(clEnqueueFillBuffer, ACT_OP_MEMSET, "Memset", q, m, pat, pat_size, off, size, n, w,
+                 ev);
     op->bytes = size;
     ACT_CL_CALL(clEnqueueFillBuffer, q, m, pat, pat_size, off, size, n, w, EV);
 }
@@ -166,8 +167,7 @@ void *CL_API_CALL act_cl_w_clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_b
                                               cl_uint n, const cl_event *w, cl_event *ev,
                                               cl_int *err)
 {
-    ACT_CL_BEGIN(clEnqueueMapBuffer, ACT_OP_MAP, "Map", q, m, blk, flags, off, size, n, w, ev,
-                 err);
+    ACT_CL_BEGIN(clEnqueueMapBuffer, ACT_OP_MAP, "Map", q, m, blk, flags, off, size, n, w, ev, err);
     op->bytes = size;
     cl_int rc = CL_SUCCESS;
     void *p = act_cl_next.clEnqueueMapBuffer(q, m, blk, flags, off, size, n, w, EV, &rc);
@@ -197,20 +197,20 @@ cl_int CL_API_CALL act_cl_w_clEnqueueMigrateMemObjects(cl_command_queue q, cl_ui
 /* ---- images ----------------------------------------------------------------- */
 
 cl_int CL_API_CALL act_cl_w_clEnqueueReadImage(cl_command_queue q, cl_mem m, cl_bool blk,
-                                               const size_t *org, const size_t *region,
-                                               size_t row, size_t slice, void *ptr, cl_uint n,
+                                               const size_t *org, const size_t *region, size_t row,
+                                               size_t slice, void *ptr, cl_uint n,
                                                const cl_event *w, cl_event *ev)
 {
-    ACT_CL_BEGIN(clEnqueueReadImage, ACT_OP_MEMCPY_DTOH, "Memcpy DtoH", q, m, blk, org, region,
-                 row, slice, ptr, n, w, ev);
+    ACT_CL_BEGIN(clEnqueueReadImage, ACT_OP_MEMCPY_DTOH, "Memcpy DtoH", q, m, blk, org, region, row,
+                 slice, ptr, n, w, ev);
     op->bytes = act_cl_image_bytes(m, region);
     ACT_CL_CALL(clEnqueueReadImage, q, m, blk, org, region, row, slice, ptr, n, w, EV);
 }
 
 cl_int CL_API_CALL act_cl_w_clEnqueueWriteImage(cl_command_queue q, cl_mem m, cl_bool blk,
-                                                const size_t *org, const size_t *region,
-                                                size_t row, size_t slice, const void *ptr,
-                                                cl_uint n, const cl_event *w, cl_event *ev)
+                                                const size_t *org, const size_t *region, size_t row,
+                                                size_t slice, const void *ptr, cl_uint n,
+                                                const cl_event *w, cl_event *ev)
 {
     ACT_CL_BEGIN(clEnqueueWriteImage, ACT_OP_MEMCPY_HTOD, "Memcpy HtoD", q, m, blk, org, region,
                  row, slice, ptr, n, w, ev);
@@ -220,8 +220,8 @@ cl_int CL_API_CALL act_cl_w_clEnqueueWriteImage(cl_command_queue q, cl_mem m, cl
 
 cl_int CL_API_CALL act_cl_w_clEnqueueCopyImage(cl_command_queue q, cl_mem src, cl_mem dst,
                                                const size_t *sorg, const size_t *dorg,
-                                               const size_t *region, cl_uint n,
-                                               const cl_event *w, cl_event *ev)
+                                               const size_t *region, cl_uint n, const cl_event *w,
+                                               cl_event *ev)
 {
     ACT_CL_BEGIN(clEnqueueCopyImage, ACT_OP_MEMCPY_DTOD, "Memcpy DtoD", q, src, dst, sorg, dorg,
                  region, n, w, ev);
@@ -233,16 +233,14 @@ cl_int CL_API_CALL act_cl_w_clEnqueueFillImage(cl_command_queue q, cl_mem m, con
                                                const size_t *org, const size_t *region, cl_uint n,
                                                const cl_event *w, cl_event *ev)
 {
-    ACT_CL_BEGIN(clEnqueueFillImage, ACT_OP_MEMSET, "Memset", q, m, color, org, region, n, w,
-                 ev);
+    ACT_CL_BEGIN(clEnqueueFillImage, ACT_OP_MEMSET, "Memset", q, m, color, org, region, n, w, ev);
     op->bytes = act_cl_image_bytes(m, region);
     ACT_CL_CALL(clEnqueueFillImage, q, m, color, org, region, n, w, EV);
 }
 
-cl_int CL_API_CALL act_cl_w_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem src,
-                                                       cl_mem dst, const size_t *sorg,
-                                                       const size_t *region, size_t doff,
-                                                       cl_uint n, const cl_event *w,
+cl_int CL_API_CALL act_cl_w_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem src, cl_mem dst,
+                                                       const size_t *sorg, const size_t *region,
+                                                       size_t doff, cl_uint n, const cl_event *w,
                                                        cl_event *ev)
 {
     ACT_CL_BEGIN(clEnqueueCopyImageToBuffer, ACT_OP_MEMCPY_DTOD, "Memcpy DtoD", q, src, dst, sorg,
@@ -251,11 +249,10 @@ cl_int CL_API_CALL act_cl_w_clEnqueueCopyImageToBuffer(cl_command_queue q, cl_me
     ACT_CL_CALL(clEnqueueCopyImageToBuffer, q, src, dst, sorg, region, doff, n, w, EV);
 }
 
-cl_int CL_API_CALL act_cl_w_clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem src,
-                                                       cl_mem dst, size_t soff,
-                                                       const size_t *dorg, const size_t *region,
-                                                       cl_uint n, const cl_event *w,
-                                                       cl_event *ev)
+cl_int CL_API_CALL act_cl_w_clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem src, cl_mem dst,
+                                                       size_t soff, const size_t *dorg,
+                                                       const size_t *region, cl_uint n,
+                                                       const cl_event *w, cl_event *ev)
 {
     ACT_CL_BEGIN(clEnqueueCopyBufferToImage, ACT_OP_MEMCPY_DTOD, "Memcpy DtoD", q, src, dst, soff,
                  dorg, region, n, w, ev);
@@ -269,8 +266,8 @@ void *CL_API_CALL act_cl_w_clEnqueueMapImage(cl_command_queue q, cl_mem m, cl_bo
                                              cl_uint n, const cl_event *w, cl_event *ev,
                                              cl_int *err)
 {
-    ACT_CL_BEGIN(clEnqueueMapImage, ACT_OP_MAP, "Map", q, m, blk, flags, org, region, row, slice,
-                 n, w, ev, err);
+    ACT_CL_BEGIN(clEnqueueMapImage, ACT_OP_MAP, "Map", q, m, blk, flags, org, region, row, slice, n,
+                 w, ev, err);
     op->bytes = act_cl_image_bytes(m, region);
     cl_int rc = CL_SUCCESS;
     void *p =
@@ -287,8 +284,8 @@ cl_int CL_API_CALL act_cl_w_clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blk, 
                                                const void *src, size_t size, cl_uint n,
                                                const cl_event *w, cl_event *ev)
 {
-    ACT_CL_BEGIN(clEnqueueSVMMemcpy, ACT_OP_MEMCPY_DTOD, "Memcpy SVM", q, blk, dst, src, size, n,
-                 w, ev);
+    ACT_CL_BEGIN(clEnqueueSVMMemcpy, ACT_OP_MEMCPY_DTOD, "Memcpy SVM", q, blk, dst, src, size, n, w,
+                 ev);
     op->bytes = size;
     ACT_CL_CALL(clEnqueueSVMMemcpy, q, blk, dst, src, size, n, w, EV);
 }

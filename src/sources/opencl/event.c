@@ -36,21 +36,11 @@ uint64_t act_cl_callbacks_pending(void)
     return atomic_load(&act_cl_pending);
 }
 
-/* The spool header, cached: act_recorder_header() costs a getpid()
- * system call, too much for every command. Forgotten in a forked child
- * (the parent's header is shared memory the child must not touch); the
- * recorder keeps a closed spool mapped, so a late callback may still
- * write here. */
-static act_spool_header *_Atomic act_cl_hdr;
-
+/* The current spool's header: it changes with every in-process session,
+ * so it is looked up each time (a plain load; see act_recorder_header). */
 static act_spool_header *act_cl_header(void)
 {
-    act_spool_header *h = atomic_load_explicit(&act_cl_hdr, memory_order_acquire);
-    if (ACT_UNLIKELY(!h)) {
-        h = act_recorder_header();
-        atomic_store_explicit(&act_cl_hdr, h, memory_order_release);
-    }
-    return h;
+    return act_recorder_header();
 }
 
 static void act_cl_pending_add(int64_t d)
@@ -167,9 +157,14 @@ static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *use
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev)
 {
     uint64_t end = act_clock_now();
-    act_rec_api_emit(api, op->start, end, result == CL_SUCCESS ? op->corr : 0, op->ext, result,
-                     ACT_SOURCE_OPENCL);
-    if (result != CL_SUCCESS) {
+    int written = act_rec_api_emit(api, op->start, end, result == CL_SUCCESS ? op->corr : 0,
+                                   op->ext, result, ACT_SOURCE_OPENCL) == 0;
+    if (result != CL_SUCCESS || !written) {
+        /* No command, or its launch was dropped (counted): a device op
+         * is recorded if and only if its launch was. Our own event, if
+         * the app passed none, is ours to release. */
+        if (result == CL_SUCCESS && !app_ev)
+            act_cl_next.clReleaseEvent(op->ev);
         act_cl_op_free(op);
         return;
     }
@@ -214,7 +209,6 @@ static void act_cl_drain(void)
 static void act_cl_atfork_child(void)
 {
     atomic_store(&act_cl_pending, 0);
-    atomic_store(&act_cl_hdr, NULL);
 }
 
 void act_cl_event_register_stop(void)

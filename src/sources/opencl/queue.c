@@ -56,15 +56,18 @@ act_cl_queue *act_cl_queue_find(cl_command_queue q)
     return NULL;
 }
 
-/* Insert or replace (handle reuse) under act_cl_queue_lock. Dead entries
- * are reused only for the same handle, so probing chains stay intact. */
+/* Insert under act_cl_queue_lock: into the slot of the same handle (a
+ * handle reused after release), an empty one, or one whose queue was
+ * released. Keys never go back to NULL, so probe chains stay intact; an
+ * older dead entry with the same key further down the chain is shadowed. */
 static int act_cl_queue_insert(act_cl_queue *info)
 {
     uint32_t h = act_cl_hash(info->handle);
     for (uint32_t i = 0; i < ACT_CL_QUEUE_SLOTS; i++) {
         uint32_t s = (h + i) & (ACT_CL_QUEUE_SLOTS - 1);
         cl_command_queue k = atomic_load_explicit(&act_cl_queues[s].key, memory_order_relaxed);
-        if (k == info->handle || !k) {
+        act_cl_queue *old = atomic_load_explicit(&act_cl_queues[s].info, memory_order_relaxed);
+        if (k == info->handle || !k || (old && !atomic_load(&old->alive))) {
             atomic_store_explicit(&act_cl_queues[s].info, info, memory_order_release);
             atomic_store_explicit(&act_cl_queues[s].key, info->handle, memory_order_release);
             return 0;
@@ -147,15 +150,17 @@ static act_cl_queue *act_cl_queue_add(act_cl_queue *tmpl, cl_device_id dev)
     atomic_init(&info->alive, 1);
     pthread_mutex_lock(&act_cl_queue_lock);
     /* Calibration markers need a host-side queue with profiling. */
-    int markers_ok = (info->actual & CL_QUEUE_PROFILING_ENABLE) &&
-                     !(info->actual & CL_QUEUE_ON_DEVICE);
+    int markers_ok =
+        (info->actual & CL_QUEUE_PROFILING_ENABLE) && !(info->actual & CL_QUEUE_ON_DEVICE);
     info->dev = act_cl_device_get_locked(dev, info->handle, markers_ok);
     int rc = info->dev ? act_cl_queue_insert(info) : ACT_E_NOMEM;
     pthread_mutex_unlock(&act_cl_queue_lock);
     if (rc != 0) {
+        static _Atomic int reported;
         free(info);
-        act_rec_error_emit("opencl: cannot track queue %p (%s)", (void *)tmpl->handle,
-                           act_strerror(rc));
+        if (!atomic_exchange(&reported, 1))
+            act_rec_error_emit("opencl: cannot track queue %p (%s); its commands are not traced",
+                               (void *)tmpl->handle, act_strerror(rc));
         return NULL;
     }
     act_cl_queue_record(info);
@@ -174,8 +179,8 @@ act_cl_queue *act_cl_queue_get(cl_command_queue q)
     tmpl.handle = q;
     cl_device_id dev;
     if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != 0 ||
-        act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof tmpl.actual,
-                                          &tmpl.actual, NULL) != 0)
+        act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof tmpl.actual, &tmpl.actual,
+                                          NULL) != 0)
         return NULL;
     tmpl.asked = tmpl.actual;
     return act_cl_queue_add(&tmpl, dev);
@@ -196,7 +201,7 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_de
                                                            cl_command_queue_properties props,
                                                            cl_int *err)
 {
-    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueue, 1))
+    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueue, ACT_CL_SETUP))
         return act_cl_next.clCreateCommandQueue(ctx, dev, props, err);
     uint64_t t0 = act_clock_now();
     cl_int rc;
@@ -223,8 +228,8 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_de
 /* Copy the app's property list with CL_QUEUE_PROFILING_ENABLE forced into
  * `out` (room for `cap` entries). Returns 0 when the list is left alone
  * (too long, or a device-side queue, where we change nothing). */
-static int act_cl_props_force(const cl_queue_properties *in, cl_queue_properties *out,
-                              size_t cap, cl_command_queue_properties *asked)
+static int act_cl_props_force(const cl_queue_properties *in, cl_queue_properties *out, size_t cap,
+                              cl_command_queue_properties *asked)
 {
     size_t n = 0, at = (size_t)-1;
     *asked = 0;
@@ -255,7 +260,7 @@ static int act_cl_props_force(const cl_queue_properties *in, cl_queue_properties
 cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueueWithProperties(
     cl_context ctx, cl_device_id dev, const cl_queue_properties *props, cl_int *err)
 {
-    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueueWithProperties, 1))
+    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueueWithProperties, ACT_CL_SETUP))
         return act_cl_next.clCreateCommandQueueWithProperties(ctx, dev, props, err);
     uint64_t t0 = act_clock_now();
     act_cl_queue tmpl;
@@ -307,12 +312,11 @@ static cl_int act_cl_info_answer(const void *src, size_t len, size_t size, void 
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL act_cl_w_clGetCommandQueueInfo(cl_command_queue q,
-                                                  cl_command_queue_info param, size_t size,
-                                                  void *value, size_t *size_ret)
+cl_int CL_API_CALL act_cl_w_clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_info param,
+                                                  size_t size, void *value, size_t *size_ret)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clGetCommandQueueInfo, 0) ||
+    if (!act_cl_gate(&act_cl_armed_clGetCommandQueueInfo, ACT_CL_QUERY) ||
         (param != CL_QUEUE_PROPERTIES && param != CL_QUEUE_PROPERTIES_ARRAY) ||
         !(info = act_cl_queue_find(q)) || info->actual == info->asked)
         return act_cl_next.clGetCommandQueueInfo(q, param, size, value, size_ret);
@@ -330,7 +334,7 @@ cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
                                                       cl_command_queue_properties *old)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clSetCommandQueueProperty, 0) ||
+    if (!act_cl_gate(&act_cl_armed_clSetCommandQueueProperty, ACT_CL_QUERY) ||
         !(info = act_cl_queue_find(q)) || info->actual == info->asked)
         return act_cl_next.clSetCommandQueueProperty(q, props, enable, old);
     /* Profiling is ours: never switch it off underneath us, but keep what
@@ -351,11 +355,12 @@ cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
 cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clReleaseCommandQueue, 0) || !(info = act_cl_queue_find(q)))
+    if (!act_cl_gate(&act_cl_armed_clReleaseCommandQueue, ACT_CL_QUERY) ||
+        !(info = act_cl_queue_find(q)))
         return act_cl_next.clReleaseCommandQueue(q);
     cl_uint refs = 0;
-    if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs,
-                                          NULL) == CL_SUCCESS &&
+    if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL) ==
+            CL_SUCCESS &&
         refs == 1)
         atomic_store(&info->alive, 0);
     return act_cl_next.clReleaseCommandQueue(q);
@@ -364,13 +369,12 @@ cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
 cl_int CL_API_CALL act_cl_w_clGetEventProfilingInfo(cl_event e, cl_profiling_info param,
                                                     size_t size, void *value, size_t *size_ret)
 {
-    if (act_cl_gate(&act_cl_armed_clGetEventProfilingInfo, 0)) {
+    if (act_cl_gate(&act_cl_armed_clGetEventProfilingInfo, ACT_CL_QUERY)) {
         cl_command_queue q = NULL;
         act_cl_queue *info;
         if (act_cl_next.clGetEventInfo(e, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) ==
                 CL_SUCCESS &&
-            q && (info = act_cl_queue_find(q)) &&
-            !(info->asked & CL_QUEUE_PROFILING_ENABLE))
+            q && (info = act_cl_queue_find(q)) && !(info->asked & CL_QUEUE_PROFILING_ENABLE))
             return CL_PROFILING_INFO_NOT_AVAILABLE;
     }
     return act_cl_next.clGetEventProfilingInfo(e, param, size, value, size_ret);

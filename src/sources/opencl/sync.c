@@ -6,12 +6,12 @@
  */
 #include "cl_source.h"
 
-#define ACT_CL_HOST_ONLY(name_, args_)                                                      \
-    if (!act_cl_gate(&act_cl_armed_##name_, 1))                                            \
-        return act_cl_next.name_ args_;                                                    \
-    uint64_t t0 = act_clock_now();                                                         \
-    cl_int rc = act_cl_next.name_ args_;                                                   \
-    act_cl_host_slice(#name_, t0, rc);                                                     \
+#define ACT_CL_HOST_ONLY(name_, args_)                                                             \
+    if (!act_cl_gate(&act_cl_armed_##name_, ACT_CL_HOST))                                          \
+        return act_cl_next.name_ args_;                                                            \
+    uint64_t t0 = act_clock_now();                                                                 \
+    cl_int rc = act_cl_next.name_ args_;                                                           \
+    act_cl_host_slice(#name_, t0, rc);                                                             \
     return rc
 
 static cl_int act_cl_marker_like(cl_command_queue q, int barrier, const char *api, cl_uint n,
@@ -32,7 +32,7 @@ static cl_int act_cl_marker_like(cl_command_queue q, int barrier, const char *ap
 cl_int CL_API_CALL act_cl_w_clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint n,
                                                         const cl_event *w, cl_event *ev)
 {
-    if (!act_cl_gate(&act_cl_armed_clEnqueueMarkerWithWaitList, 1))
+    if (!act_cl_gate(&act_cl_armed_clEnqueueMarkerWithWaitList, ACT_CL_CMD))
         return act_cl_next.clEnqueueMarkerWithWaitList(q, n, w, ev);
     return act_cl_marker_like(q, 0, "clEnqueueMarkerWithWaitList", n, w, ev);
 }
@@ -40,7 +40,7 @@ cl_int CL_API_CALL act_cl_w_clEnqueueMarkerWithWaitList(cl_command_queue q, cl_u
 cl_int CL_API_CALL act_cl_w_clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint n,
                                                          const cl_event *w, cl_event *ev)
 {
-    if (!act_cl_gate(&act_cl_armed_clEnqueueBarrierWithWaitList, 1))
+    if (!act_cl_gate(&act_cl_armed_clEnqueueBarrierWithWaitList, ACT_CL_CMD))
         return act_cl_next.clEnqueueBarrierWithWaitList(q, n, w, ev);
     return act_cl_marker_like(q, 1, "clEnqueueBarrierWithWaitList", n, w, ev);
 }
@@ -48,7 +48,7 @@ cl_int CL_API_CALL act_cl_w_clEnqueueBarrierWithWaitList(cl_command_queue q, cl_
 cl_int CL_API_CALL act_cl_w_clEnqueueMarker(cl_command_queue q, cl_event *ev)
 {
     act_cl_op *op;
-    if (!act_cl_gate(&act_cl_armed_clEnqueueMarker, 1) ||
+    if (!act_cl_gate(&act_cl_armed_clEnqueueMarker, ACT_CL_CMD) ||
         !(op = act_cl_op_begin(q, ACT_OP_MARKER, "Marker")))
         return act_cl_next.clEnqueueMarker(q, ev);
     cl_int rc = act_cl_next.clEnqueueMarker(q, act_cl_op_event(op, ev));
@@ -61,8 +61,7 @@ cl_int CL_API_CALL act_cl_w_clEnqueueBarrier(cl_command_queue q)
     ACT_CL_HOST_ONLY(clEnqueueBarrier, (q));
 }
 
-cl_int CL_API_CALL act_cl_w_clEnqueueWaitForEvents(cl_command_queue q, cl_uint n,
-                                                   const cl_event *w)
+cl_int CL_API_CALL act_cl_w_clEnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event *w)
 {
     ACT_CL_HOST_ONLY(clEnqueueWaitForEvents, (q, n, w));
 }

@@ -14,18 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                                         \
-    do {                                                                                   \
-        cl_int rc_ = (call);                                                               \
-        if (rc_ != CL_SUCCESS) {                                                           \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, rc_);      \
-            exit(1);                                                                       \
-        }                                                                                  \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cl_int rc_ = (call);                                                                       \
+        if (rc_ != CL_SUCCESS) {                                                                   \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, rc_);             \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
-static const char *tcl_src =
-    "__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }\n"
-    "__kernel void twice(__global int *a) { a[get_global_id(0)] *= 2; }\n";
+static const char *tcl_src = "__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }\n"
+                             "__kernel void twice(__global int *a) { a[get_global_id(0)] *= 2; }\n";
 
 typedef struct tcl {
     cl_platform_id plat;

@@ -61,9 +61,8 @@ int main(void)
     CHECK(clEnqueueReadImage(t.q, img2, CL_TRUE, org, iregion, 0, 0, back, 0, NULL, NULL));
     CHECK(clFinish(t.q));
     unsigned char *px = (unsigned char *)back;
-    printf("coverage: rect %s, map %s, image pixel %u,%u,%u,%u\n",
-           rect_ok ? "ok" : "bad", mapped_ok ? "ok" : "bad", px[0],
-           px[1], px[2], px[3]);
+    printf("coverage: rect %s, map %s, image pixel %u,%u,%u,%u\n", rect_ok ? "ok" : "bad",
+           mapped_ok ? "ok" : "bad", px[0], px[1], px[2], px[3]);
     clReleaseMemObject(img);
     clReleaseMemObject(img2);
     clReleaseKernel(k);

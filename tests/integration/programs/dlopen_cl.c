@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #define KERNELS 5
-#define ITEMS 64
+#define ITEMS   64
 
 static void *lib;
 
@@ -25,13 +25,13 @@ static void *sym(const char *name)
     return p;
 }
 
-#define CHECK(x)                                                                            \
-    do {                                                                                   \
-        cl_int rc_ = (x);                                                                  \
-        if (rc_ != CL_SUCCESS) {                                                           \
-            fprintf(stderr, "dlopen_cl: %s failed: %d\n", #x, rc_);                         \
-            exit(1);                                                                       \
-        }                                                                                  \
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        cl_int rc_ = (x);                                                                          \
+        if (rc_ != CL_SUCCESS) {                                                                   \
+            fprintf(stderr, "dlopen_cl: %s failed: %d\n", #x, rc_);                                \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 int main(void)

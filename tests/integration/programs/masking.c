@@ -49,11 +49,12 @@ int main(void)
     expect(rc == CL_PROFILING_INFO_NOT_AVAILABLE, "plain queue: profiling info not available");
     clReleaseEvent(ev);
 
-    cl_command_queue q1 = clCreateCommandQueue(t.ctx, t.dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
-                                               &rc);
+    cl_command_queue q1 =
+        clCreateCommandQueue(t.ctx, t.dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &rc);
     CHECK(rc);
     CHECK(clGetCommandQueueInfo(q1, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL));
-    expect(props == CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, "legacy OOO queue: properties as asked");
+    expect(props == CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+           "legacy OOO queue: properties as asked");
     run_one(&t, q1, a, &ev);
     rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof ts, &ts, NULL);
     expect(rc == CL_PROFILING_INFO_NOT_AVAILABLE, "legacy OOO queue: profiling info not available");

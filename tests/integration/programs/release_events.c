@@ -7,7 +7,7 @@
  */
 #include "cl_common.h"
 
-#define ITEMS 256
+#define ITEMS   256
 #define KERNELS 16
 
 int main(void)

@@ -41,7 +41,10 @@ static const struct _cl_icd_dispatch *act_pl_table(void)
     return t;
 }
 
-#define X(group, ret, name, params, args)                                                   \
-    ACT_EXPORT ret CL_API_CALL name params { return act_pl_table()->name args; }
+#define X(group, ret, name, params, args)                                                          \
+    ACT_EXPORT ret CL_API_CALL name params                                                         \
+    {                                                                                              \
+        return act_pl_table()->name args;                                                          \
+    }
 #include "../cl_api.def"
 #undef X
