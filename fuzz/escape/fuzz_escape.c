@@ -31,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *v = json_loadb(doc, n + 2, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
     if (!v || !json_is_string(v))
         abort(); /* not one valid JSON string */
-    if (!invalid && (json_string_length(v) != size ||
-                     memcmp(json_string_value(v), data, size) != 0))
+    if (!invalid &&
+        (json_string_length(v) != size || memcmp(json_string_value(v), data, size) != 0))
         abort(); /* valid UTF-8 must round-trip exactly */
     if (invalid && json_string_length(v) == size && !memcmp(json_string_value(v), data, size))
         abort(); /* replaced bytes cannot come back unchanged */

@@ -324,7 +324,7 @@ void act_config_defaults(act_config *cfg)
     cfg->chunk_size = 128 * KIB; /* a 64 KiB name fits in one record */
     cfg->drain_timeout_ms = 10000;
     strcpy(cfg->hooks, "all");
-    cfg->log_level = 2; /* info */
+    cfg->log_level = 2;     /* info */
     cfg->trace_mode = 0600; /* traces can hold names and arguments: private */
 }
 

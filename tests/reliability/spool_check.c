@@ -88,8 +88,7 @@ static void check_rec(const act_sp_rec *r)
     switch (r->r->kind) {
     case ACT_REC_RANGE_PUSH:
         if (!t->name[0])
-            snprintf(t->name, sizeof(t->name), "%.*s", (int)(r->s1.n < 15 ? r->s1.n : 15),
-                     r->s1.p);
+            snprintf(t->name, sizeof(t->name), "%.*s", (int)(r->s1.n < 15 ? r->s1.n : 15), r->s1.p);
         else if (strlen(t->name) != r->s1.n || memcmp(t->name, r->s1.p, r->s1.n))
             t->bad++;
         if (t->depth++ != 0)
@@ -112,12 +111,8 @@ static void check_rec(const act_sp_rec *r)
         t->counter++;
         break;
     }
-    case ACT_REC_API:
-        count_name(api, r->s1);
-        break;
-    case ACT_REC_DEVICE_OP:
-        count_name(ops, r->s1);
-        break;
+    case ACT_REC_API: count_name(api, r->s1); break;
+    case ACT_REC_DEVICE_OP: count_name(ops, r->s1); break;
     default: break;
     }
 }

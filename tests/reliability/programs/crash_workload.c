@@ -30,7 +30,7 @@
 #include "cl_common.h"
 
 #define MAX_THREADS 16
-#define ITER_LIMIT 1000000 /* per thread; KILL_AT comes far earlier */
+#define ITER_LIMIT  1000000 /* per thread; KILL_AT comes far earlier */
 
 static const char *mode;
 static long kill_at;
@@ -114,7 +114,8 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     if (argc != 5) {
-        fprintf(stderr, "usage: crash_workload none|kill|segv|bus|abort|exit KILL_AT THREADS PUBFILE\n");
+        fprintf(stderr,
+                "usage: crash_workload none|kill|segv|bus|abort|exit KILL_AT THREADS PUBFILE\n");
         return 2;
     }
     mode = argv[1];
