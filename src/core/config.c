@@ -348,7 +348,7 @@ static int has_outer_space(const char *v)
 static void quote_printable(char *out, size_t outlen, const char *s, size_t max)
 {
     size_t o = 0;
-    for (size_t i = 0; s[i] && i < max && o + 5 < outlen; i++) {
+    for (size_t i = 0; i < max && s[i] && o + 5 < outlen; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c == 0x7f)
             o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
