@@ -14,7 +14,8 @@
       across the forks) are all there.
 
 usage: check_churn.py threads LIBACCELTRACE CHURN_WORKLOAD SPOOL_CHECK WORKDIR N BATCH RANGES
-       check_churn.py procs ACCELTRACE CHURN_WORKLOAD WORKDIR RANGES
+       check_churn.py procs ACCELTRACE CHURN_WORKLOAD WORKDIR RANGES [quiesce]
+(quiesce: sanitizer builds, see churn_workload.c)
 """
 import collections
 import json
@@ -60,12 +61,13 @@ def threads(lib, prog, checker, work, n, batch, ranges):
     print("%d threads through %d chunks: exact" % (n, got["chunks_used"]))
 
 
-def procs(acceltrace, prog, work, ranges):
+def procs(acceltrace, prog, work, ranges, extra):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     trace = os.path.join(work, "procs.json")
     p = subprocess.run([acceltrace, "run", "--no-summary", "-o", trace, "--", prog, "procs",
-                        str(ranges)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+                        str(ranges)] + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
     if p.returncode != 0:
         fail("exit %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-2000:]))
     want_parent = json.loads(p.stdout)["parent"]
@@ -98,7 +100,7 @@ def main():
         threads(a[0], a[1], a[2], a[3], int(a[4]), int(a[5]), int(a[6]))
     else:
         a = sys.argv[2:]
-        procs(a[0], a[1], a[2], int(a[3]))
+        procs(a[0], a[1], a[2], int(a[3]), a[4:])
 
 
 if __name__ == "__main__":

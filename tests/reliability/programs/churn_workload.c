@@ -6,7 +6,7 @@
  *       N short-lived threads, BATCH alive at a time, each pushes/pops
  *       RANGES ranges named "s" and exits: chunks must be recycled (the
  *       spool must not run out) and per-thread state freed (LeakSanitizer).
- *   churn_workload procs RANGES
+ *   churn_workload procs RANGES [quiesce]
  *       The parent records "p" ranges on two threads while it forks a child
  *       that records without exec ("fork"), forks a child that execs this
  *       program ("exec"), and posix_spawns one ("spawn"). Each child
@@ -72,12 +72,34 @@ static int threads(long n, int batch)
     return 0;
 }
 
+/* With "quiesce", fork waits until the background thread is between two
+ * records. Sanitizer builds need it: their allocators are not fork-safe
+ * (a lock held by the other thread at fork time deadlocks the child's
+ * leak check at exit); the plain build forks in the middle of recording. */
+static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
+static int quiesce;
+
+static void fork_prepare(void)
+{
+    if (quiesce)
+        pthread_mutex_lock(&bg_lock);
+}
+
+static void fork_done(void)
+{
+    if (quiesce)
+        pthread_mutex_unlock(&bg_lock);
+}
+
 /* The parent's second thread: records until told to stop; returns its count. */
 static void *background(void *arg)
 {
     long *n = arg;
-    while (!atomic_load(&stop)) {
+    /* Bounded: a slow child must not make the parent's trace huge. */
+    while (!atomic_load(&stop) && *n < 20000) {
+        pthread_mutex_lock(&bg_lock);
         record("p", 1);
+        pthread_mutex_unlock(&bg_lock);
         if (++*n % 64 == 0)
             usleep(100); /* keep the trace small; still records across the forks */
     }
@@ -128,14 +150,16 @@ int main(int argc, char **argv)
         ranges = atol(argv[4]);
         return threads(atol(argv[2]), atoi(argv[3]));
     }
-    if (argc == 3 && !strcmp(argv[1], "procs")) {
+    if ((argc == 3 || argc == 4) && !strcmp(argv[1], "procs")) {
         ranges = atol(argv[2]);
+        quiesce = argc == 4 && !strcmp(argv[3], "quiesce");
+        pthread_atfork(fork_prepare, fork_done, fork_done);
         return procs("/proc/self/exe");
     }
     if (argc == 4 && !strcmp(argv[1], "child")) {
         record_ok(argv[2], atol(argv[3]), 1);
         return 0;
     }
-    fprintf(stderr, "usage: churn_workload threads N BATCH RANGES | procs RANGES\n");
+    fprintf(stderr, "usage: churn_workload threads N BATCH RANGES | procs RANGES [quiesce]\n");
     return 2;
 }
