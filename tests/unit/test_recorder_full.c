@@ -6,13 +6,15 @@
  * left. Regression test: the fast path used to write there and
  * act_rec_commit() then crashed on the thread's NULL chunk.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* cmocka needs the headers above first. */
+#include <cmocka.h>
 
 #include "acceltrace.h"
 #include "core/internal.h"
