@@ -16,9 +16,14 @@ control) at a random total record count, and checks each trace:
     and holds its clEnqueueNDRangeKernel call (every 8th iteration);
   * the counter "seq.t<t>" values are the same kind of prefix.
 
+--external more runs are SIGKILLed from outside 0-300 ms after the start
+(during start-up, recording or teardown): status 137, the trace parses,
+the process (if it recorded anything) is truncated with gap-free prefixes.
+
 usage: check_crash.py ACCELTRACE CRASH_WORKLOAD WORKDIR [--runs N] [--seed S]
 """
 import argparse
+import bisect
 import json
 import os
 import random
@@ -27,9 +32,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 DEATHS = {"kill": 128 + signal.SIGKILL, "segv": 128 + signal.SIGSEGV,
-          "bus": 128 + signal.SIGBUS, "abort": 128 + signal.SIGABRT, "exit": 3, "none": 0}
+          "bus": 128 + signal.SIGBUS, "abort": 128 + signal.SIGABRT, "exit": 3, "none": 0,
+          "wait": 128 + signal.SIGKILL}
 THREADS = 4
 RANGE = re.compile(r"^w(\d+)\.(\d+)$")
 
@@ -56,6 +63,8 @@ def check_trace(path, published, mode, ctx):
         doc = json.load(f)
     meta = doc["acceltrace"]
     procs = meta["processes"]
+    if mode == "wait" and not procs:
+        return 0  # killed before its first record: nothing to keep
     if len(procs) != 1:
         fail("expected one process, got %r" % procs, ctx)
     pid = procs[0]["pid"]
@@ -106,19 +115,50 @@ def check_trace(path, published, mode, ctx):
         mc = check_prefix(counters[t], floor, "counter of thread %d" % t, ctx)
         if mc > m:
             fail("thread %d: %d counters but %d ranges" % (t, mc, m), ctx)
-        calls = api.get(tid_of.get(t), [])
-        want = len([i for i in range(floor) if i % 8 == 0])
+        # Every published kernel iteration's range holds its launch.
+        calls = sorted((c["ts"], c["ts"] + c["dur"]) for c in api.get(tid_of.get(t), []))
+        starts = [c[0] for c in calls]
+        want = len(range(0, floor, 8))
         inside = 0
-        for c in calls:
-            for i in range(0, m, 8):
-                s, e = spans[(t, i)]
-                if s <= c["ts"] and c["ts"] + c["dur"] <= e + 0.001:
-                    inside += 1
-                    break
+        for i in range(0, floor, 8):
+            s, e = spans[(t, i)]
+            k = bisect.bisect_left(starts, s)
+            if k < len(calls) and calls[k][1] <= e + 0.001:
+                inside += 1
         if inside < want:
             fail("thread %d: %d kernel launches inside published ranges, %d expected"
                  % (t, inside, want), ctx)
     return sum(len(v) for v in ranges.values())
+
+
+def child_of(pid):
+    """The traced program: the launcher's only child."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = f.read().split()
+    except OSError:
+        return None
+    return int(kids[0]) if kids else None
+
+
+def run_one(a, argv, mode, delay_ms):
+    """Run the launcher; for "wait", SIGKILL the traced program from
+    outside delay_ms after it was started (start-up, recording or exit)."""
+    if mode != "wait":
+        return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    kid = None
+    while kid is None and time.monotonic() < deadline and p.poll() is None:
+        kid = child_of(p.pid)
+    time.sleep(delay_ms / 1000.0)
+    if kid is not None:
+        try:
+            os.kill(kid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    out, err = p.communicate(timeout=120)
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
 
 
 def main():
@@ -128,6 +168,8 @@ def main():
     ap.add_argument("workdir")
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--external", type=int, default=10,
+                    help="extra runs killed from outside at a random time")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 30)
     print("seed %d (rerun with --seed %d)" % (seed, seed))
@@ -140,23 +182,26 @@ def main():
         # Every mode equally often; a few deaths right at the start.
         kill_at = rng.choice([0, 1, 2]) if n % 10 == 0 else rng.randrange(3, 12000)
         plan.append((modes[n % len(modes)], kill_at))
+    # Deaths from outside, at any instant: SIGKILL 0-300 ms after start.
+    plan += [("wait", rng.randrange(0, 300)) for _ in range(a.external)]
     total = 0
     for n, (mode, kill_at) in enumerate(plan):
         ctx = "run %d: %s at %d, seed %d" % (n, mode, kill_at, seed)
         trace = os.path.join(a.workdir, "t%d.json" % n)
         pub = os.path.join(a.workdir, "pub%d" % n)
-        r = subprocess.run([a.acceltrace, "run", "--no-summary", "-o", trace, "--",
-                            a.program, mode, str(kill_at), str(THREADS), pub],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        r = run_one(a, [a.acceltrace, "run", "--no-summary", "-o", trace, "--",
+                        a.program, mode, str(kill_at), str(THREADS), pub], mode, kill_at)
         if r.returncode != DEATHS[mode]:
             fail("exit status %d, expected %d; stderr: %s"
                  % (r.returncode, DEATHS[mode], r.stderr.decode(errors="replace")[-800:]), ctx)
         published = {}
+        if mode == "wait" and not os.path.exists(pub):
+            open(pub, "w").close()
         with open(pub) as f:
             for line in f:
                 t, c = line.split()
                 published[int(t)] = int(c)
-        if kill_at and mode != "none" and sum(published.values()) < kill_at - THREADS:
+        if kill_at and mode not in ("none", "wait") and sum(published.values()) < kill_at - THREADS:
             fail("published counts %r below the kill point" % published, ctx)
         total += check_trace(trace, published, mode, ctx)
         os.unlink(trace)

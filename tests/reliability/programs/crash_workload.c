@@ -15,6 +15,8 @@
  * published[] counts it saw into PUBFILE, one line "t count" each: every
  * record counted there returned before the death, so the trace must hold
  * at least that many iterations of each thread, as a gap-free prefix.
+ * MODE "wait" records until the test kills it from outside (KILL_AT is
+ * ignored; ITER_LIMIT bounds it).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -96,6 +98,8 @@ static void *worker(void *arg)
         atomic_store_explicit(&published[t], i + 1, memory_order_release);
         if (i % 512 == 511)
             CHECK(clFinish(q));
+        if (kill_at < 0)
+            usleep(20); /* "wait": keep the trace of a late kill small */
         long n = atomic_fetch_add(&total, 1) + 1;
         if (n == kill_at) {
             if (!strcmp(mode, "none"))
@@ -114,8 +118,9 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     if (argc != 5) {
-        fprintf(stderr,
-                "usage: crash_workload none|kill|segv|bus|abort|exit KILL_AT THREADS PUBFILE\n");
+        fprintf(
+            stderr,
+            "usage: crash_workload none|kill|segv|bus|abort|exit|wait KILL_AT THREADS PUBFILE\n");
         return 2;
     }
     mode = argv[1];
@@ -123,11 +128,17 @@ int main(int argc, char **argv)
     nthreads = atoi(argv[3]);
     if (nthreads < 1 || nthreads > MAX_THREADS || kill_at < 0)
         return 2;
+    if (strcmp(mode, "none") && strcmp(mode, "kill") && strcmp(mode, "segv") &&
+        strcmp(mode, "bus") && strcmp(mode, "abort") && strcmp(mode, "exit") &&
+        strcmp(mode, "wait"))
+        return 2;
     pubfd = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (pubfd < 0) {
         perror(argv[4]);
         return 2;
     }
+    if (!strcmp(mode, "wait"))
+        kill_at = -1;
     tcl_setup(&cl, 0);
     if (kill_at == 0 && strcmp(mode, "none"))
         die(); /* before the first annotation */
