@@ -41,6 +41,7 @@ typedef struct run_opts {
     int by_range;
     int preload;
     int keep_spool;
+    int cuda;   /* --cuda: CUDA_INJECTION64_PATH (the driver starts the CUPTI source) */
     const char *metadata[256];
     int n_metadata;
 } run_opts;
@@ -79,7 +80,9 @@ static void usage(FILE *f)
             "      --preload           intercept OpenCL with LD_PRELOAD instead of the\n"
             "                          ICD-loader layer (for loaders without layer support;\n"
             "                          misses programs that dlopen libOpenCL)\n"
-            "      --keep-spool        keep the raw spool directory (its path is printed)\n");
+            "      --keep-spool        keep the raw spool directory (its path is printed)\n"
+            "      --cuda              trace CUDA through CUPTI: the CUDA driver loads\n"
+            "                          libacceltrace.so (CUDA_INJECTION64_PATH) at cuInit\n");
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         fprintf(f, "      --%s=VALUE%*s%s [%s]\n", env_options[i].option,
                 (int)(16 - strlen(env_options[i].option)), "", env_options[i].help,
@@ -145,7 +148,15 @@ static int prepend_env(const char *var, const char *value, const char *sep)
 
 static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
 {
-    enum { OPT_NO_SUMMARY = 256, OPT_BY_RANGE, OPT_METADATA, OPT_PRELOAD, OPT_KEEP, OPT_ENV };
+    enum {
+        OPT_NO_SUMMARY = 256,
+        OPT_BY_RANGE,
+        OPT_METADATA,
+        OPT_PRELOAD,
+        OPT_KEEP,
+        OPT_CUDA,
+        OPT_ENV
+    };
     struct option longs[32] = {
         {"output", required_argument, NULL, 'o'},
         {"force", no_argument, NULL, 'f'},
@@ -155,8 +166,9 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         {"metadata", required_argument, NULL, OPT_METADATA},
         {"preload", no_argument, NULL, OPT_PRELOAD},
         {"keep-spool", no_argument, NULL, OPT_KEEP},
+        {"cuda", no_argument, NULL, OPT_CUDA},
     };
-    size_t nl = 8;
+    size_t nl = 9;
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         longs[nl++] = (struct option){env_options[i].option, required_argument, NULL,
                                       OPT_ENV + (int)i};
@@ -173,6 +185,7 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         case OPT_BY_RANGE: o->by_range = 1; break;
         case OPT_PRELOAD: o->preload = 1; break;
         case OPT_KEEP: o->keep_spool = 1; break;
+        case OPT_CUDA: o->cuda = 1; break;
         case OPT_METADATA:
             if (!strchr(optarg, '=') || optarg[0] == '=') {
                 fprintf(stderr, "acceltrace: --metadata wants KEY=VALUE, got '%s'\n", optarg);
@@ -210,21 +223,25 @@ static void forward_signal(int sig)
         kill(child_pid, sig);
 }
 
-/* Configure the child's environment, then exec the program. */
-static void child_exec(char **prog, const char *spool, const char *lib, const run_opts *o)
+/* Configure the child's environment, then exec the program. `lib` is what
+ * intercepts OpenCL (the layer, or the preload shim); `core` is the
+ * absolute path of libacceltrace.so (NULL when it was not found). */
+static void child_exec(char **prog, const char *spool, const char *lib, const char *core,
+                       const run_opts *o)
 {
     setenv("ACCELTRACE_SPOOL_DIR", spool, 1);
     if (o->preload)
         prepend_env("LD_PRELOAD", lib, ":");
     else
         prepend_env("OPENCL_LAYERS", lib, ":");
-    /* NVTX (header-only in the program) dlopens this on its first call:
-     * the same path as the layer, so one library instance serves both. */
-    char nvtx[PATH_MAX];
-    if (!o->preload)
-        setenv("NVTX_INJECTION64_PATH", lib, 1);
-    else if (find_library("libacceltrace.so", nvtx, sizeof(nvtx)) == 0)
-        setenv("NVTX_INJECTION64_PATH", nvtx, 1);
+    /* NVTX (header-only in the program) and the CUDA driver dlopen these on
+     * their first call: the same path as the layer, so one library
+     * instance serves them all (a second copy would stand down, see
+     * src/init/conflict.c). */
+    if (core)
+        setenv("NVTX_INJECTION64_PATH", core, 1);
+    if (o->cuda && core)
+        setenv("CUDA_INJECTION64_PATH", core, 1);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
@@ -291,6 +308,19 @@ int act_cmd_run(int argc, char **argv)
         return 2;
     }
 
+    /* libacceltrace.so itself, for the injection variables. */
+    char core[PATH_MAX];
+    int have_core = 1;
+    if (o.preload)
+        have_core = find_library("libacceltrace.so", core, sizeof(core)) == 0;
+    else
+        snprintf(core, sizeof(core), "%s", lib);
+    if (!have_core && o.cuda) {
+        fprintf(stderr, "acceltrace: --cuda: cannot find libacceltrace.so next to the acceltrace "
+                        "command (set ACCELTRACE_LIBRARY_DIR)\n");
+        return 2;
+    }
+
     const char *tmp = getenv("TMPDIR");
     char spool[PATH_MAX];
     snprintf(spool, sizeof(spool), "%s/acceltrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -308,7 +338,7 @@ int act_cmd_run(int argc, char **argv)
         return 2;
     }
     if (child_pid == 0)
-        child_exec(prog, spool, lib, &o);
+        child_exec(prog, spool, lib, have_core ? core : NULL, &o);
 
     struct sigaction sa = {.sa_handler = forward_signal};
     sigemptyset(&sa.sa_mask);

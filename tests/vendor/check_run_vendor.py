@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""check_run_vendor.py -- `acceltrace run --cuda` / `--ascend` end to end on
+a program that knows nothing of acceltrace, against the fake vendor
+libraries (selected by ACCELTRACE_CUPTI_LIB / ACCELTRACE_MSPTI_LIB, set by
+CTest). The launcher alone must get the vendor source started in the child:
+for CUDA through CUDA_INJECTION64_PATH (the fake cuInit loads it), for
+Ascend through LD_PRELOAD and the library's launcher-only autostart.
+
+Checks: the program's exit status is passed through; the trace passes the
+integration validator with device ops; exactly N kernels of the expected
+name sit on "stream N" lanes of a device process; each is linked (ac2g) to
+its launch slice; no error lines in the trace metadata. A negative case
+runs the same program without the vendor option and expects no kernels.
+
+usage: check_run_vendor.py ACCELTRACE APP cuda|ascend WORKDIR KERNELS
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trace_check"))
+import validate_trace  # noqa: E402
+
+KERNEL = {"cuda": "injected_kernel", "ascend": "preloaded_kernel"}
+
+
+def run(acceltrace, app, mode, workdir, vendor_option):
+    os.makedirs(workdir, exist_ok=True)
+    out = os.path.join(workdir, f"run-{mode}-{int(vendor_option)}.trace.json")
+    cmd = [acceltrace, "run", "--no-summary", "-f", "-o", out]
+    if vendor_option:
+        cmd.append("--" + mode)
+    cmd += ["--", app]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
+    with open(out, encoding="utf-8") as f:
+        return json.load(f), p.stderr
+
+
+def kernels_of(trace):
+    return [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
+
+
+def main():
+    acceltrace, app, mode, workdir, expected = sys.argv[1:6]
+    expected = int(expected)
+    fails = []
+    trace, err = run(acceltrace, app, mode, workdir, True)
+    fails += validate_trace.validate(trace, expect_device_ops=True)
+    ev = trace["traceEvents"]
+    kernels = kernels_of(trace)
+    named = [k for k in kernels if k["name"] == KERNEL[mode]]
+    if len(named) != expected or len(kernels) != expected:
+        fails.append(f"{len(named)} '{KERNEL[mode]}' kernels of {len(kernels)}, expected {expected}")
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+               if e.get("ph") == "M" and e["name"] == "thread_name"}
+    procs = {e["pid"]: e["args"]["name"] for e in ev
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    vendor = {"cuda": "CUDA GPU", "ascend": "Ascend NPU"}[mode]
+    for k in named:
+        if not threads.get((k["pid"], k["tid"]), "").startswith("stream "):
+            fails.append(f"kernel on lane {threads.get((k['pid'], k['tid']))!r}, not a stream")
+            break
+        if not procs.get(k["pid"], "").startswith(vendor):
+            fails.append(f"kernel in process {procs.get(k['pid'])!r}, not a {vendor} process")
+            break
+    finishes = {e["id"] for e in ev if e.get("cat") == "ac2g" and e["ph"] == "f"}
+    linked = sum(1 for k in named if k.get("args", {}).get("correlation") in finishes)
+    if linked != len(named):
+        fails.append(f"only {linked} of {len(named)} kernels have a flow from their launch")
+    errors = trace.get("acceltrace", {}).get("errors", [])
+    if errors:
+        fails.append(f"errors in the trace metadata: {errors}")
+
+    # Without the option the launcher must not start the vendor source.
+    plain, _ = run(acceltrace, app, mode, workdir, False)
+    if kernels_of(plain):
+        fails.append(f"without --{mode}: {len(kernels_of(plain))} kernels recorded")
+
+    for f in fails:
+        print("FAIL:", f)
+    if fails:
+        print(err)
+    else:
+        print(f"run --{mode}: {len(named)} kernels, all linked; trace valid")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
