@@ -69,7 +69,11 @@ struct act_thread {
 
 static struct {
     pthread_mutex_t lock; /* guards open/close, the thread list, the free list */
-    act_spool_header *hdr;
+    /* Written under `lock` (open, close, fork); read without it by drop
+     * counting and the header/path queries, which may race a close: so
+     * every access goes through hdr_get/hdr_set (acquire/release). The
+     * record hot path never reads it (it checks its chunk's cap). */
+    _Atomic(act_spool_header *) hdr;
     char *map;
     size_t map_size;
     uint32_t chunk_size;
@@ -83,6 +87,16 @@ static struct {
     pid_t pid;
     int reopen_pending; /* forked child: open a spool on the next record */
 } sp = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static inline act_spool_header *hdr_get(void)
+{
+    return atomic_load_explicit(&sp.hdr, memory_order_acquire);
+}
+
+static inline void hdr_set(act_spool_header *h)
+{
+    atomic_store_explicit(&sp.hdr, h, memory_order_release);
+}
 
 static __thread act_thread *tls_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t tls_key;
@@ -150,7 +164,7 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
     }
     sp.map = m;
     sp.map_size = capacity;
-    sp.hdr = m;
+    hdr_set(m);
     sp.chunk_size = chunk_size;
     sp.chunk_count = (uint32_t)((capacity - ACT_SPOOL_HEADER_SIZE) / chunk_size);
     memcpy(sp.path, path, (size_t)n + 1);
@@ -160,7 +174,7 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
 
 static void spool_init_header(void)
 {
-    act_spool_header *h = sp.hdr;
+    act_spool_header *h = hdr_get();
     h->version = ACT_SPOOL_VERSION;
     h->header_size = ACT_SPOOL_HEADER_SIZE;
     h->capacity = sp.map_size;
@@ -190,7 +204,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
     if (capacity < (uint64_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
         return ACT_E_INVAL;
     pthread_mutex_lock(&sp.lock);
-    if (sp.hdr && sp.pid == getpid()) {
+    if (hdr_get() && sp.pid == getpid()) {
         pthread_mutex_unlock(&sp.lock);
         return ACT_E_STATE;
     }
@@ -204,7 +218,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
         if (!sp.free_chunks) {
             munmap(sp.map, sp.map_size);
             unlink(sp.path);
-            sp.hdr = NULL;
+            hdr_set(NULL);
             rc = ACT_E_NOMEM;
         }
     }
@@ -224,7 +238,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
 void act_recorder_close(void)
 {
     pthread_mutex_lock(&sp.lock);
-    if (!sp.hdr || sp.pid != getpid()) {
+    if (!hdr_get() || sp.pid != getpid()) {
         pthread_mutex_unlock(&sp.lock);
         return;
     }
@@ -232,11 +246,11 @@ void act_recorder_close(void)
     /* Send every thread to the slow path; it will find a new generation. */
     for (act_thread *t = sp.threads; t; t = t->next)
         atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
-    atomic_fetch_or((_Atomic uint32_t *)&sp.hdr->flags, ACT_SPOOL_F_SEALED);
+    atomic_fetch_or((_Atomic uint32_t *)&hdr_get()->flags, ACT_SPOOL_F_SEALED);
     msync(sp.map, sp.map_size, MS_ASYNC);
     /* Keep the mapping: a late device callback may still be writing to it.
      * It is address space only; the file itself is removed by its owner. */
-    sp.hdr = NULL;
+    hdr_set(NULL);
     atomic_fetch_add(&sp.gen, 1);
     pthread_mutex_unlock(&sp.lock);
     act_capture_recorder_closed();
@@ -244,12 +258,12 @@ void act_recorder_close(void)
 
 act_spool_header *act_recorder_header(void)
 {
-    return sp.pid == getpid() ? sp.hdr : NULL;
+    return sp.pid == getpid() ? hdr_get() : NULL;
 }
 
 const char *act_recorder_path(void)
 {
-    return sp.hdr ? sp.path : "";
+    return hdr_get() ? sp.path : "";
 }
 
 /* ---- per-thread state ------------------------------------------------- */
@@ -258,7 +272,7 @@ static void chunk_release(act_thread *t)
 {
     /* Caller holds sp.lock. A chunk with room left is recycled for the
      * next thread that needs one; its published fill stays as it is. */
-    if (!t->chunk || t->gen != atomic_load(&sp.gen) || !sp.hdr)
+    if (!t->chunk || t->gen != atomic_load(&sp.gen) || !hdr_get())
         return;
     if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
         sp.free_chunks[sp.free_top++] = t->chunk->index;
@@ -372,7 +386,7 @@ static int chunk_acquire(act_thread *t, size_t need)
             atomic_store(&act__recording, 0);
     }
     pthread_mutex_lock(&sp.lock);
-    act_spool_header *h = sp.hdr;
+    act_spool_header *h = hdr_get();
     if (!h) {
         pthread_mutex_unlock(&sp.lock);
         return -1;
@@ -425,7 +439,7 @@ static int chunk_acquire(act_thread *t, size_t need)
 
 void act_rec_drop(uint16_t kind)
 {
-    act_spool_header *h = sp.hdr;
+    act_spool_header *h = hdr_get();
     if (h && kind < ACT_REC_KIND_MAX)
         atomic_fetch_add_explicit((_Atomic uint64_t *)&h->dropped[kind], 1,
                                   memory_order_relaxed);
@@ -488,8 +502,9 @@ static uint32_t str_emit(act_thread *t, const char *s, size_t len)
                  sizeof(act_rec_thread) - sizeof(act_rec_string) - 8;
     if (len > max) {
         len = max;
-        if (sp.hdr)
-            atomic_fetch_add((_Atomic uint64_t *)&sp.hdr->strings_truncated, 1);
+        act_spool_header *h = hdr_get();
+        if (h)
+            atomic_fetch_add((_Atomic uint64_t *)&h->strings_truncated, 1);
     }
     size_t size = (sizeof(act_rec_string) + len + 7) & ~(size_t)7;
     act_rec_string *r = act_rec_reserve(ACT_REC_STRING, size);
@@ -664,9 +679,9 @@ void act_recorder_atfork_child(void)
      * it. Forget it (leave the mapping: unmapping buys nothing) and let the
      * child start its own spool in the same directory on its next record. */
     pthread_mutex_init(&sp.lock, NULL);
-    int was = sp.hdr != NULL; /* recording, or paused outside the window */
+    int was = hdr_get() != NULL; /* recording, or paused outside the window */
     atomic_store(&act__recording, 0);
-    sp.hdr = NULL;
+    hdr_set(NULL);
     sp.threads = NULL;
     sp.free_top = 0;
     atomic_fetch_add(&sp.gen, 1);
