@@ -84,7 +84,7 @@ static struct {
     act_thread *threads;
     char path[PATH_MAX];
     char dir[PATH_MAX];
-    pid_t pid;
+    _Atomic pid_t pid; /* read without the lock by act_recorder_header */
     int reopen_pending; /* forked child: open a spool on the next record */
 } sp = {.lock = PTHREAD_MUTEX_INITIALIZER};
 

@@ -165,7 +165,6 @@ static void *drop_worker(void *arg)
         act_rec_drop(ACT_REC_MARK);
         atomic_fetch_add(&drops_made, 1);
         (void)act_recorder_header();
-        (void)act_recorder_path();
     }
     return NULL;
 }
