@@ -42,6 +42,7 @@ typedef struct run_opts {
     int preload;
     int keep_spool;
     int cuda;   /* --cuda: CUDA_INJECTION64_PATH (the driver starts the CUPTI source) */
+    int ascend; /* --ascend: preload libmspti + libacceltrace, ACCELTRACE_SOURCES=ascend */
     const char *metadata[256];
     int n_metadata;
 } run_opts;
@@ -82,7 +83,11 @@ static void usage(FILE *f)
             "                          misses programs that dlopen libOpenCL)\n"
             "      --keep-spool        keep the raw spool directory (its path is printed)\n"
             "      --cuda              trace CUDA through CUPTI: the CUDA driver loads\n"
-            "                          libacceltrace.so (CUDA_INJECTION64_PATH) at cuInit\n");
+            "                          libacceltrace.so (CUDA_INJECTION64_PATH) at cuInit\n"
+            "      --ascend            trace Ascend NPUs through mspti: preloads\n"
+            "                          $ASCEND_HOME_PATH/lib64/libmspti.so (or\n"
+            "                          $ACCELTRACE_MSPTI_LIB) and libacceltrace.so, which\n"
+            "                          starts the mspti source when the program loads\n");
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         fprintf(f, "      --%s=VALUE%*s%s [%s]\n", env_options[i].option,
                 (int)(16 - strlen(env_options[i].option)), "", env_options[i].help,
@@ -155,6 +160,7 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         OPT_PRELOAD,
         OPT_KEEP,
         OPT_CUDA,
+        OPT_ASCEND,
         OPT_ENV
     };
     struct option longs[32] = {
@@ -167,8 +173,9 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         {"preload", no_argument, NULL, OPT_PRELOAD},
         {"keep-spool", no_argument, NULL, OPT_KEEP},
         {"cuda", no_argument, NULL, OPT_CUDA},
+        {"ascend", no_argument, NULL, OPT_ASCEND},
     };
-    size_t nl = 9;
+    size_t nl = 10;
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         longs[nl++] = (struct option){env_options[i].option, required_argument, NULL,
                                       OPT_ENV + (int)i};
@@ -186,6 +193,7 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         case OPT_PRELOAD: o->preload = 1; break;
         case OPT_KEEP: o->keep_spool = 1; break;
         case OPT_CUDA: o->cuda = 1; break;
+        case OPT_ASCEND: o->ascend = 1; break;
         case OPT_METADATA:
             if (!strchr(optarg, '=') || optarg[0] == '=') {
                 fprintf(stderr, "acceltrace: --metadata wants KEY=VALUE, got '%s'\n", optarg);
@@ -223,11 +231,29 @@ static void forward_signal(int sig)
         kill(child_pid, sig);
 }
 
+/* The libmspti that --ascend preloads (the source's own lookup order,
+ * src/sources/activity/activity.h, minus the bare soname: preloading
+ * needs a file we can name). */
+static int mspti_library(char *out, size_t len)
+{
+    const char *lib = getenv("ACCELTRACE_MSPTI_LIB");
+    if (lib && *lib) {
+        snprintf(out, len, "%s", lib);
+        return 0;
+    }
+    const char *home = getenv("ASCEND_HOME_PATH");
+    if (!home || !*home)
+        return -1;
+    snprintf(out, len, "%s/lib64/libmspti.so", home);
+    return 0;
+}
+
 /* Configure the child's environment, then exec the program. `lib` is what
  * intercepts OpenCL (the layer, or the preload shim); `core` is the
- * absolute path of libacceltrace.so (NULL when it was not found). */
+ * absolute path of libacceltrace.so (NULL when it was not found); `mspti`
+ * the libmspti to preload (--ascend). */
 static void child_exec(char **prog, const char *spool, const char *lib, const char *core,
-                       const run_opts *o)
+                       const char *mspti, const run_opts *o)
 {
     setenv("ACCELTRACE_SPOOL_DIR", spool, 1);
     if (o->preload)
@@ -242,6 +268,15 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
         setenv("NVTX_INJECTION64_PATH", core, 1);
     if (o->cuda && core)
         setenv("CUDA_INJECTION64_PATH", core, 1);
+    /* mspti hooks the CANN runtime only when preloaded, and nothing in an
+     * Ascend program calls acceltrace: preload libacceltrace.so too and
+     * ask its load-time start-up (src/init/autostart.c) to start mspti. */
+    if (o->ascend && core && mspti) {
+        char pre[2 * PATH_MAX + 2];
+        snprintf(pre, sizeof(pre), "%s:%s", mspti, core);
+        prepend_env("LD_PRELOAD", pre, ":");
+        prepend_env("ACCELTRACE_SOURCES", "ascend", ",");
+    }
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
@@ -315,9 +350,19 @@ int act_cmd_run(int argc, char **argv)
         have_core = find_library("libacceltrace.so", core, sizeof(core)) == 0;
     else
         snprintf(core, sizeof(core), "%s", lib);
-    if (!have_core && o.cuda) {
-        fprintf(stderr, "acceltrace: --cuda: cannot find libacceltrace.so next to the acceltrace "
-                        "command (set ACCELTRACE_LIBRARY_DIR)\n");
+    if (!have_core && (o.cuda || o.ascend)) {
+        fprintf(stderr, "acceltrace: --%s: cannot find libacceltrace.so next to the acceltrace "
+                        "command (set ACCELTRACE_LIBRARY_DIR)\n", o.cuda ? "cuda" : "ascend");
+        return 2;
+    }
+    char mspti[PATH_MAX];
+    if (o.ascend && mspti_library(mspti, sizeof(mspti)) != 0) {
+        fprintf(stderr, "acceltrace: --ascend: set ASCEND_HOME_PATH (the CANN installation) or "
+                        "ACCELTRACE_MSPTI_LIB to find libmspti.so\n");
+        return 2;
+    }
+    if (o.ascend && strchr(mspti, '/') && access(mspti, R_OK) != 0) {
+        fprintf(stderr, "acceltrace: --ascend: cannot read %s: %s\n", mspti, strerror(errno));
         return 2;
     }
 
@@ -338,7 +383,7 @@ int act_cmd_run(int argc, char **argv)
         return 2;
     }
     if (child_pid == 0)
-        child_exec(prog, spool, lib, have_core ? core : NULL, &o);
+        child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o);
 
     struct sigaction sa = {.sa_handler = forward_signal};
     sigemptyset(&sa.sa_mask);

@@ -10,7 +10,8 @@ Checks: the program's exit status is passed through; the trace passes the
 integration validator with device ops; exactly N kernels of the expected
 name sit on "stream N" lanes of a device process; each is linked (ac2g) to
 its launch slice; no error lines in the trace metadata. A negative case
-runs the same program without the vendor option and expects no kernels.
+runs the same program without the vendor option, and with the vendor's
+hook group excluded (--hooks=all,-activity.X), and expects no kernels.
 
 usage: check_run_vendor.py ACCELTRACE APP cuda|ascend WORKDIR KERNELS
 """
@@ -25,10 +26,10 @@ import validate_trace  # noqa: E402
 KERNEL = {"cuda": "injected_kernel", "ascend": "preloaded_kernel"}
 
 
-def run(acceltrace, app, mode, workdir, vendor_option):
+def run(acceltrace, app, mode, workdir, vendor_option, extra=()):
     os.makedirs(workdir, exist_ok=True)
-    out = os.path.join(workdir, f"run-{mode}-{int(vendor_option)}.trace.json")
-    cmd = [acceltrace, "run", "--no-summary", "-f", "-o", out]
+    out = os.path.join(workdir, f"run-{mode}-{int(vendor_option)}-{len(extra)}.trace.json")
+    cmd = [acceltrace, "run", "--no-summary", "-f", "-o", out] + list(extra)
     if vendor_option:
         cmd.append("--" + mode)
     cmd += ["--", app]
@@ -78,6 +79,12 @@ def main():
     plain, _ = run(acceltrace, app, mode, workdir, False)
     if kernels_of(plain):
         fails.append(f"without --{mode}: {len(kernels_of(plain))} kernels recorded")
+
+    # The start is a hook group: ACCELTRACE_HOOKS can leave it out.
+    group = {"cuda": "activity.cupti", "ascend": "activity.mspti"}[mode]
+    excluded, _ = run(acceltrace, app, mode, workdir, True, [f"--hooks=all,-{group}"])
+    if kernels_of(excluded):
+        fails.append(f"--hooks=all,-{group}: {len(kernels_of(excluded))} kernels recorded")
 
     for f in fails:
         print("FAIL:", f)

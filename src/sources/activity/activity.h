@@ -74,4 +74,11 @@ int act_source_cupti_start(const act_activity_opts *opts);
 void act_source_cupti_stop(void);
 void act_source_cupti_stats(act_activity_stats *out);
 
+/* In-process sessions (act_session_begin): start every vendor source whose
+ * hook group is enabled and whose runtime library is already loaded in the
+ * process (or whose ACCELTRACE_*_LIB is set), as an optional probe: a
+ * library that is absent leaves no error line. Returns how many started.
+ * Launchers use ACCELTRACE_SOURCES instead (activity_start.c). */
+int act_activity_session_start(void);
+
 #endif

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
+#include "init/hooks.h"
 #include "init/init.h"
 #include "sources/activity/activity_core.h"
 
@@ -571,6 +572,7 @@ ACT_EXPORT int InitializeInjection(void)
 {
     if (act_init() != 0)
         return 1; /* not attached: nothing to do, CUDA goes on */
-    act_source_cupti_start(NULL);
+    if (act_hooks_group_enabled("activity.cupti")) /* ACCELTRACE_HOOKS may exclude it */
+        act_source_cupti_start(NULL);
     return 1;
 }
