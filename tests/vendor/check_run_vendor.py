@@ -59,12 +59,12 @@ def main():
                if e.get("ph") == "M" and e["name"] == "thread_name"}
     procs = {e["pid"]: e["args"]["name"] for e in ev
              if e.get("ph") == "M" and e["name"] == "process_name"}
-    vendor = {"cuda": "CUDA GPU", "ascend": "Ascend NPU"}[mode]
+    vendor = {"cuda": "CUDA GPU 0 (device 0)", "ascend": "Ascend NPU 0 (device 0)"}[mode]
     for k in named:
         if not threads.get((k["pid"], k["tid"]), "").startswith("stream "):
             fails.append(f"kernel on lane {threads.get((k['pid'], k['tid']))!r}, not a stream")
             break
-        if not procs.get(k["pid"], "").startswith(vendor):
+        if procs.get(k["pid"], "") != vendor:
             fails.append(f"kernel in process {procs.get(k['pid'])!r}, not a {vendor} process")
             break
     finishes = {e["id"] for e in ev if e.get("cat") == "ac2g" and e["ph"] == "f"}
