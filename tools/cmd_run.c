@@ -2,7 +2,8 @@
  * cmd_run.c -- `acceltrace run [OPTIONS] -- PROGRAM [ARGS...]`.
  *
  * Starts PROGRAM with the injection set up (OpenCL layer or preload shim,
- * a private spool directory), waits for it, turns the spools into a trace
+ * NVTX injection, and on request CUDA injection (--cuda) or the mspti
+ * preload (--ascend); a private spool directory), waits for it, turns the spools into a trace
  * and prints the summary. The program's stdout/stderr are untouched, it is
  * started with execvp (no shell), and its exit status is passed through (a
  * death by signal N gives 128+N).
@@ -55,7 +56,7 @@ static const struct {
 } env_options[] = {
     {"buffer-size", "ACCELTRACE_BUFFER_SIZE", "recorder capacity per process (e.g. 64M)"},
     {"chunk-size", "ACCELTRACE_CHUNK_SIZE", "bytes per thread chunk (e.g. 256K)"},
-    {"hooks", "ACCELTRACE_HOOKS", "hook groups to apply: all, or a comma list"},
+    {"hooks", "ACCELTRACE_HOOKS", "hook groups: all, or a comma list (e.g. all,-activity.cupti)"},
     {"capture-range", "ACCELTRACE_CAPTURE_RANGE", "none | api | nvtx:NAME"},
     {"delay", "ACCELTRACE_DELAY", "seconds to wait before recording"},
     {"duration", "ACCELTRACE_DURATION", "seconds to record (0 = until exit)"},

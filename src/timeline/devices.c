@@ -2,9 +2,10 @@
  * devices.c -- the device side of the timeline: one process per device
  * (pid above every real pid, named "<vendor> <device> (device N)", e.g.
  * "Ascend NPU 0 (device 0)"; a lane of no device, such as a vendor's
- * host-side markers, just "<vendor> <name>"), one thread per queue, concurrent work on a queue spread over sub-lanes so
- * no two slices of a lane partially overlap, and exactly one ac2g flow
- * pair per device op that has a host launch.
+ * host-side markers, just "<vendor> <name>"), one thread per queue,
+ * concurrent work on a queue spread over sub-lanes so no two slices of a
+ * lane partially overlap, and exactly one ac2g flow pair per device op
+ * that has a host launch.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -86,6 +86,16 @@ def main():
     if kernels_of(excluded):
         fails.append(f"--hooks=all,-{group}: {len(kernels_of(excluded))} kernels recorded")
 
+    if mode == "ascend":
+        # Nothing names a libmspti: refused before the program starts.
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("ACCELTRACE_MSPTI_LIB", "ASCEND_HOME_PATH")}
+        out = os.path.join(workdir, "run-ascend-nolib.trace.json")
+        p = subprocess.run([acceltrace, "run", "--no-summary", "-f", "-o", out, "--ascend", "--",
+                            app], env=env, capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or "ASCEND_HOME_PATH" not in p.stderr or "preload_app" in p.stdout:
+            fails.append(f"--ascend without a libmspti: exit {p.returncode}, {p.stderr!r}")
+
     for f in fails:
         print("FAIL:", f)
     if fails:

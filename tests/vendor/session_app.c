@@ -81,8 +81,10 @@ int main(int argc, char **argv)
         const char *names[] = {"libcupti.so", "libcupti.so.13", "libmspti.so"};
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
             if (dlopen(names[i], RTLD_NOW | RTLD_NOLOAD)) {
-                fprintf(stderr, "session_app: %s was loaded into a program without a vendor "
-                                "runtime\n", names[i]);
+                fprintf(stderr,
+                        "session_app: %s was loaded into a program without a vendor "
+                        "runtime\n",
+                        names[i]);
                 rc = -1;
             }
     } else {

@@ -26,15 +26,19 @@
 
 typedef struct vendor_source {
     const char *group;
-    unsigned cfg_bit;                      /* ACCELTRACE_SOURCES */
-    const char *override_var;              /* ACCELTRACE_*_LIB: the user points at the library */
-    const char *const *runtime_libs;       /* sonames whose presence means "this vendor is in use" */
+    unsigned cfg_bit;                /* ACCELTRACE_SOURCES */
+    const char *override_var;        /* ACCELTRACE_*_LIB: the user points at the library */
+    const char *const *runtime_libs; /* sonames whose presence means "this vendor is in use" */
     int (*start)(const act_activity_opts *);
 } vendor_source;
 
 static const char *const ascend_libs[] = {"libascendcl.so", "libmspti.so", NULL};
-static const char *const cuda_libs[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12",
-                                        "libcudart.so.11.0", "libcuda.so.1", "libcuda.so",
+static const char *const cuda_libs[] = {"libcudart.so",
+                                        "libcudart.so.13",
+                                        "libcudart.so.12",
+                                        "libcudart.so.11.0",
+                                        "libcuda.so.1",
+                                        "libcuda.so",
                                         NULL};
 
 static const vendor_source vendors[] = {
