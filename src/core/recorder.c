@@ -84,7 +84,7 @@ static struct {
     act_thread *threads;
     char path[PATH_MAX];
     char dir[PATH_MAX];
-    _Atomic pid_t pid; /* read without the lock by act_recorder_header */
+    pid_t pid;
     int reopen_pending; /* forked child: open a spool on the next record */
 } sp = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -256,9 +256,12 @@ void act_recorder_close(void)
     act_capture_recorder_closed();
 }
 
+/* No getpid() here: the fork handler clears sp.hdr in a child, so the
+ * header seen is always this process' own, and sources may call this on
+ * every command. */
 act_spool_header *act_recorder_header(void)
 {
-    return sp.pid == getpid() ? hdr_get() : NULL;
+    return hdr_get();
 }
 
 const char *act_recorder_path(void)
