@@ -352,8 +352,10 @@ int act_cmd_run(int argc, char **argv)
     else
         snprintf(core, sizeof(core), "%s", lib);
     if (!have_core && (o.cuda || o.ascend)) {
-        fprintf(stderr, "acceltrace: --%s: cannot find libacceltrace.so next to the acceltrace "
-                        "command (set ACCELTRACE_LIBRARY_DIR)\n", o.cuda ? "cuda" : "ascend");
+        fprintf(stderr,
+                "acceltrace: --%s: cannot find libacceltrace.so next to the acceltrace "
+                "command (set ACCELTRACE_LIBRARY_DIR)\n",
+                o.cuda ? "cuda" : "ascend");
         return 2;
     }
     char mspti[PATH_MAX];

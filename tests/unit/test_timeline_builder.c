@@ -348,9 +348,9 @@ static void test_vendor_args_and_labels(void **state)
     sb_use_chunk(&s, 0);
     sb_segment(&s, 1);
     sb_thread(&s, 1, 400, 0);
-    const char *strs[] = {"outer", "aclrtLaunchKernel", "inner", "k",     "AI_CORE",
-                          "allreduce", "hccl_world", "mark",   "mydomain", "NPU 0",
-                          "Ascend", "stream 9", "host markers", "clmark", "OpenCL",
+    const char *strs[] = {"outer",     "aclrtLaunchKernel", "inner",        "k",        "AI_CORE",
+                          "allreduce", "hccl_world",        "mark",         "mydomain", "NPU 0",
+                          "Ascend",    "stream 9",          "host markers", "clmark",   "OpenCL",
                           "queue A"};
     for (uint32_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
         sb_str(&s, i + 1, strs[i]);
@@ -381,8 +381,8 @@ static void test_vendor_args_and_labels(void **state)
     sb_ts(&s, ACT_REC_RANGE_POP, 0, T(90));
     sb_ts(&s, ACT_REC_RANGE_POP, 0, T(100));
 
-    act_rec_device_op *o = sb_op(&s, 4, ACT_OP_KERNEL, npu, stream9, T(20), T(30), 7,
-                                 ACT_SOURCE_MSPTI);
+    act_rec_device_op *o =
+        sb_op(&s, 4, ACT_OP_KERNEL, npu, stream9, T(20), T(30), 7, ACT_SOURCE_MSPTI);
     o->detail = 5;
     o = sb_op(&s, 4, ACT_OP_KERNEL, npu, stream9, T(31), T(35), 8, ACT_SOURCE_MSPTI);
     o->detail = 5;
