@@ -13,7 +13,10 @@ its launch slice; no error lines in the trace metadata. A negative case
 runs the same program without the vendor option, and with the vendor's
 hook group excluded (--hooks=all,-activity.X), and expects no kernels.
 
-usage: check_run_vendor.py ACCELTRACE APP cuda|ascend WORKDIR KERNELS
+For CUDA, given LIBACCELTRACE, also: the library preloaded by hand with
+ACCELTRACE_SOURCES=cuda starts CUPTI at load (no CUDA_INJECTION64_PATH).
+
+usage: check_run_vendor.py ACCELTRACE APP cuda|ascend WORKDIR KERNELS [LIBACCELTRACE]
 """
 import json
 import os
@@ -26,14 +29,14 @@ import validate_trace  # noqa: E402
 KERNEL = {"cuda": "injected_kernel", "ascend": "preloaded_kernel"}
 
 
-def run(acceltrace, app, mode, workdir, vendor_option, extra=()):
+def run(acceltrace, app, mode, workdir, vendor_option, extra=(), env=None, tag=""):
     os.makedirs(workdir, exist_ok=True)
-    out = os.path.join(workdir, f"run-{mode}-{int(vendor_option)}-{len(extra)}.trace.json")
+    out = os.path.join(workdir, f"run-{mode}-{int(vendor_option)}-{len(extra)}{tag}.trace.json")
     cmd = [acceltrace, "run", "--no-summary", "-f", "-o", out] + list(extra)
     if vendor_option:
         cmd.append("--" + mode)
     cmd += ["--", app]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
     if p.returncode != 0:
         raise SystemExit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
     with open(out, encoding="utf-8") as f:
@@ -46,6 +49,7 @@ def kernels_of(trace):
 
 def main():
     acceltrace, app, mode, workdir, expected = sys.argv[1:6]
+    lib = sys.argv[6] if len(sys.argv) > 6 else None
     expected = int(expected)
     fails = []
     trace, err = run(acceltrace, app, mode, workdir, True)
@@ -85,6 +89,15 @@ def main():
     excluded, _ = run(acceltrace, app, mode, workdir, True, [f"--hooks=all,-{group}"])
     if kernels_of(excluded):
         fails.append(f"--hooks=all,-{group}: {len(kernels_of(excluded))} kernels recorded")
+
+    if mode == "cuda" and lib:
+        # ACCELTRACE_SOURCES=cuda with the library preloaded by hand: the
+        # load-time start-up starts CUPTI without the driver's injection.
+        env = dict(os.environ, LD_PRELOAD=lib, ACCELTRACE_SOURCES="cuda")
+        auto, _ = run(acceltrace, app, mode, workdir, False, env=env, tag="-auto")
+        n = sum(1 for k in kernels_of(auto) if k["name"] == KERNEL[mode])
+        if n != expected:
+            fails.append(f"ACCELTRACE_SOURCES=cuda, preloaded: {n} kernels, expected {expected}")
 
     if mode == "ascend":
         # Nothing names a libmspti: refused before the program starts.
