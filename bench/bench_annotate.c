@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +49,7 @@
 #define MAX_REPS 1000
 
 static const char *const range_name = "bench.range";
+static const char *bench_name = "annotate";
 
 /* ---- the measured bodies ---------------------------------------------- */
 
@@ -194,7 +196,7 @@ static void report_added(const char *metric, const variant *s, const variant *ba
     double ratio;
     bench_stat d = added(s, base, reps, &ratio);
     const char *verdict = isnan(limit) ? "info" : d.median <= limit ? "pass" : "SHORT";
-    bench_result("annotate", metric, d.median, "ns/pair", median_of(base, reps), ratio, d, target,
+    bench_result(bench_name, metric, d.median, "ns/pair", median_of(base, reps), ratio, d, target,
                  verdict);
 }
 
@@ -316,7 +318,7 @@ static int open_recorder(char *dir, size_t dlen, uint64_t pairs)
     return rc;
 }
 
-static int measure(const bench_opts *o, const char *lttng_skip)
+static int measure(const bench_opts *o, const char *lttng_skip, int prefault)
 {
     int reps = o->reps ? o->reps : o->quick ? 2 : 21;
     if (reps > MAX_REPS)
@@ -355,6 +357,12 @@ static int measure(const bench_opts *o, const char *lttng_skip)
     uint64_t rec_pairs = (uint64_t)n * (uint64_t)(reps + 1) * 3;
     if (open_recorder(dir, sizeof(dir), rec_pairs) != 0)
         return 1;
+    if (prefault) {
+        /* Separate hot-path cost from first-touch page cost. */
+        act_spool_header *h = act_recorder_header();
+        if (madvise(h, h->capacity, 23 /* MADV_POPULATE_WRITE */) != 0)
+            perror("bench_annotate: madvise(MADV_POPULATE_WRITE)");
+    }
 
     pthread_barrier_init(&pool.start, NULL, 3);
     pthread_barrier_init(&pool.done, NULL, 3);
@@ -404,10 +412,10 @@ static int measure(const bench_opts *o, const char *lttng_skip)
 #endif
     double ratio;
     bench_stat floor = added(ftsc, empty, reps, &ratio);
-    bench_result("annotate", "floor rdtsc (2 reads+2 stores)", floor.median, "ns/pair",
+    bench_result(bench_name, "floor rdtsc (2 reads+2 stores)", floor.median, "ns/pair",
                  median_of(empty, reps), ratio, floor, "-", "info");
     bench_stat floorc = added(fclk, empty, reps, &ratio);
-    bench_result("annotate", "floor clock_gettime (2+2)", floorc.median, "ns/pair",
+    bench_result(bench_name, "floor clock_gettime (2+2)", floorc.median, "ns/pair",
                  median_of(empty, reps), ratio, floorc, "-", "info");
 
     report_added("1 thread, tool off", off, empty, reps, "<= 2 ns", 2.0);
@@ -428,15 +436,15 @@ static int measure(const bench_opts *o, const char *lttng_skip)
         a = da.median;
         b = db.median;
         bench_stat none = {NAN, NAN, NAN};
-        bench_result("annotate", "1 thread, recording / LTTng-UST", a / b, "x", b, a / b, none,
+        bench_result(bench_name, "1 thread, recording / LTTng-UST", a / b, "x", b, a / b, none,
                      "< 1", a < b ? "pass" : "SHORT");
         da = added(rec2, empty2, reps, &ratio);
         db = added(lt2, empty2, reps, &ratio);
-        bench_result("annotate", "2 threads, recording / LTTng-UST", da.median / db.median, "x",
+        bench_result(bench_name, "2 threads, recording / LTTng-UST", da.median / db.median, "x",
                      db.median, da.median / db.median, none, "< 1",
                      da.median < db.median ? "pass" : "SHORT");
     } else {
-        bench_skip("annotate", "LTTng-UST column", lttng_skip ? lttng_skip : "not available");
+        bench_skip(bench_name, "LTTng-UST column", lttng_skip ? lttng_skip : "not available");
     }
     return 0;
 }
@@ -444,8 +452,17 @@ static int measure(const bench_opts *o, const char *lttng_skip)
 int main(int argc, char **argv)
 {
     bench_opts o;
-    if (bench_parse_args(argc, argv, &o, "[--quick] [--reps=N]") != 0)
+    if (bench_parse_args(argc, argv, &o, "[--quick] [--reps=N] [--variant=prefault]") != 0)
         return 2;
+    int prefault = 0;
+    if (o.variant) {
+        if (strcmp(o.variant, "prefault") != 0) {
+            fprintf(stderr, "bench_annotate: unknown variant '%s' (allowed: prefault)\n", o.variant);
+            return 2;
+        }
+        prefault = 1;
+        bench_name = "annotate[prefaulted spool]";
+    }
     /* This program manages its own recorder; never attach to an outer one. */
     unsetenv("ACCELTRACE_SPOOL_DIR");
     const char *skip = NULL;
@@ -460,5 +477,5 @@ int main(int argc, char **argv)
 #else
     skip = "benchmark built without liblttng-ust-dev";
 #endif
-    return measure(&o, skip);
+    return measure(&o, skip, prefault);
 }

@@ -25,6 +25,8 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, const char *usage)
                 return -1;
             }
             o->reps = (int)v;
+        } else if (strncmp(argv[i], "--variant=", 10) == 0 && argv[i][10]) {
+            o->variant = argv[i] + 10;
         } else {
             fprintf(stderr, "%s: unknown argument '%s'\nusage: %s %s\n", argv[0], argv[i], argv[0],
                     usage);

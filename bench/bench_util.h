@@ -22,9 +22,11 @@
 typedef struct bench_opts {
     int quick; /* CI mode: one tiny round, figures meaningless */
     int reps;  /* repetitions (0 = benchmark's default) */
+    const char *variant; /* --variant=NAME: a benchmark-specific condition, or NULL */
 } bench_opts;
 
-/* Parse --quick and --reps=N; anything else is an error (returns -1). */
+/* Parse --quick, --reps=N, --variant=NAME; anything else is an error
+ * (returns -1). */
 int bench_parse_args(int argc, char **argv, bench_opts *o, const char *usage);
 
 /* CLOCK_MONOTONIC_RAW nanoseconds. */

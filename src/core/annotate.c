@@ -14,9 +14,6 @@
 #include "init/init.h"
 #include "internal.h"
 
-void act_recorder_range_pushed(void);
-int act_recorder_range_popped(void);
-
 static _Atomic int act__init_tried;
 
 /* Slow path of act_ready(): run start-up once, report whether recording. */
@@ -47,26 +44,38 @@ static int emit_ts(uint16_t kind, uint32_t name)
     return ACT_OK;
 }
 
-ACT_EXPORT int act_range_push(const char *name)
+/* Tool off: the first call asks start-up once; the rest return at once.
+ * Kept out of line so the entry points below stay frameless. */
+static __attribute__((noinline)) int range_push_cold(const char *name)
 {
     if (!act_ready())
         return ACT_E_DISABLED;
-    if (!name)
-        return ACT_E_INVAL;
-    int rc = emit_ts(ACT_REC_RANGE_PUSH, act_str_intern_cstr(name));
-    /* The stack moves even when the record was dropped, so that the
-     * matching pop stays balanced. */
-    act_recorder_range_pushed();
-    return rc;
+    return act_recorder_range_push(name);
+}
+
+static __attribute__((noinline)) int range_pop_cold(void)
+{
+    if (!act_ready())
+        return ACT_E_DISABLED;
+    return act_recorder_range_pop();
+}
+
+ACT_EXPORT int act_range_push(const char *name)
+{
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
+        return act_recorder_range_push(name);
+    if (ACT_LIKELY(atomic_load_explicit(&act__init_tried, memory_order_relaxed)))
+        return ACT_E_DISABLED;
+    return range_push_cold(name);
 }
 
 ACT_EXPORT int act_range_pop(void)
 {
-    if (!act_ready())
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
+        return act_recorder_range_pop();
+    if (ACT_LIKELY(atomic_load_explicit(&act__init_tried, memory_order_relaxed)))
         return ACT_E_DISABLED;
-    if (act_recorder_range_popped() != 0)
-        return ACT_E_UNBALANCED;
-    return emit_ts(ACT_REC_RANGE_POP, 0);
+    return range_pop_cold();
 }
 
 static int emit_range_id(uint16_t kind, uint32_t name, uint64_t id)

@@ -44,6 +44,24 @@ static inline uint64_t act_clock_now(void)
 }
 
 uint64_t act_clock_realtime(void);
+
+/* Fast clock support (clock.c): the TSC's rate against the timeline clock.
+ * `usable` is -1 until act_tsc_calibrate() ran, then 1 when the TSC may
+ * stand in for CLOCK_MONOTONIC_RAW (invariant TSC, clocksource "tsc"),
+ * else 0. `mult` is ns per tick << 32. The per-thread anchors that turn a
+ * TSC reading into timeline ns live in recorder.c. */
+typedef struct act_tsc_cal {
+    _Atomic int usable;
+    uint64_t tsc0, ns0; /* origin pair, taken by act_tsc_calibrate */
+    _Atomic uint64_t mult;
+} act_tsc_cal;
+extern act_tsc_cal act_tsc;
+/* Calibrate once (~1 ms, at recorder open); returns act_tsc.usable. */
+int act_tsc_calibrate(void);
+/* A (tsc, ns) pair from the tightest of a few brackets. */
+void act_tsc_pair(uint64_t *tsc, uint64_t *ns);
+/* Refine the rate with a new pair; returns the rate to use. */
+uint64_t act_tsc_refine(uint64_t tsc, uint64_t ns);
 /* Offset such that monotonic_raw = realtime + offset, with its error bound
  * (half the tightest bracket of several tries). */
 int64_t act_clock_realtime_offset(int64_t *error_ns);
@@ -97,6 +115,18 @@ uint32_t act_str_intern_cstr(const char *s);
 /* Process-unique ids. */
 uint64_t act_corr_next(void);
 uint64_t act_range_id_next(void);
+
+/* The recorder's fast timeline clock for the calling thread: the same
+ * CLOCK_MONOTONIC_RAW nanoseconds as act_clock_now(), read from the TSC
+ * where that is exact (clock.c, recorder.c), never going backwards within
+ * a thread. Use it for records written at a high rate. */
+uint64_t act_rec_now(void);
+
+/* The range hot path (act_range_push/pop once recording is on): record
+ * the PUSH/POP and move the thread's range stack. Return ACT_OK or a
+ * negative ACT_E_* (FULL: dropped and counted; UNBALANCED; INVAL). */
+int act_recorder_range_push(const char *name);
+int act_recorder_range_pop(void);
 
 /* Innermost open range on this thread as an external reference:
  * (thread serial << 32) | range sequence (0 = none). */
