@@ -63,6 +63,35 @@ void act_mark(const char *name);
 /* A sample of a named counter. */
 void act_counter(const char *name, double value);
 
+/*
+ * Inline fast path of act_range_push/act_range_pop. With no tool attached
+ * an annotation should cost a predictable branch, not a call into the
+ * library (NVTX does the same). `act__enter` is the library's hint, not
+ * API: it is 0 only once start-up has found that no tool is attached, and
+ * goes back to 1 before recording starts; while it is 0 the calls return
+ * ACT_E_DISABLED without entering the library. Arguments are evaluated
+ * exactly once either way. The functions themselves stay exported (for
+ * dlsym, ctypes, taking their address); define ACT_NO_INLINE_FASTPATH to
+ * always call them.
+ */
+#if !defined(ACT_NO_INLINE_FASTPATH) && (defined(__GNUC__) || defined(__clang__))
+extern int act__enter;
+static inline int act__range_push_inline(const char *name)
+{
+    if (__atomic_load_n(&act__enter, __ATOMIC_RELAXED))
+        return (act_range_push)(name);
+    return ACT_E_DISABLED;
+}
+static inline int act__range_pop_inline(void)
+{
+    if (__atomic_load_n(&act__enter, __ATOMIC_RELAXED))
+        return (act_range_pop)();
+    return ACT_E_DISABLED;
+}
+#define act_range_push(name) act__range_push_inline(name)
+#define act_range_pop() act__range_pop_inline()
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 static inline void act__scoped_range_pop(int *unused)
 {

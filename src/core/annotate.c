@@ -7,6 +7,8 @@
  * that is not recording asks start-up once (act_init) whether a tool is
  * attached; later calls only read `act__init_tried`.
  */
+/* This file defines act_range_push/pop: no inline wrappers here. */
+#define ACT_NO_INLINE_FASTPATH 1
 #include <jansson.h>
 #include <string.h>
 
@@ -16,11 +18,28 @@
 
 static _Atomic int act__init_tried;
 
+/* Hint for the inline wrappers of acceltrace.h: 1 = enter the library. */
+ACT_EXPORT int act__enter = 1;
+
+/* Start-up found no tool: let the inline wrappers skip the call. The
+ * recorder sets act__recording and then act__enter (both seq_cst) when it
+ * opens; re-reading act__recording after our store means that whichever
+ * order the two threads run in, act__enter ends 1 while recording. */
+static void enter_hint_off(void)
+{
+    __atomic_store_n(&act__enter, 0, __ATOMIC_SEQ_CST);
+    if (atomic_load(&act__recording))
+        __atomic_store_n(&act__enter, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Slow path of act_ready(): run start-up once, report whether recording. */
 static int ready_slow(void)
 {
-    if (!atomic_exchange(&act__init_tried, 1))
+    if (!atomic_exchange(&act__init_tried, 1)) {
         act_init();
+        if (!atomic_load(&act__recording))
+            enter_hint_off();
+    }
     return atomic_load_explicit(&act__recording, memory_order_relaxed);
 }
 

@@ -320,6 +320,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
         atomic_fetch_add(&sp.gen, 1);
         prefault_start();
         atomic_store(&act__recording, 1);
+        act_recorder_enter_hint_on();
     }
     pthread_mutex_unlock(&sp.lock);
     return rc;
@@ -949,5 +950,6 @@ void act_recorder_atfork_child(void)
     if (was && sp.dir[0]) {
         sp.reopen_pending = 1;
         atomic_store(&act__recording, 1);
+        act_recorder_enter_hint_on();
     }
 }

@@ -3,7 +3,8 @@
  * (recorder.c): the TSC-based fast clock stays on CLOCK_MONOTONIC_RAW and
  * never runs backwards within a thread; the pointer cache never gives a
  * changed buffer the old name; NULL and unbalanced calls are refused and
- * counted. Speed is measured in bench/, never here.
+ * counted; with no tool the inline wrappers stop entering the library and
+ * resume when recording starts. Speed is measured in bench/, never here.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,6 +74,22 @@ static void collect(const act_rec_hdr *r, uint32_t serial, void *arg)
     }
 }
 
+/* No tool attached: the inline wrappers learn it on the first call and
+ * stop entering the library; opening a recorder turns them back on. */
+static void test_off_then_on(void **state)
+{
+    (void)state;
+    unsetenv("ACCELTRACE_SPOOL_DIR");
+    assert_int_equal(act_range_push("off"), ACT_E_DISABLED);
+    assert_int_equal(act__enter, 0);
+    assert_int_equal(act_range_pop(), ACT_E_DISABLED);
+    assert_int_equal(setup(NULL), 0);
+    assert_int_equal(act__enter, 1);
+    assert_int_equal(act_range_push("on"), ACT_OK);
+    assert_int_equal(act_range_pop(), ACT_OK);
+    assert_int_equal(teardown(NULL), 0);
+}
+
 static void test_clock_names_and_errors(void **state)
 {
     (void)state;
@@ -125,6 +142,7 @@ static void test_clock_names_and_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_off_then_on),
         cmocka_unit_test_setup_teardown(test_clock_names_and_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
