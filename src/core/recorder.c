@@ -364,13 +364,16 @@ const char *act_recorder_path(void)
 
 /* ---- per-thread state ------------------------------------------------- */
 
-static void chunk_release(act_thread *t)
+static void chunk_release(act_thread *t, int recycle)
 {
-    /* Caller holds sp.lock. A chunk with room left is recycled for the
-     * next thread that needs one; its published fill stays as it is. */
+    /* Caller holds sp.lock. A chunk left by an exiting thread with room
+     * left is recycled for the next thread that needs one; its published
+     * fill stays as it is. A chunk given up because the next record did
+     * not fit is not: handing it out again would give the same thread the
+     * same too-small room and drop the record. */
     if (!t->chunk || t->gen != atomic_load(&sp.gen) || !sp.hdr)
         return;
-    if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
+    if (recycle && t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
         sp.free_chunks[sp.free_top++] = t->chunk->index;
     t->chunk = NULL;
 }
@@ -379,7 +382,7 @@ static void thread_destroy(void *arg)
 {
     act_thread *t = arg;
     pthread_mutex_lock(&sp.lock);
-    chunk_release(t);
+    chunk_release(t, 1);
     for (act_thread **p = &sp.threads; *p; p = &(*p)->next) {
         if (*p == t) {
             *p = t->next;
@@ -482,7 +485,7 @@ static int chunk_acquire(act_thread *t)
         t->gen = gen;
         thread_reset_strings(t);
     }
-    chunk_release(t);
+    chunk_release(t, 0);
     if (sp.free_top > 0) {
         idx = sp.free_chunks[--sp.free_top];
     } else {
