@@ -23,7 +23,8 @@ typedef struct act_config {
     char capture_nvtx[256];   /* ACCELTRACE_CAPTURE_RANGE=nvtx:NAME */
     uint64_t delay_ns;        /* ACCELTRACE_DELAY: seconds */
     uint64_t duration_ns;     /* ACCELTRACE_DURATION: seconds (0 = unbounded) */
-    int log_level;            /* ACCELTRACE_LOG: quiet|error|info|debug */
+    int log_level;            /* ACCELTRACE_LOG: quiet|error|info|debug (0..3, default info) */
+    char library_dir[4096];   /* ACCELTRACE_LIBRARY_DIR: where `run` finds the library ("" = beside it) */
 } act_config;
 
 /* The process-wide configuration, valid after a successful act_config_load(). */
@@ -36,5 +37,24 @@ int act_config_load(act_config *cfg, char *err, size_t errlen);
 void act_config_defaults(act_config *cfg);
 /* Parse a size such as "64M", "4096", "1G" (strict). */
 int act_config_parse_size(const char *s, uint64_t *out);
+
+/* Validate the current environment without changing act_cfg: 0, or
+ * ACT_E_CONFIG with the message in `err`. Exported so `acceltrace run`
+ * can refuse to start a program (exit 2) with the same message the library
+ * would print. */
+int act_config_check_env(char *err, size_t errlen);
+/* Validate one variable/value pair (e.g. one `run` option before it is
+ * exported): 0, ACT_E_CONFIG with the message, ACT_E_NOTFOUND for a name
+ * that is not an ACCELTRACE_* setting. Exported like act_config_check_env. */
+int act_config_check_var(const char *name, const char *value, char *err, size_t errlen);
+/* The "Allowed: ..." text of a variable (NULL when unknown). */
+const char *act_config_allowed(const char *name);
+/* ACCELTRACE_LOG levels; act_config_log_level() is ACT_LOG_INFO until the
+ * configuration is loaded. quiet: nothing on stderr; error: failures only;
+ * info: also one-time notices; debug: also start-up details. */
+enum { ACT_LOG_QUIET = 0, ACT_LOG_ERROR = 1, ACT_LOG_INFO = 2, ACT_LOG_DEBUG = 3 };
+int act_config_log_level(void);
+/* Nonzero when `v` is a valid ACCELTRACE_HOOKS value. */
+int act_config_hooks_valid(const char *v);
 
 #endif

@@ -7,10 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "internal.h"
 
 void act_vlog(const char *fmt, va_list ap)
 {
+    if (act_config_log_level() == ACT_LOG_QUIET) /* ACCELTRACE_LOG=quiet */
+        return;
     char buf[2048];
     size_t n = (size_t)snprintf(buf, sizeof(buf), "acceltrace: ");
     int m = vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);

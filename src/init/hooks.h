@@ -26,7 +26,12 @@ typedef struct act_hook {
 
 #define ACT_HOOK__SECTION __attribute__((used, section("act_hooks"), aligned(sizeof(void *))))
 
-/* Register `fn` as hook `name` of `group` (file scope). */
+/* Register `fn` as hook `name` of `group` (file scope). Group names are
+ * lower-case [a-z0-9_] words joined by dots ("opencl.kernel"), < 64 bytes;
+ * "all" is reserved. Hooks of one group run in registration order; for
+ * ACT_HOOK entries that is the order the linker laid out the section,
+ * which the compiler may not keep: a hook must not depend on another hook
+ * of its group having run. */
 #define ACT_HOOK(group_, name_, fn_)                                                   \
     static const act_hook act__hook_##name_ ACT_HOOK__SECTION = {group_, #name_, fn_}
 
@@ -44,7 +49,38 @@ int act_hooks_register_module(const char *path);
 /* Replace the base order of groups; unlisted groups follow in
  * registration order. `groups` is NULL-terminated. */
 int act_hooks_set_order(const char *const *groups);
-/* Back to the state before discovery (tests). */
+/* Back to the state before discovery (tests): run-time registrations,
+ * registered modules, the custom order and every "applied" mark are
+ * forgotten; the next apply discovers the linker section again. */
 void act_hooks_reset(void);
+
+/* ---- additions (hooks.c) ------------------------------------------------ */
+
+/* Discover now (main section and modules not yet scanned); idempotent.
+ * Returns the number of hooks known. */
+int act_hooks_discover(void);
+/* State of one hook: 1 applied, 0 not yet applied, a negative ACT_E_* code
+ * when its last apply failed, ACT_E_NOTFOUND when unknown. */
+int act_hooks_state(const char *group, const char *name);
+/* The resolved group order (base order, then the other registered groups
+ * in registration order). Writes at most `max` names, returns the count
+ * of groups (may exceed `max`). Names stay valid until act_hooks_reset. */
+int act_hooks_order(const char **out, int max);
+
+/*
+ * A module loaded with act_hooks_register_module() is found through an
+ * exported function `act_hooks_module_bounds` that it defines with this
+ * macro (once per module), or else through exported __start_act_hooks /
+ * __stop_act_hooks symbols.
+ */
+#define ACT_HOOKS_MODULE()                                                                  \
+    extern const act_hook __start_act_hooks[] __attribute__((weak, visibility("hidden")));  \
+    extern const act_hook __stop_act_hooks[] __attribute__((weak, visibility("hidden")));   \
+    __attribute__((visibility("default"))) void act_hooks_module_bounds(const act_hook **b, \
+                                                                        const act_hook **e) \
+    {                                                                                       \
+        *b = __start_act_hooks;                                                             \
+        *e = __stop_act_hooks;                                                              \
+    }
 
 #endif

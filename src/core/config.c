@@ -1,0 +1,442 @@
+/*
+ * config.c -- the one place where ACCELTRACE_* variables are read.
+ *
+ * Every variable is a row of `vars[]`: its name, a strict parser, the text
+ * listing what is allowed (used verbatim in error messages and mirrored in
+ * docs/configuration.md) and the `acceltrace run` option that sets it. The
+ * parsers never guess: empty values, surrounding spaces, wrong case and
+ * out-of-range numbers are errors. An ACCELTRACE_* name that is not in the
+ * table is an error too (a misspelt variable must not be silently ignored).
+ *
+ * In set-uid/set-gid programs (AT_SECURE) nothing from the environment is
+ * used at all: the defaults apply, so no tool is attached.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "acceltrace.h"
+#include "internal.h"
+
+act_config act_cfg;
+/* ACCELTRACE_LOG of the loaded act_cfg (-1: not loaded), kept apart so that
+ * logging from any thread never reads act_cfg while start-up writes it. */
+static _Atomic int cfg_log_level = -1;
+
+extern char **environ;
+
+#define KIB 1024ull
+#define MIB (1024ull * KIB)
+#define GIB (1024ull * MIB)
+
+typedef int (*act_var_parse)(const char *v, act_config *cfg);
+
+typedef struct act_var {
+    const char *name;
+    act_var_parse parse;
+    const char *allowed; /* after "Allowed: " */
+} act_var;
+
+/* ---- value parsers (each: 0 or -1, never partial writes on error) ----- */
+
+/* Unsigned decimal integer, digits only, no sign/space, no overflow. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        uint64_t d = (uint64_t)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int act_config_parse_size(const char *s, uint64_t *out)
+{
+    if (!s || !out)
+        return ACT_E_INVAL;
+    size_t n = strlen(s);
+    uint64_t mult = 1;
+    char digits[32];
+    if (n == 0 || n >= sizeof(digits))
+        return ACT_E_INVAL;
+    switch (s[n - 1]) { /* upper case only: "64m" is wrong case, not guessed */
+    case 'K':
+        mult = KIB;
+        n--;
+        break;
+    case 'M':
+        mult = MIB;
+        n--;
+        break;
+    case 'G':
+        mult = GIB;
+        n--;
+        break;
+    default: break;
+    }
+    memcpy(digits, s, n);
+    digits[n] = '\0';
+    uint64_t v;
+    if (parse_u64(digits, &v) < 0 || v > UINT64_MAX / mult)
+        return ACT_E_INVAL;
+    *out = v * mult;
+    return 0;
+}
+
+/* Seconds with up to 9 decimals ("2", "0.5"), as nanoseconds, <= max_s. */
+static int parse_seconds(const char *s, uint64_t max_s, uint64_t *out_ns)
+{
+    const char *dot = strchr(s, '.');
+    char whole[24];
+    size_t wn = dot ? (size_t)(dot - s) : strlen(s);
+    if (wn == 0 || wn >= sizeof(whole))
+        return -1;
+    memcpy(whole, s, wn);
+    whole[wn] = '\0';
+    uint64_t sec, frac = 0;
+    if (parse_u64(whole, &sec) < 0 || sec > max_s)
+        return -1;
+    if (dot) {
+        const char *f = dot + 1;
+        size_t fn = strlen(f);
+        if (fn == 0 || fn > 9 || parse_u64(f, &frac) < 0)
+            return -1;
+        for (size_t i = fn; i < 9; i++)
+            frac *= 10;
+        if (sec == max_s && frac)
+            return -1;
+    }
+    *out_ns = sec * 1000000000ull + frac;
+    return 0;
+}
+
+static int parse_spool_dir(const char *v, act_config *cfg)
+{
+    size_t n = strlen(v);
+    if (v[0] != '/' || n >= sizeof(cfg->spool_dir) || strchr(v, '\n'))
+        return -1;
+    memcpy(cfg->spool_dir, v, n + 1);
+    return 0;
+}
+
+static int parse_library_dir(const char *v, act_config *cfg)
+{
+    size_t n = strlen(v);
+    if (v[0] != '/' || n >= sizeof(cfg->library_dir) || strchr(v, '\n'))
+        return -1;
+    memcpy(cfg->library_dir, v, n + 1);
+    return 0;
+}
+
+/* A library or plugin file named by path or soname; read by the component
+ * that loads it (rt, sources, Python), validated here like every setting. */
+static int parse_file_path(const char *v, act_config *cfg)
+{
+    (void)cfg;
+    size_t n = strlen(v);
+    return n == 0 || n >= 4096 || strchr(v, '\n') ? -1 : 0;
+}
+
+static int parse_buffer_size(const char *v, act_config *cfg)
+{
+    uint64_t b;
+    if (act_config_parse_size(v, &b) < 0 || b < MIB || b > 64 * GIB)
+        return -1;
+    cfg->buffer_size = b;
+    return 0;
+}
+
+static int parse_chunk_size(const char *v, act_config *cfg)
+{
+    uint64_t b;
+    if (act_config_parse_size(v, &b) < 0 || b < 4 * KIB || b > 16 * MIB || b % (4 * KIB))
+        return -1;
+    cfg->chunk_size = (uint32_t)b;
+    return 0;
+}
+
+static int parse_drain_timeout(const char *v, act_config *cfg)
+{
+    uint64_t ms;
+    if (parse_u64(v, &ms) < 0 || ms > 600000)
+        return -1;
+    cfg->drain_timeout_ms = ms;
+    return 0;
+}
+
+/* One hook-group pattern: lower-case components [a-z0-9_] joined by dots. */
+static int valid_group_pattern(const char *s, size_t n)
+{
+    if (n == 0 || n > 63 || s[0] == '.' || s[n - 1] == '.')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                 (c == '.' && s[i + 1] != '.');
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+int act_config_hooks_valid(const char *v)
+{
+    if (!v || !*v || strlen(v) >= sizeof(act_cfg.hooks))
+        return 0;
+    for (const char *p = v;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        const char *item = p;
+        if (n && item[0] == '-') {
+            item++;
+            n--;
+        }
+        if (!valid_group_pattern(item, n))
+            return 0;
+        if (!end)
+            return 1;
+        p = end + 1;
+    }
+}
+
+static int parse_hooks(const char *v, act_config *cfg)
+{
+    if (!act_config_hooks_valid(v))
+        return -1;
+    strcpy(cfg->hooks, v); /* length checked by act_config_hooks_valid */
+    return 0;
+}
+
+static int parse_capture_range(const char *v, act_config *cfg)
+{
+    if (!strcmp(v, "none")) {
+        cfg->capture_api = 0;
+        cfg->capture_nvtx[0] = '\0';
+        return 0;
+    }
+    if (!strcmp(v, "api")) {
+        cfg->capture_api = 1;
+        cfg->capture_nvtx[0] = '\0';
+        return 0;
+    }
+    if (strncmp(v, "nvtx:", 5) != 0)
+        return -1;
+    const char *name = v + 5;
+    size_t n = strlen(name);
+    if (n == 0 || n >= sizeof(cfg->capture_nvtx) || name[0] == ' ' || name[n - 1] == ' ')
+        return -1;
+    cfg->capture_api = 0;
+    memcpy(cfg->capture_nvtx, name, n + 1);
+    return 0;
+}
+
+static int parse_delay(const char *v, act_config *cfg)
+{
+    return parse_seconds(v, 86400, &cfg->delay_ns);
+}
+
+static int parse_duration(const char *v, act_config *cfg)
+{
+    return parse_seconds(v, 86400, &cfg->duration_ns);
+}
+
+static int parse_log(const char *v, act_config *cfg)
+{
+    static const char *const levels[] = {"quiet", "error", "info", "debug"};
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(levels); i++) {
+        if (!strcmp(v, levels[i])) {
+            cfg->log_level = (int)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The table. Keep docs/configuration.md in step with it. */
+static const act_var vars[] = {
+    {"ACCELTRACE_SPOOL_DIR", parse_spool_dir, "an absolute directory path (set by acceltrace run)"},
+    {"ACCELTRACE_BUFFER_SIZE", parse_buffer_size,
+     "a size in bytes, optionally with suffix K, M or G (e.g. 4096, 64M, 1G), from 1M to 64G"},
+    {"ACCELTRACE_CHUNK_SIZE", parse_chunk_size,
+     "a size in bytes, optionally with suffix K or M, a multiple of 4K from 4K to 16M"},
+    {"ACCELTRACE_DRAIN_TIMEOUT", parse_drain_timeout,
+     "an integer number of milliseconds from 0 to 600000"},
+    {"ACCELTRACE_HOOKS", parse_hooks,
+     "all, or a comma-separated list of hook groups or group prefixes (e.g. "
+     "opencl.kernel,opencl.sync), "
+     "each optionally preceded by - to exclude it (e.g. all,-opencl.transfer)"},
+    {"ACCELTRACE_CAPTURE_RANGE", parse_capture_range, "none, api or nvtx:NAME"},
+    {"ACCELTRACE_DELAY", parse_delay, "seconds from 0 to 86400, up to 9 decimals (e.g. 2, 0.5)"},
+    {"ACCELTRACE_DURATION", parse_duration,
+     "seconds from 0 to 86400, up to 9 decimals (e.g. 10, 1.5); 0 means unbounded"},
+    {"ACCELTRACE_LOG", parse_log, "quiet, error, info or debug"},
+    {"ACCELTRACE_LIBRARY_DIR", parse_library_dir,
+     "an absolute path to the directory holding libacceltrace.so (read by acceltrace run)"},
+    {"ACCELTRACE_LIBRARY", parse_file_path,
+     "the path of libacceltrace.so (read by the Python package)"},
+    {"ACCELTRACE_TORCH_PLUGIN", parse_file_path,
+     "the path of the torch.profiler plugin library (read by the Python package)"},
+    {"ACCELTRACE_CUDART_PATH", parse_file_path, "the path or soname of the libcudart library file"},
+    {"ACCELTRACE_ASCENDCL_PATH", parse_file_path,
+     "the path or soname of the libascendcl library file"},
+    {"ACCELTRACE_CUPTI_LIB", parse_file_path, "the path or soname of the libcupti library file"},
+    {"ACCELTRACE_MSPTI_LIB", parse_file_path, "the path or soname of the libmspti library file"},
+};
+
+void act_config_defaults(act_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->buffer_size = 256 * MIB;
+    cfg->chunk_size = 64 * KIB;
+    cfg->drain_timeout_ms = 10000;
+    strcpy(cfg->hooks, "all");
+    cfg->log_level = 2; /* info */
+}
+
+/* Nonzero in set-uid/set-gid (and otherwise privileged) processes. */
+static int act_config_secure(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
+/* Surrounding white space is never trimmed: it is an error for every
+ * variable (paths and names included). */
+static int has_outer_space(const char *v)
+{
+    size_t n = strlen(v);
+    return n && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1]));
+}
+
+/* The quoted value in an error message is cut, never the message. */
+static void set_error(char *err, size_t len, const char *name, const char *value,
+                      const char *allowed)
+{
+    if (err && len)
+        snprintf(err, len, "Invalid value for %s: '%.300s%s'. Allowed: %s", name, value,
+                 strlen(value) > 300 ? "..." : "", allowed);
+}
+
+static const act_var *var_find(const char *name, size_t n)
+{
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(vars); i++)
+        if (strlen(vars[i].name) == n && !strncmp(vars[i].name, name, n))
+            return &vars[i];
+    return NULL;
+}
+
+/* An ACCELTRACE_* variable nobody reads is a mistake worth stopping for. */
+static int check_unknown(char *err, size_t len)
+{
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "ACCELTRACE_", 11) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+        if (var_find(*e, n))
+            continue;
+        if (err && len) {
+            int w =
+                snprintf(err, len, "Unknown variable %.*s. Known:", (int)(n > 200 ? 200 : n), *e);
+            for (size_t i = 0; i < ACT_ARRAY_SIZE(vars) && w > 0 && (size_t)w < len; i++)
+                w += snprintf(err + w, len - (size_t)w, " %s", vars[i].name);
+        }
+        return ACT_E_CONFIG;
+    }
+    return 0;
+}
+
+/* Cross-field rules that no single variable can check. */
+static int check_consistent(const act_config *cfg, char *err, size_t len)
+{
+    if (cfg->chunk_size > cfg->buffer_size / 4) {
+        if (err && len)
+            snprintf(err, len,
+                     "Invalid value for ACCELTRACE_CHUNK_SIZE: '%u'. Allowed: at most a quarter of "
+                     "ACCELTRACE_BUFFER_SIZE (%llu bytes)",
+                     cfg->chunk_size, (unsigned long long)cfg->buffer_size);
+        return ACT_E_CONFIG;
+    }
+    return 0;
+}
+
+int act_config_load(act_config *cfg, char *err, size_t errlen)
+{
+    act_config c;
+    act_config_defaults(&c);
+    if (err && errlen)
+        err[0] = '\0';
+    if (act_config_secure()) {
+        *cfg = c; /* privileged program: the environment is not trusted */
+        if (cfg == &act_cfg)
+            atomic_store(&cfg_log_level, c.log_level);
+        return 0;
+    }
+    int rc = check_unknown(err, errlen);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(vars); i++) {
+        const char *v = secure_getenv(vars[i].name);
+        if (!v)
+            continue;
+        if (has_outer_space(v) || vars[i].parse(v, &c) < 0) {
+            set_error(err, errlen, vars[i].name, v, vars[i].allowed);
+            return ACT_E_CONFIG;
+        }
+    }
+    rc = check_consistent(&c, err, errlen);
+    if (rc < 0)
+        return rc;
+    *cfg = c;
+    if (cfg == &act_cfg)
+        atomic_store(&cfg_log_level, c.log_level);
+    return 0;
+}
+
+int act_config_log_level(void)
+{
+    int l = atomic_load_explicit(&cfg_log_level, memory_order_relaxed);
+    return l < 0 ? ACT_LOG_INFO : l;
+}
+
+ACT_EXPORT int act_config_check_env(char *err, size_t errlen)
+{
+    act_config c;
+    return act_config_load(&c, err, errlen);
+}
+
+ACT_EXPORT int act_config_check_var(const char *name, const char *value, char *err, size_t errlen)
+{
+    if (!name || !value)
+        return ACT_E_INVAL;
+    const act_var *v = var_find(name, strlen(name));
+    if (!v) {
+        if (err && errlen)
+            snprintf(err, errlen, "Unknown variable %.200s", name);
+        return ACT_E_NOTFOUND;
+    }
+    act_config c;
+    act_config_defaults(&c);
+    if (has_outer_space(value) || v->parse(value, &c) < 0) {
+        set_error(err, errlen, v->name, value, v->allowed);
+        return ACT_E_CONFIG;
+    }
+    return 0;
+}
+
+const char *act_config_allowed(const char *name)
+{
+    const act_var *v = name ? var_find(name, strlen(name)) : NULL;
+    return v ? v->allowed : NULL;
+}
