@@ -214,6 +214,25 @@ static void report_added(const char *metric, const variant *s, const variant *ba
                  verdict);
 }
 
+/* Recording: the issue's bound is 20 ns; DESIGN.md reads a bound that sits
+ * at or below the clock floor as "within 1.25x of the floor measured in the
+ * same run". The verdict says which reading passed. */
+static void report_recording(const char *metric, const variant *s, const variant *base, int reps,
+                             double floor_ns, int valid)
+{
+    double ratio;
+    bench_stat d = added(s, base, reps, &ratio);
+    double alt = 1.25 * floor_ns;
+    char target[96];
+    snprintf(target, sizeof(target), "<= 20 ns; floor rule <= %.1f", alt);
+    const char *verdict = !valid                 ? "invalid (drops)"
+                          : d.median <= 20.0     ? "pass"
+                          : d.median <= alt      ? "pass (floor rule)"
+                                                 : "SHORT";
+    bench_result(bench_name, metric, d.median, "ns/pair", median_of(base, reps), ratio, d, target,
+                 verdict);
+}
+
 /* ---- LTTng session control (parent side) ------------------------------- */
 
 #ifdef ACT_BENCH_LTTNG
@@ -436,14 +455,9 @@ static int measure(const bench_opts *o, const char *lttng_skip, int prefault)
 
     report_added("1 thread, tool off", off, empty, reps, "<= 2 ns", 2.0);
     report_added("1 thread, tool off, exported call", offc, empty, reps, "-", NAN);
-    /* The issue's 20 ns sits below this machine's rdtsc floor on some VMs;
-     * DESIGN.md says to read it then as "within 1.25x of the floor". */
-    double limit = fmax(20.0, 1.25 * floor.median);
-    char target[64];
-    snprintf(target, sizeof(target), "<= %.1f ns (max(20, 1.25x floor))", limit);
-    report_added("1 thread, recording", rec, empty, reps, target, dropped ? NAN : limit);
+    report_recording("1 thread, recording", rec, empty, reps, floor.median, !dropped);
     report_added("2 threads, tool off", off2, empty2, reps, "<= 2 ns", 2.0);
-    report_added("2 threads, recording", rec2, empty2, reps, target, dropped ? NAN : limit);
+    report_recording("2 threads, recording", rec2, empty2, reps, floor.median, !dropped);
 
     if (have_lttng && lt1 && lt2) {
         report_added("1 thread, LTTng-UST snapshot session", lt1, empty, reps, "-", NAN);
