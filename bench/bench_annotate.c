@@ -44,9 +44,9 @@
 #include "lttng_tp.h"
 #endif
 
-#define NOINLINE __attribute__((noinline))
+#define NOINLINE  __attribute__((noinline))
 #define BARRIER() __asm__ volatile("" ::: "memory")
-#define MAX_REPS 1000
+#define MAX_REPS  1000
 
 static const char *const range_name = "bench.range";
 static const char *bench_name = "annotate";
@@ -225,10 +225,10 @@ static void report_recording(const char *metric, const variant *s, const variant
     double alt = 1.25 * floor_ns;
     char target[96];
     snprintf(target, sizeof(target), "<= 20 ns; floor rule <= %.1f", alt);
-    const char *verdict = !valid                 ? "invalid (drops)"
-                          : d.median <= 20.0     ? "pass"
-                          : d.median <= alt      ? "pass (floor rule)"
-                                                 : "SHORT";
+    const char *verdict = !valid             ? "invalid (drops)"
+                          : d.median <= 20.0 ? "pass"
+                          : d.median <= alt  ? "pass (floor rule)"
+                                             : "SHORT";
     bench_result(bench_name, metric, d.median, "ns/pair", median_of(base, reps), ratio, d, target,
                  verdict);
 }
@@ -290,8 +290,7 @@ static int lttng_setup(char *why, size_t len)
     snprintf(lt.session, sizeof(lt.session), "actbench-%ld", (long)getpid());
     if (sh("lttng --no-sessiond create %s --snapshot -o %s/snap >/dev/null 2>&1", lt.session,
            lt.dir) ||
-        sh("lttng --no-sessiond enable-event -u -s %s 'actbench:*' >/dev/null 2>&1",
-           lt.session) ||
+        sh("lttng --no-sessiond enable-event -u -s %s 'actbench:*' >/dev/null 2>&1", lt.session) ||
         sh("lttng --no-sessiond start %s >/dev/null 2>&1", lt.session)) {
         snprintf(why, len, "lttng create/enable-event/start failed");
         return -1;
@@ -434,8 +433,7 @@ static int measure(const bench_opts *o, const char *lttng_skip, int prefault)
         printf("# WARNING: %llu records dropped (spool too small): recording figures invalid\n",
                (unsigned long long)dropped);
 
-    variant *empty = &v[0], *off = &v[1], *offc = &v[2], *rec = &v[3], *ftsc = &v[4],
-            *fclk = &v[5];
+    variant *empty = &v[0], *off = &v[1], *offc = &v[2], *rec = &v[3], *ftsc = &v[4], *fclk = &v[5];
     int i2 = 6;
     variant *lt1 = NULL, *lt2 = NULL;
 #ifdef ACT_BENCH_LTTNG
@@ -488,7 +486,8 @@ int main(int argc, char **argv)
     int prefault = 0;
     if (o.variant) {
         if (strcmp(o.variant, "prefault") != 0) {
-            fprintf(stderr, "bench_annotate: unknown variant '%s' (allowed: prefault)\n", o.variant);
+            fprintf(stderr, "bench_annotate: unknown variant '%s' (allowed: prefault)\n",
+                    o.variant);
             return 2;
         }
         prefault = 1;

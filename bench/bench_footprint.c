@@ -30,8 +30,8 @@ static uint64_t spool_bytes_used(void)
     act_spool_header *h = act_recorder_header();
     uint64_t n = h->chunks_used < h->chunk_count ? h->chunks_used : h->chunk_count, sum = 0;
     for (uint64_t i = 0; i < n; i++) {
-        const act_chunk_header *c = (const act_chunk_header *)((const char *)h +
-                                                               ACT_SPOOL_HEADER_SIZE + i * h->chunk_size);
+        const act_chunk_header *c =
+            (const act_chunk_header *)((const char *)h + ACT_SPOOL_HEADER_SIZE + i * h->chunk_size);
         if (c->magic == ACT_CHUNK_MAGIC)
             sum += c->used;
     }
@@ -84,15 +84,9 @@ static void emit_case(int k, uint64_t i)
         act_rec_api_emit("clEnqueueNDRangeKernel", act_clock_now(), act_clock_now(), i + 1, 0, 0,
                          ACT_SOURCE_OPENCL);
         break;
-    case 2:
-        emit_device_op(i);
-        break;
-    case 3:
-        act_mark("tick");
-        break;
-    default:
-        act_counter("queue depth", (double)i);
-        break;
+    case 2: emit_device_op(i); break;
+    case 3: act_mark("tick"); break;
+    default: act_counter("queue depth", (double)i); break;
     }
 }
 
@@ -219,7 +213,10 @@ int main(int argc, char **argv)
             double per = v / cases[k].records_per_call;
             bench_result("footprint", "spool bytes per host-slice record (PUSH or POP)", per, "B",
                          (double)sizeof(act_rec_ts), per / (double)sizeof(act_rec_ts), none,
-                         "<= 32 B", dropped ? "invalid (drops)" : per <= 32.0 ? "pass" : "SHORT");
+                         "<= 32 B",
+                         dropped       ? "invalid (drops)"
+                         : per <= 32.0 ? "pass"
+                                       : "SHORT");
         }
     }
 

@@ -144,11 +144,11 @@ static int run_child(const char *self, long n, const char *spool, double out[3])
     char cmd[8192];
     if (spool)
         snprintf(cmd, sizeof(cmd),
-                 "OPENCL_LAYERS='%s' ACCELTRACE_SPOOL_DIR='%s' exec '%s' --child %ld", ACT_BENCH_LIB,
-                 spool, self, n);
+                 "OPENCL_LAYERS='%s' ACCELTRACE_SPOOL_DIR='%s' exec '%s' --child %ld",
+                 ACT_BENCH_LIB, spool, self, n);
     else
-        snprintf(cmd, sizeof(cmd), "exec env -u OPENCL_LAYERS -u ACCELTRACE_SPOOL_DIR '%s' --child %ld",
-                 self, n);
+        snprintf(cmd, sizeof(cmd),
+                 "exec env -u OPENCL_LAYERS -u ACCELTRACE_SPOOL_DIR '%s' --child %ld", self, n);
     FILE *p = popen(cmd, "r");
     if (!p)
         return -1;
@@ -183,7 +183,8 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) {
         double u[3], t[3];
         if (run_child(self, n, NULL, u) != 0) {
-            bench_skip("opencl", "enqueue cost", "the OpenCL program failed untraced (is PoCL installed?)");
+            bench_skip("opencl", "enqueue cost",
+                       "the OpenCL program failed untraced (is PoCL installed?)");
             bench_rmdir_flat(spool);
             return o.quick ? 0 : 1;
         }
@@ -226,12 +227,14 @@ int main(int argc, char **argv)
         snprintf(metric, sizeof(metric), "added %s", names[i]);
         int held = i == 0;
         bench_result("opencl", metric, sd.median, "ns", b.median, sr.median, sd,
-                     held ? "<= 500 ns" : "-", held ? (sd.median <= 500 ? "pass" : "SHORT") : "info");
+                     held ? "<= 500 ns" : "-",
+                     held ? (sd.median <= 500 ? "pass" : "SHORT") : "info");
     }
     if (!traced_ok) {
         char why[160];
         snprintf(why, sizeof(why),
-                 "traced run recorded %ld of %ld API calls (OpenCL layer not in this build?)", api, n);
+                 "traced run recorded %ld of %ld API calls (OpenCL layer not in this build?)", api,
+                 n);
         bench_skip("opencl", "traced column", why);
     }
     (void)none;

@@ -96,9 +96,10 @@ static double wall_ms(const char *cmd, int *status)
 static void bench_launcher(int reps, const char *dir)
 {
     char traced[16384];
-    snprintf(traced, sizeof(traced),
-             "'%s' run --force --no-summary -o '%s/run.json' -- /bin/true >/dev/null 2>'%s/run.err'",
-             ACT_BENCH_TOOL, dir, dir);
+    snprintf(
+        traced, sizeof(traced),
+        "'%s' run --force --no-summary -o '%s/run.json' -- /bin/true >/dev/null 2>'%s/run.err'",
+        ACT_BENCH_TOOL, dir, dir);
     double d[64], base[64];
     for (int r = 0; r < reps; r++) {
         int st;

@@ -21,7 +21,8 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, const char *usage)
             char *end;
             long v = strtol(argv[i] + 7, &end, 10);
             if (*end || v < 1 || v > 100000) {
-                fprintf(stderr, "%s: invalid --reps value '%s' (1..100000)\n", argv[0], argv[i] + 7);
+                fprintf(stderr, "%s: invalid --reps value '%s' (1..100000)\n", argv[0],
+                        argv[i] + 7);
                 return -1;
             }
             o->reps = (int)v;

@@ -20,8 +20,8 @@
 #include <stdint.h>
 
 typedef struct bench_opts {
-    int quick; /* CI mode: one tiny round, figures meaningless */
-    int reps;  /* repetitions (0 = benchmark's default) */
+    int quick;           /* CI mode: one tiny round, figures meaningless */
+    int reps;            /* repetitions (0 = benchmark's default) */
     const char *variant; /* --variant=NAME: a benchmark-specific condition, or NULL */
 } bench_opts;
 

@@ -89,7 +89,7 @@ static inline int act__range_pop_inline(void)
     return ACT_E_DISABLED;
 }
 #define act_range_push(name) act__range_push_inline(name)
-#define act_range_pop() act__range_pop_inline()
+#define act_range_pop()      act__range_pop_inline()
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -239,8 +239,8 @@ static void *prefault_main(void *arg)
         uint32_t idx = atomic_load(&pf.done);
         if (idx < want) {
             pthread_mutex_unlock(&pf.lock);
-            chunk_prefault((act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE +
-                                                (size_t)idx * sp.chunk_size));
+            chunk_prefault(
+                (act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE + (size_t)idx * sp.chunk_size));
             pthread_mutex_lock(&pf.lock);
             atomic_store(&pf.done, idx + 1);
             continue;
@@ -360,7 +360,6 @@ const char *act_recorder_path(void)
 {
     return sp.hdr ? sp.path : "";
 }
-
 
 /* ---- per-thread state ------------------------------------------------- */
 
@@ -688,7 +687,6 @@ int act_recorder_range_popped(void)
     return 0;
 }
 
-
 /* ---- fast clock --------------------------------------------------------
  *
  * Per-thread anchor (tsc, ns) plus the global rate from clock.c: a reading
@@ -827,8 +825,8 @@ static int range_push_slow(const char *name)
      * matching pop stays balanced. */
     range_stack_push(t);
     act_ptr_slot *ps = ptr_slot(t, name);
-    if (id && t->gen == atomic_load_explicit(&sp.gen, memory_order_relaxed) &&
-        ps->ptr != name && ps->mutable != name) {
+    if (id && t->gen == atomic_load_explicit(&sp.gen, memory_order_relaxed) && ps->ptr != name &&
+        ps->mutable != name) {
         if (str_is_immutable(name, len)) {
             ps->ptr = name;
             ps->id = id;

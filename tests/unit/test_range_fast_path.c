@@ -6,10 +6,10 @@
  * counted; with no tool the inline wrappers stop entering the library and
  * resume when recording starts. Speed is measured in bench/, never here.
  */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <cmocka.h>
 #include <string.h>
 #include <time.h>
 
@@ -17,7 +17,7 @@
 #include "core/internal.h"
 #include "spool_walk.h"
 
-#define PAIRS 4000
+#define PAIRS        4000
 #define TOLERANCE_NS 1000 /* far above the expected error (a few ns), far below a bug */
 
 static char dir[64];
