@@ -6,10 +6,12 @@
  * counted; with no tool the inline wrappers stop entering the library and
  * resume when recording starts. Speed is measured in bench/, never here.
  */
-#include <cmocka.h>
+/* cmocka.h needs these first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 #include <string.h>
 #include <time.h>
 

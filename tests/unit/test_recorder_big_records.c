@@ -4,10 +4,12 @@
  * chunk given up because a record did not fit used to be recycled and
  * handed straight back to the same thread, which then dropped the record.
  */
-#include <cmocka.h>
+/* cmocka.h needs these first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
 #include <string.h>
 
 #include "acceltrace.h"
