@@ -746,6 +746,11 @@ uint64_t act_rec_now(void)
  * record and publishes it with no call, no hashing and no string read.
  * Everything else takes the general path (intern, reserve, commit), which
  * also fills the pointer cache.
+ *
+ * NOTE for anything that gates recording (capture window, pause): the fast
+ * path does not go through act_rec_reserve. Gate it where it is gated
+ * already: act__recording (checked by the callers) or a thread's `cap`
+ * (0 sends every record of that thread to the slow path, as close does).
  */
 
 struct ro_query {
