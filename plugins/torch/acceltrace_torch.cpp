@@ -1,0 +1,786 @@
+/*
+ * acceltrace_torch.cpp -- the torch.profiler plugin: acceltrace's device
+ * activity (OpenCL, CUDA, Ascend: whatever sources the C core has) inside
+ * torch.profiler's kineto trace, linked to the ops that launched it.
+ *
+ * The one C++ file of acceltrace. It only adapts: recording, draining and
+ * reading the device ops are the C core's (act_session_begin/end and the
+ * snapshot in src/timeline/snapshot.h). Kineto's classes change layout
+ * between torch versions, so this file is built against the installed
+ * torch's own headers and registers nothing until Python asks, naming the
+ * torch version it was built for (act_torch_plugin_register).
+ *
+ * How a device op is linked to its op:
+ *   - a global RecordFunction callback pushes an acceltrace range for every
+ *     op while a session records, so the C core tags each launch with that
+ *     range's external id (act_snapshot_current_ext);
+ *   - kineto hands the session torch's correlation id of each op
+ *     (push[User]CorrelationId, on the op's thread); it is paired with the
+ *     op's range, whichever of the two callbacks runs first;
+ *   - processTrace turns each device op into a GenericTraceActivity linked to
+ *     getLinkedActivity(torch id), with one PRIVATEUSE1_RUNTIME marker at the
+ *     launch as the ac2g flow start; flow ids come from a private counter.
+ * Every string handed to kineto is made safe for its writer first (the
+ * exact metadata sanitiser, one warning per distinct altered string).
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <ATen/record_function.h>
+#include <c10/util/Exception.h>
+
+#include <GenericTraceActivity.h>
+#include <IActivityProfiler.h>
+#include <libkineto.h>
+#include <output_base.h>
+#ifdef ACT_HAVE_PRIVATEUSE1_REGISTRY
+#include <torch/csrc/profiler/standalone/privateuse1_profiler.h>
+#endif
+
+#include "acceltrace.h"
+/* record.h is C11; only its op kinds and flags are used here. */
+#define _Static_assert static_assert
+#include "core/record.h"
+#undef _Static_assert
+#include "timeline/snapshot.h"
+
+#ifndef ACT_TORCH_VERSION
+#error "ACT_TORCH_VERSION (torch.__version__ at build time) must be defined"
+#endif
+
+/* Sessions arrive with the core; an older libacceltrace without them makes
+ * the session report an error instead of failing to load. */
+extern "C" {
+int act_session_begin(const act_options *opts) __attribute__((weak));
+int act_session_end(const char *trace_path) __attribute__((weak));
+}
+
+namespace acceltrace_torch
+{
+
+using libkineto::ActivityType;
+
+/* ---- the sanitiser (same rules as acceltrace/torch/_sanitizer.py) ------ */
+
+static const char *describe(unsigned char c, char *buf, size_t n)
+{
+    switch (c) {
+    case '"': return "double quote";
+    case '\\': return "backslash";
+    case '\n': return "newline";
+    case '\r': return "carriage return";
+    case '\t': return "tab";
+    case '\b': return "backspace";
+    case '\f': return "form feed";
+    default: snprintf(buf, n, "control character U+%04X", c); return buf;
+    }
+}
+
+/* `"`->`'`, `\`->`/`, below U+0020 -> space; notes by code point. UTF-8
+ * bytes >= 0x80 are never touched, so the result stays valid UTF-8. */
+std::string sanitize(const std::string &in, std::string *notes)
+{
+    std::map<unsigned char, int> counts;
+    std::string out = in;
+    for (auto &ch : out) {
+        unsigned char c = static_cast<unsigned char>(ch);
+        if (c == '"')
+            ch = '\'';
+        else if (c == '\\')
+            ch = '/';
+        else if (c < 0x20)
+            ch = ' ';
+        else
+            continue;
+        counts[c]++;
+    }
+    if (notes) {
+        notes->clear();
+        char buf[40];
+        for (auto &kv : counts) {
+            if (!notes->empty())
+                *notes += ", ";
+            *notes += std::to_string(kv.second) + " " + describe(kv.first, buf, sizeof(buf));
+        }
+    }
+    return out;
+}
+
+/* Safe text for kineto; warns once per distinct altered string. */
+static std::string safe(const std::string &s, const char *what)
+{
+    std::string notes;
+    std::string out = sanitize(s, &notes);
+    if (notes.empty())
+        return out;
+    static std::mutex mu;
+    static std::unordered_set<std::string> warned;
+    std::lock_guard<std::mutex> g(mu);
+    if (warned.insert(s).second)
+        TORCH_WARN("acceltrace: the ", what, " '", out,
+                   "' contained characters that cannot survive the trace writer and was altered (",
+                   notes, ").");
+    return out;
+}
+
+/* ---- global recording state (one acceltrace session per process) ------- */
+
+struct State {
+    std::mutex mu;
+    std::atomic<bool> active{false};
+    std::unordered_map<uint64_t, int64_t> corr_by_ext; /* range ext -> torch corr id */
+    at::CallbackHandle rf_handle = 0;
+    std::atomic<uint64_t> pushes{0}, linked_ids{0};
+    std::atomic<uint64_t> configured{0}, started{0}, processed{0};
+    std::string last_errors; /* of the last session that finished (under mu) */
+};
+
+static State &state()
+{
+    static State *s = new State(); /* never destroyed: callbacks may outlive exit */
+    return *s;
+}
+
+/* Per thread: ranges pushed for ops (ext), and a torch id that arrived
+ * before the op's range (kineto's callback ran first). */
+struct Tls {
+    std::vector<uint64_t> exts;
+    std::vector<bool> paired;
+    int64_t pending = 0;
+};
+static thread_local Tls tls;
+
+static void pair(uint64_t ext, int64_t corr)
+{
+    State &st = state();
+    std::lock_guard<std::mutex> g(st.mu);
+    st.corr_by_ext[ext] = corr;
+    st.linked_ids++;
+}
+
+static std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
+{
+    if (!state().active.load(std::memory_order_relaxed))
+        return nullptr;
+    const char *name = fn.name();
+    int rc = act_range_push(name && *name ? name : "torch op");
+    uint64_t ext = (rc == ACT_OK || rc == ACT_E_FULL) ? act_snapshot_current_ext() : 0;
+    tls.exts.push_back(ext);
+    tls.paired.push_back(false);
+    if (ext && tls.pending) {
+        pair(ext, tls.pending);
+        tls.paired.back() = true;
+        tls.pending = 0;
+    }
+    return nullptr;
+}
+
+static void on_exit(const at::RecordFunction &, at::ObserverContext *)
+{
+    if (tls.exts.empty())
+        return;
+    uint64_t ext = tls.exts.back();
+    tls.exts.pop_back();
+    tls.paired.pop_back();
+    if (ext)
+        act_range_pop();
+}
+
+/* kineto's correlation id of the op being entered on this thread. */
+static void torch_id_pushed(uint64_t id)
+{
+    if (!state().active.load(std::memory_order_relaxed))
+        return;
+    state().pushes++;
+    if (!tls.exts.empty() && !tls.paired.back() && tls.exts.back()) {
+        pair(tls.exts.back(), static_cast<int64_t>(id));
+        tls.paired.back() = true;
+    } else {
+        tls.pending = static_cast<int64_t>(id);
+    }
+}
+
+static void install_record_function_callback()
+{
+    State &st = state();
+    std::lock_guard<std::mutex> g(st.mu);
+    if (st.rf_handle)
+        return;
+    st.rf_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(on_enter, on_exit).needsIds(true).needsInputs(false));
+}
+
+/* ---- clocks ------------------------------------------------------------- */
+
+static int64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+/* realtime - monotonic_raw, from the tightest of a few brackets. */
+static int64_t realtime_offset()
+{
+    int64_t best = INT64_MAX, off = 0;
+    for (int i = 0; i < 5; i++) {
+        int64_t a = clock_ns(CLOCK_MONOTONIC_RAW), r = clock_ns(CLOCK_REALTIME),
+                b = clock_ns(CLOCK_MONOTONIC_RAW);
+        if (b - a < best) {
+            best = b - a;
+            off = r - (a + (b - a) / 2);
+        }
+    }
+    return off;
+}
+
+static int rm_entry(const char *path, const struct stat *, int, struct FTW *)
+{
+    return remove(path);
+}
+
+/* ---- what one session recorded ------------------------------------------ */
+
+struct DeviceOp {
+    act_snap_op op;
+    std::string name, detail, vendor, device_name, queue_label, launch_name;
+    int64_t pid = 0;
+    int32_t lane = 0;
+};
+
+struct Lane {
+    int64_t pid;
+    int32_t id;
+    std::string name;
+};
+
+struct Device {
+    int64_t pid;
+    std::string name, label;
+};
+
+constexpr int64_t kDevicePidBase = libkineto::kExceedMaxPid;
+
+class Session : public libkineto::IActivityProfilerSession
+{
+  public:
+    explicit Session(const std::set<ActivityType> &types) : types_(types)
+    {
+    }
+    ~Session() override
+    {
+        cleanup();
+    }
+
+    void start() override;
+    void stop() override;
+    std::vector<std::string> errors() override
+    {
+        return errors_;
+    }
+    void publish_errors();
+    void processTrace(libkineto::ActivityLogger &logger) override
+    {
+        processTrace(
+            logger, [](int32_t) -> const libkineto::ITraceActivity * { return nullptr; }, 0, 0);
+    }
+    void processTrace(libkineto::ActivityLogger &logger,
+                      libkineto::getLinkedActivityCallback getLinked, int64_t startTime,
+                      int64_t endTime) override;
+    std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override;
+    std::vector<libkineto::ResourceInfo> getResourceInfos() override;
+    std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override
+    {
+        return nullptr;
+    }
+    void pushCorrelationId(uint64_t id) override
+    {
+        torch_id_pushed(id);
+    }
+    void pushUserCorrelationId(uint64_t id) override
+    {
+        torch_id_pushed(id);
+    }
+
+  private:
+    void drain_and_read();
+    struct QueueLanes {
+        std::string name;
+        std::vector<std::pair<int32_t, uint64_t>> subs; /* lane id, busy until (ns) */
+    };
+    int32_t lane_for(std::map<std::pair<int64_t, uint64_t>, QueueLanes> &queues, int32_t &next_lane,
+                     const DeviceOp &d);
+    void read_snapshot(int fd);
+    void cleanup();
+    bool wants(ActivityType t) const
+    {
+        return types_.count(t) != 0;
+    }
+
+    std::set<ActivityType> types_;
+    std::vector<std::string> errors_;
+    std::string spool_dir_;
+    bool recording_ = false;
+    int64_t offset_ns_ = 0; /* realtime - monotonic_raw */
+    int64_t start_ns_ = 0;
+    std::vector<DeviceOp> ops_;
+    std::vector<Device> devices_;
+    std::vector<Lane> lanes_;
+    std::vector<std::unique_ptr<libkineto::GenericTraceActivity>> activities_;
+    libkineto::TraceSpan span_{0, 0, "acceltrace"};
+};
+
+static std::atomic<Session *> g_recording{nullptr};
+
+void Session::start()
+{
+    if (!act_session_begin || !act_session_end) {
+        errors_.push_back("acceltrace: this libacceltrace has no in-process sessions "
+                          "(act_session_begin); the device lane stays empty");
+        return;
+    }
+    Session *expected = nullptr;
+    if (!g_recording.compare_exchange_strong(expected, this)) {
+        errors_.push_back("acceltrace: another acceltrace torch session is recording");
+        return;
+    }
+    char tmpl[] = "/tmp/acceltrace-torch-XXXXXX";
+    if (!mkdtemp(tmpl)) {
+        errors_.push_back("acceltrace: cannot create a spool directory in /tmp");
+        g_recording = nullptr;
+        return;
+    }
+    spool_dir_ = tmpl;
+    act_options o{};
+    o.struct_size = sizeof(o);
+    o.spool_dir = spool_dir_.c_str();
+    o.trace_name = "torch.profiler";
+    int rc = act_session_begin(&o);
+    if (rc != ACT_OK) {
+        errors_.push_back(std::string("acceltrace: session did not start: ") + act_strerror(rc));
+        g_recording = nullptr;
+        cleanup();
+        return;
+    }
+    {
+        State &st = state();
+        std::lock_guard<std::mutex> g(st.mu);
+        st.corr_by_ext.clear();
+    }
+    install_record_function_callback();
+    state().started++;
+    start_ns_ = clock_ns(CLOCK_REALTIME);
+    state().active = true;
+    recording_ = true;
+    status_ = libkineto::TraceStatus::RECORDING;
+}
+
+void Session::stop()
+{
+    if (!recording_)
+        return;
+    state().active = false;
+    drain_and_read();
+    recording_ = false;
+    g_recording = nullptr;
+    status_ = libkineto::TraceStatus::PROCESSING;
+}
+
+/* The core drains the sources when the session ends (bounded by
+ * ACCELTRACE_DRAIN_TIMEOUT) and then discards the spool; holding it open
+ * keeps the drained file readable after that. */
+void Session::drain_and_read()
+{
+    offset_ns_ = realtime_offset();
+    int fd = -1;
+    const char *path = act_snapshot_path();
+    if (path && *path)
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = act_session_end(nullptr);
+    if (rc != ACT_OK)
+        errors_.push_back(std::string("acceltrace: ending the session: ") + act_strerror(rc));
+    if (fd < 0) {
+        errors_.push_back("acceltrace: the session's spool file could not be opened");
+    } else {
+        read_snapshot(fd);
+        ::close(fd);
+    }
+    cleanup();
+}
+
+static ActivityType activity_type(uint32_t kind, bool *ok)
+{
+    *ok = true;
+    switch (kind) {
+    case ACT_OP_KERNEL: return ActivityType::CONCURRENT_KERNEL;
+    case ACT_OP_MEMCPY_HTOD:
+    case ACT_OP_MEMCPY_DTOH:
+    case ACT_OP_MEMCPY_DTOD:
+    case ACT_OP_MAP:
+    case ACT_OP_UNMAP: return ActivityType::GPU_MEMCPY;
+    case ACT_OP_MEMSET: return ActivityType::GPU_MEMSET;
+    case ACT_OP_COLLECTIVE: return ActivityType::COLLECTIVE_COMM;
+    default: *ok = false; return ActivityType::CONCURRENT_KERNEL;
+    }
+}
+
+/*
+ * The lane of a device op: one per queue, plus a sub-lane for each op that
+ * overlaps the ones already there (out-of-order queues), so that slices on
+ * one lane never overlap. Ops arrive in start order.
+ */
+int32_t Session::lane_for(std::map<std::pair<int64_t, uint64_t>, QueueLanes> &queues,
+                          int32_t &next_lane, const DeviceOp &d)
+{
+    QueueLanes &q = queues[std::make_pair(d.pid, d.op.queue)];
+    if (q.name.empty()) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "queue 0x%llx", (unsigned long long)d.op.queue);
+        q.name = safe(d.queue_label.empty() ? buf : d.queue_label, "stream name");
+    }
+    uint64_t end = d.op.end_ns > d.op.start_ns ? d.op.end_ns : d.op.start_ns;
+    for (auto &sub : q.subs) {
+        if (sub.second <= d.op.start_ns || !d.op.start_ns) {
+            if (d.op.start_ns)
+                sub.second = end;
+            return sub.first;
+        }
+    }
+    int32_t id = next_lane++;
+    std::string name =
+        q.subs.empty() ? q.name : q.name + " (" + std::to_string(q.subs.size() + 1) + ")";
+    lanes_.push_back({d.pid, id, name});
+    q.subs.emplace_back(id, end);
+    return id;
+}
+
+void Session::read_snapshot(int fd)
+{
+    act_snapshot *snap = nullptr;
+    int rc = act_snapshot_open_fd(fd, &snap);
+    if (rc != ACT_OK) {
+        errors_.push_back(std::string("acceltrace: reading the spool: ") + act_strerror(rc));
+        return;
+    }
+    std::map<std::pair<uint32_t, uint32_t>, int64_t> pid_of;   /* (source, index) */
+    std::map<std::pair<int64_t, uint64_t>, QueueLanes> queues; /* (pid, queue) */
+    int32_t next_lane = 1;
+    act_snap_op op;
+    while (act_snapshot_next(snap, &op) == 1) {
+        DeviceOp d;
+        d.op = op;
+        d.name = op.name;
+        d.detail = op.detail;
+        d.vendor = op.vendor;
+        d.device_name = op.device_name;
+        d.queue_label = op.queue_label;
+        d.launch_name = op.launch_name;
+        auto dkey = std::make_pair(op.source, op.device_index);
+        auto it = pid_of.find(dkey);
+        if (it == pid_of.end()) {
+            int64_t pid = kDevicePidBase + 1000 * static_cast<int64_t>(op.source) + op.device_index;
+            it = pid_of.emplace(dkey, pid).first;
+            std::string vendor = d.vendor.empty() ? "device" : d.vendor;
+            std::string dev = d.device_name.empty() ? "" : " " + d.device_name;
+            devices_.push_back(
+                {pid,
+                 safe(vendor + dev + " (device " + std::to_string(op.device_index) + ")",
+                      "device name"),
+                 safe(vendor, "device label")});
+        }
+        d.pid = it->second;
+        d.lane = lane_for(queues, next_lane, d);
+        ops_.push_back(std::move(d));
+    }
+    if (uint64_t skipped = act_snapshot_skipped(snap))
+        errors_.push_back("acceltrace: " + std::to_string(skipped) +
+                          " damaged spool records were skipped");
+    act_snapshot_close(snap);
+    if (ops_.empty())
+        errors_.push_back("acceltrace: no device activity was recorded in this cycle (for "
+                          "OpenCL, is OPENCL_LAYERS set to libacceltrace.so?)");
+}
+
+void Session::cleanup()
+{
+    if (!spool_dir_.empty()) {
+        nftw(spool_dir_.c_str(), rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+        spool_dir_.clear();
+    }
+}
+
+std::unique_ptr<libkineto::DeviceInfo> Session::getDeviceInfo()
+{
+    if (devices_.empty())
+        return nullptr;
+    const Device &d = devices_.front();
+    return std::make_unique<libkineto::DeviceInfo>(
+        libkineto::DeviceInfo{d.pid, d.pid, d.name, d.label});
+}
+
+std::vector<libkineto::ResourceInfo> Session::getResourceInfos()
+{
+    std::vector<libkineto::ResourceInfo> out;
+    for (const Lane &l : lanes_)
+        if (!devices_.empty() && l.pid == devices_.front().pid)
+            out.push_back(libkineto::ResourceInfo{l.id, l.id, l.pid, l.name});
+    return out;
+}
+
+void Session::processTrace(libkineto::ActivityLogger &logger,
+                           libkineto::getLinkedActivityCallback getLinked, int64_t startTime,
+                           int64_t endTime)
+{
+    /* getDeviceInfo/getResourceInfos describe one device; the others are
+     * described here so that every device lane is named and sorted. */
+    for (size_t i = 1; i < devices_.size(); i++) {
+        const Device &d = devices_[i];
+        logger.handleDeviceInfo(libkineto::DeviceInfo{d.pid, d.pid, d.name, d.label}, start_ns_);
+        for (const Lane &l : lanes_)
+            if (l.pid == d.pid)
+                logger.handleResourceInfo(libkineto::ResourceInfo{l.id, l.id, l.pid, l.name},
+                                          start_ns_);
+    }
+    std::unordered_map<uint64_t, int64_t> corr_by_ext;
+    {
+        State &st = state();
+        std::lock_guard<std::mutex> g(st.mu);
+        corr_by_ext = st.corr_by_ext;
+    }
+    const bool window = startTime > 0 && endTime > startTime;
+    /* Flow ids of our own, in the upper half of uint32 so they cannot meet
+     * CUPTI's correlation ids (small numbers) if CUDA is profiled too. */
+    uint32_t next_flow = 0x80000000u;
+    int32_t next_id = 1 << 30;
+    uint64_t emitted = 0, linked = 0, skipped = 0;
+    const int64_t host_pid = getpid();
+    for (const DeviceOp &d : ops_) {
+        bool known;
+        ActivityType type = activity_type(d.op.kind, &known);
+        if (!known || !wants(type) || !d.op.start_ns || !d.op.end_ns ||
+            (d.op.flags & ACT_OPF_NO_TIMES)) {
+            skipped++;
+            continue;
+        }
+        int64_t start = static_cast<int64_t>(d.op.start_ns) + offset_ns_;
+        int64_t end = static_cast<int64_t>(d.op.end_ns) + offset_ns_;
+        if (end < start)
+            end = start;
+        if (window && (end < startTime || start > endTime)) {
+            skipped++;
+            continue;
+        }
+        const libkineto::ITraceActivity *link = nullptr;
+        auto c = corr_by_ext.find(d.op.ext);
+        if (d.op.ext && c != corr_by_ext.end() && getLinked)
+            link = getLinked(static_cast<int32_t>(c->second));
+
+        auto act = std::make_unique<libkineto::GenericTraceActivity>(span_, type,
+                                                                     safe(d.name, "kernel name"));
+        act->startTime = start;
+        act->endTime = end;
+        act->id = next_id++;
+        act->device = static_cast<int32_t>(d.pid);
+        act->resource = d.lane;
+        act->threadId = d.lane;
+        act->linked = link;
+        if (type == ActivityType::CONCURRENT_KERNEL)
+            act->addMetadataQuoted("type",
+                                   safe(d.detail.empty() ? "kernel" : d.detail, "kernel type"));
+        act->addMetadata("stream", d.lane);
+        if (!d.queue_label.empty())
+            act->addMetadataQuoted("queue", safe(d.queue_label, "queue label"));
+        act->addMetadata("correlation", d.op.corr);
+        if (type == ActivityType::CONCURRENT_KERNEL)
+            act->addMetadata("global size", "[" + std::to_string(d.op.gsize[0]) + ", " +
+                                                std::to_string(d.op.gsize[1]) + ", " +
+                                                std::to_string(d.op.gsize[2]) + "]");
+        else if (d.op.bytes)
+            act->addMetadata("bytes", d.op.bytes);
+
+        /* One flow per launched op: a marker at the launch on the host
+         * thread (start) and the op itself (finish). */
+        if (d.op.launch_tid && d.op.launch_start_ns) {
+            uint32_t flow = next_flow++;
+            auto marker = std::make_unique<libkineto::GenericTraceActivity>(
+                span_, ActivityType::PRIVATEUSE1_RUNTIME,
+                safe(d.launch_name.empty() ? "launch" : d.launch_name, "launch name"));
+            int64_t ls = static_cast<int64_t>(d.op.launch_start_ns) + offset_ns_;
+            int64_t le = static_cast<int64_t>(d.op.launch_end_ns) + offset_ns_;
+            if (ls > start) /* clock skew: an arrow must not point back in time */
+                ls = start;
+            if (le < ls)
+                le = ls;
+            marker->startTime = ls;
+            marker->endTime = le;
+            marker->id = act->id;
+            marker->device = static_cast<int32_t>(host_pid);
+            marker->resource = static_cast<int32_t>(d.op.launch_tid);
+            marker->threadId = static_cast<int32_t>(d.op.launch_tid);
+            marker->linked = link;
+            marker->flow.id = flow;
+            marker->flow.type = libkineto::kLinkAsyncCpuGpu;
+            marker->flow.start = 1;
+            act->flow.id = flow;
+            act->flow.type = libkineto::kLinkAsyncCpuGpu;
+            act->flow.start = 0;
+            logger.handleGenericActivity(*marker);
+            activities_.push_back(std::move(marker));
+        }
+        if (link)
+            linked++;
+        logger.handleGenericActivity(*act);
+        activities_.push_back(std::move(act));
+        emitted++;
+    }
+    if (skipped)
+        errors_.push_back("acceltrace: " + std::to_string(skipped) +
+                          " device ops were not emitted (type not requested, no times, or "
+                          "outside the window)");
+    (void)emitted;
+    (void)linked;
+    state().processed++;
+    publish_errors();
+}
+
+/* Kineto logs errors() at best; keep them where Python can ask. */
+void Session::publish_errors()
+{
+    std::string all;
+    for (const std::string &e : errors_)
+        all += (all.empty() ? "" : "\n") + e;
+    State &st = state();
+    std::lock_guard<std::mutex> g(st.mu);
+    st.last_errors = all;
+}
+
+/* ---- the profiler (factory of sessions) --------------------------------- */
+
+class Profiler : public libkineto::IActivityProfiler
+{
+  public:
+    const std::string &name() const override
+    {
+        return name_;
+    }
+    const std::set<ActivityType> &availableActivities() const override
+    {
+        return available_;
+    }
+    std::unique_ptr<libkineto::IActivityProfilerSession>
+    configure(const std::set<ActivityType> &types, const libkineto::Config &) override
+    {
+        static const ActivityType wanted[] = {ActivityType::CONCURRENT_KERNEL,
+                                              ActivityType::GPU_MEMCPY, ActivityType::GPU_MEMSET,
+                                              ActivityType::GPU_USER_ANNOTATION};
+        for (ActivityType t : wanted)
+            if (types.count(t)) {
+                state().configured++;
+                return std::make_unique<Session>(types);
+            }
+        return nullptr;
+    }
+    std::unique_ptr<libkineto::IActivityProfilerSession>
+    configure(int64_t, int64_t, const std::set<ActivityType> &types,
+              const libkineto::Config &config) override
+    {
+        return configure(types, config);
+    }
+
+  private:
+    std::string name_{"acceltrace"};
+    std::set<ActivityType> available_{ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY,
+                                      ActivityType::GPU_MEMSET, ActivityType::COLLECTIVE_COMM,
+                                      ActivityType::PRIVATEUSE1_RUNTIME};
+};
+
+} // namespace acceltrace_torch
+
+/* ---- entry points for Python (acceltrace/torch/_plugin.py) -------------- */
+
+extern "C" __attribute__((visibility("default"))) const char *act_torch_plugin_built_for(void)
+{
+    return ACT_TORCH_VERSION;
+}
+
+/* Registers the profiler once. Returns NULL, or why it refused. */
+extern "C" __attribute__((visibility("default"))) const char *
+act_torch_plugin_register(const char *torch_version)
+{
+    static std::string err;
+    static std::once_flag once;
+    if (!torch_version || std::string(torch_version) != ACT_TORCH_VERSION) {
+        err = std::string("acceltrace torch plugin was built for torch " ACT_TORCH_VERSION
+                          " and refuses to load into torch ") +
+              (torch_version ? torch_version : "(unknown)");
+        return err.c_str();
+    }
+    std::call_once(once, [] {
+        auto factory = []() -> std::unique_ptr<libkineto::IActivityProfiler> {
+            return std::make_unique<acceltrace_torch::Profiler>();
+        };
+#ifdef ACT_HAVE_PRIVATEUSE1_REGISTRY
+        torch::profiler::impl::PrivateUse1ProfilerRegistry::instance().registerFactory(factory);
+#else
+        libkineto::api().registerProfilerFactory(factory);
+#endif
+    });
+    return nullptr;
+}
+
+/* Counters for diagnostics and tests: out[0..4] = sessions configured,
+ * started, processed; torch ids seen; torch ids paired with a range. */
+extern "C" __attribute__((visibility("default"))) void act_torch_plugin_counters(uint64_t out[5])
+{
+    acceltrace_torch::State &st = acceltrace_torch::state();
+    out[0] = st.configured.load();
+    out[1] = st.started.load();
+    out[2] = st.processed.load();
+    out[3] = st.pushes.load();
+    out[4] = st.linked_ids.load();
+}
+
+/* Errors of the last session that was processed, '\n'-separated (a copy
+ * valid until the next call). */
+extern "C" __attribute__((visibility("default"))) const char *act_torch_plugin_last_errors(void)
+{
+    static std::string copy;
+    acceltrace_torch::State &st = acceltrace_torch::state();
+    std::lock_guard<std::mutex> g(st.mu);
+    copy = st.last_errors;
+    return copy.c_str();
+}
+
+/* The plugin's sanitiser, for the test that it matches acceltrace.torch's
+ * exactly. Writes the safe text and the notes (", "-joined) into the
+ * caller's buffers; returns the safe text's length. */
+extern "C" __attribute__((visibility("default"))) size_t
+act_torch_plugin_sanitize(const char *in, char *out, size_t out_size, char *notes,
+                          size_t notes_size)
+{
+    std::string n;
+    std::string s = acceltrace_torch::sanitize(in ? in : "", &n);
+    if (out_size)
+        snprintf(out, out_size, "%s", s.c_str());
+    if (notes_size)
+        snprintf(notes, notes_size, "%s", n.c_str());
+    return s.size();
+}

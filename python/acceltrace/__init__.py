@@ -1,0 +1,275 @@
+"""acceltrace -- Python interface to acceltrace, a vendor-neutral accelerator
+profiler (ctypes over libacceltrace; no compiled extension).
+
+    import acceltrace
+
+    with acceltrace.profile(output="trace.json"):
+        with acceltrace.range("step"):
+            ...                       # host work and device work
+        acceltrace.mark("checkpoint")
+        acceltrace.counter("loss", 0.25)
+        acceltrace.metadata("run", {"lr": 0.1})
+
+``profile`` opens an in-process session (act_session_begin) and writes the
+Chrome trace when it ends (act_session_end). ``range``, ``mark`` and
+``counter`` are annotations: with nothing recording they cost one C call and
+do nothing, as in C. ``metadata`` raises when nothing records it, because a
+value the user asked for must not vanish silently. ``rt()`` is the runtime
+API table (the counterpart of ``torch.cuda.cudart()`` / ``torch.npu.npurt()``).
+Errors are raised as :class:`AcceltraceError` subclasses named after the
+ACT_E_* code, with the library's text. ``import acceltrace.torch`` adds the
+torch.profiler integration.
+"""
+
+import functools
+import json
+import os
+import threading
+
+from . import _lib
+from ._errors import (  # noqa: F401  (re-exported)
+    ACT_E_CONFIG, ACT_E_CONFLICT, ACT_E_DISABLED, ACT_E_FORMAT, ACT_E_FULL,
+    ACT_E_INVAL, ACT_E_IO, ACT_E_JSON, ACT_E_NOMEM, ACT_E_NOTFOUND,
+    ACT_E_STATE, ACT_E_UNBALANCED, ACT_E_UNSUPPORTED, ACT_OK,
+    AcceltraceError, CapacityError, ConfigError, ConflictError, DisabledError,
+    InvalidArgumentError, InvalidJSONError, LibraryNotFoundError,
+    NotFoundError, StateError, TraceIOError, UnbalancedError,
+    UnsupportedError, error_class, make_error)
+from ._rt import rt  # noqa: F401
+
+__all__ = [
+    "profile", "start", "stop", "capture_start", "capture_stop", "range",
+    "mark", "counter", "metadata", "metadata_json", "rt", "version",
+    "library_version", "is_enabled", "strerror", "library_path",
+    "AcceltraceError",
+]
+
+__version__ = "0.1.0"
+
+# Annotation results that mean "not recorded, and that is fine": nothing is
+# recording, or the recorder is full (the C side counted the drop).
+_QUIET = (ACT_E_DISABLED, ACT_E_FULL)
+
+
+def strerror(code):
+    """The library's text for an ACT_E_* code."""
+    return _lib.require("act_strerror")(int(code)).decode("utf-8", "replace")
+
+
+def _check(rc, call):
+    if rc < 0:
+        raise make_error(rc, call, strerror)
+    return rc
+
+
+def library_version():
+    """Version string of the loaded libacceltrace."""
+    return _lib.require("act_version")().decode("utf-8", "replace")
+
+
+def version():
+    """Version of this package (and of the library it was made for)."""
+    return __version__
+
+
+def library_path():
+    """Path of the libacceltrace this package loaded."""
+    return _lib.path()
+
+
+def is_enabled():
+    """True while this process is recording."""
+    return bool(_lib.require("act_is_enabled")())
+
+
+# ---- sessions -------------------------------------------------------------
+
+class profile:
+    """An in-process recording session; writes a Chrome trace at the end.
+
+    Use as a context manager, or call :meth:`start` and :meth:`stop`.
+    ``output`` is the trace path (None: record and discard). The keyword
+    arguments are those of ``act_options``: ``buffer_size`` (bytes, 0 =
+    default), ``spool_dir`` (None = a private temporary directory),
+    ``capture_api`` (record only between :func:`capture_start` and
+    :func:`capture_stop`), ``trace_name``.
+    """
+
+    def __init__(self, output=None, *, buffer_size=0, spool_dir=None,
+                 capture_api=False, trace_name=None):
+        self.output = os.fspath(output) if output is not None else None
+        if int(buffer_size) < 0:
+            raise ValueError("buffer_size must be >= 0, not %r" % (buffer_size,))
+        self.buffer_size = int(buffer_size)
+        self.spool_dir = os.fspath(spool_dir) if spool_dir is not None else None
+        self.capture_api = bool(capture_api)
+        self.trace_name = trace_name
+        self._running = False
+
+    @property
+    def running(self):
+        return self._running
+
+    def _options(self):
+        opts = _lib.act_options()
+        opts.struct_size = _lib.ctypes.sizeof(_lib.act_options)
+        opts.buffer_size = self.buffer_size
+        opts.spool_dir = (_lib.encode(self.spool_dir, "spool_dir")
+                          if self.spool_dir is not None else None)
+        opts.capture_api = 1 if self.capture_api else 0
+        opts.trace_name = (_lib.encode(self.trace_name, "trace_name")
+                           if self.trace_name is not None else None)
+        return opts
+
+    def start(self):
+        """Begin recording (act_session_begin)."""
+        if self._running:
+            raise StateError("this profile is already running", code=ACT_E_STATE)
+        opts = self._options()
+        _check(_lib.require("act_session_begin")(_lib.ctypes.byref(opts)),
+               "act_session_begin")
+        self._running = True
+        return self
+
+    def stop(self):
+        """Stop recording and write the trace; returns its path (or None)."""
+        if not self._running:
+            raise StateError("this profile is not running", code=ACT_E_STATE)
+        self._running = False
+        out = _lib.encode(self.output, "output") if self.output is not None else None
+        _check(_lib.require("act_session_end")(out), "act_session_end")
+        return self.output
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb):
+        # The trace is written even when the body raised: it is what one
+        # wants to look at then. A failure to write it does not hide the
+        # body's exception.
+        try:
+            self.stop()
+        except AcceltraceError:
+            if exc_type is None:
+                raise
+        return False
+
+
+_current = None
+_current_lock = threading.Lock()
+
+
+def start(output=None, **options):
+    """Begin a session without a ``with`` block; :func:`stop` ends it."""
+    global _current
+    with _current_lock:
+        if _current is not None and _current.running:
+            raise StateError("acceltrace.start(): a session started with start() "
+                             "is still running", code=ACT_E_STATE)
+        p = profile(output, **options)
+        p.start()
+        _current = p
+        return p
+
+
+def stop():
+    """End the session begun by :func:`start`; returns the trace path."""
+    global _current
+    with _current_lock:
+        if _current is None or not _current.running:
+            raise StateError("acceltrace.stop(): no session was started with start()",
+                             code=ACT_E_STATE)
+        p, _current = _current, None
+        return p.stop()
+
+
+def capture_start():
+    """Open the capture range (sessions with capture_api=True)."""
+    _check(_lib.require("act_start")(), "act_start")
+
+
+def capture_stop():
+    """Close the capture range."""
+    _check(_lib.require("act_stop")(), "act_stop")
+
+
+# ---- annotations ------------------------------------------------------------
+
+class range:  # noqa: A001  (the name users expect: acceltrace.range)
+    """A named range on the calling thread: ``with acceltrace.range("x"):``
+    or ``@acceltrace.range("x")`` (also bare ``@acceltrace.range``, which
+    uses the function's qualified name). Ranges nest."""
+
+    def __init__(self, name):
+        self.name = name
+        self._name = _lib.encode(name, "range name")
+        self._tls = threading.local()
+
+    def __new__(cls, name):
+        if callable(name) and not isinstance(name, (str, bytes)):
+            # Bare decorator: @acceltrace.range
+            return cls(getattr(name, "__qualname__", getattr(name, "__name__", "?")))(name)
+        return super().__new__(cls)
+
+    def __enter__(self):
+        rc = _lib.require("act_range_push")(self._name)
+        if rc < 0 and rc not in _QUIET:
+            _check(rc, "act_range_push")
+        stack = getattr(self._tls, "stack", None)
+        if stack is None:
+            stack = self._tls.stack = []
+        # The library moves its range stack even when the record was
+        # dropped for lack of space (ACT_E_FULL), so that pop stays
+        # balanced; only a push that did nothing must not be popped.
+        stack.append(rc == 0 or rc == ACT_E_FULL)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        pushed = self._tls.stack.pop()
+        if pushed:
+            rc = _lib.require("act_range_pop")()
+            # A session that ended inside the range leaves nothing to pop.
+            if rc < 0 and rc not in _QUIET and exc_type is None:
+                _check(rc, "act_range_pop")
+        return False
+
+    def __call__(self, fn):
+        name = self.name
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with range(name):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def mark(name):
+    """An instant event named ``name``."""
+    _lib.require("act_mark")(_lib.encode(name, "mark name"))
+
+
+def counter(name, value):
+    """One sample of the counter ``name``."""
+    _lib.require("act_counter")(_lib.encode(name, "counter name"), float(value))
+
+
+def metadata(key, value):
+    """Add a top-level member to the trace: a str is stored as a string,
+    anything else as the JSON of ``json.dumps(value)``."""
+    k = _lib.encode(key, "metadata key")
+    if isinstance(value, str):
+        _check(_lib.require("act_metadata_set")(k, _lib.encode(value, "metadata value")),
+               "act_metadata_set")
+    else:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        _check(_lib.require("act_metadata_set_json")(k, _lib.encode(text, "metadata value")),
+               "act_metadata_set_json")
+
+
+def metadata_json(key, text):
+    """Add a top-level member whose value is the JSON text ``text``
+    (validated by the library: InvalidJSONError when it does not parse)."""
+    _check(_lib.require("act_metadata_set_json")(
+        _lib.encode(key, "metadata key"), _lib.encode(text, "metadata JSON")),
+        "act_metadata_set_json")
+

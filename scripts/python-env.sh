@@ -1,0 +1,26 @@
+# python-env.sh -- the project's Python virtual environment (.venv), sourced
+# by build.sh's install_deps before the build so that CMake finds the torch
+# it builds the torch.profiler plugin against (plugins/torch) and the test
+# step finds pytest.
+#
+# Idempotent and quick when already done: a stamp file records what was
+# installed; nothing is re-installed while it matches. torch is pinned: the
+# CPU build of 2.13.0 is what the plugin and tests are written for (never an
+# unpinned torch, which would pull whatever is newest).
+# The package itself is installed editable (python/ stays the source), so it
+# finds the library of this checkout's build tree.
+act_python_env() {
+  local root=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+  local venv=$root/.venv
+  local want="torch==2.13.0 pytest numpy; editable $root/python"
+  local stamp=$venv/.acceltrace-env
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    return 0
+  fi
+  echo "python-env: setting up $venv ($want)" >&2
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q torch==2.13.0 pytest numpy
+  "$venv/bin/pip" install -q --no-build-isolation -e "$root/python"
+  printf '%s' "$want" >"$stamp"
+}
+act_python_env
