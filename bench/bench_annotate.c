@@ -15,6 +15,11 @@
  * and switches the global recording flag between variants, so "off"
  * executes exactly the code a program without a tool executes.
  *
+ * Built twice: act_bench_annotate links the static library and opens the
+ * recorder itself; act_bench_annotate_so links libacceltrace.so like an
+ * application and attaches through ACCELTRACE_SPOOL_DIR as `acceltrace run`
+ * does (calls through the PLT; no LTTng column there).
+ *
  * The LTTng column: when the program was built with liblttng-ust and the
  * `lttng` tools run here, the process first starts a session daemon (or
  * uses a running one), creates a snapshot-mode (flight-recorder) session
@@ -157,13 +162,26 @@ static void *worker(void *arg)
     }
 }
 
+/* The recording flag is the library's; a program linked to the shared
+ * library only has a copy of it (copy relocation, library -Bsymbolic), so
+ * the shared build cannot switch the exported functions off: it measures
+ * "off" through the inline path only (the hint is reached by pointer). */
+static void set_recording(int on)
+{
+#ifdef ACT_BENCH_SHARED
+    (void)on;
+#else
+    atomic_store(&act__recording, on);
+#endif
+}
+
 static double run_variant(const variant *v, long n)
 {
     if (v->recording != REC_NA) {
         /* "Off" is the state start-up leaves when no tool is attached:
          * not recording, and the inline wrappers told not to enter. */
-        atomic_store(&act__recording, v->recording);
-        __atomic_store_n(&act__enter, v->recording, __ATOMIC_SEQ_CST);
+        set_recording(v->recording);
+        __atomic_store_n(act__enter_ptr, v->recording, __ATOMIC_SEQ_CST);
     }
     double ns;
     if (v->threads == 1) {
@@ -177,8 +195,8 @@ static double run_variant(const variant *v, long n)
         pthread_barrier_wait(&pool.done);
         ns = (pool.ns[0] + pool.ns[1]) / 2;
     }
-    atomic_store(&act__recording, 1);
-    __atomic_store_n(&act__enter, 1, __ATOMIC_SEQ_CST);
+    set_recording(1);
+    __atomic_store_n(act__enter_ptr, 1, __ATOMIC_SEQ_CST);
     return ns;
 }
 
@@ -344,10 +362,42 @@ static int open_recorder(char *dir, size_t dlen, uint64_t pairs)
     /* Each pair is 32 bytes; recycled chunks lose a little; keep 50 % slack
      * so that no record is ever dropped during the measurement. */
     uint64_t cap = pairs * 32 * 3 / 2 + (64ull << 20);
+#ifdef ACT_BENCH_SHARED
+    /* As `acceltrace run` attaches: start-up opens the spool on the first
+     * call. (The capacity variable is honoured once staged start-up reads
+     * the configuration; the interim start-up uses 256 MiB.) */
+    char capstr[32];
+    snprintf(capstr, sizeof(capstr), "%llu", (unsigned long long)cap);
+    setenv("ACCELTRACE_BUFFER_SIZE", capstr, 1);
+    setenv("ACCELTRACE_SPOOL_DIR", dir, 1);
+    (act_range_push)("bench.start");
+    (act_range_pop)();
+    if (!act_is_enabled()) {
+        fprintf(stderr, "bench_annotate: start-up did not open a spool in %s\n", dir);
+        return -1;
+    }
+    return 0;
+#else
     int rc = act_recorder_open(dir, cap, 256u << 10);
     if (rc != 0)
         fprintf(stderr, "bench_annotate: act_recorder_open: %s\n", act_strerror(rc));
     return rc;
+#endif
+}
+
+/* Records dropped for lack of space (any would make the figures invalid). */
+static uint64_t recorder_dropped(void)
+{
+#ifdef ACT_BENCH_SHARED
+    /* The header is internal to the library: a full spool shows as a
+     * refused push. */
+    int rc = (act_range_push)("bench.end");
+    (act_range_pop)();
+    return rc == ACT_E_FULL;
+#else
+    act_spool_header *h = act_recorder_header();
+    return h ? h->dropped[ACT_REC_RANGE_PUSH] + h->dropped[ACT_REC_RANGE_POP] : 0;
+#endif
 }
 
 static int measure(const bench_opts *o, const char *lttng_skip, int prefault)
@@ -367,7 +417,11 @@ static int measure(const bench_opts *o, const char *lttng_skip, int prefault)
     static variant v[] = {
         {"empty", body_empty, 1, REC_NA, 1, {0}},
         {"off", body_act, 1, REC_OFF, 1, {0}},
+#ifndef ACT_BENCH_SHARED
         {"off_call", body_act_call, 1, REC_OFF, 1, {0}},
+#else
+        {"off_call", body_act_call, 1, REC_OFF, 0, {0}},
+#endif
         {"rec", body_act, 1, REC_ON, 1, {0}},
         {"floor_tsc", body_floor_tsc, 1, REC_NA, 1, {0}},
         {"floor_clock", body_floor_clock, 1, REC_NA, 1, {0}},
@@ -390,12 +444,16 @@ static int measure(const bench_opts *o, const char *lttng_skip, int prefault)
     uint64_t rec_pairs = (uint64_t)n * (uint64_t)(reps + 1) * 3;
     if (open_recorder(dir, sizeof(dir), rec_pairs) != 0)
         return 1;
+#ifndef ACT_BENCH_SHARED
     if (prefault) {
         /* Separate hot-path cost from first-touch page cost. */
         act_spool_header *h = act_recorder_header();
         if (madvise(h, h->capacity, 23 /* MADV_POPULATE_WRITE */) != 0)
             perror("bench_annotate: madvise(MADV_POPULATE_WRITE)");
     }
+#else
+    (void)prefault;
+#endif
 
     pthread_barrier_init(&pool.start, NULL, 3);
     pthread_barrier_init(&pool.done, NULL, 3);
@@ -419,9 +477,10 @@ static int measure(const bench_opts *o, const char *lttng_skip, int prefault)
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
 
-    act_spool_header *h = act_recorder_header();
-    uint64_t dropped = h ? h->dropped[ACT_REC_RANGE_PUSH] + h->dropped[ACT_REC_RANGE_POP] : 0;
+    uint64_t dropped = recorder_dropped();
+#ifndef ACT_BENCH_SHARED
     act_recorder_close();
+#endif
     bench_rmdir_flat(dir);
 
     printf("# annotate: %ld pairs per timing, %d repetitions, variants interleaved\n", n, reps);
@@ -452,7 +511,8 @@ static int measure(const bench_opts *o, const char *lttng_skip, int prefault)
                  median_of(empty, reps), ratio, floorc, "-", "info");
 
     report_added("1 thread, tool off", off, empty, reps, "<= 2 ns", 2.0);
-    report_added("1 thread, tool off, exported call", offc, empty, reps, "-", NAN);
+    if (offc->enabled)
+        report_added("1 thread, tool off, exported call", offc, empty, reps, "-", NAN);
     report_recording("1 thread, recording", rec, empty, reps, floor.median, !dropped);
     report_added("2 threads, tool off", off2, empty2, reps, "<= 2 ns", 2.0);
     report_recording("2 threads, recording", rec2, empty2, reps, floor.median, !dropped);
@@ -484,6 +544,13 @@ int main(int argc, char **argv)
     if (bench_parse_args(argc, argv, &o, "[--quick] [--reps=N] [--variant=prefault]") != 0)
         return 2;
     int prefault = 0;
+#ifdef ACT_BENCH_SHARED
+    bench_name = "annotate[libacceltrace.so]";
+    if (o.variant) {
+        fprintf(stderr, "bench_annotate: no variants in the shared-library build\n");
+        return 2;
+    }
+#endif
     if (o.variant) {
         if (strcmp(o.variant, "prefault") != 0) {
             fprintf(stderr, "bench_annotate: unknown variant '%s' (allowed: prefault)\n",
@@ -504,6 +571,8 @@ int main(int argc, char **argv)
             return rc;
         skip = why;
     }
+#elif defined(ACT_BENCH_SHARED)
+    skip = "measured by act_bench_annotate (static build)";
 #else
     skip = "benchmark built without liblttng-ust-dev";
 #endif

@@ -66,25 +66,30 @@ void act_counter(const char *name, double value);
 /*
  * Inline fast path of act_range_push/act_range_pop. With no tool attached
  * an annotation should cost a predictable branch, not a call into the
- * library (NVTX does the same). `act__enter` is the library's hint, not
- * API: it is 0 only once start-up has found that no tool is attached, and
- * goes back to 1 before recording starts; while it is 0 the calls return
- * ACT_E_DISABLED without entering the library. Arguments are evaluated
- * exactly once either way. The functions themselves stay exported (for
- * dlsym, ctypes, taking their address); define ACT_NO_INLINE_FASTPATH to
- * always call them.
+ * library (NVTX does the same). `*act__enter_ptr` is the library's hint,
+ * not API: it is 0 only once start-up has found that no tool is attached,
+ * and goes back to 1 before recording starts; while it is 0 the calls
+ * return ACT_E_DISABLED without entering the library. Arguments are
+ * evaluated exactly once either way. The functions themselves stay
+ * exported (for dlsym, ctypes, taking their address); define
+ * ACT_NO_INLINE_FASTPATH to always call them.
+ *
+ * The hint is reached through a constant pointer, not as an exported int:
+ * a program's copy relocation of an exported int would be a second copy
+ * that the library (linked -Bsymbolic) never writes; a copied pointer
+ * still points at the library's flag.
  */
 #if !defined(ACT_NO_INLINE_FASTPATH) && (defined(__GNUC__) || defined(__clang__))
-extern int act__enter;
+extern int *const act__enter_ptr;
 static inline int act__range_push_inline(const char *name)
 {
-    if (__atomic_load_n(&act__enter, __ATOMIC_RELAXED))
+    if (__atomic_load_n(act__enter_ptr, __ATOMIC_RELAXED))
         return (act_range_push)(name);
     return ACT_E_DISABLED;
 }
 static inline int act__range_pop_inline(void)
 {
-    if (__atomic_load_n(&act__enter, __ATOMIC_RELAXED))
+    if (__atomic_load_n(act__enter_ptr, __ATOMIC_RELAXED))
         return (act_range_pop)();
     return ACT_E_DISABLED;
 }

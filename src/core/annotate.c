@@ -18,8 +18,10 @@
 
 static _Atomic int act__init_tried;
 
-/* Hint for the inline wrappers of acceltrace.h: 1 = enter the library. */
-ACT_EXPORT int act__enter = 1;
+/* Hint for the inline wrappers of acceltrace.h: 1 = enter the library.
+ * Programs reach it through the exported constant pointer (see there). */
+int act__enter = 1;
+ACT_EXPORT int *const act__enter_ptr = &act__enter;
 
 /* Start-up found no tool: let the inline wrappers skip the call. The
  * recorder sets act__recording and then act__enter (both seq_cst) when it

@@ -79,9 +79,11 @@ void act_vlog(const char *fmt, va_list ap);
  * tests: nonzero while records are being captured in this process.
  */
 extern ACT_EXPORT _Atomic int act__recording;
-/* Hint read by the inline wrappers in acceltrace.h (annotate.c): set to 1
- * with act_recorder_enter_hint_on() right after act__recording goes to 1. */
-extern ACT_EXPORT int act__enter;
+/* Hint read by the inline wrappers in acceltrace.h through the exported
+ * act__enter_ptr (annotate.c): set to 1 with act_recorder_enter_hint_on()
+ * right after act__recording goes to 1. */
+extern ACT_HIDDEN int act__enter;
+extern ACT_EXPORT int *const act__enter_ptr;
 static inline void act_recorder_enter_hint_on(void)
 {
     __atomic_store_n(&act__enter, 1, __ATOMIC_SEQ_CST);
