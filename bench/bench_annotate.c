@@ -106,13 +106,12 @@ static NOINLINE void body_floor_clock(long n)
     }
 }
 
-/* The exported functions themselves, as dlsym/ctypes callers reach them. */
+/* The exported functions themselves, as dlsym/ctypes callers reach them
+ * (bench_annotate_call.c is compiled without the inline wrappers). */
+void bench_body_act_call(long n, const char *name);
 static NOINLINE void body_act_call(long n)
 {
-    for (long i = 0; i < n; i++) {
-        (act_range_push)(range_name);
-        (act_range_pop)();
-    }
+    bench_body_act_call(n, range_name);
 }
 
 #ifdef ACT_BENCH_LTTNG
@@ -181,7 +180,7 @@ static double run_variant(const variant *v, long n)
         /* "Off" is the state start-up leaves when no tool is attached:
          * not recording, and the inline wrappers told not to enter. */
         set_recording(v->recording);
-        __atomic_store_n(act__enter_ptr, v->recording, __ATOMIC_SEQ_CST);
+        __atomic_store_n(act__idle_ptr, !v->recording, __ATOMIC_SEQ_CST);
     }
     double ns;
     if (v->threads == 1) {
@@ -196,7 +195,7 @@ static double run_variant(const variant *v, long n)
         ns = (pool.ns[0] + pool.ns[1]) / 2;
     }
     set_recording(1);
-    __atomic_store_n(act__enter_ptr, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(act__idle_ptr, 0, __ATOMIC_SEQ_CST);
     return ns;
 }
 

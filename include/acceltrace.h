@@ -54,8 +54,10 @@ int act_is_enabled(void);
 int act_range_push(const char *name);
 /* Close the innermost range of the calling thread. */
 int act_range_pop(void);
-/* A range that may end on another thread. Returns its id (0 when not
- * recording). */
+/* A range that may end on another thread. Returns its id for
+ * act_range_end(): 0 when no tool is attached (or name is NULL); nonzero
+ * otherwise, also while the capture window is closed (the end is then
+ * counted as outside the window, like the start). */
 uint64_t act_range_start(const char *name);
 void act_range_end(uint64_t id);
 /* An instant event. */
@@ -64,37 +66,54 @@ void act_mark(const char *name);
 void act_counter(const char *name, double value);
 
 /*
- * Inline fast path of act_range_push/act_range_pop. With no tool attached
- * an annotation should cost a predictable branch, not a call into the
- * library (NVTX does the same). `*act__enter_ptr` is the library's hint,
- * not API: it is 0 only once start-up has found that no tool is attached,
- * and goes back to 1 before recording starts; while it is 0 the calls
- * return ACT_E_DISABLED without entering the library. Arguments are
- * evaluated exactly once either way. The functions themselves stay
- * exported (for dlsym, ctypes, taking their address); define
- * ACT_NO_INLINE_FASTPATH to always call them.
+ * The no-tool fast path. `act__idle` is internal: nonzero once start-up
+ * found no tool attached (no launcher, no session). The wrappers below
+ * test it in the caller, so with no tool an annotation costs one load and
+ * a predictable branch, without a call into the library. Arguments are
+ * always evaluated. Define ACT_NO_INLINE to call the library directly.
  *
- * The hint is reached through a constant pointer, not as an exported int:
- * a program's copy relocation of an exported int would be a second copy
- * that the library (linked -Bsymbolic) never writes; a copied pointer
- * still points at the library's flag.
+ * Programs read the flag through the constant pointer act__idle_ptr, not
+ * as the exported int: a PIE program that names an exported int gets its
+ * own copy of it (a copy relocation), which the library -- linked
+ * -Bsymbolic, so bound to its own definition -- never writes.
  */
-#if !defined(ACT_NO_INLINE_FASTPATH) && (defined(__GNUC__) || defined(__clang__))
-extern int *const act__enter_ptr;
-static inline int act__range_push_inline(const char *name)
+extern int act__idle;
+extern int *const act__idle_ptr;
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(ACT_NO_INLINE)
+#define ACT__IDLE() __builtin_expect(__atomic_load_n(act__idle_ptr, __ATOMIC_RELAXED), 1)
+static inline int act__range_push_fast(const char *name)
 {
-    if (__atomic_load_n(act__enter_ptr, __ATOMIC_RELAXED))
-        return (act_range_push)(name);
-    return ACT_E_DISABLED;
+    return ACT__IDLE() ? ACT_E_DISABLED : (act_range_push)(name);
 }
-static inline int act__range_pop_inline(void)
+static inline int act__range_pop_fast(void)
 {
-    if (__atomic_load_n(act__enter_ptr, __ATOMIC_RELAXED))
-        return (act_range_pop)();
-    return ACT_E_DISABLED;
+    return ACT__IDLE() ? ACT_E_DISABLED : (act_range_pop)();
 }
-#define act_range_push(name) act__range_push_inline(name)
-#define act_range_pop()      act__range_pop_inline()
+static inline uint64_t act__range_start_fast(const char *name)
+{
+    return ACT__IDLE() ? 0 : (act_range_start)(name);
+}
+static inline void act__range_end_fast(uint64_t id)
+{
+    if (!ACT__IDLE())
+        (act_range_end)(id);
+}
+static inline void act__mark_fast(const char *name)
+{
+    if (!ACT__IDLE())
+        (act_mark)(name);
+}
+static inline void act__counter_fast(const char *name, double value)
+{
+    if (!ACT__IDLE())
+        (act_counter)(name, value);
+}
+#define act_range_push act__range_push_fast
+#define act_range_pop act__range_pop_fast
+#define act_range_start act__range_start_fast
+#define act_range_end act__range_end_fast
+#define act_mark act__mark_fast
+#define act_counter act__counter_fast
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -218,6 +218,13 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ru
         prepend_env("LD_PRELOAD", lib, ":");
     else
         prepend_env("OPENCL_LAYERS", lib, ":");
+    /* NVTX (header-only in the program) dlopens this on its first call:
+     * the same path as the layer, so one library instance serves both. */
+    char nvtx[PATH_MAX];
+    if (!o->preload)
+        setenv("NVTX_INJECTION64_PATH", lib, 1);
+    else if (find_library("libacceltrace.so", nvtx, sizeof(nvtx)) == 0)
+        setenv("NVTX_INJECTION64_PATH", nvtx, 1);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);

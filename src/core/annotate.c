@@ -3,55 +3,65 @@
  * metadata) and the small query functions of acceltrace.h.
  *
  * Every entry point starts with the same test of act__recording: one
- * predictable branch when no tool is attached. The first call in a process
- * that is not recording asks start-up once (act_init) whether a tool is
- * attached; later calls only read `act__init_tried`.
+ * predictable branch while recording. When it is 0 the call falls to a
+ * second test, act__idle, set once start-up (act_init, run by the
+ * first such call) found no tool: two predictable loads in all. With a tool
+ * attached but the capture window closed (capture.c) the call takes the
+ * slow path and is counted in the spool's outside_window[kind].
  */
-/* This file defines act_range_push/pop: no inline wrappers here. */
-#define ACT_NO_INLINE_FASTPATH 1
 #include <jansson.h>
 #include <string.h>
 
+/* This file defines the functions the header's inline wrappers call. */
+#define ACT_NO_INLINE
 #include "acceltrace.h"
 #include "init/init.h"
 #include "internal.h"
 
-static _Atomic int act__init_tried;
+/* Ids returned by act_range_start() for a range that was not written; its
+ * act_range_end() is counted the same way. Real ids stay below 2^62. */
+#define RANGE_ID_OUTSIDE (1ull << 63)
+#define RANGE_ID_DROPPED (1ull << 62)
 
-/* Hint for the inline wrappers of acceltrace.h: 1 = enter the library.
- * Programs reach it through the exported constant pointer (see there). */
-int act__enter = 1;
-ACT_EXPORT int *const act__enter_ptr = &act__enter;
-
-/* Start-up found no tool: let the inline wrappers skip the call. The
- * recorder sets act__recording and then act__enter (both seq_cst) when it
- * opens; re-reading act__recording after our store means that whichever
- * order the two threads run in, act__enter ends 1 while recording. */
-static void enter_hint_off(void)
+/* Slow path of every entry point: not recording. Runs start-up (once) and
+ * tells a closed capture window (1) from no tool at all (0). */
+static int attached_slow(void)
 {
-    __atomic_store_n(&act__enter, 0, __ATOMIC_SEQ_CST);
-    if (atomic_load(&act__recording))
-        __atomic_store_n(&act__enter, 1, __ATOMIC_SEQ_CST);
+    act_init();
+    if (atomic_load_explicit(&act__recording, memory_order_relaxed))
+        return 1;
+    if (act_capture_attached())
+        return 1;
+    __atomic_store_n(&act__idle, 1, __ATOMIC_RELAXED);
+    return 0;
 }
 
-/* Slow path of act_ready(): run start-up once, report whether recording. */
-static int ready_slow(void)
-{
-    if (!atomic_exchange(&act__init_tried, 1)) {
-        act_init();
-        if (!atomic_load(&act__recording))
-            enter_hint_off();
-    }
-    return atomic_load_explicit(&act__recording, memory_order_relaxed);
-}
-
-static inline int act_ready(void)
+/*
+ * The hot-path test: 1 = record now. With no tool attached it costs two
+ * predictable loads (act__idle is set by the first slow call).
+ * While the window is closed it counts the event as outside and returns 0.
+ */
+static inline int act_ready(uint16_t kind)
 {
     if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
         return 1;
-    if (ACT_LIKELY(atomic_load_explicit(&act__init_tried, memory_order_relaxed)))
+    if (ACT_LIKELY(__atomic_load_n(&act__idle, __ATOMIC_RELAXED)))
         return 0;
-    return ready_slow();
+    if (attached_slow() && atomic_load_explicit(&act__recording, memory_order_relaxed))
+        return 1;
+    act_capture_count_outside(kind);
+    return 0;
+}
+
+/* For calls that must record even with the window closed (pops, ends,
+ * metadata): 1 when a recorder is open. */
+static inline int act_attached(void)
+{
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
+        return 1;
+    if (ACT_LIKELY(__atomic_load_n(&act__idle, __ATOMIC_RELAXED)))
+        return 0;
+    return attached_slow();
 }
 
 static int emit_ts(uint16_t kind, uint32_t name)
@@ -60,43 +70,61 @@ static int emit_ts(uint16_t kind, uint32_t name)
     if (!r)
         return ACT_E_FULL;
     r->h.aux = name;
-    r->ts = act_clock_now();
+    r->ts = act_rec_now();
     act_rec_commit();
     return ACT_OK;
 }
 
-/* Tool off: the first call asks start-up once; the rest return at once.
- * Kept out of line so the entry points below stay frameless. */
-static __attribute__((noinline)) int range_push_cold(const char *name)
+/* Everything but the recorder's fast path (recorder.c) for a push. */
+static __attribute__((noinline)) int range_push_slow(const char *name)
 {
-    if (!act_ready())
+    if (!act_ready(ACT_REC_RANGE_PUSH)) {
+        /* Outside the window the stack still moves, so that the matching
+         * pop is recognised as outside too (not unbalanced). */
+        if (name && !__atomic_load_n(&act__idle, __ATOMIC_RELAXED))
+            act_recorder_range_pushed(ACT_RANGE_OUTSIDE);
         return ACT_E_DISABLED;
-    return act_recorder_range_push(name);
+    }
+    if (!name)
+        return ACT_E_INVAL;
+    int rc = emit_ts(ACT_REC_RANGE_PUSH, act_str_intern_literal(name));
+    /* The stack moves even when the record was dropped, so that the
+     * matching pop stays balanced (and is not written either). */
+    act_recorder_range_pushed(rc == ACT_OK ? ACT_RANGE_RECORDED : ACT_RANGE_DROPPED);
+    return rc;
 }
 
-static __attribute__((noinline)) int range_pop_cold(void)
-{
-    if (!act_ready())
-        return ACT_E_DISABLED;
-    return act_recorder_range_pop();
-}
-
+/* While recording, a recorded range with a literal name and room in the
+ * chunk is written by the recorder's fast path without a call beyond it
+ * (BENCHMARKS.md); anything else takes the general path. */
 ACT_EXPORT int act_range_push(const char *name)
 {
-    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
-        return act_recorder_range_push(name);
-    if (ACT_LIKELY(atomic_load_explicit(&act__init_tried, memory_order_relaxed)))
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)) &&
+        ACT_LIKELY(act_recorder_range_push_fast(name) == ACT_OK))
+        return ACT_OK;
+    return range_push_slow(name);
+}
+
+static __attribute__((noinline)) int range_pop_slow(void)
+{
+    if (!act_attached())
         return ACT_E_DISABLED;
-    return range_push_cold(name);
+    switch (act_recorder_range_popped()) {
+    case ACT_RANGE_RECORDED:
+        /* Written even after the window closed: its push is in the spool. */
+        return emit_ts(ACT_REC_RANGE_POP, 0);
+    case ACT_RANGE_OUTSIDE: act_capture_count_outside(ACT_REC_RANGE_POP); return ACT_E_DISABLED;
+    case ACT_RANGE_DROPPED: act_rec_drop(ACT_REC_RANGE_POP); return ACT_E_FULL;
+    default: return ACT_E_UNBALANCED;
+    }
 }
 
 ACT_EXPORT int act_range_pop(void)
 {
-    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
-        return act_recorder_range_pop();
-    if (ACT_LIKELY(atomic_load_explicit(&act__init_tried, memory_order_relaxed)))
-        return ACT_E_DISABLED;
-    return range_pop_cold();
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)) &&
+        ACT_LIKELY(act_recorder_range_pop_fast() == ACT_OK))
+        return ACT_OK;
+    return range_pop_slow();
 }
 
 static int emit_range_id(uint16_t kind, uint32_t name, uint64_t id)
@@ -105,7 +133,7 @@ static int emit_range_id(uint16_t kind, uint32_t name, uint64_t id)
     if (!r)
         return ACT_E_FULL;
     r->h.aux = name;
-    r->ts = act_clock_now();
+    r->ts = act_rec_now();
     r->id = id;
     act_rec_commit();
     return ACT_OK;
@@ -113,44 +141,56 @@ static int emit_range_id(uint16_t kind, uint32_t name, uint64_t id)
 
 ACT_EXPORT uint64_t act_range_start(const char *name)
 {
-    if (!act_ready() || !name)
+    if (!name)
         return 0;
+    if (!act_ready(ACT_REC_RANGE_START))
+        return __atomic_load_n(&act__idle, __ATOMIC_RELAXED)
+                   ? 0
+                   : act_range_id_next() | RANGE_ID_OUTSIDE;
     uint64_t id = act_range_id_next();
-    emit_range_id(ACT_REC_RANGE_START, act_str_intern_cstr(name), id);
+    if (emit_range_id(ACT_REC_RANGE_START, act_str_intern_cstr(name), id) != ACT_OK)
+        return id | RANGE_ID_DROPPED;
     return id;
 }
 
 ACT_EXPORT void act_range_end(uint64_t id)
 {
-    if (!act_ready() || id == 0)
+    if (id == 0 || !act_attached())
         return;
-    emit_range_id(ACT_REC_RANGE_END, 0, id);
+    if (id & RANGE_ID_OUTSIDE)
+        act_capture_count_outside(ACT_REC_RANGE_END);
+    else if (id & RANGE_ID_DROPPED)
+        act_rec_drop(ACT_REC_RANGE_END);
+    else /* started inside the window: kept even if it closed since */
+        emit_range_id(ACT_REC_RANGE_END, 0, id);
 }
 
 ACT_EXPORT void act_mark(const char *name)
 {
-    if (!act_ready() || !name)
+    if (!name || !act_ready(ACT_REC_MARK))
         return;
     emit_ts(ACT_REC_MARK, act_str_intern_cstr(name));
 }
 
 ACT_EXPORT void act_counter(const char *name, double value)
 {
-    if (!act_ready() || !name)
+    if (!name || !act_ready(ACT_REC_COUNTER))
         return;
     uint32_t id = act_str_intern_cstr(name);
     act_rec_counter *r = act_rec_reserve(ACT_REC_COUNTER, sizeof(*r));
     if (!r)
         return;
     r->h.aux = id;
-    r->ts = act_clock_now();
+    r->ts = act_rec_now();
     r->value = value;
     act_rec_commit();
 }
 
+/* Metadata is not an event in time: recorded whether or not the capture
+ * window is open. */
 static int metadata_emit(const char *key, const char *value, int is_json)
 {
-    if (!act_ready())
+    if (!act_attached())
         return ACT_E_DISABLED;
     uint32_t k = act_str_intern_cstr(key);
     uint32_t v = act_str_intern_cstr(value);

@@ -299,7 +299,7 @@ void act_config_defaults(act_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->buffer_size = 256 * MIB;
-    cfg->chunk_size = 64 * KIB;
+    cfg->chunk_size = 128 * KIB; /* a 64 KiB name fits in one record */
     cfg->drain_timeout_ms = 10000;
     strcpy(cfg->hooks, "all");
     cfg->log_level = 2; /* info */

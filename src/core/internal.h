@@ -79,15 +79,6 @@ void act_vlog(const char *fmt, va_list ap);
  * tests: nonzero while records are being captured in this process.
  */
 extern ACT_EXPORT _Atomic int act__recording;
-/* Hint read by the inline wrappers in acceltrace.h through the exported
- * act__enter_ptr (annotate.c): set to 1 with act_recorder_enter_hint_on()
- * right after act__recording goes to 1. */
-extern ACT_HIDDEN int act__enter;
-extern ACT_EXPORT int *const act__enter_ptr;
-static inline void act_recorder_enter_hint_on(void)
-{
-    __atomic_store_n(&act__enter, 1, __ATOMIC_SEQ_CST);
-}
 
 /* Per-thread recorder state; opaque outside recorder.c. */
 typedef struct act_thread act_thread;
@@ -125,21 +116,95 @@ uint32_t act_str_intern_cstr(const char *s);
 uint64_t act_corr_next(void);
 uint64_t act_range_id_next(void);
 
+/* Innermost recorded open range on this thread as an external reference:
+ * (thread serial << 32) | range sequence (0 = none). Ranges pushed outside
+ * the capture window or dropped are skipped (they are not in the trace). */
+uint64_t act_range_current_ext(void);
+
+/* The per-thread range stack (recorder.c), driven by annotate.c and the
+ * NVTX source. `how`: what became of the push record. */
+enum act_range_how {
+    ACT_RANGE_RECORDED = 1, /* written: takes the next sequence number */
+    ACT_RANGE_OUTSIDE = 0,  /* capture window closed: counted, not written */
+    ACT_RANGE_DROPPED = -1, /* no space: counted as dropped */
+    ACT_RANGE_UNBALANCED = -2 /* (pop only) nothing was open; counted */
+};
+void act_recorder_range_pushed(int how);
+/* Pops the innermost range; returns how its push went (enum act_range_how). */
+int act_recorder_range_popped(void);
+
+/* The range hot path (recorder.c), tried first by act_range_push/pop while
+ * recording: write the PUSH/POP of a recorded range and move the stack, or
+ * return ACT_RANGE_SLOW having changed nothing (the caller then takes the
+ * general path). */
+#define ACT_RANGE_SLOW 1
+int act_recorder_range_push_fast(const char *name);
+int act_recorder_range_pop_fast(void);
+/* act_str_intern_cstr that also lets the range fast path find `s` by
+ * pointer next time, when its bytes cannot change (a literal). */
+uint32_t act_str_intern_literal(const char *s);
 /* The recorder's fast timeline clock for the calling thread: the same
  * CLOCK_MONOTONIC_RAW nanoseconds as act_clock_now(), read from the TSC
  * where that is exact (clock.c, recorder.c), never going backwards within
- * a thread. Use it for records written at a high rate. */
+ * a thread. Annotation records use it. */
 uint64_t act_rec_now(void);
 
-/* The range hot path (act_range_push/pop once recording is on): record
- * the PUSH/POP and move the thread's range stack. Return ACT_OK or a
- * negative ACT_E_* (FULL: dropped and counted; UNBALANCED; INVAL). */
-int act_recorder_range_push(const char *name);
-int act_recorder_range_pop(void);
+/* ---- capture.c: the capture window -----------------------------------
+ *
+ * act__recording is 1 only while a recorder is open AND the capture window
+ * is open. The window is the AND of gates: the API gate (act_start/act_stop;
+ * closed at start with ACCELTRACE_CAPTURE_RANGE=api), the NVTX gate (open
+ * while a range named by ACCELTRACE_CAPTURE_RANGE=nvtx:NAME is open), and
+ * the time gate (ACCELTRACE_DELAY / ACCELTRACE_DURATION, run by a timer
+ * thread). Each transition writes an ACT_REC_CAPTURE record.
+ *
+ * What every source must do:
+ *  - Test act__recording (relaxed load) before recording a host event. When
+ *    it is 0 call act_capture_count_outside(kind) instead: it counts the
+ *    event in the spool's outside_window[kind] when a recorder is open (the
+ *    window is closed) and does nothing when no tool is attached.
+ *  - Record a device op if and only if its launching API record was written:
+ *    decide at launch time (e.g. register the completion callback only
+ *    then), and do NOT test act__recording in completion callbacks. The
+ *    recorder accepts records while the window is closed, so a kernel
+ *    launched inside the window and finishing after act_stop() is kept.
+ *    A device op whose launch was outside is counted with
+ *    act_capture_count_outside(ACT_REC_DEVICE_OP) at launch.
+ *  - Ranges follow the same rule (annotate.c does it): a pop/end whose
+ *    push/start was written is written too, so the spool stays balanced.
+ *  - Set-up that is not an event (enabling profiling on a queue, DEVICE,
+ *    QUEUE and CLOCK records) happens whenever a tool is attached
+ *    (act_capture_attached()), window open or not: a queue created before
+ *    act_start() must still time the kernels launched on it inside.
+ */
 
-/* Innermost open range on this thread as an external reference:
- * (thread serial << 32) | range sequence (0 = none). */
-uint64_t act_range_current_ext(void);
+/* act__idle (declared in acceltrace.h, defined in capture.c): 1 while
+ * act__recording is 0 only because no tool is attached. Read and written
+ * with __atomic builtins (the public header is also C++). */
+
+/* Configure the gates before the recorder opens (start-up, sessions).
+ * nvtx_name: NAME of nvtx:NAME ("" = none). delay/duration in ns (0 = none),
+ * measured from process start. */
+int act_capture_configure(int api, const char *nvtx_name, uint64_t delay_ns,
+                          uint64_t duration_ns);
+/* Called by the recorder after it opened / closed a spool. */
+void act_capture_recorder_opened(void);
+void act_capture_recorder_closed(void);
+/* Fork child: `attached` when its spool will be reopened lazily. */
+void act_capture_atfork_child(int attached);
+/* Nonzero when a recorder is open in this process (window open or not). */
+int act_capture_attached(void);
+void act_capture_count_outside(uint16_t kind);
+/* The API gate (act_start / act_stop). */
+int act_capture_api_set(int open);
+/* The NVTX gate: NAME given by the configuration ("" = none); enter when a
+ * range named NAME opens, leave when it closes (counted, any thread). */
+const char *act_capture_nvtx_name(void);
+void act_capture_nvtx_enter(void);
+void act_capture_nvtx_leave(void);
+
+/* Write an ACT_REC_ARG for the annotation just recorded on this thread. */
+int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str);
 
 /* Convenience writers used by sources. Each returns 0 or -1 (dropped). */
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr,

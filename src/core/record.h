@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define ACT_SPOOL_MAGIC 0x4c4f4f5053544341ULL /* "ACTSPOOL" little-endian */
-#define ACT_SPOOL_VERSION 1u
+#define ACT_SPOOL_VERSION 2u
 #define ACT_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 #define ACT_SPOOL_HEADER_SIZE 4096u
 #define ACT_SPOOL_CMDLINE_MAX 2048u
@@ -62,7 +62,9 @@ enum act_rec_kind {
     ACT_REC_ERROR = 16,     /* act_rec_ts: a source error line (aux = message) */
     ACT_REC_CAPTURE = 17,   /* act_rec_ts: capture window on (aux=1) / off (aux=0) */
     ACT_REC_EXTCORR = 18,   /* act_rec_extcorr: vendor correlation -> external id */
-    ACT_REC_KIND_MAX = 19
+    ACT_REC_ARG = 19,       /* act_rec_arg: one argument of this thread's most recent
+                               RANGE_PUSH / RANGE_START / MARK record (aux = key) */
+    ACT_REC_KIND_MAX = 20
 };
 
 /* Device operation kinds (act_rec_device_op.op). */
@@ -99,8 +101,11 @@ typedef struct act_rec_segment {
     uint64_t seq;  /* global order of segments within the spool */
 } act_rec_segment;
 
+/* aux = 0: not this thread's announcement but a name for the OS thread
+ * `tid` given by the program (nvtxNameOsThread); the builder names the lane
+ * of that tid. */
 typedef struct act_rec_thread {
-    act_rec_hdr h; /* aux = thread serial */
+    act_rec_hdr h; /* aux = thread serial (0: see above) */
     uint32_t tid;  /* OS thread id */
     uint32_t name; /* string id of the thread name, 0 if none */
 } act_rec_thread;
@@ -112,7 +117,14 @@ typedef struct act_rec_string {
     /* char bytes[len]; */
 } act_rec_string;
 
-/* PUSH, POP, MARK, ERROR, CAPTURE. */
+/* PUSH, POP, MARK, ERROR, CAPTURE.
+ *
+ * CAPTURE: the capture window opened (aux=1) or closed (aux=0) at ts. A
+ * spool whose header has ACT_SPOOL_F_CAPTURE_API starts with the window
+ * closed, otherwise open. Records outside the window are not written (they
+ * are counted in outside_window[kind]), with two deliberate exceptions the
+ * builder must keep: a RANGE_POP/RANGE_END whose push/start was recorded
+ * inside, and a DEVICE_OP whose launch was recorded inside. */
 typedef struct act_rec_ts {
     act_rec_hdr h;
     uint64_t ts;
@@ -121,8 +133,31 @@ typedef struct act_rec_ts {
 typedef struct act_rec_range_id {
     act_rec_hdr h; /* aux = name (START), 0 (END) */
     uint64_t ts;
-    uint64_t id; /* process-unique, from act_range_start() */
+    uint64_t id; /* process-unique, from act_range_start(); never has bit 63 or 62 set */
 } act_rec_range_id;
+
+/*
+ * An argument of the most recent RANGE_PUSH, RANGE_START or MARK record of
+ * the same thread (STRING records may come in between): NVTX payloads,
+ * categories, domains. The builder puts it in that event's "args" as key -> value.
+ */
+enum act_recarg_type {
+    ACT_RECARG_U64 = 0,
+    ACT_RECARG_I64 = 1,
+    ACT_RECARG_F64 = 2,
+    ACT_RECARG_STR = 3 /* v.u is a string id of this thread */
+};
+
+typedef struct act_rec_arg {
+    act_rec_hdr h; /* aux = key string id */
+    uint32_t type; /* enum act_recarg_type */
+    uint32_t pad;
+    union {
+        uint64_t u;
+        int64_t i;
+        double f;
+    } v;
+} act_rec_arg;
 
 typedef struct act_rec_counter {
     act_rec_hdr h; /* aux = name */
@@ -136,6 +171,9 @@ typedef struct act_rec_counter {
  * `ext` names the innermost open range on this thread at the time of the
  * call: (thread serial << 32) | range sequence number within that thread
  * (0 = no open range). The builder turns it into the range's External id.
+ * The range sequence number of a RANGE_PUSH is its 1-based position among
+ * the RANGE_PUSH records of that thread in this spool: pushes that were not
+ * written (outside the capture window, dropped) take no number.
  */
 typedef struct act_rec_api {
     act_rec_hdr h; /* aux = name (e.g. "clEnqueueNDRangeKernel") */

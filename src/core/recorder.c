@@ -40,6 +40,10 @@
 
 #define ACT_STR_CACHE 256     /* per-thread interned-string cache slots (power of 2) */
 #define ACT_RANGE_STACK 256   /* nesting tracked for External ids; deeper still recorded */
+/* Range stack entries: a sequence number, or one of these for a push that
+ * was not written. */
+#define RANGE_MARK_OUTSIDE 0u
+#define RANGE_MARK_DROPPED UINT32_MAX
 
 _Atomic int act__recording;
 
@@ -319,10 +323,12 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
         spool_init_header();
         atomic_fetch_add(&sp.gen, 1);
         prefault_start();
-        atomic_store(&act__recording, 1);
-        act_recorder_enter_hint_on();
     }
     pthread_mutex_unlock(&sp.lock);
+    /* Outside sp.lock: the capture window decides whether act__recording
+     * turns on, and may write records. */
+    if (rc == 0)
+        act_capture_recorder_opened();
     return rc;
 }
 
@@ -349,6 +355,7 @@ void act_recorder_close(void)
     sp.hdr = NULL;
     atomic_fetch_add(&sp.gen, 1);
     pthread_mutex_unlock(&sp.lock);
+    act_capture_recorder_closed();
 }
 
 act_spool_header *act_recorder_header(void)
@@ -363,16 +370,13 @@ const char *act_recorder_path(void)
 
 /* ---- per-thread state ------------------------------------------------- */
 
-static void chunk_release(act_thread *t, int recycle)
+static void chunk_release(act_thread *t)
 {
-    /* Caller holds sp.lock. A chunk left by an exiting thread with room
-     * left is recycled for the next thread that needs one; its published
-     * fill stays as it is. A chunk given up because the next record did
-     * not fit is not: handing it out again would give the same thread the
-     * same too-small room and drop the record. */
+    /* Caller holds sp.lock. A chunk with room left is recycled for the
+     * next thread that needs one; its published fill stays as it is. */
     if (!t->chunk || t->gen != atomic_load(&sp.gen) || !sp.hdr)
         return;
-    if (recycle && t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
+    if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
         sp.free_chunks[sp.free_top++] = t->chunk->index;
     t->chunk = NULL;
 }
@@ -381,7 +385,7 @@ static void thread_destroy(void *arg)
 {
     act_thread *t = arg;
     pthread_mutex_lock(&sp.lock);
-    chunk_release(t, 1);
+    chunk_release(t);
     for (act_thread **p = &sp.threads; *p; p = &(*p)->next) {
         if (*p == t) {
             *p = t->next;
@@ -431,6 +435,16 @@ static void thread_reset_strings(act_thread *t)
     t->announced = 0;
 }
 
+/* A new spool numbers ranges afresh; ranges still open from the previous
+ * one are not in it, so their pops must not be written. */
+static void thread_reset_ranges(act_thread *t)
+{
+    uint32_t d = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
+    for (uint32_t i = 0; i < d; i++)
+        t->range_stack[i] = RANGE_MARK_OUTSIDE;
+    t->range_seq = 0;
+}
+
 /* Write a record straight into the current chunk (slow-path helper). */
 static void *chunk_put(act_thread *t, uint16_t kind, size_t size, uint32_t aux)
 {
@@ -461,8 +475,29 @@ static void chunk_prefault(act_chunk_header *c)
         atomic_store(&unsupported, 1);
 }
 
-/* Take a chunk (recycled first, then fresh) and start a segment in it. */
-static int chunk_acquire(act_thread *t)
+/* Caller holds sp.lock. Pop a recycled chunk with room for `need` more
+ * bytes (UINT32_MAX if none). A chunk without that room stays listed for
+ * smaller records: taking it back would only fail again (the chunk just
+ * released by this very thread is usually on top). */
+static uint32_t free_chunk_take(size_t need)
+{
+    uint32_t usable = sp.chunk_size - (uint32_t)sizeof(act_chunk_header);
+    for (uint32_t i = sp.free_top; i-- > 0;) {
+        uint32_t idx = sp.free_chunks[i];
+        const act_chunk_header *c =
+            (const act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE + (size_t)idx * sp.chunk_size);
+        uint32_t used = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_relaxed);
+        if (used + need <= usable) {
+            sp.free_chunks[i] = sp.free_chunks[--sp.free_top];
+            return idx;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/* Take a chunk with room for `need` bytes of records after the segment
+ * header (recycled first, then fresh) and start a segment in it. */
+static int chunk_acquire(act_thread *t, size_t need)
 {
     uint32_t idx = UINT32_MAX;
     if (ACT_UNLIKELY(sp.reopen_pending)) {
@@ -483,11 +518,11 @@ static int chunk_acquire(act_thread *t)
         t->chunk = NULL;
         t->gen = gen;
         thread_reset_strings(t);
+        thread_reset_ranges(t);
     }
-    chunk_release(t, 0);
-    if (sp.free_top > 0) {
-        idx = sp.free_chunks[--sp.free_top];
-    } else {
+    chunk_release(t);
+    idx = free_chunk_take(need + sizeof(act_rec_segment) + sizeof(act_rec_thread));
+    if (idx == UINT32_MAX) {
         uint64_t used = atomic_fetch_add((_Atomic uint64_t *)&h->chunks_used, 1);
         if (used < sp.chunk_count)
             idx = (uint32_t)used;
@@ -539,13 +574,13 @@ static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
 {
     /* Room for a segment + thread record in a fresh chunk, then the record. */
     size_t need = size + sizeof(act_rec_segment) + sizeof(act_rec_thread);
-    if (need > sp.chunk_size - sizeof(act_chunk_header) || chunk_acquire(t) != 0) {
+    if (need > sp.chunk_size - sizeof(act_chunk_header) || chunk_acquire(t, size) != 0) {
         act_rec_drop(kind);
         return NULL;
     }
     if (t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
         /* A recycled chunk without enough room: take another. */
-        if (chunk_acquire(t) != 0 ||
+        if (chunk_acquire(t, size) != 0 ||
             t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
             act_rec_drop(kind);
             return NULL;
@@ -618,7 +653,7 @@ uint32_t act_str_intern(const char *s, size_t len)
     /* Make sure the thread has a chunk of the current generation first, so
      * the id below belongs to the spool it will be written to. */
     if (t->gen != atomic_load_explicit(&sp.gen, memory_order_relaxed) || !t->chunk) {
-        if (chunk_acquire(t) != 0) {
+        if (chunk_acquire(t, 0) != 0) {
             act_rec_drop(ACT_REC_STRING);
             return 0;
         }
@@ -656,35 +691,52 @@ uint32_t act_str_intern_cstr(const char *s)
 uint64_t act_range_current_ext(void)
 {
     act_thread *t = tls_thread;
-    if (!t || t->range_depth == 0)
+    if (!t)
         return 0;
     uint32_t d = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
-    return ((uint64_t)t->serial << 32) | t->range_stack[d - 1];
+    /* Usually the top entry; skip ranges that are not in the spool. */
+    while (d > 0) {
+        uint32_t seq = t->range_stack[d - 1];
+        if (seq != RANGE_MARK_OUTSIDE && seq != RANGE_MARK_DROPPED)
+            return ((uint64_t)t->serial << 32) | seq;
+        d--;
+    }
+    return 0;
 }
 
-/* Called by act_range_push after its record is written. */
-void act_recorder_range_pushed(void)
+/* Called by act_range_push after its record was written (or not). */
+void act_recorder_range_pushed(int how)
 {
-    act_thread *t = tls_thread;
-    if (!t)
-        return; /* no thread state (out of memory): the push was dropped */
-    uint32_t seq = ++t->range_seq;
+    act_thread *t = thread_get();
+    if (ACT_UNLIKELY(!t))
+        return;
+    uint32_t mark = how == ACT_RANGE_RECORDED ? ++t->range_seq
+                    : how == ACT_RANGE_DROPPED ? RANGE_MARK_DROPPED
+                                               : RANGE_MARK_OUTSIDE;
     if (t->range_depth < ACT_RANGE_STACK)
-        t->range_stack[t->range_depth] = seq;
+        t->range_stack[t->range_depth] = mark;
     t->range_depth++;
 }
 
-/* Returns 0, or -1 when there was no open range (counted). */
+/* Returns enum act_range_how of the popped range's push;
+ * ACT_RANGE_UNBALANCED (counted) when nothing was open. */
 int act_recorder_range_popped(void)
 {
-    act_thread *t = thread_get();
+    act_thread *t = tls_thread;
     if (!t || t->range_depth == 0) {
-        if (sp.hdr)
-            atomic_fetch_add((_Atomic uint64_t *)&sp.hdr->unbalanced_pops, 1);
-        return -1;
+        act_spool_header *h = act_recorder_header();
+        if (h)
+            atomic_fetch_add((_Atomic uint64_t *)&h->unbalanced_pops, 1);
+        return ACT_RANGE_UNBALANCED;
     }
-    t->range_depth--;
-    return 0;
+    uint32_t d = --t->range_depth;
+    if (d >= ACT_RANGE_STACK) /* too deep to track: as the window is now */
+        return atomic_load_explicit(&act__recording, memory_order_relaxed)
+                   ? ACT_RANGE_RECORDED : ACT_RANGE_OUTSIDE;
+    uint32_t mark = t->range_stack[d];
+    return mark == RANGE_MARK_OUTSIDE   ? ACT_RANGE_OUTSIDE
+           : mark == RANGE_MARK_DROPPED ? ACT_RANGE_DROPPED
+                                        : ACT_RANGE_RECORDED;
 }
 
 /* ---- fast clock --------------------------------------------------------
@@ -693,7 +745,7 @@ int act_recorder_range_popped(void)
  * is anchor_ns + (rdtsc - anchor_tsc) * rate, a few cycles instead of a
  * clock_gettime. A thread re-anchors on the true clock every
  * ACT_TSC_REANCHOR ticks (~0.4 ms at 2.5 GHz), which bounds the error by
- * rate error x 0.4 ms + bracket (a few ns; tests/unit/test_fast_clock.c
+ * rate error x 0.4 ms + bracket (a few ns; tests/unit/test_range_fast_path.c
  * checks it stays under 1 us) and also catches a migration onto a CPU
  * whose TSC reads lower (the difference wraps to a huge value). A thread's
  * readings never go backwards: a re-anchor never lands below the last
@@ -741,11 +793,13 @@ uint64_t act_rec_now(void)
 
 /* ---- range fast path ---------------------------------------------------
  *
- * act_range_push/pop come here. The common case -- thread state present,
- * the name a literal seen before, room in the chunk -- writes the 16-byte
- * record and publishes it with no call, no hashing and no string read.
- * Everything else takes the general path (intern, reserve, commit), which
- * also fills the pointer cache.
+ * act_range_push/pop try these first while recording. The common case --
+ * thread state present, the name a literal seen before, the range recorded,
+ * room in the chunk -- writes the 16-byte record and publishes it with no
+ * call, no hashing and no string read. Anything else returns
+ * ACT_RANGE_SLOW having changed nothing, and annotate.c takes the general
+ * path (intern, reserve, commit, capture window, drops), whose interning
+ * (act_str_intern_literal) fills the pointer cache.
  *
  * NOTE for anything that gates recording (capture window, pause): the fast
  * path does not go through act_rec_reserve. Gate it where it is gated
@@ -792,12 +846,25 @@ static inline act_ptr_slot *ptr_slot(act_thread *t, const char *s)
     return &t->ptrs[(p ^ (p >> 6)) & (ACT_PTR_CACHE - 1)];
 }
 
-static inline void range_stack_push(act_thread *t)
+uint32_t act_str_intern_literal(const char *s)
 {
-    uint32_t seq = ++t->range_seq;
-    if (t->range_depth < ACT_RANGE_STACK)
-        t->range_stack[t->range_depth] = seq;
-    t->range_depth++;
+    if (!s)
+        return 0;
+    size_t len = strlen(s);
+    uint32_t id = act_str_intern(s, len);
+    act_thread *t = tls_thread;
+    if (!id || !t || t->gen != atomic_load_explicit(&sp.gen, memory_order_relaxed))
+        return id;
+    act_ptr_slot *ps = ptr_slot(t, s);
+    if (ps->ptr != s && ps->mutable != s) {
+        if (str_is_immutable(s, len)) {
+            ps->ptr = s;
+            ps->id = id;
+        } else {
+            ps->mutable = s;
+        }
+    }
+    return id;
 }
 
 static inline void put_ts(act_thread *t, uint32_t pos, uint16_t kind, uint32_t aux)
@@ -811,81 +878,39 @@ static inline void put_ts(act_thread *t, uint32_t pos, uint16_t kind, uint32_t a
     atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
 }
 
-static int range_push_slow(const char *name)
+int act_recorder_range_push_fast(const char *name)
 {
-    if (!name)
-        return ACT_E_INVAL;
-    size_t len = strlen(name);
-    uint32_t id = act_str_intern(name, len);
     act_thread *t = tls_thread;
-    act_rec_ts *r = act_rec_reserve(ACT_REC_RANGE_PUSH, sizeof(*r));
-    if (r) {
-        r->h.aux = id;
-        r->ts = t ? thread_clock(t) : act_clock_now();
-        act_rec_commit();
-    }
-    if (!t)
-        return ACT_E_FULL;
-    /* The stack moves even when the record was dropped, so that the
-     * matching pop stays balanced. */
-    range_stack_push(t);
+    if (ACT_UNLIKELY(t == NULL || name == NULL))
+        return ACT_RANGE_SLOW;
     act_ptr_slot *ps = ptr_slot(t, name);
-    if (id && t->gen == atomic_load_explicit(&sp.gen, memory_order_relaxed) && ps->ptr != name &&
-        ps->mutable != name) {
-        if (str_is_immutable(name, len)) {
-            ps->ptr = name;
-            ps->id = id;
-        } else {
-            ps->mutable = name;
-        }
-    }
-    return r ? ACT_OK : ACT_E_FULL;
-}
-
-int act_recorder_range_push(const char *name)
-{
-    act_thread *t = tls_thread;
-    if (ACT_LIKELY(t != NULL)) {
-        act_ptr_slot *ps = ptr_slot(t, name);
-        uint32_t pos = t->pos;
-        if (ACT_LIKELY(ps->ptr == name && name != NULL &&
-                       pos + sizeof(act_rec_ts) <=
-                           atomic_load_explicit(&t->cap, memory_order_relaxed))) {
-            put_ts(t, pos, ACT_REC_RANGE_PUSH, ps->id);
-            range_stack_push(t);
-            return ACT_OK;
-        }
-    }
-    return range_push_slow(name);
-}
-
-static int range_pop_slow(void)
-{
-    if (act_recorder_range_popped() != 0)
-        return ACT_E_UNBALANCED;
-    act_thread *t = tls_thread;
-    act_rec_ts *r = act_rec_reserve(ACT_REC_RANGE_POP, sizeof(*r));
-    if (!r)
-        return ACT_E_FULL;
-    r->h.aux = 0;
-    r->ts = t ? thread_clock(t) : act_clock_now();
-    act_rec_commit();
+    uint32_t pos = t->pos;
+    if (ACT_UNLIKELY(ps->ptr != name ||
+                     pos + sizeof(act_rec_ts) > atomic_load_explicit(&t->cap, memory_order_relaxed)))
+        return ACT_RANGE_SLOW;
+    put_ts(t, pos, ACT_REC_RANGE_PUSH, ps->id);
+    uint32_t seq = ++t->range_seq;
+    if (t->range_depth < ACT_RANGE_STACK)
+        t->range_stack[t->range_depth] = seq;
+    t->range_depth++;
     return ACT_OK;
 }
 
-int act_recorder_range_pop(void)
+int act_recorder_range_pop_fast(void)
 {
     act_thread *t = tls_thread;
-    if (ACT_LIKELY(t != NULL && t->range_depth != 0)) {
-        uint32_t pos = t->pos;
-        if (ACT_LIKELY(pos + sizeof(act_rec_ts) <=
-                       atomic_load_explicit(&t->cap, memory_order_relaxed))) {
-            t->range_depth--;
-            put_ts(t, pos, ACT_REC_RANGE_POP, 0);
-            return ACT_OK;
-        }
-    }
-    return range_pop_slow();
+    if (ACT_UNLIKELY(t == NULL))
+        return ACT_RANGE_SLOW;
+    uint32_t d = t->range_depth, pos = t->pos;
+    if (ACT_UNLIKELY(d == 0 || d > ACT_RANGE_STACK ||
+                     pos + sizeof(act_rec_ts) > atomic_load_explicit(&t->cap, memory_order_relaxed)))
+        return ACT_RANGE_SLOW;
+    uint32_t mark = t->range_stack[d - 1];
+    if (ACT_UNLIKELY(mark == RANGE_MARK_OUTSIDE || mark == RANGE_MARK_DROPPED))
+        return ACT_RANGE_SLOW;
+    t->range_depth = d - 1;
+    put_ts(t, pos, ACT_REC_RANGE_POP, 0);
+    return ACT_OK;
 }
 
 /* ---- convenience writers ---------------------------------------------- */
@@ -904,6 +929,25 @@ int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t co
     r->ext = ext;
     r->result = result;
     r->source = source;
+    act_rec_commit();
+    return 0;
+}
+
+int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str)
+{
+    uint32_t k = act_str_intern_cstr(key);
+    if (type == ACT_RECARG_STR) {
+        bits = act_str_intern_cstr(str);
+        if (!bits)
+            return -1;
+    }
+    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r));
+    if (!r)
+        return -1;
+    r->h.aux = k;
+    r->type = type;
+    r->pad = 0;
+    r->v.u = bits;
     act_rec_commit();
     return 0;
 }
@@ -936,7 +980,7 @@ void act_recorder_atfork_child(void)
     pthread_mutex_init(&pf.lock, NULL);
     pthread_cond_init(&pf.wake, NULL);
     pf.running = 0; /* the helper thread did not survive the fork */
-    int was = atomic_load(&act__recording);
+    int was = sp.hdr != NULL; /* recording, or paused outside the window */
     atomic_store(&act__recording, 0);
     sp.hdr = NULL;
     sp.threads = NULL;
@@ -953,9 +997,7 @@ void act_recorder_atfork_child(void)
     }
     /* Recording goes on, but the spool is opened lazily on the child's
      * first record: a child that only calls exec never leaves a file. */
-    if (was && sp.dir[0]) {
+    if (was && sp.dir[0])
         sp.reopen_pending = 1;
-        atomic_store(&act__recording, 1);
-        act_recorder_enter_hint_on();
-    }
+    act_capture_atfork_child(was && sp.dir[0]);
 }

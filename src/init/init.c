@@ -49,6 +49,14 @@ static int stage_load_core(char *why, size_t len)
         return 0; /* an in-process session opened the recorder */
     if (!act_cfg.spool_dir[0])
         return ACT_E_DISABLED; /* no tool attached */
+    /* The capture window (capture.c) is set before the recorder opens:
+     * with a capture range the spool starts paused. */
+    rc = act_capture_configure(act_cfg.capture_api, act_cfg.capture_nvtx, act_cfg.delay_ns,
+                               act_cfg.duration_ns);
+    if (rc < 0) {
+        snprintf(why, len, "cannot configure the capture window: %s", act_strerror(rc));
+        return rc;
+    }
     rc = act_recorder_open(act_cfg.spool_dir, act_cfg.buffer_size, act_cfg.chunk_size);
     if (rc < 0)
         snprintf(why, len, "cannot open a spool in %s: %s", act_cfg.spool_dir, act_strerror(rc));
@@ -88,19 +96,18 @@ static int stage_lifecycle(char *why, size_t len)
     return rc;
 }
 
-/* Capture ranges, delay and duration are not implemented by this build.
- * Say so rather than pretend: the whole run is recorded. */
+/* Settings that refine what is recorded. nvtx:NAME needs the NVTX source,
+ * which is only built with the NVTX headers: without it the window would
+ * never open, so say so. */
 static int stage_optional_features(char *why, size_t len)
 {
     (void)why;
     (void)len;
-    if (act_config_log_level() < ACT_LOG_INFO)
-        return 0;
-    if (act_cfg.capture_api || act_cfg.capture_nvtx[0])
-        act_log("ACCELTRACE_CAPTURE_RANGE is not supported by this build; recording the whole run");
-    if (act_cfg.delay_ns || act_cfg.duration_ns)
-        act_log("ACCELTRACE_DELAY/ACCELTRACE_DURATION are not supported by this build; recording "
-                "the whole run");
+#ifndef ACT_HAVE_NVTX
+    if (act_cfg.capture_nvtx[0] && act_config_log_level() >= ACT_LOG_ERROR)
+        act_log("ACCELTRACE_CAPTURE_RANGE=nvtx:%s: this build has no NVTX support, so the "
+                "capture window never opens", act_cfg.capture_nvtx);
+#endif
     return 0;
 }
 

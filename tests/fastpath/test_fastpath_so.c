@@ -22,9 +22,9 @@
 int main(void)
 {
     unsetenv("ACCELTRACE_SPOOL_DIR");
-    CHECK(*act__enter_ptr == 1); /* nothing asked yet: enter the library */
+    CHECK(*act__idle_ptr == 0); /* nothing asked yet: enter the library */
     CHECK(act_range_push("first") == ACT_E_DISABLED);
-    CHECK(*act__enter_ptr == 0); /* start-up found no tool */
+    CHECK(*act__idle_ptr == 1); /* start-up found no tool */
     CHECK(act_range_pop() == ACT_E_DISABLED);
     CHECK((act_range_push)("exported") == ACT_E_DISABLED);
     CHECK(!act_is_enabled());

@@ -95,7 +95,7 @@ static void test_defaults(void **state)
     assert_string_equal(err, "");
     assert_string_equal(c.spool_dir, "");
     assert_int_equal(c.buffer_size, 256ull << 20);
-    assert_int_equal(c.chunk_size, 64u << 10);
+    assert_int_equal(c.chunk_size, 128u << 10);
     assert_int_equal(c.drain_timeout_ms, 10000);
     assert_string_equal(c.hooks, "all");
     assert_int_equal(c.capture_api, 0);

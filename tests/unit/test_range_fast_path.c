@@ -83,10 +83,10 @@ static void test_off_then_on(void **state)
     (void)state;
     unsetenv("ACCELTRACE_SPOOL_DIR");
     assert_int_equal(act_range_push("off"), ACT_E_DISABLED);
-    assert_int_equal(*act__enter_ptr, 0);
+    assert_int_equal(*act__idle_ptr, 1);
     assert_int_equal(act_range_pop(), ACT_E_DISABLED);
     assert_int_equal(setup(NULL), 0);
-    assert_int_equal(*act__enter_ptr, 1);
+    assert_int_equal(*act__idle_ptr, 0);
     assert_int_equal(act_range_push("on"), ACT_OK);
     assert_int_equal(act_range_pop(), ACT_OK);
     assert_int_equal(teardown(NULL), 0);

@@ -1,0 +1,196 @@
+/*
+ * session.c -- in-process sessions: act_session_begin() / act_session_end()
+ * for programs that record without the `acceltrace run` launcher (the C
+ * API, the Python package, the torch plugin).
+ *
+ * A session does what the launcher and start-up do together: a private
+ * spool directory (mkdtemp, 0700) unless the caller names one, the same
+ * recorder, start-up (act_init: sources and hook groups), and at the end
+ * the stop handlers (sources drain their device activity), the recorder is
+ * sealed and the same exporter as `run` writes the trace. Sessions can
+ * follow one another; the recorder starts a new spool generation each time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acceltrace.h"
+#include "init/hooks.h"
+#include "init/init.h"
+#include "internal.h"
+#include "timeline/export.h"
+
+#define SESSION_DEFAULT_CAPACITY (256ull << 20)
+#define SESSION_CHUNK_SIZE       (256u << 10)
+
+static struct {
+    pthread_mutex_t lock;
+    int active;
+    int own_dir; /* we made the directory: remove it at the end */
+    int atexit_registered;
+    char dir[PATH_MAX];
+    char spool[PATH_MAX]; /* this session's spool file */
+    char trace_name[256];
+} ses = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Our directory is flat and private: remove its files, then itself. */
+static void remove_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlinkat(fd, e->d_name, 0);
+    }
+    closedir(d);
+    if (rmdir(dir) != 0)
+        act_log("could not remove the session spool directory %s: %s", dir, strerror(errno));
+}
+
+static void session_discard_files(void)
+{
+    if (ses.own_dir)
+        remove_dir(ses.dir);
+    else if (ses.spool[0])
+        unlink(ses.spool);
+}
+
+/* A program that exits inside a session leaves no files behind. */
+static void session_at_exit(void)
+{
+    pthread_mutex_lock(&ses.lock);
+    if (ses.active) {
+        act_recorder_close();
+        session_discard_files();
+        ses.active = 0;
+    }
+    pthread_mutex_unlock(&ses.lock);
+}
+
+/* Read a field only if the caller's struct is big enough to have it. */
+#define OPT_HAS(o, field) ((o)->struct_size >= offsetof(act_options, field) + sizeof((o)->field))
+
+static int session_make_dir(const act_options *opts)
+{
+    if (opts && OPT_HAS(opts, spool_dir) && opts->spool_dir) {
+        if (!*opts->spool_dir || strlen(opts->spool_dir) >= sizeof(ses.dir))
+            return ACT_E_INVAL;
+        snprintf(ses.dir, sizeof(ses.dir), "%s", opts->spool_dir);
+        ses.own_dir = 0;
+        return ACT_OK;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(ses.dir, sizeof(ses.dir), "%s/acceltrace-session-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(ses.dir))
+        return ACT_E_IO;
+    ses.own_dir = 1;
+    return ACT_OK;
+}
+
+static int session_begin_locked(const act_options *opts)
+{
+    if (opts && opts->struct_size < sizeof(opts->struct_size))
+        return ACT_E_INVAL;
+    if (ses.active)
+        return ACT_E_STATE;
+    /* A launcher (ACCELTRACE_SPOOL_DIR) records this process: it keeps
+     * doing so (start it if nothing has yet), the session is refused. */
+    const char *launcher = getenv("ACCELTRACE_SPOOL_DIR");
+    if (launcher && *launcher) {
+        act_init();
+        return ACT_E_CONFLICT;
+    }
+    if (act_capture_attached())
+        return ACT_E_CONFLICT;
+    uint64_t capacity = SESSION_DEFAULT_CAPACITY;
+    if (opts && OPT_HAS(opts, buffer_size) && opts->buffer_size)
+        capacity = opts->buffer_size;
+    int api = opts && OPT_HAS(opts, capture_api) ? opts->capture_api : 0;
+    ses.trace_name[0] = '\0';
+    if (opts && OPT_HAS(opts, trace_name) && opts->trace_name)
+        snprintf(ses.trace_name, sizeof(ses.trace_name), "%s", opts->trace_name);
+
+    int rc = act_capture_configure(api, "", 0, 0);
+    if (rc != ACT_OK)
+        return rc;
+    rc = session_make_dir(opts);
+    if (rc != ACT_OK)
+        return rc;
+    rc = act_recorder_open(ses.dir, capacity, SESSION_CHUNK_SIZE);
+    if (rc != ACT_OK) {
+        if (ses.own_dir)
+            rmdir(ses.dir);
+        return rc;
+    }
+    snprintf(ses.spool, sizeof(ses.spool), "%s", act_recorder_path());
+    /* Start-up with the recorder open runs every stage (sources, hook
+     * groups, exit handling); a stage that fails seals the recorder. */
+    int irc = act_init();
+    /* Start-up may have run before this session (an OpenCL call made with no
+     * tool attached); apply the hook groups now so interception goes live.
+     * Applying is idempotent. */
+    if (act_capture_attached())
+        act_hooks_apply_all();
+    if (!act_capture_attached()) {
+        act_recorder_close();
+        if (ses.own_dir)
+            remove_dir(ses.dir);
+        else
+            unlink(ses.spool);
+        return irc < 0 && irc != ACT_E_DISABLED ? irc : ACT_E_STATE;
+    }
+    ses.active = 1;
+    if (!ses.atexit_registered && atexit(session_at_exit) == 0)
+        ses.atexit_registered = 1;
+    return ACT_OK;
+}
+
+ACT_EXPORT int act_session_begin(const act_options *opts)
+{
+    pthread_mutex_lock(&ses.lock);
+    int rc = session_begin_locked(opts);
+    pthread_mutex_unlock(&ses.lock);
+    return rc;
+}
+
+ACT_EXPORT int act_session_end(const char *trace_path)
+{
+    pthread_mutex_lock(&ses.lock);
+    if (!ses.active) {
+        pthread_mutex_unlock(&ses.lock);
+        return ACT_E_STATE;
+    }
+    /* Stop handlers drain device activity into the spool, then it is
+     * sealed. */
+    act_lifecycle_stop();
+    act_recorder_close();
+    int rc = ACT_OK;
+    if (trace_path) {
+        act_export_opts eo = {
+            .spool_dir = ses.dir,
+            .out_path = trace_path,
+            .force = 1,
+            .trace_name = ses.trace_name[0] ? ses.trace_name : NULL,
+            .child_status = -1,
+        };
+        rc = act_trace_export(&eo);
+    }
+    session_discard_files();
+    ses.active = 0;
+    pthread_mutex_unlock(&ses.lock);
+    return rc;
+}
