@@ -21,9 +21,17 @@
 
 #include "acceltrace.h"
 #include "bench_util.h"
+#include "config.h"
 #include "internal.h"
 
-#define CHUNK (64u << 10) /* ACCELTRACE_CHUNK_SIZE default (config.h) */
+/* Chunk size: the ACCELTRACE_CHUNK_SIZE default (config.h). */
+static uint32_t chunk_default(void)
+{
+    static act_config c;
+    act_config_defaults(&c);
+    return c.chunk_size;
+}
+#define CHUNK chunk_default()
 
 static uint64_t spool_bytes_used(void)
 {
