@@ -1,0 +1,468 @@
+/*
+ * activity_core.c -- the activity-API machinery shared by the mspti and
+ * CUPTI sources (design and linking scheme: activity_core.h).
+ *
+ * Hot paths here run on the vendor's threads: buffer requests (on the
+ * producing thread, inside the vendor's launch path) take a buffer from a
+ * preallocated pool with one CAS and never allocate; completion callbacks
+ * convert records into the calling thread's recorder chunk.
+ */
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "acceltrace.h"
+#include "activity_core.h"
+#include "config.h"
+#include "init/init.h"
+
+#define DEFAULT_BUFFER_SIZE      (2u << 20)
+#define DEFAULT_BUFFER_COUNT     16u
+#define DEFAULT_DRAIN_TIMEOUT_MS 10000u
+
+void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *out)
+{
+    act_activity_opts o = {0};
+    if (in)
+        o = *in;
+    if (o.buffer_size == 0)
+        o.buffer_size = DEFAULT_BUFFER_SIZE;
+    if (o.buffer_size < 4096)
+        o.buffer_size = 4096;
+    o.buffer_size = (o.buffer_size + 7) & ~(size_t)7; /* vendors want 8-byte alignment */
+    if (o.buffer_count == 0)
+        o.buffer_count = DEFAULT_BUFFER_COUNT;
+    if (o.buffer_count > ACT_ACTIVITY_MAX_BUFFERS)
+        o.buffer_count = ACT_ACTIVITY_MAX_BUFFERS;
+    if (o.drain_timeout_ms == 0) /* ACCELTRACE_DRAIN_TIMEOUT once start-up has read it */
+        o.drain_timeout_ms =
+            act_cfg.drain_timeout_ms ? act_cfg.drain_timeout_ms : DEFAULT_DRAIN_TIMEOUT_MS;
+    *out = o;
+}
+
+/* ---- pool ------------------------------------------------------------- */
+
+static uint64_t mask_all(uint32_t n)
+{
+    return n >= 64 ? UINT64_MAX : ((1ull << n) - 1);
+}
+
+/* Map and pre-fault the pool. Kept for the life of the process; a later
+ * start with another geometry remaps only when every buffer is back. */
+static int pool_setup(act_activity *a, size_t size, uint32_t count)
+{
+    if (a->pool && a->buf_size == size && a->buf_count == count)
+        return 0;
+    if (a->pool && atomic_load(&a->free_mask) != mask_all(a->buf_count))
+        return 0; /* buffers still out with the vendor: keep the old pool */
+    if (a->pool)
+        munmap(a->pool, a->buf_size * a->buf_count);
+    void *m = mmap(NULL, size * count, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (m == MAP_FAILED) {
+        a->pool = NULL;
+        return ACT_E_NOMEM;
+    }
+    /* MAP_POPULATE is advisory: touch every page so the first records of
+     * the capture do not pay for page faults. */
+    for (size_t off = 0; off < size * count; off += 4096)
+        ((volatile uint8_t *)m)[off] = 0;
+    a->pool = m;
+    a->buf_size = size;
+    a->buf_count = count;
+    atomic_store(&a->free_mask, mask_all(count));
+    return 0;
+}
+
+uint8_t *act_activity_buffer_take(act_activity *a, size_t *size)
+{
+    uint64_t m = atomic_load_explicit(&a->free_mask, memory_order_acquire);
+    while (m) {
+        int i = __builtin_ctzll(m);
+        if (atomic_compare_exchange_weak_explicit(&a->free_mask, &m, m & ~(1ull << i),
+                                                  memory_order_acq_rel, memory_order_acquire)) {
+            *size = a->buf_size;
+            return a->pool + (size_t)i * a->buf_size;
+        }
+    }
+    /* Refused: the vendor drops the records it wanted to store (mspti asks
+     * again before its next record, so one refusal = one record lost). */
+    atomic_fetch_add_explicit(&a->refused, 1, memory_order_relaxed);
+    act_rec_drop(ACT_REC_DEVICE_OP);
+    *size = 0;
+    return NULL;
+}
+
+void act_activity_buffer_give(act_activity *a, uint8_t *buf)
+{
+    if (!buf || !a->pool || buf < a->pool || buf >= a->pool + a->buf_size * a->buf_count)
+        return; /* not ours (or NULL): nothing to return */
+    size_t i = (size_t)(buf - a->pool) / a->buf_size;
+    assert(a->pool + i * a->buf_size == buf); /* vendors hand back what they got */
+    atomic_fetch_or_explicit(&a->free_mask, 1ull << i, memory_order_release);
+}
+
+/* ---- cycle ------------------------------------------------------------ */
+
+int act_activity_begin(act_activity *a, const act_activity_opts *opts)
+{
+    act_activity_opts o;
+    act_activity_opts_resolve(opts, &o);
+    int rc = pool_setup(a, o.buffer_size, o.buffer_count);
+    if (rc != 0)
+        return rc;
+    atomic_store(&a->records, 0);
+    atomic_store(&a->converted, 0);
+    atomic_store(&a->refused, 0);
+    atomic_store(&a->vendor_dropped, 0);
+    atomic_store(&a->late, 0);
+    atomic_store(&a->unknown, 0);
+    atomic_store(&a->api_superseded, 0);
+    atomic_store(&a->foreign_extcorr, 0);
+    atomic_store(&a->unreadable, 0);
+    atomic_store(&a->unreadable_reported, 0);
+    atomic_store(&a->callbacks, 0);
+    a->drain_polls = 0;
+    a->drain_bound_hit = 0;
+    a->offset_stop_ns = 0;
+    pthread_mutex_lock(&a->lane_lock);
+    a->n_queues = 0;
+    a->n_devices = 0;
+    pthread_mutex_unlock(&a->lane_lock);
+    return 0;
+}
+
+void act_activity_unreadable(act_activity *a, int code)
+{
+    atomic_fetch_add(&a->unreadable, 1);
+    if (!atomic_exchange(&a->unreadable_reported, 1))
+        act_activity_error(
+            a,
+            "unreadable record in an activity buffer (error %d): the rest of that buffer "
+            "was skipped; further cases are counted only",
+            code);
+}
+
+void act_activity_count_late(act_activity *a, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        act_rec_drop(ACT_REC_DEVICE_OP); /* counted in the spool too while it is open */
+    /* After the drops: a reader of `late` then also sees them. */
+    atomic_fetch_add(&a->late, n);
+}
+
+void act_activity_error(act_activity *a, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    act_log("%s: %s", a->name, msg);
+    act_rec_error_emit("%s: %s", a->name, msg);
+}
+
+/* ---- lanes and records ------------------------------------------------ */
+
+uint64_t act_activity_device_key(const act_activity *a, uint32_t device)
+{
+    return ((uint64_t)a->source << 56) | device;
+}
+
+uint64_t act_activity_queue_key(const act_activity *a, uint32_t device, uint32_t stream)
+{
+    return ((uint64_t)a->source << 56) | ((uint64_t)(device & 0xffffffu) << 32) | stream;
+}
+
+/* Returns 1 when `key` is new in `seen` for this cycle (and remembers it). */
+static int lane_first_seen(act_activity *a, uint64_t *seen, uint32_t *n, uint64_t key)
+{
+    int fresh = 1;
+    pthread_mutex_lock(&a->lane_lock);
+    for (uint32_t i = 0; i < *n; i++) {
+        if (seen[i] == key) {
+            fresh = 0;
+            break;
+        }
+    }
+    if (fresh && *n < ACT_ACTIVITY_MAX_LANES)
+        seen[(*n)++] = key;
+    /* Beyond the table the records are repeated: harmless duplicates. */
+    pthread_mutex_unlock(&a->lane_lock);
+    return fresh;
+}
+
+static void lane_announce(act_activity *a, uint32_t device, uint32_t stream)
+{
+    uint64_t dkey = act_activity_device_key(a, device);
+    uint64_t qkey = act_activity_queue_key(a, device, stream);
+    char buf[96];
+    if (lane_first_seen(a, a->devices, &a->n_devices, dkey)) {
+        /* The device's own name; lanes are labelled "<vendor> <name>
+         * (device <index>)" by the builder, e.g. "Ascend NPU (device 0)". */
+        snprintf(buf, sizeof(buf), "%s",
+                 device == ACT_ACTIVITY_HOST_DEVICE ? "host markers" : a->device_word);
+        uint32_t name = act_str_intern_cstr(buf);
+        uint32_t vendor = act_str_intern_cstr(a->vendor);
+        act_rec_device *r = act_rec_reserve(ACT_REC_DEVICE, sizeof(*r));
+        if (r) {
+            r->h.aux = name;
+            r->device = dkey;
+            r->vendor = vendor;
+            r->source = a->source;
+            r->index = device;
+            r->pad = 0;
+            act_rec_commit();
+        }
+    }
+    if (lane_first_seen(a, a->queues, &a->n_queues, qkey)) {
+        snprintf(buf, sizeof(buf), "stream %u", stream);
+        uint32_t label = act_str_intern_cstr(buf);
+        act_rec_queue *q = act_rec_reserve(ACT_REC_QUEUE, sizeof(*q));
+        if (q) {
+            q->h.aux = label;
+            q->queue = qkey;
+            q->device = dkey;
+            q->properties = stream; /* the vendor's stream id, for args */
+            act_rec_commit();
+        }
+    }
+}
+
+int act_activity_emit_op(act_activity *a, const act_activity_op *op)
+{
+    lane_announce(a, op->device, op->stream);
+    uint32_t name = act_str_intern_cstr(op->name && *op->name ? op->name : "unnamed");
+    uint32_t detail = op->detail && *op->detail ? act_str_intern_cstr(op->detail) : 0;
+    act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof(*r));
+    if (!r)
+        return -1;
+    memset((char *)r + sizeof(r->h), 0, sizeof(*r) - sizeof(r->h));
+    r->h.aux = name;
+    r->op = op->op;
+    r->source = (uint8_t)a->source;
+    r->flags = (op->start && op->end) ? 0 : ACT_OPF_NO_TIMES;
+    r->status = op->status;
+    r->device = act_activity_device_key(a, op->device);
+    r->queue = act_activity_queue_key(a, op->device, op->stream);
+    r->queued = act_activity_ts(a, op->queued);
+    r->submit = act_activity_ts(a, op->submit);
+    r->start = act_activity_ts(a, op->start);
+    r->end = act_activity_ts(a, op->end);
+    r->corr = op->corr;
+    r->bytes = op->bytes;
+    for (int i = 0; i < 3; i++) {
+        r->gsize[i] = op->gsize[i];
+        r->lsize[i] = op->lsize[i];
+    }
+    r->detail = detail;
+    act_rec_commit();
+    atomic_fetch_add_explicit(&a->converted, 1, memory_order_relaxed);
+    return 0;
+}
+
+int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext)
+{
+    act_rec_extcorr *r = act_rec_reserve(ACT_REC_EXTCORR, sizeof(*r));
+    if (!r)
+        return -1;
+    r->h.aux = a->source;
+    r->corr = corr;
+    r->ext = ext;
+    act_rec_commit();
+    return 0;
+}
+
+void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err)
+{
+    uint32_t m = act_str_intern_cstr(method);
+    act_rec_clock *r = act_rec_reserve(ACT_REC_CLOCK, sizeof(*r));
+    if (!r)
+        return;
+    r->h.aux = m;
+    /* One mapping for every device of this source. */
+    r->device = act_activity_device_key(a, ACT_ACTIVITY_ALL_DEVICES);
+    r->offset_ns = offset;
+    r->error_ns = err;
+    act_rec_commit();
+}
+
+/* ---- launch-thread API callbacks -------------------------------------- */
+
+/* Per-thread state lives behind a pthread key, not in __thread variables:
+ * the recorder's initial-exec TLS puts this whole module's TLS block in
+ * the small static TLS surplus, and two copies of the library in one
+ * process must still fit there. Allocated once per launching thread. */
+#define API_STACK 16
+typedef struct api_frame {
+    uint64_t start, ext, corr;
+    uint32_t level; /* nesting level the frame was opened at */
+    int pushed;     /* the source pushed ext onto the vendor's stack */
+} api_frame;
+typedef struct api_tls {
+    uint32_t depth; /* vendor calls open on this thread, recorded or not */
+    uint32_t frames;
+    api_frame frame[API_STACK];
+} api_tls;
+
+static pthread_key_t api_key;
+static pthread_once_t api_key_once = PTHREAD_ONCE_INIT;
+
+static void api_key_create(void)
+{
+    pthread_key_create(&api_key, free);
+}
+
+static api_tls *api_tls_get(void)
+{
+    pthread_once(&api_key_once, api_key_create);
+    api_tls *t = pthread_getspecific(api_key);
+    if (ACT_UNLIKELY(!t)) {
+        t = calloc(1, sizeof(*t));
+        if (t)
+            pthread_setspecific(api_key, t);
+    }
+    return t;
+}
+
+int act_activity_api_enter(act_activity *a, uint64_t corr, uint64_t *ext_out)
+{
+    *ext_out = 0;
+    api_tls *t = api_tls_get();
+    if (!t)
+        return 0;
+    uint32_t level = t->depth++;
+    if ((a->outermost_only && level != 0) || t->frames >= API_STACK)
+        return 0;
+    api_frame *f = &t->frame[t->frames++];
+    f->ext = act_range_current_ext();
+    f->corr = corr;
+    f->level = level;
+    f->pushed = 0;
+    f->start = act_clock_now();
+    *ext_out = f->ext;
+    return 1;
+}
+
+void act_activity_api_mark_pushed(void)
+{
+    api_tls *t = api_tls_get();
+    if (t && t->frames)
+        t->frame[t->frames - 1].pushed = 1;
+}
+
+int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result)
+{
+    uint64_t end = act_clock_now();
+    api_tls *t = api_tls_get();
+    if (!t || t->depth == 0)
+        return 0; /* exit without enter (callbacks enabled mid-call) */
+    uint32_t level = --t->depth;
+    if (t->frames == 0 || t->frame[t->frames - 1].level != level)
+        return 0; /* this call was not recorded */
+    const api_frame *f = &t->frame[--t->frames];
+    if (atomic_load(&a->state) == ACT_ACTIVITY_CAPTURING) {
+        if (corr == 0)
+            corr = f->corr;
+        /* The slice carries the range itself: no separate corr -> ext
+         * record, which would be ambiguous once the vendor reuses `corr`
+         * (the builder joins op -> launch by corr and time, then takes the
+         * launch's ext). */
+        act_rec_api_emit(name ? name : "unknown", f->start, end, corr, f->ext, result, a->source);
+    }
+    return f->pushed;
+}
+
+/* ---- stop ------------------------------------------------------------- */
+
+/* One drain poll: flush, then report how many records (or refusals) came
+ * in since the previous poll. */
+typedef struct drain_ctx {
+    act_activity *a;
+    void (*flush)(void);
+    uint64_t seen;
+} drain_ctx;
+
+static int64_t drain_poll(void *arg, int64_t *outstanding)
+{
+    drain_ctx *d = arg;
+    d->flush();
+    uint64_t now = atomic_load(&d->a->records) + atomic_load(&d->a->refused);
+    int64_t got = (int64_t)(now - d->seen);
+    d->seen = now;
+    *outstanding = -1; /* neither vendor says how much is still in flight */
+    return got;
+}
+
+void act_activity_drain(act_activity *a, void (*flush)(void), const act_activity_opts *opts)
+{
+    act_activity_opts o;
+    act_activity_opts_resolve(opts, &o);
+    drain_ctx d = {a, flush, atomic_load(&a->records) + atomic_load(&a->refused)};
+    act_drain_result r = {0};
+    /* The project's drain: FlushAll every 25 ms until three polls in a row
+     * bring nothing new, bounded; a cut-off is counted and written into
+     * the trace by act_drain itself. */
+    act_drain(a->name, drain_poll, &d, o.drain_timeout_ms, &r);
+    a->drain_polls = r.polls;
+    a->drain_bound_hit = r.cut_off;
+}
+
+/* The clock mapping of the cycle as trace metadata ("<source>_clock"):
+ * how vendor timestamps were put on the timeline, the offsets measured at
+ * start and at stop, and so the drift over the capture. */
+static void clock_metadata(act_activity *a, int64_t stop_err)
+{
+    char key[32], json[384];
+    snprintf(key, sizeof(key), "%s_clock", a->name);
+    if (a->offset_start_ns == 0 && a->offset_stop_ns == 0) {
+        snprintf(json, sizeof(json), "{\"method\": \"vendor stamps the timeline clock\"}");
+    } else {
+        snprintf(json, sizeof(json),
+                 "{\"method\": \"CLOCK_REALTIME + offset measured at start\", "
+                 "\"offset_start_ns\": %lld, \"offset_stop_ns\": %lld, \"drift_ns\": %lld, "
+                 "\"error_start_ns\": %lld, \"error_stop_ns\": %lld}",
+                 (long long)a->offset_start_ns, (long long)a->offset_stop_ns,
+                 (long long)(a->offset_stop_ns - a->offset_start_ns), (long long)a->offset_err_ns,
+                 (long long)stop_err);
+    }
+    act_metadata_set_json(key, json);
+}
+
+void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
+{
+    atomic_store_explicit(&a->state, ACT_ACTIVITY_OFF, memory_order_release);
+    a->offset_stop_ns = stop_offset;
+    uint64_t refused = atomic_load(&a->refused), vdrop = atomic_load(&a->vendor_dropped);
+    if (refused)
+        act_activity_error(
+            a, "%llu activity records dropped: the buffer pool (%u x %zu bytes) was exhausted",
+            (unsigned long long)refused, a->buf_count, a->buf_size);
+    if (vdrop)
+        act_activity_error(a, "%llu activity records dropped by the vendor library",
+                           (unsigned long long)vdrop);
+    clock_metadata(a, stop_err);
+}
+
+void act_activity_stats_get(act_activity *a, act_activity_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->records = atomic_load(&a->records);
+    out->converted = atomic_load(&a->converted);
+    out->buffers_refused = atomic_load(&a->refused);
+    out->vendor_dropped = atomic_load(&a->vendor_dropped);
+    out->late = atomic_load(&a->late);
+    out->unknown = atomic_load(&a->unknown);
+    out->api_superseded = atomic_load(&a->api_superseded);
+    out->foreign_extcorr = atomic_load(&a->foreign_extcorr);
+    out->unreadable_buffers = atomic_load(&a->unreadable);
+    out->drain_polls = a->drain_polls;
+    out->drain_bound_hit = a->drain_bound_hit;
+    out->callbacks = atomic_load(&a->callbacks);
+    out->active = atomic_load(&a->state) != ACT_ACTIVITY_OFF;
+    out->offset_start_ns = a->offset_start_ns;
+    out->offset_stop_ns = a->offset_stop_ns;
+}

@@ -1,0 +1,172 @@
+/*
+ * activity_core.h -- the part shared by the mspti and CUPTI sources: a
+ * bounded buffer pool preallocated before capture, the capture state that
+ * completion callbacks test, timestamp mapping, lane records, conversion of
+ * one vendor record into an act_rec_device_op, the launch-thread API
+ * callback bookkeeping, and the stop drain loop.
+ *
+ * How launches are linked to acceltrace ranges (the design):
+ *   Both vendors call our API callback on the launching thread, at ENTER
+ *   and EXIT of every runtime call, with the vendor's correlation id of the
+ *   call. At ENTER we read acceltrace's own per-thread range stack
+ *   (act_range_current_ext()); at EXIT we write, on that same thread, an
+ *   act_rec_api host slice (name, our clock, vendor corr, ext). Device
+ *   records carry the same vendor corr, so the builder joins kernel ->
+ *   launch (latest launch with that corr starting no later than the op)
+ *   -> the launch's ext -> range. Because the correlation id and the range
+ *   stack are read on the same thread at the same moment, the link is
+ *   right even where the vendor's external-correlation stack is
+ *   process-global (mspti's is): we never depend on it, and records others
+ *   push there are counted, not used. (Pushing onto a process-global
+ *   stack cannot be made right when several threads launch at once
+ *   without holding a lock across the vendor call, which could deadlock.)
+ *   No separate corr -> ext record is written for these launches: with
+ *   reused vendor ids it would be ambiguous, the slice is not. CUPTI's
+ *   stack is per thread, so the CUPTI source also pushes the same ext
+ *   around each call; the EXTERNAL_CORRELATION records CUPTI then emits
+ *   become act_rec_extcorr and agree with the slices by construction.
+ *   When the vendor offers no callbacks (EnableDomain refused), the API
+ *   activity records are written as host slices instead (on the delivery
+ *   thread, so they carry no range of their own) and the vendor's
+ *   EXTERNAL_CORRELATION records, whoever pushed them, become
+ *   act_rec_extcorr -- a degraded mode, logged and shown in the stats.
+ *
+ * Vendor correlation ids are not unique (they restart per session and may
+ * repeat); exported ids (flow ids, correlation args) come from the
+ * builder's private counter, never from these.
+ *
+ * Device and queue keys are namespaced by source so that device 0 of CUPTI,
+ * mspti and OpenCL never collide: device = source << 56 | deviceId, queue
+ * = source << 56 | deviceId << 32 | streamId.
+ */
+#ifndef ACT_ACTIVITY_CORE_H
+#define ACT_ACTIVITY_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "activity.h"
+#include "internal.h"
+
+#define ACT_ACTIVITY_MAX_BUFFERS 64u
+#define ACT_ACTIVITY_MAX_LANES   256u
+#define ACT_ACTIVITY_ALL_DEVICES                                                                   \
+    0xfffffeu /* device ordinal in clock records: every device of the source */
+#define ACT_ACTIVITY_HOST_DEVICE 0xffffffu /* device ordinal of host-side lanes */
+
+enum act_activity_state {
+    ACT_ACTIVITY_OFF = 0,       /* never started or fully stopped */
+    ACT_ACTIVITY_CAPTURING = 1, /* records are converted */
+    ACT_ACTIVITY_DRAINING = 2,  /* stop in progress: still converted */
+};
+
+typedef struct act_activity {
+    const char *name;        /* "mspti", "cupti": log and error prefix */
+    const char *vendor;      /* "Ascend", "CUDA": device lane label */
+    const char *device_word; /* "NPU", "GPU" */
+    uint32_t source;         /* enum act_source */
+
+    /* Pool: buf_count buffers of buf_size bytes, mapped and pre-faulted
+     * once, never unmapped (a late vendor thread may still hold one). */
+    uint8_t *pool;
+    size_t buf_size;
+    uint32_t buf_count;
+    _Atomic uint64_t free_mask; /* bit i set: buffer i is free */
+
+    _Atomic int state;
+    _Atomic int callbacks; /* launch-thread callback path active */
+    int64_t offset_ns;     /* timeline = vendor + offset (0 when vendor uses our clock) */
+    int64_t offset_err_ns;
+    int outermost_only; /* record only the outermost vendor call of a thread */
+
+    /* Counters of the current cycle. */
+    _Atomic uint64_t records, converted, refused, vendor_dropped, late, unknown, api_superseded,
+        foreign_extcorr, unreadable;
+    _Atomic int unreadable_reported;
+    uint64_t drain_polls;
+    int drain_bound_hit;
+    int64_t offset_start_ns, offset_stop_ns;
+
+    /* Lanes announced in this cycle (device and queue records written once). */
+    pthread_mutex_t lane_lock;
+    uint64_t queues[ACT_ACTIVITY_MAX_LANES];
+    uint32_t n_queues;
+    uint64_t devices[ACT_ACTIVITY_MAX_LANES]; /* apart: a device key can equal a queue key */
+    uint32_t n_devices;
+} act_activity;
+
+/* One device record in vendor terms, before mapping. */
+typedef struct act_activity_op {
+    uint8_t op;          /* enum act_op_kind */
+    uint32_t device;     /* vendor device ordinal */
+    uint32_t stream;     /* vendor stream id */
+    uint64_t start, end; /* vendor clock, 0 = unknown */
+    uint64_t queued, submit;
+    uint64_t corr; /* vendor correlation id */
+    uint64_t bytes;
+    uint64_t gsize[3], lsize[3];
+    int32_t status;
+    const char *name;   /* copied (interned) during the call */
+    const char *detail; /* kernel type, commName, ... (may be NULL) */
+} act_activity_op;
+
+/* Set up the pool (first start) and reset the cycle's counters. */
+int act_activity_begin(act_activity *a, const act_activity_opts *opts);
+/* Buffer callbacks' halves. request: a free pool buffer or NULL (refused,
+ * counted as one dropped device record). release: give it back. */
+uint8_t *act_activity_buffer_take(act_activity *a, size_t *size);
+void act_activity_buffer_give(act_activity *a, uint8_t *buf);
+/* Nonzero while completed buffers should be converted. */
+static inline int act_activity_converting(act_activity *a)
+{
+    return atomic_load_explicit(&a->state, memory_order_acquire) != ACT_ACTIVITY_OFF;
+}
+/* A buffer whose iteration stopped on an error (not the normal end):
+ * counted, and reported once per cycle. */
+void act_activity_unreadable(act_activity *a, int code);
+/* Count records that arrived after the source stopped. */
+void act_activity_count_late(act_activity *a, uint64_t n);
+
+/* Vendor timestamp -> timeline (0 stays 0). */
+static inline uint64_t act_activity_ts(const act_activity *a, uint64_t t)
+{
+    return t ? (uint64_t)((int64_t)t + a->offset_ns) : 0;
+}
+uint64_t act_activity_device_key(const act_activity *a, uint32_t device);
+uint64_t act_activity_queue_key(const act_activity *a, uint32_t device, uint32_t stream);
+
+/* Write one device op (and its lane records the first time). 0 or -1. */
+int act_activity_emit_op(act_activity *a, const act_activity_op *op);
+/* Write an external-correlation mapping. */
+int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext);
+/* Write a clock record: method string and the current offset. */
+void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err);
+
+/* Launch-thread callback halves. enter returns 1 when the call is
+ * recorded (ext_out: the innermost acceltrace range of the thread, 0 =
+ * none); exit writes the host slice (carrying corr and ext) and
+ * returns 1 when the source marked the frame as pushed onto the vendor's
+ * external-correlation stack (so it pops). With `outermost_only` only the
+ * outermost vendor call of a thread is recorded (CUPTI: runtime calls make
+ * driver calls with the same correlation id). */
+int act_activity_api_enter(act_activity *a, uint64_t corr, uint64_t *ext_out);
+void act_activity_api_mark_pushed(void);
+int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result);
+
+/* Drain through act_drain (init.h): `flush` every 25 ms until three
+ * polls in a row bring no new record, or the bound passes (reported and
+ * counted by act_drain); the poll count goes into the stats. */
+void act_activity_drain(act_activity *a, void (*flush)(void), const act_activity_opts *opts);
+/* End of stop: state off, offset at stop, errors for anything lost. */
+void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err);
+
+void act_activity_stats_get(act_activity *a, act_activity_stats *out);
+/* Log one line and write one error record into the trace. */
+void act_activity_error(act_activity *a, const char *fmt, ...) ACT_PRINTF(2, 3);
+
+/* Resolved options with defaults filled in. */
+void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *out);
+
+#endif

@@ -1,0 +1,481 @@
+/*
+ * mspti.c -- the Ascend NPU source: reads device activity through the
+ * mspti activity API (libmspti.so, resolved lazily with dlopen/dlsym) and
+ * writes acceltrace records through the shared activity core.
+ *
+ * Lifecycle (mirrors torch_npu's mspti backend, shared/reference
+ * torch_npu-behaviours.md §4.3, with its weaknesses fixed):
+ *   start: load library -> measure REALTIME offset -> msptiSubscribe (first,
+ *          before any other mspti call; a second subscriber is reported
+ *          once and leaves the lane empty) -> launch-thread callbacks for
+ *          the RUNTIME domain -> RegisterCallbacks(pool request, convert)
+ *          -> enable KERNEL, COMMUNICATION, MEMCPY, MEMSET, MARKER, API,
+ *          EXTERNAL_CORRELATION.
+ *   stop:  FlushAll every 25 ms until three polls in a row bring nothing
+ *          new (bounded by the drain timeout) -> disable -> unsubscribe ->
+ *          FlushAll once more -> REALTIME offset at stop.
+ * mspti stamps CLOCK_REALTIME; records are mapped with the offset measured
+ * at start (both offsets are written as ACT_REC_CLOCK records so a reader
+ * can see the drift). Declarations come from mspti_decls.h (our own).
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceltrace.h"
+#include "activity_core.h"
+#include "init/init.h"
+#include "mspti_decls.h"
+
+static act_activity M = {
+    .name = "mspti",
+    .vendor = "Ascend",
+    .device_word = "NPU",
+    .source = ACT_SOURCE_MSPTI,
+    .lane_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+#define MSPTI_HOST_DEVICE ACT_ACTIVITY_HOST_DEVICE /* lane of host-side mstx markers */
+
+static struct {
+    pthread_mutex_t lock; /* start/stop */
+    void *lib;
+    msptiSubscribe_fn Subscribe;
+    msptiUnsubscribe_fn Unsubscribe;
+    msptiEnableDomain_fn EnableDomain; /* optional: callbacks */
+    msptiActivityRegisterCallbacks_fn RegisterCallbacks;
+    msptiActivityEnable_fn Enable;
+    msptiActivityDisable_fn Disable;
+    msptiActivityGetNextRecord_fn GetNextRecord;
+    msptiActivityFlushAll_fn FlushAll;
+    msptiSubscriberHandle sub;
+    act_activity_opts opts;
+    uint32_t enabled_mask; /* bit per msptiActivityKind */
+} ms = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Open start markers waiting for their end (mstx ranges). */
+#define MARKERS_OPEN 128
+static struct {
+    pthread_mutex_t lock;
+    struct {
+        uint64_t id, ts;
+        uint32_t device, stream;
+        const char *name, *domain; /* library-owned, valid while the library lives */
+        int used;
+    } open[MARKERS_OPEN];
+} mk = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- loading ---------------------------------------------------------- */
+
+static void *load_library(char *tried, size_t n)
+{
+    const char *override = getenv("ACCELTRACE_MSPTI_LIB");
+    if (override && *override) {
+        snprintf(tried, n, "%s", override);
+        return dlopen(override, RTLD_NOW | RTLD_LOCAL);
+    }
+    char path[PATH_MAX];
+    const char *home = getenv("ASCEND_HOME_PATH");
+    tried[0] = '\0';
+    if (home && *home) {
+        snprintf(path, sizeof(path), "%s/lib64/libmspti.so", home);
+        snprintf(tried, n, "%s, ", path);
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (h)
+            return h;
+    }
+    size_t used = strlen(tried);
+    snprintf(tried + used, n - used, "libmspti.so (loader path)");
+    return dlopen("libmspti.so", RTLD_NOW | RTLD_LOCAL);
+}
+
+#define RESOLVE(field, sym, required)                                                              \
+    do {                                                                                           \
+        ms.field = (sym##_fn)dlsym(ms.lib, #sym);                                                  \
+        if (!ms.field && (required)) {                                                             \
+            act_activity_error(&M,                                                                 \
+                               "symbol %s missing in the mspti library; "                          \
+                               "Ascend device lane left empty",                                    \
+                               #sym);                                                              \
+            return ACT_E_NOTFOUND;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+/* Resolve once per process; the library is never closed (vendor threads
+ * may call into our callbacks until the process ends). */
+static int mspti_load(int optional)
+{
+    if (!ms.lib) {
+        char tried[PATH_MAX + 64];
+        ms.lib = load_library(tried, sizeof(tried));
+        if (!ms.lib) {
+            if (optional)
+                return ACT_E_NOTFOUND; /* probing: absence is not an error */
+            act_activity_error(
+                &M, "libmspti.so not loadable (tried %s): %s; Ascend device lane left empty", tried,
+                dlerror());
+            return ACT_E_NOTFOUND;
+        }
+    }
+    RESOLVE(Subscribe, msptiSubscribe, 1);
+    RESOLVE(Unsubscribe, msptiUnsubscribe, 1);
+    RESOLVE(RegisterCallbacks, msptiActivityRegisterCallbacks, 1);
+    RESOLVE(Enable, msptiActivityEnable, 1);
+    RESOLVE(Disable, msptiActivityDisable, 1);
+    RESOLVE(GetNextRecord, msptiActivityGetNextRecord, 1);
+    RESOLVE(FlushAll, msptiActivityFlushAll, 1);
+    RESOLVE(EnableDomain, msptiEnableDomain, 0);
+    return 0;
+}
+
+/* ---- conversion ------------------------------------------------------- */
+
+static void marker_emit(uint64_t start, uint64_t end, uint32_t device, uint32_t stream,
+                        const char *name, const char *domain)
+{
+    act_activity_op op = {.op = ACT_OP_MARKER,
+                          .device = device,
+                          .stream = stream,
+                          .start = start,
+                          .end = end,
+                          .name = name ? name : "marker",
+                          .detail = domain};
+    act_activity_emit_op(&M, &op);
+}
+
+static void convert_marker(const msptiActivityMarker *r)
+{
+    uint32_t flag = (uint32_t)r->flag;
+    uint64_t ts = r->timestamp, id = r->id;
+    int on_device = r->sourceKind == MSPTI_ACTIVITY_SOURCE_KIND_DEVICE;
+    uint32_t device = on_device ? r->objectId.ds.deviceId : MSPTI_HOST_DEVICE;
+    uint32_t stream = on_device ? r->objectId.ds.streamId : r->objectId.pt.threadId;
+    const char *name = r->name, *domain = r->domain;
+    if (flag & (MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS |
+                MSPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS_WITH_DEVICE)) {
+        marker_emit(ts, ts, device, stream, name, domain);
+        return;
+    }
+    pthread_mutex_lock(&mk.lock);
+    if (flag & (MSPTI_ACTIVITY_FLAG_MARKER_START | MSPTI_ACTIVITY_FLAG_MARKER_START_WITH_DEVICE)) {
+        for (int i = 0; i < MARKERS_OPEN; i++) {
+            if (!mk.open[i].used) {
+                mk.open[i].used = 1;
+                mk.open[i].id = id;
+                mk.open[i].ts = ts;
+                mk.open[i].device = device;
+                mk.open[i].stream = stream;
+                mk.open[i].name = name;
+                mk.open[i].domain = domain;
+                pthread_mutex_unlock(&mk.lock);
+                return;
+            }
+        }
+        pthread_mutex_unlock(&mk.lock);
+        marker_emit(ts, ts, device, stream, name, domain); /* table full: keep it as an instant */
+        return;
+    }
+    for (int i = 0; i < MARKERS_OPEN; i++) {
+        if (mk.open[i].used && mk.open[i].id == id && mk.open[i].device == device) {
+            uint64_t start = mk.open[i].ts;
+            uint32_t s = mk.open[i].stream;
+            const char *n = mk.open[i].name, *d = mk.open[i].domain;
+            mk.open[i].used = 0;
+            pthread_mutex_unlock(&mk.lock);
+            marker_emit(start, ts, device, s, n, d);
+            return;
+        }
+    }
+    pthread_mutex_unlock(&mk.lock);
+    atomic_fetch_add(&M.unknown, 1); /* an end without its start */
+}
+
+static uint8_t memcpy_op(uint32_t kind, const char **name)
+{
+    switch (kind) {
+    case MSPTI_ACTIVITY_MEMCPY_KIND_HTOD: *name = "Memcpy HtoD"; return ACT_OP_MEMCPY_HTOD;
+    case MSPTI_ACTIVITY_MEMCPY_KIND_DTOH: *name = "Memcpy DtoH"; return ACT_OP_MEMCPY_DTOH;
+    case MSPTI_ACTIVITY_MEMCPY_KIND_DTOD: *name = "Memcpy DtoD"; return ACT_OP_MEMCPY_DTOD;
+    case MSPTI_ACTIVITY_MEMCPY_KIND_HTOH: *name = "Memcpy HtoH"; return ACT_OP_OTHER;
+    default: *name = "Memcpy"; return ACT_OP_OTHER;
+    }
+}
+
+static void convert(const msptiActivity *rec)
+{
+    act_activity_op op = {0};
+    switch (rec->kind) {
+    case MSPTI_ACTIVITY_KIND_KERNEL: {
+        const msptiActivityKernel *k = (const msptiActivityKernel *)rec;
+        op.op = ACT_OP_KERNEL;
+        op.name = k->name ? k->name : (k->type ? k->type : "kernel");
+        op.detail = k->type;
+        op.device = k->ds.deviceId;
+        op.stream = k->ds.streamId;
+        op.start = k->start;
+        op.end = k->end;
+        op.corr = k->correlationId;
+        break;
+    }
+    case MSPTI_ACTIVITY_KIND_COMMUNICATION: {
+        const msptiActivityCommunication *c = (const msptiActivityCommunication *)rec;
+        op.op = ACT_OP_COLLECTIVE;
+        op.name = c->name ? c->name : "communication";
+        op.detail = c->commName;
+        op.device = c->ds.deviceId;
+        op.stream = c->ds.streamId;
+        op.start = c->start;
+        op.end = c->end;
+        op.corr = c->correlationId;
+        break;
+    }
+    case MSPTI_ACTIVITY_KIND_HCCL: {
+        const msptiActivityHccl *c = (const msptiActivityHccl *)rec;
+        op.op = ACT_OP_COLLECTIVE;
+        op.name = c->name ? c->name : "hccl";
+        op.detail = c->commName;
+        op.device = c->ds.deviceId;
+        op.stream = c->ds.streamId;
+        op.start = c->start;
+        op.end = c->end;
+        break;
+    }
+    case MSPTI_ACTIVITY_KIND_MEMCPY: {
+        const msptiActivityMemcpy *m = (const msptiActivityMemcpy *)rec;
+        op.op = memcpy_op((uint32_t)m->copyKind, &op.name);
+        op.device = m->deviceId;
+        op.stream = m->streamId;
+        op.start = m->start;
+        op.end = m->end;
+        op.bytes = m->bytes;
+        op.corr = m->correlationId;
+        break;
+    }
+    case MSPTI_ACTIVITY_KIND_MEMSET: {
+        const msptiActivityMemset *m = (const msptiActivityMemset *)rec;
+        op.op = ACT_OP_MEMSET;
+        op.name = "Memset";
+        op.device = m->deviceId;
+        op.stream = m->streamId;
+        op.start = m->start;
+        op.end = m->end;
+        op.bytes = m->bytes;
+        op.corr = m->correlationId;
+        break;
+    }
+    case MSPTI_ACTIVITY_KIND_MARKER: convert_marker((const msptiActivityMarker *)rec); return;
+    case MSPTI_ACTIVITY_KIND_API:
+    case MSPTI_ACTIVITY_KIND_ACL_API:
+    case MSPTI_ACTIVITY_KIND_NODE_API:
+    case MSPTI_ACTIVITY_KIND_RUNTIME_API: {
+        if (atomic_load(&M.callbacks)) {
+            atomic_fetch_add(&M.api_superseded, 1); /* written on the launching thread */
+            return;
+        }
+        const msptiActivityApi *a = (const msptiActivityApi *)rec;
+        if (act_rec_api_emit(a->name ? a->name : "api", act_activity_ts(&M, a->start),
+                             act_activity_ts(&M, a->end), a->correlationId, 0, 0,
+                             ACT_SOURCE_MSPTI) == 0)
+            atomic_fetch_add(&M.converted, 1);
+        return;
+    }
+    case MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const msptiActivityExternalCorrelation *e = (const msptiActivityExternalCorrelation *)rec;
+        /* mspti's external-correlation stack is process-global: with the
+         * launch-thread callbacks on, our own mapping is exact and these
+         * are not needed; without them they are the best there is. */
+        if (atomic_load(&M.callbacks)) {
+            atomic_fetch_add(&M.foreign_extcorr, 1);
+            return;
+        }
+        if (act_activity_emit_extcorr(&M, e->correlationId, e->externalId) == 0)
+            atomic_fetch_add(&M.converted, 1);
+        return;
+    }
+    default: atomic_fetch_add(&M.unknown, 1); return;
+    }
+    act_activity_emit_op(&M, &op);
+}
+
+/* ---- vendor callbacks ------------------------------------------------- */
+
+static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = act_activity_buffer_take(&M, size);
+    *max_records = 0; /* as many as fit */
+}
+
+static void buffer_completed(uint8_t *buffer, size_t size, size_t valid)
+{
+    (void)size;
+    if (!buffer)
+        return;
+    int converting = act_activity_converting(&M);
+    msptiActivity *rec = NULL;
+    uint64_t n = 0;
+    /* Always iterate to the end: mspti's cursor is per thread and only
+     * resets when it reaches `valid`. */
+    msptiResult r;
+    while ((r = ms.GetNextRecord(buffer, valid, &rec)) == MSPTI_SUCCESS && rec) {
+        n++;
+        if (converting)
+            convert(rec);
+    }
+    if (r != MSPTI_SUCCESS && r != MSPTI_ERROR_MAX_LIMIT_REACHED)
+        act_activity_unreadable(&M, (int)r); /* e.g. INNER: a kind this build does not know */
+    if (converting)
+        atomic_fetch_add(&M.records, n);
+    else
+        act_activity_count_late(&M, n);
+    act_activity_buffer_give(&M, buffer);
+}
+
+static void api_callback(void *userdata, msptiCallbackDomain domain, msptiCallbackId cbid,
+                         const msptiCallbackData *d)
+{
+    (void)userdata;
+    (void)cbid;
+    if (domain != MSPTI_CB_DOMAIN_RUNTIME || !d)
+        return;
+    uint64_t ext;
+    if (d->callbackSite == MSPTI_API_ENTER)
+        act_activity_api_enter(&M, d->correlationId, &ext);
+    else
+        act_activity_api_exit(&M, d->functionName, d->correlationId, 0);
+}
+
+static void flush_all(void)
+{
+    ms.FlushAll(1);
+}
+
+/* ---- start/stop ------------------------------------------------------- */
+
+static const msptiActivityKind wanted[] = {
+    MSPTI_ACTIVITY_KIND_KERNEL,
+    MSPTI_ACTIVITY_KIND_COMMUNICATION,
+    MSPTI_ACTIVITY_KIND_MEMCPY,
+    MSPTI_ACTIVITY_KIND_MEMSET,
+    MSPTI_ACTIVITY_KIND_MARKER,
+    MSPTI_ACTIVITY_KIND_API,
+    MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+};
+
+static const char *kind_name(msptiActivityKind k)
+{
+    static const char *names[] = {"invalid",       "MARKER", "KERNEL",
+                                  "API",           "HCCL",   "MEMORY",
+                                  "MEMSET",        "MEMCPY", "EXTERNAL_CORRELATION",
+                                  "COMMUNICATION", "ACL_API"};
+    return (unsigned)k < ACT_ARRAY_SIZE(names) ? names[k] : "?";
+}
+
+static void enable_kinds(void)
+{
+    char failed[256] = "";
+    size_t used = 0;
+    ms.enabled_mask = 0;
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(wanted); i++) {
+        msptiResult r = ms.Enable(wanted[i]);
+        if (r == MSPTI_SUCCESS) {
+            ms.enabled_mask |= 1u << wanted[i];
+        } else if (used < sizeof(failed)) {
+            used += (size_t)snprintf(
+                failed + used, sizeof(failed) - used, "%s%s (%d%s)", used ? ", " : "",
+                kind_name(wanted[i]), (int)r,
+                r == MSPTI_ERROR_WITHOUT_LD_PRELOAD ? ": needs LD_PRELOAD=libmspti.so" : "");
+        }
+    }
+    if (failed[0])
+        act_activity_error(&M, "msptiActivityEnable failed for %s", failed);
+}
+
+static int start_locked(const act_activity_opts *opts)
+{
+    if (atomic_load(&M.state) != ACT_ACTIVITY_OFF)
+        return ACT_E_STATE;
+    if (!atomic_load(&act__recording))
+        return ACT_E_STATE;
+    int rc = mspti_load(opts && opts->optional);
+    if (rc != 0)
+        return rc;
+    act_activity_opts_resolve(opts, &ms.opts);
+    rc = act_activity_begin(&M, &ms.opts);
+    if (rc != 0) {
+        act_activity_error(&M, "cannot map the activity buffer pool");
+        return rc;
+    }
+    int64_t err = 0;
+    M.offset_ns = act_clock_realtime_offset(&err);
+    M.offset_start_ns = M.offset_ns;
+    M.offset_err_ns = err;
+    act_activity_emit_clock(&M, "mspti realtime offset at start", M.offset_ns, err);
+
+    /* Subscribe before anything else, as mspti expects. */
+    msptiResult r = ms.Subscribe(&ms.sub, api_callback, NULL);
+    if (r == MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        act_activity_error(&M,
+                           "another mspti subscriber is active (msprof, torch_npu's profiler?); "
+                           "Ascend device lane left empty");
+        return ACT_E_CONFLICT;
+    }
+    if (r != MSPTI_SUCCESS) {
+        act_activity_error(&M, "msptiSubscribe failed (%d); Ascend device lane left empty", (int)r);
+        return ACT_E_NOTFOUND;
+    }
+    int callbacks =
+        ms.EnableDomain && ms.EnableDomain(1, ms.sub, MSPTI_CB_DOMAIN_RUNTIME) == MSPTI_SUCCESS;
+    atomic_store(&M.callbacks, callbacks);
+    if (!callbacks)
+        act_log("mspti: runtime callbacks unavailable; launches are not linked to ranges");
+    atomic_store_explicit(&M.state, ACT_ACTIVITY_CAPTURING, memory_order_release);
+    r = ms.RegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != MSPTI_SUCCESS) {
+        atomic_store(&M.state, ACT_ACTIVITY_OFF);
+        ms.Unsubscribe(ms.sub);
+        act_activity_error(
+            &M, "msptiActivityRegisterCallbacks failed (%d); Ascend device lane left empty",
+            (int)r);
+        return ACT_E_NOTFOUND;
+    }
+    enable_kinds();
+    act_lifecycle_on_stop("mspti", act_source_mspti_stop); /* once: the lifecycle ignores repeats */
+    return 0;
+}
+
+int act_source_mspti_start(const act_activity_opts *opts)
+{
+    pthread_mutex_lock(&ms.lock);
+    int rc = start_locked(opts);
+    pthread_mutex_unlock(&ms.lock);
+    return rc;
+}
+
+void act_source_mspti_stop(void)
+{
+    pthread_mutex_lock(&ms.lock);
+    if (atomic_load(&M.state) != ACT_ACTIVITY_CAPTURING) {
+        pthread_mutex_unlock(&ms.lock);
+        return;
+    }
+    atomic_store(&M.state, ACT_ACTIVITY_DRAINING);
+    act_activity_drain(&M, flush_all, &ms.opts);
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(wanted); i++)
+        if (ms.enabled_mask & (1u << wanted[i]))
+            ms.Disable(wanted[i]);
+    ms.Unsubscribe(ms.sub);
+    ms.sub = NULL;
+    ms.FlushAll(1);
+    int64_t err = 0;
+    int64_t off = act_clock_realtime_offset(&err);
+    act_activity_emit_clock(&M, "mspti realtime offset at stop", off, err);
+    act_activity_end(&M, off, err);
+    pthread_mutex_unlock(&ms.lock);
+}
+
+void act_source_mspti_stats(act_activity_stats *out)
+{
+    act_activity_stats_get(&M, out);
+}

@@ -1,0 +1,576 @@
+/*
+ * cupti.c -- the NVIDIA GPU source: reads device activity through the
+ * CUPTI activity API (libcupti, resolved lazily with dlopen/dlsym) and
+ * writes acceltrace records through the shared activity core
+ * (src/sources/activity/activity_core.h). Built only where the toolkit's
+ * cupti.h is found (build.cmake); record layouts come from that header.
+ *
+ * Lifecycle:
+ *   start: load library -> cuptiGetVersion must match the major.minor of
+ *          the cupti.h compiled in (records are read with those layouts;
+ *          a mismatch is reported, nothing is read) -> cuptiSubscribe with
+ *          our launch-thread callback (a second subscriber is reported
+ *          once, lane left empty) -> RUNTIME/DRIVER callback domains ->
+ *          cuptiActivityRegisterTimestampCallback(act_clock_now) so CUPTI
+ *          stamps records on our timeline -> RegisterCallbacks(pool,
+ *          convert) -> enable CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME,
+ *          DRIVER, SYNCHRONIZATION, EXTERNAL_CORRELATION.
+ *   stop:  cuptiActivityFlushAll(FORCED) polled until three polls bring
+ *          nothing new (bounded) -> disable -> unsubscribe -> forced flush.
+ * Entry through CUDA_INJECTION64_PATH: InitializeInjection() below.
+ */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceltrace.h"
+#include "init/init.h"
+#include "sources/activity/activity_core.h"
+
+/* The fields read below sit where the 13.0 header puts them; the version
+ * check at start refuses libraries whose records may differ. */
+_Static_assert(offsetof(CUpti_ActivityKernel10, start) == 16 &&
+                   offsetof(CUpti_ActivityKernel10, end) == 24 &&
+                   offsetof(CUpti_ActivityKernel10, deviceId) == 40 &&
+                   offsetof(CUpti_ActivityKernel10, streamId) == 48 &&
+                   offsetof(CUpti_ActivityKernel10, correlationId) == 92 &&
+                   offsetof(CUpti_ActivityKernel10, name) == 104,
+               "CUPTI Kernel10 layout as measured");
+
+static act_activity C = {
+    .name = "cupti",
+    .vendor = "CUDA",
+    .device_word = "GPU",
+    .source = ACT_SOURCE_CUPTI,
+    .lane_lock = PTHREAD_MUTEX_INITIALIZER,
+    .outermost_only = 1,
+};
+
+typedef CUptiResult (*GetVersion_fn)(uint32_t *);
+typedef CUptiResult (*Subscribe_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+typedef CUptiResult (*Unsubscribe_fn)(CUpti_SubscriberHandle);
+typedef CUptiResult (*EnableDomain_fn)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
+typedef CUptiResult (*RegisterCallbacks_fn)(CUpti_BuffersCallbackRequestFunc,
+                                            CUpti_BuffersCallbackCompleteFunc);
+typedef CUptiResult (*RegisterTimestampCallback_fn)(CUpti_TimestampCallbackFunc);
+typedef CUptiResult (*Kind_fn)(CUpti_ActivityKind);
+typedef CUptiResult (*GetNextRecord_fn)(uint8_t *, size_t, CUpti_Activity **);
+typedef CUptiResult (*FlushAll_fn)(uint32_t);
+typedef CUptiResult (*GetNumDropped_fn)(CUcontext, uint32_t, size_t *);
+typedef CUptiResult (*PushExt_fn)(CUpti_ExternalCorrelationKind, uint64_t);
+typedef CUptiResult (*PopExt_fn)(CUpti_ExternalCorrelationKind, uint64_t *);
+typedef CUptiResult (*GetResultString_fn)(CUptiResult, const char **);
+
+static struct {
+    pthread_mutex_t lock;
+    void *lib;
+    GetVersion_fn GetVersion;
+    Subscribe_fn Subscribe;
+    Unsubscribe_fn Unsubscribe;
+    EnableDomain_fn EnableDomain;
+    RegisterCallbacks_fn RegisterCallbacks;
+    RegisterTimestampCallback_fn RegisterTimestampCallback;
+    Kind_fn Enable, Disable;
+    GetNextRecord_fn GetNextRecord;
+    FlushAll_fn FlushAll;
+    GetNumDropped_fn GetNumDroppedRecords;
+    PushExt_fn PushExt;
+    PopExt_fn PopExt;
+    GetResultString_fn GetResultString;
+    CUpti_SubscriberHandle sub;
+    act_activity_opts opts;
+    uint32_t enabled[8];
+    int n_enabled;
+    uint32_t version;
+} cu = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
+
+/* ---- loading ---------------------------------------------------------- */
+
+static void *load_library(char *tried, size_t n)
+{
+    const char *override = getenv("ACCELTRACE_CUPTI_LIB");
+    if (override && *override) {
+        snprintf(tried, n, "%s", override);
+        return dlopen(override, RTLD_NOW | RTLD_LOCAL);
+    }
+    char cuda_home[PATH_MAX] = "";
+    const char *home = getenv("CUDA_HOME");
+    if (home && *home)
+        snprintf(cuda_home, sizeof(cuda_home), "%s/lib64/libcupti.so", home);
+    const char *candidates[] = {"libcupti.so.13", "libcupti.so", cuda_home,
+                                "/usr/local/cuda/lib64/libcupti.so"};
+    size_t used = 0;
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(candidates); i++) {
+        if (!candidates[i][0])
+            continue;
+        if (used < n)
+            used +=
+                (size_t)snprintf(tried + used, n - used, "%s%s", used ? ", " : "", candidates[i]);
+        void *h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
+#define RESOLVE(field, sym, required)                                                              \
+    do {                                                                                           \
+        *(void **)&cu.field = dlsym(cu.lib, #sym);                                                 \
+        if (!cu.field && (required)) {                                                             \
+            act_activity_error(&C, "symbol %s missing in libcupti; CUDA device lane left empty",   \
+                               #sym);                                                              \
+            return ACT_E_NOTFOUND;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+static int cupti_load(int optional)
+{
+    if (!cu.lib) {
+        char tried[PATH_MAX * 2];
+        tried[0] = '\0';
+        cu.lib = load_library(tried, sizeof(tried));
+        if (!cu.lib) {
+            if (optional)
+                return ACT_E_NOTFOUND; /* probing: absence is not an error */
+            act_activity_error(&C,
+                               "libcupti not loadable (tried %s): %s; CUDA device lane left empty",
+                               tried, dlerror());
+            return ACT_E_NOTFOUND;
+        }
+    }
+    RESOLVE(GetVersion, cuptiGetVersion, 1);
+    RESOLVE(Subscribe, cuptiSubscribe, 1);
+    RESOLVE(Unsubscribe, cuptiUnsubscribe, 1);
+    RESOLVE(RegisterCallbacks, cuptiActivityRegisterCallbacks, 1);
+    RESOLVE(Enable, cuptiActivityEnable, 1);
+    RESOLVE(Disable, cuptiActivityDisable, 1);
+    RESOLVE(GetNextRecord, cuptiActivityGetNextRecord, 1);
+    RESOLVE(FlushAll, cuptiActivityFlushAll, 1);
+    RESOLVE(EnableDomain, cuptiEnableDomain, 0);
+    RESOLVE(RegisterTimestampCallback, cuptiActivityRegisterTimestampCallback, 0);
+    RESOLVE(GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, 0);
+    RESOLVE(PushExt, cuptiActivityPushExternalCorrelationId, 0);
+    RESOLVE(PopExt, cuptiActivityPopExternalCorrelationId, 0);
+    RESOLVE(GetResultString, cuptiGetResultString, 0);
+    return 0;
+}
+
+/* Records are read with the layouts of the cupti.h compiled in; CUPTI
+ * versions are xxyyzz and record structs change between minor releases
+ * (Kernel11 in 13.2), so the major.minor must match. */
+static int cupti_version_check(void)
+{
+    uint32_t v = 0;
+    if (cu.GetVersion(&v) != CUPTI_SUCCESS) {
+        act_activity_error(&C, "cuptiGetVersion failed; CUDA device lane left empty");
+        return ACT_E_UNSUPPORTED;
+    }
+    cu.version = v;
+    if (v / 100 != CUPTI_API_VERSION / 100) {
+        act_activity_error(
+            &C,
+            "libcupti version %u.%u (%u) does not match the record layouts compiled in "
+            "(CUPTI %u.%u, %u); rebuild acceltrace against this toolkit or point "
+            "ACCELTRACE_CUPTI_LIB at a matching libcupti. CUDA device lane left empty",
+            v / 10000, v / 100 % 100, v, CUPTI_API_VERSION / 10000, CUPTI_API_VERSION / 100 % 100,
+            CUPTI_API_VERSION);
+        return ACT_E_UNSUPPORTED;
+    }
+    return 0;
+}
+
+/* CUPTI's name for a result code, for messages. */
+static const char *cu_err(CUptiResult r)
+{
+    const char *str = NULL;
+    if (!cu.GetResultString || cu.GetResultString(r, &str) != CUPTI_SUCCESS || !str)
+        return "unknown CUPTI error";
+    return str;
+}
+
+/* ---- conversion ------------------------------------------------------- */
+
+static uint8_t memcpy_op(uint8_t kind, const char **name)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: *name = "Memcpy HtoD"; return ACT_OP_MEMCPY_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: *name = "Memcpy DtoH"; return ACT_OP_MEMCPY_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: *name = "Memcpy DtoD"; return ACT_OP_MEMCPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: *name = "Memcpy HtoA"; return ACT_OP_MEMCPY_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: *name = "Memcpy AtoH"; return ACT_OP_MEMCPY_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: *name = "Memcpy AtoA"; return ACT_OP_MEMCPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: *name = "Memcpy AtoD"; return ACT_OP_MEMCPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: *name = "Memcpy DtoA"; return ACT_OP_MEMCPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: *name = "Memcpy PtoP"; return ACT_OP_MEMCPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: *name = "Memcpy HtoH"; return ACT_OP_OTHER;
+    default: *name = "Memcpy"; return ACT_OP_OTHER;
+    }
+}
+
+static const char *launch_type(uint8_t t)
+{
+    switch (t) {
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR: return "regular";
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE: return "cooperative";
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE: return "cooperative multi-device";
+    default: return "other";
+    }
+}
+
+static const char *sync_name(uint32_t type)
+{
+    switch (type) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "Event Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "Stream Wait Event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "Stream Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "Context Sync";
+    default: return "Sync";
+    }
+}
+
+/* Synchronization records name a context, not a device: remember which
+ * device each context belongs to from the kernels and copies seen. */
+#define CTX_MAP 64
+static struct {
+    pthread_mutex_t lock;
+    uint32_t ctx[CTX_MAP], dev[CTX_MAP];
+    int n;
+} ctxmap = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void ctx_learn(uint32_t ctx, uint32_t dev)
+{
+    pthread_mutex_lock(&ctxmap.lock);
+    int i = 0;
+    while (i < ctxmap.n && ctxmap.ctx[i] != ctx)
+        i++;
+    if (i == ctxmap.n && ctxmap.n < CTX_MAP)
+        ctxmap.n++;
+    if (i < CTX_MAP) {
+        ctxmap.ctx[i] = ctx;
+        ctxmap.dev[i] = dev;
+    }
+    pthread_mutex_unlock(&ctxmap.lock);
+}
+
+static uint32_t ctx_device(uint32_t ctx)
+{
+    uint32_t dev = 0;
+    pthread_mutex_lock(&ctxmap.lock);
+    for (int i = 0; i < ctxmap.n; i++)
+        if (ctxmap.ctx[i] == ctx)
+            dev = ctxmap.dev[i];
+    pthread_mutex_unlock(&ctxmap.lock);
+    return dev;
+}
+
+static void convert_api(const CUpti_ActivityAPI *a, int driver)
+{
+    if (atomic_load(&C.callbacks)) {
+        atomic_fetch_add(&C.api_superseded, 1); /* written on the launching thread */
+        return;
+    }
+    char name[48];
+    snprintf(name, sizeof(name), "%s cbid %u", driver ? "cuda driver" : "cuda runtime",
+             (unsigned)a->cbid);
+    if (act_rec_api_emit(name, act_activity_ts(&C, a->start), act_activity_ts(&C, a->end),
+                         a->correlationId, 0, (int32_t)a->returnValue, ACT_SOURCE_CUPTI) == 0)
+        atomic_fetch_add(&C.converted, 1);
+}
+
+static void convert(const CUpti_Activity *rec)
+{
+    act_activity_op op = {0};
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+        op.op = ACT_OP_KERNEL;
+        op.name = k->name;
+        op.detail = launch_type(k->launchType);
+        op.device = k->deviceId;
+        op.stream = k->streamId;
+        op.start = k->start;
+        op.end = k->end;
+        op.queued = k->queued;
+        op.submit = k->submitted;
+        op.corr = k->correlationId;
+        op.lsize[0] = (uint64_t)k->blockX, op.lsize[1] = (uint64_t)k->blockY,
+        op.lsize[2] = (uint64_t)k->blockZ;
+        op.gsize[0] = (uint64_t)k->gridX * op.lsize[0];
+        op.gsize[1] = (uint64_t)k->gridY * op.lsize[1];
+        op.gsize[2] = (uint64_t)k->gridZ * op.lsize[2];
+        ctx_learn(k->contextId, k->deviceId);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
+        op.op = memcpy_op(m->copyKind, &op.name);
+        op.device = m->deviceId;
+        op.stream = m->streamId;
+        op.start = m->start;
+        op.end = m->end;
+        op.bytes = m->bytes;
+        op.corr = m->correlationId;
+        ctx_learn(m->contextId, m->deviceId);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
+        op.op = ACT_OP_MEMSET;
+        op.name = "Memset";
+        op.device = m->deviceId;
+        op.stream = m->streamId;
+        op.start = m->start;
+        op.end = m->end;
+        op.bytes = m->bytes;
+        op.corr = m->correlationId;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)rec;
+        op.op = ACT_OP_SYNC;
+        op.name = sync_name((uint32_t)s->type);
+        op.device = ctx_device(s->contextId);
+        op.stream = s->streamId;
+        op.start = s->start;
+        op.end = s->end;
+        op.corr = s->correlationId;
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME: convert_api((const CUpti_ActivityAPI *)rec, 0); return;
+    case CUPTI_ACTIVITY_KIND_DRIVER: convert_api((const CUpti_ActivityAPI *)rec, 1); return;
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
+        if (e->externalKind != EXT_KIND) {
+            atomic_fetch_add(&C.foreign_extcorr, 1); /* another tool's ids */
+            return;
+        }
+        if (act_activity_emit_extcorr(&C, e->correlationId, e->externalId) == 0)
+            atomic_fetch_add(&C.converted, 1);
+        return;
+    }
+    default: atomic_fetch_add(&C.unknown, 1); return;
+    }
+    act_activity_emit_op(&C, &op);
+}
+
+/* ---- vendor callbacks ------------------------------------------------- */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = act_activity_buffer_take(&C, size);
+    *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid)
+{
+    (void)size;
+    if (!buffer)
+        return;
+    int converting = act_activity_converting(&C);
+    CUpti_Activity *rec = NULL;
+    uint64_t n = 0;
+    CUptiResult r;
+    while ((r = cu.GetNextRecord(buffer, valid, &rec)) == CUPTI_SUCCESS) {
+        n++;
+        if (converting)
+            convert(rec);
+    }
+    if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)
+        act_activity_unreadable(&C, (int)r);
+    if (converting)
+        atomic_fetch_add(&C.records, n);
+    else
+        act_activity_count_late(&C, n);
+    size_t dropped = 0;
+    if (cu.GetNumDroppedRecords &&
+        cu.GetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
+        atomic_fetch_add(&C.vendor_dropped, dropped);
+        for (size_t i = 0; i < dropped; i++)
+            act_rec_drop(ACT_REC_DEVICE_OP);
+    }
+    act_activity_buffer_give(&C, buffer);
+}
+
+static uint64_t CUPTIAPI timestamp_now(void)
+{
+    return act_clock_now();
+}
+
+/* Runtime calls make driver calls with the same correlation id: only the
+ * outermost call of a thread becomes a host slice (C.outermost_only). */
+static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
+                                  CUpti_CallbackId cbid, const void *data)
+{
+    (void)userdata;
+    (void)cbid;
+    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
+        return;
+    const CUpti_CallbackData *d = data;
+    if (d->callbackSite == CUPTI_API_ENTER) {
+        uint64_t ext = 0;
+        /* CUPTI's stack is per thread: push so its own EXTERNAL_CORRELATION
+         * records agree with ours. */
+        if (act_activity_api_enter(&C, d->correlationId, &ext) && ext && cu.PushExt &&
+            cu.PushExt(EXT_KIND, ext) == CUPTI_SUCCESS)
+            act_activity_api_mark_pushed();
+    } else if (act_activity_api_exit(&C, d->functionName, d->correlationId, 0)) {
+        uint64_t last = 0;
+        cu.PopExt(EXT_KIND, &last);
+    }
+}
+
+static void flush_forced(void)
+{
+    cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* ---- start/stop ------------------------------------------------------- */
+
+static const CUpti_ActivityKind wanted[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+};
+
+static void enable_kinds(void)
+{
+    char failed[256] = "";
+    size_t used = 0;
+    cu.n_enabled = 0;
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(wanted); i++) {
+        CUptiResult r = cu.Enable(wanted[i]);
+        if (r == CUPTI_SUCCESS)
+            cu.enabled[cu.n_enabled++] = wanted[i];
+        else if (used < sizeof(failed))
+            used += (size_t)snprintf(failed + used, sizeof(failed) - used, "%skind %d (error %d)",
+                                     used ? ", " : "", (int)wanted[i], (int)r);
+    }
+    if (failed[0])
+        act_activity_error(&C, "cuptiActivityEnable failed for %s", failed);
+}
+
+static void clock_setup(void)
+{
+    if (cu.RegisterTimestampCallback &&
+        cu.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS) {
+        C.offset_ns = 0;
+        C.offset_start_ns = 0;
+        act_activity_emit_clock(&C, "cupti timestamp callback (monotonic_raw)", 0, 0);
+        return;
+    }
+    /* CUPTI's default clock is CLOCK_REALTIME: map it like mspti's. */
+    int64_t err = 0;
+    C.offset_ns = act_clock_realtime_offset(&err);
+    C.offset_start_ns = C.offset_ns;
+    C.offset_err_ns = err;
+    act_activity_emit_clock(&C, "cupti realtime offset at start", C.offset_ns, err);
+}
+
+static int start_locked(const act_activity_opts *opts)
+{
+    if (atomic_load(&C.state) != ACT_ACTIVITY_OFF || !atomic_load(&act__recording))
+        return ACT_E_STATE;
+    int rc = cupti_load(opts && opts->optional);
+    if (rc == 0)
+        rc = cupti_version_check();
+    if (rc != 0)
+        return rc;
+    act_activity_opts_resolve(opts, &cu.opts);
+    rc = act_activity_begin(&C, &cu.opts);
+    if (rc != 0) {
+        act_activity_error(&C, "cannot map the activity buffer pool");
+        return rc;
+    }
+    CUptiResult r = cu.Subscribe(&cu.sub, api_callback, NULL);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        act_activity_error(
+            &C, "another CUPTI subscriber is active (Nsight, PyTorch's profiler, cuda-gdb?); "
+                "CUDA device lane left empty");
+        return ACT_E_CONFLICT;
+    }
+    if (r != CUPTI_SUCCESS) {
+        act_activity_error(&C, "cuptiSubscribe failed (%d, %s); CUDA device lane left empty",
+                           (int)r, cu_err(r));
+        return ACT_E_NOTFOUND;
+    }
+    int callbacks = cu.EnableDomain &&
+                    cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+                    cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
+    atomic_store(&C.callbacks, callbacks);
+    if (!callbacks)
+        act_log("cupti: API callbacks unavailable; launches are not linked to ranges");
+    clock_setup(); /* before any kind is enabled, as CUPTI requires */
+    atomic_store_explicit(&C.state, ACT_ACTIVITY_CAPTURING, memory_order_release);
+    r = cu.RegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS) {
+        atomic_store(&C.state, ACT_ACTIVITY_OFF);
+        cu.Unsubscribe(cu.sub);
+        act_activity_error(
+            &C, "cuptiActivityRegisterCallbacks failed (%d); CUDA device lane left empty", (int)r);
+        return ACT_E_NOTFOUND;
+    }
+    enable_kinds();
+    act_lifecycle_on_stop("cupti", act_source_cupti_stop); /* once: the lifecycle ignores repeats */
+    return 0;
+}
+
+int act_source_cupti_start(const act_activity_opts *opts)
+{
+    pthread_mutex_lock(&cu.lock);
+    int rc = start_locked(opts);
+    pthread_mutex_unlock(&cu.lock);
+    return rc;
+}
+
+void act_source_cupti_stop(void)
+{
+    pthread_mutex_lock(&cu.lock);
+    if (atomic_load(&C.state) != ACT_ACTIVITY_CAPTURING) {
+        pthread_mutex_unlock(&cu.lock);
+        return;
+    }
+    atomic_store(&C.state, ACT_ACTIVITY_DRAINING);
+    act_activity_drain(&C, flush_forced, &cu.opts);
+    for (int i = 0; i < cu.n_enabled; i++)
+        cu.Disable((CUpti_ActivityKind)cu.enabled[i]);
+    cu.Unsubscribe(cu.sub);
+    cu.sub = NULL;
+    cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    int64_t err = 0;
+    int64_t off = C.offset_ns ? act_clock_realtime_offset(&err) : 0;
+    act_activity_emit_clock(
+        &C, C.offset_ns ? "cupti realtime offset at stop" : "cupti timestamp callback at stop", off,
+        err);
+    act_activity_end(&C, off, err);
+    pthread_mutex_unlock(&cu.lock);
+}
+
+void act_source_cupti_stats(act_activity_stats *out)
+{
+    act_activity_stats_get(&C, out);
+}
+
+/*
+ * CUDA_INJECTION64_PATH entry: the CUDA driver dlopens the library named
+ * there during cuInit and calls this (it must have default visibility, or
+ * the driver silently skips it). `acceltrace run --cuda` points the
+ * variable at libacceltrace.so.
+ */
+ACT_EXPORT int InitializeInjection(void)
+{
+    if (act_init() != 0)
+        return 1; /* not attached: nothing to do, CUDA goes on */
+    act_source_cupti_start(NULL);
+    return 1;
+}

@@ -1,0 +1,827 @@
+/*
+ * builder.c -- the timeline builder: one pass over each process's records
+ * (spool.h) builds host lanes (ranges, API calls, marks, counters), the
+ * join tables and the list of device ops; joins.c links device ops to
+ * their launches and ranges, devices.c lays device work out on lanes with
+ * flows. Everything questionable is counted in tl->counts, never asserted
+ * away: unbalanced pops, ranges left open, skew, negative durations,
+ * improper nesting, records outside the capture window.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceltrace.h"
+#include "builder_int.h"
+
+/* ---- per-thread state ------------------------------------------------- */
+
+static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
+{
+    uint64_t v;
+    if (act_u64map_get(&p->thread_by_serial, (uint64_t)serial + 1, &v))
+        return &p->threads[v - 1];
+    bld_thread *nt = realloc(p->threads, (p->n_threads + 1) * sizeof(*nt));
+    if (!nt) {
+        b->tl->err = ACT_E_NOMEM;
+        return NULL;
+    }
+    p->threads = nt;
+    bld_thread *t = &p->threads[p->n_threads];
+    memset(t, 0, sizeof(*t));
+    t->serial = serial;
+    const act_sp_thread *st = act_spool_thread(p->sp, serial);
+    t->tid = st && st->tid ? st->tid : ACT_FALLBACK_TID_BASE + serial;
+    p->n_threads++;
+    if (act_u64map_put(&p->thread_by_serial, (uint64_t)serial + 1, p->n_threads))
+        b->tl->err = ACT_E_NOMEM;
+    return t;
+}
+
+#define GROW(arr, n, cap, errp)                                                                    \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            size_t nc_ = (cap) ? (cap)*2 : 256;                                                    \
+            void *na_ = realloc((arr), nc_ * sizeof(*(arr)));                                      \
+            if (!na_) {                                                                            \
+                *(errp) = ACT_E_NOMEM;                                                             \
+                break;                                                                             \
+            }                                                                                      \
+            (arr) = na_;                                                                           \
+            (cap) = nc_;                                                                           \
+        }                                                                                          \
+    } while (0)
+
+/* ---- capture window --------------------------------------------------- */
+
+int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end)
+{
+    if (end < b->ws || start > b->we)
+        return 0;
+    if (!p->capture_used)
+        return 1;
+    /* First interval whose end is after start; it must begin before end. */
+    size_t lo = 0, hi = p->n_capture;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->capture[2 * mid + 1] <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->n_capture && p->capture[2 * lo] <= end;
+}
+
+typedef struct cap_ev {
+    uint64_t ts;
+    uint32_t on;
+} cap_ev;
+
+static int cap_cmp(const void *a, const void *c)
+{
+    const cap_ev *x = a, *y = c;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* CAPTURE records (capture turned on/off by act_start/act_stop) become
+ * intervals. Capture starts off when the spool says it waited for
+ * act_start. A spool without CAPTURE records is not restricted. */
+static void load_capture(bld *b, bld_proc *p)
+{
+    act_spool *sp = p->sp;
+    size_t n = sp->records[ACT_REC_CAPTURE];
+    if (!n)
+        return;
+    cap_ev *ev = malloc(n * sizeof(*ev));
+    p->capture = malloc((n + 1) * 2 * sizeof(*p->capture));
+    if (!ev || !p->capture) {
+        free(ev);
+        b->tl->err = ACT_E_NOMEM;
+        return;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < sp->n_recs && m < n; i++)
+        if (sp->recs[i].r->kind == ACT_REC_CAPTURE)
+            ev[m++] = (cap_ev){act_spool_ns(sp, ((const act_rec_ts *)sp->recs[i].r)->ts),
+                               sp->recs[i].r->aux != 0};
+    if (m)
+        qsort(ev, m, sizeof(*ev), cap_cmp);
+    int on = !(sp->hdr.flags & ACT_SPOOL_F_CAPTURE_API);
+    if (on)
+        p->capture[0] = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (ev[i].on && !on) {
+            p->capture[2 * p->n_capture] = ev[i].ts;
+            on = 1;
+        } else if (!ev[i].on && on) {
+            p->capture[2 * p->n_capture + 1] = ev[i].ts;
+            p->n_capture++;
+            on = 0;
+        }
+    }
+    if (on)
+        p->capture[2 * p->n_capture++ + 1] = UINT64_MAX;
+    p->capture_used = 1;
+    free(ev);
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+typedef struct bld_async {
+    uint64_t rec_id, start, end;
+    act_str name;
+    uint32_t tid;
+    bld_args args;
+} bld_async;
+
+typedef struct pass_state {
+    bld_async *async;
+    size_t n_async, cap_async;
+    act_u64map async_by_id;
+    size_t cap_ops_local;
+} pass_state;
+
+static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    bld_thread *t = thread_of(b, p, rec->serial);
+    if (!t)
+        return;
+    GROW(p->ranges, p->n_ranges, p->cap_ranges, &b->tl->err);
+    if (t->depth == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 16;
+        uint32_t *ns = realloc(t->stack, nc * sizeof(*ns));
+        if (!ns) {
+            b->tl->err = ACT_E_NOMEM;
+            return;
+        }
+        t->stack = ns;
+        t->cap = nc;
+    }
+    if (b->tl->err)
+        return;
+    t->pushes++;
+    bld_range *r = &p->ranges[p->n_ranges];
+    memset(r, 0, sizeof(*r));
+    r->start = act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts);
+    r->name = rec->s1;
+    r->tid = t->tid;
+    r->ext_id = ++b->next_ext;
+    t->owner_kind = BLD_OWNER_RANGE;
+    t->owner_idx = (uint32_t)p->n_ranges;
+    t->stack[t->depth++] = (uint32_t)p->n_ranges;
+    p->n_ranges++;
+    if (act_u64map_put(&p->range_by_ref, (uint64_t)t->serial << 32 | t->pushes, p->n_ranges))
+        b->tl->err = ACT_E_NOMEM;
+}
+
+static void on_pop(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    bld_thread *t = thread_of(b, p, rec->serial);
+    if (!t)
+        return;
+    if (!t->depth) {
+        b->tl->counts.unbalanced_pops++;
+        return;
+    }
+    bld_range *r = &p->ranges[t->stack[--t->depth]];
+    r->end = act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts);
+}
+
+static void on_range_start(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
+{
+    const act_rec_range_id *r = (const act_rec_range_id *)rec->r;
+    bld_thread *t = thread_of(b, p, rec->serial);
+    GROW(ps->async, ps->n_async, ps->cap_async, &b->tl->err);
+    if (!t || b->tl->err)
+        return;
+    t->owner_kind = BLD_OWNER_ASYNC;
+    t->owner_idx = (uint32_t)ps->n_async;
+    ps->async[ps->n_async++] =
+        (bld_async){r->id, act_spool_ns(p->sp, r->ts), 0, rec->s1, t->tid, {0, 0}};
+    if (r->id && act_u64map_put(&ps->async_by_id, r->id, ps->n_async))
+        b->tl->err = ACT_E_NOMEM;
+}
+
+static void on_range_end(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
+{
+    const act_rec_range_id *r = (const act_rec_range_id *)rec->r;
+    uint64_t v;
+    if (!act_u64map_get(&ps->async_by_id, r->id, &v) || ps->async[v - 1].end) {
+        b->tl->counts.unmatched_range_ends++;
+        return;
+    }
+    ps->async[v - 1].end = act_spool_ns(p->sp, r->ts);
+    if (!ps->async[v - 1].end)
+        ps->async[v - 1].end = ps->async[v - 1].start;
+}
+
+/* Marks wait until the end of the pass: ARG records may follow them. */
+static void on_mark(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    bld_thread *t = thread_of(b, p, rec->serial);
+    GROW(p->marks, p->n_marks, p->cap_marks, &b->tl->err);
+    if (!t || b->tl->err)
+        return;
+    t->owner_kind = BLD_OWNER_MARK;
+    t->owner_idx = (uint32_t)p->n_marks;
+    p->marks[p->n_marks++] =
+        (bld_mark){act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts), rec->s1, t->tid, {0, 0}};
+}
+
+/* An ARG record belongs to the latest RANGE_PUSH, RANGE_START or MARK of
+ * its thread; one with no such record before it is counted as an error. */
+static void on_arg(bld *b, bld_proc *p, pass_state *ps, size_t rec_idx)
+{
+    const act_sp_rec *rec = &p->sp->recs[rec_idx];
+    bld_thread *t = thread_of(b, p, rec->serial);
+    if (!t)
+        return;
+    bld_args *args = NULL;
+    if (t->owner_kind == BLD_OWNER_RANGE)
+        args = &p->ranges[t->owner_idx].args;
+    else if (t->owner_kind == BLD_OWNER_ASYNC)
+        args = &ps->async[t->owner_idx].args;
+    else if (t->owner_kind == BLD_OWNER_MARK)
+        args = &p->marks[t->owner_idx].args;
+    if (!args) {
+        b->tl->counts.orphan_args++;
+        return;
+    }
+    GROW(p->argrefs, p->n_argrefs, p->cap_argrefs, &b->tl->err);
+    if (b->tl->err)
+        return;
+    p->argrefs[p->n_argrefs++] = (bld_argref){(uint32_t)rec_idx, 0};
+    uint32_t ref = (uint32_t)p->n_argrefs;
+    if (args->tail)
+        p->argrefs[args->tail - 1].next = ref;
+    else
+        args->head = ref;
+    args->tail = ref;
+}
+
+static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec, size_t rec_idx)
+{
+    const act_rec_thread *t = (const act_rec_thread *)rec->r;
+    if (t->h.aux == 0 && t->tid && act_u64map_put(&p->tid_name, t->tid, rec_idx + 1))
+        b->tl->err = ACT_E_NOMEM;
+}
+
+static void on_counter(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    const act_rec_counter *c = (const act_rec_counter *)rec->r;
+    uint64_t ts = act_spool_ns(p->sp, c->ts);
+    if (!bld_in_window(b, p, ts, ts)) {
+        b->tl->counts.outside_window[ACT_REC_COUNTER]++;
+        return;
+    }
+    act_tl_event *e = act_tl_event_add(b->tl, 'C', ACT_CAT_NONE, rec->s1, p->pid, 0, ts, 0);
+    if (e)
+        e->flags |= ACT_EVF_NO_TID;
+    act_tl_arg *a = act_tl_arg_add(b->tl, "");
+    if (a) {
+        a->key = rec->s1;
+        a->type = ACT_ARG_F64;
+        a->v.d = c->value;
+    }
+}
+
+static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    const act_rec_api *r = (const act_rec_api *)rec->r;
+    bld_thread *t = thread_of(b, p, rec->serial);
+    GROW(p->api, p->n_api, p->cap_api, &b->tl->err);
+    if (!t || b->tl->err)
+        return;
+    bld_api *a = &p->api[p->n_api++];
+    a->start = act_spool_ns(p->sp, r->start);
+    a->end = act_spool_ns(p->sp, r->end);
+    a->corr = r->corr;
+    a->ext = r->ext;
+    a->name = rec->s1;
+    a->source = r->source;
+    a->tid = t->tid;
+    a->result = r->result;
+    a->kept = (uint8_t)bld_in_window(b, p, a->start, a->end > a->start ? a->end : a->start);
+    if (!a->kept)
+        b->tl->counts.outside_window[ACT_REC_API]++;
+}
+
+static void on_device_op(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    const act_rec_device_op *r = (const act_rec_device_op *)rec->r;
+    if ((r->flags & ACT_OPF_NO_TIMES) || !r->start || !r->end) {
+        b->tl->counts.device_ops_without_times++;
+        return;
+    }
+    GROW(b->ops, b->n_ops, b->cap_ops, &b->tl->err);
+    if (b->tl->err)
+        return;
+    bld_op *op = &b->ops[b->n_ops++];
+    memset(op, 0, sizeof(*op));
+    op->r = r;
+    op->name = rec->s1;
+    op->detail = rec->s2;
+    op->start = act_spool_ns(p->sp, r->start);
+    op->end = act_spool_ns(p->sp, r->end);
+    op->pid = p->pid;
+}
+
+static void on_clock(bld *b, const act_sp_rec *rec)
+{
+    act_timeline *tl = b->tl;
+    const act_rec_clock *c = (const act_rec_clock *)rec->r;
+    char m[64];
+    snprintf(m, sizeof(m), "%.*s", (int)(rec->s1.n < 60 ? rec->s1.n : 60), rec->s1.p);
+    if (!strstr(tl->clock_method, m)) {
+        size_t len = strlen(tl->clock_method);
+        if (len + strlen(m) + 2 < sizeof(tl->clock_method))
+            snprintf(tl->clock_method + len, sizeof(tl->clock_method) - len, "%s%s", len ? "," : "",
+                     m);
+    }
+    if (c->error_ns > tl->clock_error_ns)
+        tl->clock_error_ns = c->error_ns;
+}
+
+static void on_metadata(bld *b, const act_sp_rec *rec)
+{
+    act_timeline *tl = b->tl;
+    if (!tl->n_meta || (tl->n_meta & (tl->n_meta - 1)) == 0) {
+        /* capacity doubles at powers of two */
+        act_tl_meta *nm = realloc(tl->meta, (tl->n_meta ? tl->n_meta * 2 : 1) * sizeof(*nm));
+        if (!nm) {
+            tl->err = ACT_E_NOMEM;
+            return;
+        }
+        tl->meta = nm;
+    }
+    tl->meta[tl->n_meta++] =
+        (act_tl_meta){rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0};
+}
+
+static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)
+{
+    const act_rec_extcorr *x = (const act_rec_extcorr *)rec->r;
+    GROW(p->extcorr, p->n_extcorr, p->cap_extcorr, &b->tl->err);
+    if (b->tl->err)
+        return;
+    p->extcorr[p->n_extcorr++] = (bld_key){x->corr, x->ext, x->h.aux, (uint32_t)order};
+}
+
+static void pass_records(bld *b, bld_proc *p, pass_state *ps)
+{
+    act_spool *sp = p->sp;
+    for (size_t i = 0; i < sp->n_recs && !b->tl->err; i++) {
+        const act_sp_rec *rec = &sp->recs[i];
+        switch (rec->r->kind) {
+        case ACT_REC_RANGE_PUSH: on_push(b, p, rec); break;
+        case ACT_REC_RANGE_POP: on_pop(b, p, rec); break;
+        case ACT_REC_RANGE_START: on_range_start(b, p, ps, rec); break;
+        case ACT_REC_RANGE_END: on_range_end(b, p, ps, rec); break;
+        case ACT_REC_MARK: on_mark(b, p, rec); break;
+        case ACT_REC_COUNTER: on_counter(b, p, rec); break;
+        case ACT_REC_API: on_api(b, p, rec); break;
+        case ACT_REC_DEVICE_OP: on_device_op(b, p, rec); break;
+        case ACT_REC_DEVICE: {
+            const act_rec_device *d = (const act_rec_device *)rec->r;
+            uint32_t idx = bld_device_for(b, p, rec, d->device, d->source);
+            if (!b->tl->err &&
+                act_u64map_put(&p->dev_by_handle, d->device ? d->device : 1, (uint64_t)idx + 1))
+                b->tl->err = ACT_E_NOMEM;
+            break;
+        }
+        case ACT_REC_QUEUE: {
+            const act_rec_queue *q = (const act_rec_queue *)rec->r;
+            if (q->queue && act_u64map_put(&p->queue_label, q->queue, i + 1))
+                b->tl->err = ACT_E_NOMEM;
+            break;
+        }
+        case ACT_REC_METADATA: on_metadata(b, rec); break;
+        case ACT_REC_CLOCK: on_clock(b, rec); break;
+        case ACT_REC_ERROR:
+            act_tl_error(b->tl, "pid %u: %.*s", p->pid, (int)rec->s1.n, rec->s1.p);
+            break;
+        case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
+        case ACT_REC_ARG: on_arg(b, p, ps, i); break;
+        case ACT_REC_THREAD: on_thread_name(b, p, rec, i); break;
+        default: break; /* CAPTURE (load_capture) */
+        }
+    }
+}
+
+/* ---- end of a process ------------------------------------------------- */
+
+/* Ranges still open when the records end are closed at the process's last
+ * timestamp and flagged: "truncated" when the process died, "unclosed"
+ * when it ended normally without popping them. */
+static void close_open(bld *b, bld_proc *p, pass_state *ps)
+{
+    uint64_t last = p->sp->last_ts;
+    uint8_t why = p->sp->sealed ? 2 : 1;
+    for (size_t i = 0; i < p->n_threads; i++) {
+        bld_thread *t = &p->threads[i];
+        while (t->depth) {
+            bld_range *r = &p->ranges[t->stack[--t->depth]];
+            r->end = last > r->start ? last : r->start;
+            r->closed_at_end = why;
+            b->tl->counts.unclosed_ranges++;
+        }
+    }
+    for (size_t i = 0; i < ps->n_async; i++) {
+        if (!ps->async[i].end) {
+            ps->async[i].end = last > ps->async[i].start ? last : ps->async[i].start;
+            b->tl->counts.unclosed_ranges++;
+        }
+    }
+}
+
+static void resolve_ops(bld *b, bld_proc *p)
+{
+    for (size_t i = p->ops_begin; i < b->n_ops && !b->tl->err; i++) {
+        bld_op *op = &b->ops[i];
+        uint64_t v;
+        uint64_t handle = op->r->device ? op->r->device : 1;
+        if (act_u64map_get(&p->dev_by_handle, handle, &v)) {
+            op->dev = (uint32_t)(v - 1);
+        } else {
+            op->dev = bld_device_for(b, p, NULL, op->r->device, op->r->source);
+            if (!b->tl->err && act_u64map_put(&p->dev_by_handle, handle, (uint64_t)op->dev + 1))
+                b->tl->err = ACT_E_NOMEM;
+        }
+        if (act_u64map_get(&p->queue_label, op->r->queue, &v))
+            op->queue_label = p->sp->recs[v - 1].s1;
+        bld_join_op(b, p, op);
+        if (!op->kept)
+            b->tl->counts.outside_window[ACT_REC_DEVICE_OP]++;
+    }
+}
+
+/* ---- host lanes ------------------------------------------------------- */
+
+static const char *base_name(const char *s)
+{
+    const char *slash = strrchr(s, '/');
+    return slash ? slash + 1 : s;
+}
+
+static void emit_proc_meta(bld *b, bld_proc *p)
+{
+    act_timeline *tl = b->tl;
+    act_spool *sp = p->sp;
+    act_str pname = sp->argc ? act_tl_printf(tl, "%s (pid %u)", base_name(sp->argv[0]), p->pid)
+                             : act_tl_printf(tl, "pid %u", p->pid);
+    act_tl_event *e =
+        act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_name"), p->pid, 0, 0, 0);
+    if (e)
+        e->flags |= ACT_EVF_NO_TID;
+    act_tl_arg_str(tl, "name", pname);
+    e = act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_sort_index"), p->pid, 0, 0, 0);
+    if (e)
+        e->flags |= ACT_EVF_NO_TID;
+    act_tl_arg_u64(tl, "sort_index", p->pid);
+    if (!sp->sealed) {
+        e = act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_labels"), p->pid, 0, 0, 0);
+        if (e)
+            e->flags |= ACT_EVF_NO_TID;
+        act_tl_arg_str(tl, "labels", act_str_c("truncated (the process did not finish)"));
+    }
+    for (size_t i = 0; i < p->n_threads; i++) {
+        const bld_thread *t = &p->threads[i];
+        const act_sp_thread *st = act_spool_thread(sp, t->serial);
+        uint64_t v;
+        act_str given =
+            act_u64map_get(&p->tid_name, t->tid, &v) ? sp->recs[v - 1].s2 : (act_str){"", 0};
+        act_str tname = given.n            ? given
+                        : st && st->name.n ? st->name
+                        : st && st->tid    ? act_tl_printf(tl, "thread %u", st->tid)
+                                           : act_tl_printf(tl, "thread serial %u", t->serial);
+        act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_name"), p->pid, t->tid, 0, 0);
+        act_tl_arg_str(tl, "name", tname);
+    }
+}
+
+static uint64_t span(bld *b, uint64_t start, uint64_t end)
+{
+    if (end >= start)
+        return end - start;
+    b->tl->counts.negative_durations++;
+    return 0;
+}
+
+static int api_cat(uint32_t source)
+{
+    switch (source) {
+    case ACT_SOURCE_OPENCL: return ACT_CAT_OPENCL_RUNTIME;
+    case ACT_SOURCE_CUPTI: return ACT_CAT_CUDA_RUNTIME;
+    case ACT_SOURCE_MSPTI: return ACT_CAT_PRIVATEUSE1_RUNTIME;
+    case ACT_SOURCE_USER: return ACT_CAT_CPU_OP;
+    case ACT_SOURCE_NVTX: return ACT_CAT_USER_ANNOTATION;
+    default: return ACT_CAT_RUNTIME;
+    }
+}
+
+/* The recorded args (ARG records) of the event just added. A key the
+ * builder also sets on that event keeps both: the recorded one is renamed. */
+static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
+{
+    act_timeline *tl = b->tl;
+    for (uint32_t ref = args->head; ref && !tl->err; ref = p->argrefs[ref - 1].next) {
+        const act_sp_rec *rec = &p->sp->recs[p->argrefs[ref - 1].rec];
+        const act_rec_arg *r = (const act_rec_arg *)rec->r;
+        act_str key = rec->s1;
+        static const char *const builder_keys[] = {"External id", "truncated", "unclosed"};
+        for (size_t k = 0; k < sizeof(builder_keys) / sizeof(builder_keys[0]); k++)
+            if (key.n == strlen(builder_keys[k]) && !memcmp(key.p, builder_keys[k], key.n))
+                key = act_tl_printf(tl, "%s (recorded)", builder_keys[k]);
+        act_tl_arg *a = act_tl_arg_add(tl, "");
+        if (!a)
+            return;
+        a->key = key;
+        switch (r->type) {
+        case ACT_RECARG_I64:
+            a->type = ACT_ARG_I64;
+            a->v.i = r->v.i;
+            break;
+        case ACT_RECARG_F64:
+            a->type = ACT_ARG_F64;
+            a->v.d = r->v.f;
+            break;
+        case ACT_RECARG_STR:
+            a->type = ACT_ARG_STR;
+            a->v.s = rec->s2;
+            break;
+        default:
+            a->type = ACT_ARG_U64;
+            a->v.u = r->v.u;
+            break;
+        }
+    }
+}
+
+static void emit_marks(bld *b, bld_proc *p)
+{
+    for (size_t i = 0; i < p->n_marks; i++) {
+        const bld_mark *m = &p->marks[i];
+        if (!bld_in_window(b, p, m->ts, m->ts)) {
+            b->tl->counts.outside_window[ACT_REC_MARK]++;
+            continue;
+        }
+        if (act_tl_event_add(b->tl, 'i', ACT_CAT_USER_ANNOTATION, m->name, p->pid, m->tid, m->ts,
+                             0))
+            emit_user_args(b, p, &m->args);
+    }
+}
+
+static void emit_host(bld *b, bld_proc *p, pass_state *ps)
+{
+    emit_marks(b, p);
+    act_timeline *tl = b->tl;
+    for (size_t i = 0; i < p->n_ranges; i++) {
+        const bld_range *r = &p->ranges[i];
+        if (!bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start)) {
+            tl->counts.outside_window[ACT_REC_RANGE_PUSH]++;
+            continue;
+        }
+        act_tl_event_add(tl, 'X', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->start,
+                         span(b, r->start, r->end));
+        emit_user_args(b, p, &r->args);
+        act_tl_arg_u64(tl, "External id", r->ext_id);
+        if (r->closed_at_end) {
+            act_tl_arg *a = act_tl_arg_add(tl, r->closed_at_end == 1 ? "truncated" : "unclosed");
+            if (a) {
+                a->type = ACT_ARG_BOOL;
+                a->v.u = 1;
+            }
+        }
+    }
+    for (size_t i = 0; i < p->n_api; i++) {
+        const bld_api *a = &p->api[i];
+        if (!a->kept)
+            continue;
+        act_tl_event_add(tl, 'X', api_cat(a->source), a->name, p->pid, a->tid, a->start,
+                         span(b, a->start, a->end));
+        if (a->corr)
+            act_tl_arg_u64(tl, "correlation", a->corr);
+        uint64_t ext = bld_resolve_ext(b, p, a->ext);
+        if (ext)
+            act_tl_arg_u64(tl, "External id", ext);
+        if (a->result) {
+            act_tl_arg *g = act_tl_arg_add(tl, "result");
+            if (g) {
+                g->type = ACT_ARG_I64;
+                g->v.i = a->result;
+            }
+        }
+    }
+    for (size_t i = 0; i < ps->n_async; i++) {
+        const bld_async *r = &ps->async[i];
+        if (!bld_in_window(b, p, r->start, r->end)) {
+            tl->counts.outside_window[ACT_REC_RANGE_START]++;
+            continue;
+        }
+        uint64_t id = ++b->next_async;
+        act_tl_event *e = act_tl_event_add(tl, 'b', ACT_CAT_USER_ANNOTATION, r->name, p->pid,
+                                           r->tid, r->start, 0);
+        if (e)
+            e->id = id;
+        emit_user_args(b, p, &r->args);
+        e = act_tl_event_add(tl, 'e', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->end, 0);
+        if (e)
+            e->id = id;
+    }
+}
+
+/* ---- process bookkeeping --------------------------------------------- */
+
+static void add_counts(act_timeline *tl, const act_spool *sp)
+{
+    act_tl_counts *c = &tl->counts;
+    for (int k = 0; k < ACT_REC_KIND_MAX; k++) {
+        c->records[k] += sp->records[k];
+        c->dropped[k] += sp->hdr.dropped[k];
+        c->outside_window[k] += sp->hdr.outside_window[k];
+    }
+    c->callbacks_pending += sp->hdr.callbacks_pending;
+    c->callbacks_lost += sp->hdr.callbacks_lost;
+    c->unbalanced_pops += sp->hdr.unbalanced_pops;
+    c->strings_truncated += sp->hdr.strings_truncated;
+    for (size_t i = 0; i < sp->n_errors; i++)
+        act_tl_error(tl, "%s", sp->errors[i]);
+    if (sp->n_problems > sp->n_errors)
+        act_tl_error(tl, "%s: %llu more problems not listed", sp->path,
+                     (unsigned long long)(sp->n_problems - sp->n_errors));
+}
+
+static void add_proc(act_timeline *tl, const act_spool *sp, uint32_t pid)
+{
+    act_tl_process *np = realloc(tl->procs, (tl->n_procs + 1) * sizeof(*np));
+    if (!np) {
+        tl->err = ACT_E_NOMEM;
+        return;
+    }
+    tl->procs = np;
+    tl->procs[tl->n_procs++] = (act_tl_process){pid, sp->hdr.ppid, sp->sealed, sp->argv, sp->argc};
+    if (!sp->sealed) {
+        uint32_t *nt = realloc(tl->truncated_pids, (tl->n_truncated + 1) * sizeof(*nt));
+        if (!nt) {
+            tl->err = ACT_E_NOMEM;
+            return;
+        }
+        tl->truncated_pids = nt;
+        tl->truncated_pids[tl->n_truncated++] = pid;
+    }
+}
+
+static void proc_free(bld_proc *p, pass_state *ps)
+{
+    free(p->capture);
+    free(p->api);
+    free(p->keys);
+    free(p->extcorr);
+    free(p->ranges);
+    for (size_t i = 0; i < p->n_threads; i++)
+        free(p->threads[i].stack);
+    free(p->threads);
+    act_u64map_free(&p->range_by_ref);
+    act_u64map_free(&p->thread_by_serial);
+    act_u64map_free(&p->dev_by_handle);
+    act_u64map_free(&p->queue_label);
+    act_u64map_free(&p->tid_name);
+    free(p->argrefs);
+    free(p->marks);
+    free(ps->async);
+    act_u64map_free(&ps->async_by_id);
+}
+
+static void build_process(bld *b, act_spool *sp)
+{
+    bld_proc p = {.sp = sp, .pid = sp->hdr.pid, .ops_begin = b->n_ops};
+    pass_state ps = {0};
+    add_counts(b->tl, sp);
+    add_proc(b->tl, sp, p.pid);
+    load_capture(b, &p);
+    pass_records(b, &p, &ps);
+    close_open(b, &p, &ps);
+    if (!b->tl->err && bld_joins_prepare(&p))
+        b->tl->err = ACT_E_NOMEM;
+    if (!b->tl->err)
+        resolve_ops(b, &p);
+    if (!b->tl->err) {
+        emit_proc_meta(b, &p);
+        emit_host(b, &p, &ps);
+    }
+    proc_free(&p, &ps);
+}
+
+/* ---- whole timeline --------------------------------------------------- */
+
+static int host_cmp(const void *a, const void *c, void *ctx)
+{
+    const act_tl_event *ev = ctx;
+    const act_tl_event *x = &ev[*(const size_t *)a], *y = &ev[*(const size_t *)c];
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->dur != y->dur)
+        return x->dur > y->dur ? -1 : 1;
+    return 0;
+}
+
+/* Proper nesting on host lanes: counted, never "fixed". */
+static void check_nesting(bld *b)
+{
+    act_timeline *tl = b->tl;
+    size_t n = 0;
+    size_t *idx = malloc((tl->n_ev ? tl->n_ev : 1) * sizeof(*idx));
+    uint64_t *st = malloc((tl->n_ev ? tl->n_ev : 1) * sizeof(*st));
+    uint64_t *en = malloc((tl->n_ev ? tl->n_ev : 1) * sizeof(*en));
+    if (idx && st && en) {
+        for (size_t i = 0; i < tl->n_ev; i++)
+            if (tl->ev[i].ph == 'X' && tl->ev[i].pid < b->dev_pid_base)
+                idx[n++] = i;
+        if (n) /* qsort's pointer must not be NULL, even for 0 items */
+            qsort_r(idx, n, sizeof(*idx), host_cmp, tl->ev);
+        for (size_t g = 0; g < n;) {
+            size_t e = g;
+            const act_tl_event *f = &tl->ev[idx[g]];
+            while (e < n && tl->ev[idx[e]].pid == f->pid && tl->ev[idx[e]].tid == f->tid) {
+                st[e - g] = tl->ev[idx[e]].ts;
+                en[e - g] = tl->ev[idx[e]].ts + tl->ev[idx[e]].dur;
+                e++;
+            }
+            tl->counts.nesting_violations += act_lanes_nesting_violations(st, en, e - g);
+            g = e;
+        }
+    } else {
+        tl->err = ACT_E_NOMEM;
+    }
+    free(idx);
+    free(st);
+    free(en);
+}
+
+/* The origin is the earliest time anything happened; the wall clock of
+ * that instant comes from the earliest spool's (realtime, timeline) pair. */
+static void set_time_base(act_timeline *tl, act_spool *const *sp, size_t n)
+{
+    uint64_t base = UINT64_MAX;
+    const act_spool *ref = NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = act_spool_ns(sp[i], sp[i]->hdr.start_ns);
+        if (s && s < base)
+            base = s;
+        if (sp[i]->first_ts && sp[i]->first_ts < base)
+            base = sp[i]->first_ts;
+        if (s && (!ref || s < act_spool_ns(ref, ref->hdr.start_ns)))
+            ref = sp[i];
+    }
+    tl->base_ns = base == UINT64_MAX ? 0 : base;
+    if (ref) {
+        uint64_t s = act_spool_ns(ref, ref->hdr.start_ns);
+        tl->base_wall_ns = ref->hdr.start_realtime_ns - (s - tl->base_ns);
+    }
+}
+
+static void set_clock_default(act_timeline *tl, act_spool *const *sp, size_t n)
+{
+    if (tl->clock_method[0])
+        return;
+    int tsc = 0;
+    for (size_t i = 0; i < n; i++)
+        tsc |= sp[i]->hdr.clock_kind == ACT_CLOCK_TSC;
+    snprintf(tl->clock_method, sizeof(tl->clock_method), "%s", tsc ? "tsc" : "monotonic_raw");
+    tl->clock_error_ns = 0;
+}
+
+int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
+                       const act_build_opts *opts)
+{
+    memset(tl, 0, sizeof(*tl));
+    bld b = {.tl = tl,
+             .ws = opts ? opts->window_start_ns : 0,
+             .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX};
+    uint32_t max_pid = 0;
+    for (size_t i = 0; i < n; i++)
+        if (spools[i]->hdr.pid > max_pid)
+            max_pid = spools[i]->hdr.pid;
+    /* Device pids sort after every host pid, even implausible ones. */
+    b.dev_pid_base = max_pid < ACT_DEVICE_PID_BASE ? ACT_DEVICE_PID_BASE : max_pid + 1;
+    if (b.dev_pid_base > UINT32_MAX - 65536)
+        b.dev_pid_base = UINT32_MAX - 65536;
+    set_time_base(tl, spools, n);
+    for (size_t i = 0; i < n && !tl->err; i++)
+        build_process(&b, spools[i]);
+    if (!tl->err)
+        tl->err = bld_devices_emit(&b);
+    if (!tl->err)
+        check_nesting(&b);
+    set_clock_default(tl, spools, n);
+    free(b.ops);
+    free(b.dev_handle);
+    free(b.dev_host_pid);
+    act_u64map_free(&b.dev_by_desc);
+    act_u64map_free(&b.dev_by_key);
+    return tl->err;
+}

@@ -1,0 +1,144 @@
+/*
+ * builder_int.h -- state shared by the builder's files: builder.c (the
+ * per-process pass over records, host lanes), joins.c (device op <-> host
+ * launch <-> range), devices.c (device processes, queue lanes, sub-lanes,
+ * flows). Not seen by writers.
+ */
+#ifndef ACT_BUILDER_INT_H
+#define ACT_BUILDER_INT_H
+
+#include "timeline.h"
+#include "u64map.h"
+
+#define ACT_DEVICE_PID_BASE   5000000u /* kineto's kExceedMaxPid */
+#define ACT_FALLBACK_TID_BASE 4200000u /* threads with no THREAD record */
+
+/* A host API call of one process. */
+typedef struct bld_api {
+    uint64_t start, end, corr, ext;
+    act_str name;
+    uint32_t source, tid;
+    int32_t result;
+    uint8_t kept; /* inside the capture window */
+} bld_api;
+
+/* Lookup entry: (source, corr) -> api, ordered by start. */
+typedef struct bld_key {
+    uint64_t corr;
+    uint64_t start;
+    uint32_t source;
+    uint32_t idx;
+} bld_key;
+
+/* A device op of any process, joined and waiting for its lane. */
+typedef struct bld_op {
+    const act_rec_device_op *r;
+    act_str name, detail;
+    uint64_t start, end;
+    uint64_t ext_id;       /* resolved External id, 0 = none */
+    uint64_t launch_start; /* host launch, when linked */
+    uint32_t launch_tid;
+    uint32_t pid;      /* host process */
+    uint32_t dev;      /* index into timeline.devices */
+    uint32_t lane_tid; /* assigned by devices.c */
+    act_str queue_label;
+    uint8_t linked, kept;
+} bld_op;
+
+/* ARG records attached to an event, as a singly linked list (1-based
+ * indices into bld_proc.argrefs; 0 ends it). */
+typedef struct bld_args {
+    uint32_t head, tail;
+} bld_args;
+
+typedef struct bld_argref {
+    uint32_t rec; /* index into the spool's records */
+    uint32_t next;
+} bld_argref;
+
+enum { BLD_OWNER_NONE, BLD_OWNER_RANGE, BLD_OWNER_ASYNC, BLD_OWNER_MARK };
+
+typedef struct bld_thread {
+    uint32_t serial, tid;
+    uint32_t owner_kind, owner_idx; /* what this thread's ARG records attach to */
+    uint32_t pushes;                /* RANGE_PUSH records seen: the range sequence */
+    uint32_t *stack;                /* open ranges (indices into proc.ranges) */
+    size_t depth, cap;
+} bld_thread;
+
+typedef struct bld_range {
+    uint64_t start, end, ext_id;
+    act_str name;
+    uint32_t tid;
+    uint8_t closed_at_end; /* 1: process truncated, 2: never popped */
+    bld_args args;
+} bld_range;
+
+typedef struct bld_mark {
+    uint64_t ts;
+    act_str name;
+    uint32_t tid;
+    bld_args args;
+} bld_mark;
+
+typedef struct bld_proc {
+    act_spool *sp;
+    uint32_t pid;
+    bld_api *api;
+    size_t n_api, cap_api;
+    bld_key *keys; /* sorted */
+    size_t n_keys;
+    bld_key *extcorr; /* (source, vendor corr) -> ext in `start`; sorted */
+    size_t n_extcorr, cap_extcorr;
+    bld_range *ranges;
+    size_t n_ranges, cap_ranges;
+    act_u64map range_by_ref; /* (serial << 32 | seq) -> ranges index + 1 */
+    bld_thread *threads;
+    size_t n_threads;
+    act_u64map thread_by_serial; /* serial + 1 -> threads index + 1 */
+    act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
+    act_u64map queue_label;      /* queue handle -> rec index + 1 */
+    act_u64map tid_name;         /* OS tid -> THREAD(aux 0) rec index + 1 */
+    bld_argref *argrefs;
+    size_t n_argrefs, cap_argrefs;
+    bld_mark *marks;
+    size_t n_marks, cap_marks;
+    size_t ops_begin; /* this process's ops in bld.ops */
+    /* Capture intervals from CAPTURE records: [on, off) pairs sorted by
+     * time; used only when the spool has CAPTURE records. */
+    uint64_t *capture;
+    size_t n_capture; /* number of pairs */
+    int capture_used;
+} bld_proc;
+
+typedef struct bld {
+    act_timeline *tl;
+    uint64_t ws, we; /* capture window (we = UINT64_MAX when open) */
+    uint64_t next_ext, next_flow, next_async;
+    bld_op *ops;
+    size_t n_ops, cap_ops;
+    uint32_t dev_pid_base;
+    /* device identity, parallel to tl->devices: which host pids use it */
+    uint64_t *dev_handle;   /* handle for devices known only by handle */
+    uint32_t *dev_host_pid; /* first host pid, or UINT32_MAX when shared */
+    act_u64map dev_by_desc; /* hash of a description -> devices index + 1 */
+    act_u64map dev_by_key;  /* hash of (pid, source, handle) -> index + 1 */
+} bld;
+
+/* Inside the capture window: the run's window (opts) and, when the
+ * process recorded CAPTURE on/off records, one of its capture intervals. */
+int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end);
+
+/* joins.c */
+int bld_joins_prepare(bld_proc *p);
+void bld_join_op(bld *b, bld_proc *p, bld_op *op);
+/* External id of a range reference ((serial << 32) | seq); 0 = none
+ * (counted as unresolved when ref was set). */
+uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref);
+
+/* devices.c */
+uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t handle,
+                        uint32_t source);
+int bld_devices_emit(bld *b);
+
+#endif

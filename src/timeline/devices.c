@@ -1,0 +1,298 @@
+/*
+ * devices.c -- the device side of the timeline: one process per device
+ * (pid above every real pid, named "<vendor> <device> (device N)"), one
+ * thread per queue, concurrent work on a queue spread over sub-lanes so
+ * no two slices of a lane partially overlap, and exactly one ac2g flow
+ * pair per device op that has a host launch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceltrace.h"
+#include "builder_int.h"
+
+static const char *source_name(uint32_t s)
+{
+    switch (s) {
+    case ACT_SOURCE_OPENCL: return "OpenCL";
+    case ACT_SOURCE_CUPTI: return "CUDA";
+    case ACT_SOURCE_MSPTI: return "Ascend";
+    case ACT_SOURCE_NVTX: return "NVTX";
+    case ACT_SOURCE_USER: return "user";
+    default: return "device";
+    }
+}
+
+static int str_eq(act_str a, act_str b)
+{
+    return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n));
+}
+
+static uint32_t device_add(bld *b, const act_tl_device *d, uint64_t handle, uint32_t pid)
+{
+    act_timeline *tl = b->tl;
+    act_tl_device *nd = realloc(tl->devices, (tl->n_devices + 1) * sizeof(*nd));
+    uint64_t *nh = realloc(b->dev_handle, (tl->n_devices + 1) * sizeof(*nh));
+    if (nd)
+        tl->devices = nd;
+    if (nh)
+        b->dev_handle = nh;
+    uint32_t *np = realloc(b->dev_host_pid, (tl->n_devices + 1) * sizeof(*np));
+    if (np)
+        b->dev_host_pid = np;
+    if (!nd || !nh || !np) {
+        tl->err = ACT_E_NOMEM;
+        return 0;
+    }
+    tl->devices[tl->n_devices] = *d;
+    b->dev_handle[tl->n_devices] = handle;
+    b->dev_host_pid[tl->n_devices] = pid;
+    return (uint32_t)tl->n_devices++;
+}
+
+static void note_user(bld *b, uint32_t dev, uint32_t pid)
+{
+    if (b->dev_host_pid[dev] != pid)
+        b->dev_host_pid[dev] = UINT32_MAX; /* used by several processes */
+}
+
+uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t handle,
+                        uint32_t source)
+{
+    act_timeline *tl = b->tl;
+    if (drec) {
+        /* Described devices are shared by every process that uses them:
+         * the same (source, vendor, name, ordinal) is one device. */
+        const act_rec_device *r = (const act_rec_device *)drec->r;
+        act_tl_device d = {
+            .index = r->index, .model = drec->s1, .vendor = drec->s2, .source = r->source};
+        for (size_t i = 0; i < tl->n_devices; i++) {
+            act_tl_device *e = &tl->devices[i];
+            if (!b->dev_handle[i] && e->source == d.source && e->index == d.index &&
+                str_eq(e->model, d.model) && str_eq(e->vendor, d.vendor)) {
+                note_user(b, (uint32_t)i, p->pid);
+                return (uint32_t)i;
+            }
+        }
+        return device_add(b, &d, 0, p->pid);
+    }
+    /* Known only by a handle: private to its process. */
+    for (size_t i = 0; i < tl->n_devices; i++)
+        if (b->dev_handle[i] == handle && b->dev_host_pid[i] == p->pid &&
+            tl->devices[i].source == source)
+            return (uint32_t)i;
+    act_tl_device d = {.index = 0,
+                       .model = act_tl_printf(tl, "device 0x%llx", (unsigned long long)handle),
+                       .vendor = act_str_c(source_name(source)),
+                       .source = source};
+    return device_add(b, &d, handle ? handle : 1, p->pid);
+}
+
+static int op_cat(uint8_t op)
+{
+    switch (op) {
+    case ACT_OP_KERNEL:
+    case ACT_OP_COLLECTIVE: return ACT_CAT_KERNEL;
+    case ACT_OP_MEMCPY_HTOD:
+    case ACT_OP_MEMCPY_DTOH:
+    case ACT_OP_MEMCPY_DTOD:
+    case ACT_OP_MAP:
+    case ACT_OP_UNMAP: return ACT_CAT_GPU_MEMCPY;
+    case ACT_OP_MEMSET: return ACT_CAT_GPU_MEMSET;
+    case ACT_OP_MARKER:
+    case ACT_OP_BARRIER:
+    case ACT_OP_SYNC: return ACT_CAT_GPU_SYNC;
+    default: return ACT_CAT_GPU_OP;
+    }
+}
+
+static const char *op_default_name(uint8_t op)
+{
+    static const char *const names[ACT_OP_KIND_MAX] = {
+        "Kernel", "Memcpy HtoD", "Memcpy DtoH", "Memcpy DtoD", "Memset", "Map",
+        "Unmap",  "Marker",      "Barrier",     "Collective",  "Sync",   "Device op"};
+    return op < ACT_OP_KIND_MAX ? names[op] : "Device op";
+}
+
+/* Sort order of device work: device, host process, queue, start, longer first. */
+static int op_cmp(const void *a, const void *c, void *ctx)
+{
+    const bld_op *ops = ctx;
+    const bld_op *x = &ops[*(const size_t *)a], *y = &ops[*(const size_t *)c];
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->r->queue != y->r->queue)
+        return x->r->queue < y->r->queue ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)c ? -1 : 1;
+}
+
+static void emit_device_procs(bld *b)
+{
+    act_timeline *tl = b->tl;
+    for (size_t i = 0; i < tl->n_devices; i++) {
+        act_tl_device *d = &tl->devices[i];
+        d->pid = b->dev_pid_base + (uint32_t)i;
+        act_str vendor = d->vendor.n ? d->vendor : act_str_c(source_name(d->source));
+        /* "<vendor> <device> (device N)", without repeating a vendor the
+         * device name already starts with ("CUDA GPU 0"). */
+        int prefixed = d->model.n > vendor.n && !memcmp(d->model.p, vendor.p, vendor.n) &&
+                       d->model.p[vendor.n] == ' ';
+        if (prefixed)
+            d->name = act_tl_printf(tl, "%.*s (device %u)", (int)d->model.n, d->model.p, d->index);
+        else
+            d->name = act_tl_printf(tl, "%.*s %.*s (device %u)", (int)vendor.n, vendor.p,
+                                    (int)d->model.n, d->model.p, d->index);
+        act_tl_event *e =
+            act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_name"), d->pid, 0, 0, 0);
+        if (e)
+            e->flags |= ACT_EVF_NO_TID;
+        act_tl_arg_str(tl, "name", d->name);
+        e = act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_sort_index"), d->pid, 0, 0,
+                             0);
+        if (e)
+            e->flags |= ACT_EVF_NO_TID;
+        act_tl_arg_u64(tl, "sort_index", d->pid);
+    }
+}
+
+static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t lanes)
+{
+    act_timeline *tl = b->tl;
+    const act_tl_device *d = &tl->devices[op->dev];
+    char qname[128];
+    if (op->queue_label.n)
+        snprintf(qname, sizeof(qname), "%.*s", (int)op->queue_label.n, op->queue_label.p);
+    else
+        snprintf(qname, sizeof(qname), "queue 0x%llx", (unsigned long long)op->r->queue);
+    int shared = b->dev_host_pid[op->dev] == UINT32_MAX;
+    for (size_t k = 0; k < lanes; k++) {
+        char extra[64] = "";
+        if (shared)
+            snprintf(extra, sizeof(extra), " (pid %u)", op->pid);
+        char sub[48] = "";
+        if (k)
+            snprintf(sub, sizeof(sub), " (sub-lane %zu)", k + 1);
+        uint32_t tid = first_tid + (uint32_t)k;
+        act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_name"), d->pid, tid, 0, 0);
+        act_tl_arg_str(tl, "name", act_tl_printf(tl, "%s%s%s", qname, extra, sub));
+        act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_sort_index"), d->pid, tid, 0, 0);
+        act_tl_arg_u64(tl, "sort_index", tid);
+    }
+}
+
+static void emit_op(bld *b, const bld_op *op)
+{
+    act_timeline *tl = b->tl;
+    const act_rec_device_op *r = op->r;
+    const act_tl_device *d = &tl->devices[op->dev];
+    uint64_t dur = 0;
+    if (op->end >= op->start)
+        dur = op->end - op->start;
+    else
+        tl->counts.negative_durations++;
+    act_str name = op->name.n ? op->name : act_str_c(op_default_name(r->op));
+    act_tl_event_add(tl, 'X', op_cat(r->op), name, d->pid, op->lane_tid, op->start, dur);
+    if (r->corr)
+        act_tl_arg_u64(tl, "correlation", r->corr);
+    if (op->ext_id)
+        act_tl_arg_u64(tl, "External id", op->ext_id);
+    act_tl_arg_u64(tl, "device", d->index);
+    if (op->queue_label.n)
+        act_tl_arg_str(tl, "queue", op->queue_label);
+    else
+        act_tl_arg_hex(tl, "queue", r->queue);
+    if (r->op == ACT_OP_KERNEL) {
+        act_tl_arg *a = act_tl_arg_add(tl, "global size");
+        if (a) {
+            a->type = ACT_ARG_U64X3;
+            memcpy(a->v.v3, r->gsize, sizeof(a->v.v3));
+        }
+        a = act_tl_arg_add(tl, "local size");
+        if (a) {
+            a->type = ACT_ARG_U64X3;
+            memcpy(a->v.v3, r->lsize, sizeof(a->v.v3));
+        }
+    } else if (r->bytes || op_cat(r->op) == ACT_CAT_GPU_MEMCPY ||
+               op_cat(r->op) == ACT_CAT_GPU_MEMSET) {
+        act_tl_arg_u64(tl, "bytes", r->bytes);
+    }
+    if (op->detail.n)
+        act_tl_arg_str(tl, "detail", op->detail);
+    if (r->status) {
+        act_tl_arg *a = act_tl_arg_add(tl, "status");
+        if (a) {
+            a->type = ACT_ARG_I64;
+            a->v.i = r->status;
+        }
+    }
+    if (!op->linked)
+        return;
+    uint64_t id = ++b->next_flow;
+    tl->counts.flows++;
+    act_tl_event *s = act_tl_event_add(tl, 's', ACT_CAT_AC2G, act_str_c("ac2g"), op->pid,
+                                       op->launch_tid, op->launch_start, 0);
+    if (s)
+        s->id = id;
+    act_tl_event *f = act_tl_event_add(tl, 'f', ACT_CAT_AC2G, act_str_c("ac2g"), d->pid,
+                                       op->lane_tid, op->start, 0);
+    if (f) {
+        f->id = id;
+        f->flags |= ACT_EVF_BP_E;
+    }
+}
+
+int bld_devices_emit(bld *b)
+{
+    act_timeline *tl = b->tl;
+    emit_device_procs(b);
+    size_t n = 0;
+    size_t *idx = malloc((b->n_ops ? b->n_ops : 1) * sizeof(*idx));
+    if (!idx)
+        return ACT_E_NOMEM;
+    for (size_t i = 0; i < b->n_ops; i++)
+        if (b->ops[i].kept)
+            idx[n++] = i;
+    if (n) /* qsort's pointer must not be NULL, even for 0 items */
+        qsort_r(idx, n, sizeof(*idx), op_cmp, b->ops);
+    uint32_t *next_tid = calloc(tl->n_devices ? tl->n_devices : 1, sizeof(*next_tid));
+    uint64_t *st = malloc((n ? n : 1) * sizeof(*st));
+    uint64_t *en = malloc((n ? n : 1) * sizeof(*en));
+    uint32_t *lane = malloc((n ? n : 1) * sizeof(*lane));
+    int rc = (!next_tid || !st || !en || !lane) ? ACT_E_NOMEM : 0;
+    for (size_t g = 0; !rc && g < n;) {
+        const bld_op *first = &b->ops[idx[g]];
+        size_t e = g;
+        while (e < n && b->ops[idx[e]].dev == first->dev && b->ops[idx[e]].pid == first->pid &&
+               b->ops[idx[e]].r->queue == first->r->queue) {
+            st[e - g] = b->ops[idx[e]].start;
+            en[e - g] = b->ops[idx[e]].end;
+            e++;
+        }
+        size_t lanes = act_lanes_partition(st, en, e - g, lane);
+        if (!lanes) {
+            rc = ACT_E_NOMEM;
+            break;
+        }
+        uint32_t first_tid = ++next_tid[first->dev];
+        next_tid[first->dev] += (uint32_t)lanes - 1;
+        emit_lane_names(b, first, first_tid, lanes);
+        for (size_t i = g; i < e; i++) {
+            b->ops[idx[i]].lane_tid = first_tid + lane[i - g];
+            emit_op(b, &b->ops[idx[i]]);
+        }
+        g = e;
+    }
+    free(idx);
+    free(next_tid);
+    free(st);
+    free(en);
+    free(lane);
+    return rc ? rc : tl->err;
+}

@@ -1,0 +1,128 @@
+/*
+ * export.c -- act_trace_export(): every spool of a run -> built timeline
+ * -> Chrome trace file (+ summary). A spool that cannot be read is
+ * reported in the trace's error list and the result is ACT_E_FORMAT, but
+ * the trace of the other processes is still written.
+ */
+#include "export.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "acceltrace.h"
+#include "internal.h"
+#include "timeline.h"
+#include "writers/chrome_json.h"
+#include "writers/summary.h"
+
+typedef struct spool_set {
+    act_spool *sp; /* opened spools */
+    act_spool **ptr;
+    size_t n;
+    char **failed; /* one line per unreadable spool */
+    size_t n_failed;
+} spool_set;
+
+static int add_failure(spool_set *s, const char *line)
+{
+    char **nf = realloc(s->failed, (s->n_failed + 1) * sizeof(*nf));
+    if (!nf)
+        return ACT_E_NOMEM;
+    s->failed = nf;
+    s->failed[s->n_failed] = strdup(line);
+    if (!s->failed[s->n_failed])
+        return ACT_E_NOMEM;
+    s->n_failed++;
+    return 0;
+}
+
+static int open_spools(const char *dir, spool_set *s)
+{
+    char err[512];
+    char **paths;
+    size_t n;
+    int rc = act_spool_dir_list(dir, &paths, &n, err, sizeof(err));
+    if (rc) {
+        act_log("%s", err);
+        return add_failure(s, err) ? ACT_E_NOMEM : 0;
+    }
+    s->sp = calloc(n ? n : 1, sizeof(*s->sp));
+    s->ptr = calloc(n ? n : 1, sizeof(*s->ptr));
+    if (!s->sp || !s->ptr) {
+        act_spool_dir_free(paths, n);
+        return ACT_E_NOMEM;
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        act_spool *sp = &s->sp[s->n];
+        int orc = act_spool_open(sp, paths[i], err, sizeof(err));
+        if (orc == ACT_E_NOMEM) {
+            rc = orc;
+        } else if (orc) {
+            act_log("%s", err);
+            rc = add_failure(s, err);
+        } else {
+            s->ptr[s->n++] = sp;
+            continue;
+        }
+        act_spool_close(sp);
+    }
+    act_spool_dir_free(paths, n);
+    return rc;
+}
+
+static void close_spools(spool_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        act_spool_close(&s->sp[i]);
+    free(s->sp);
+    free(s->ptr);
+    for (size_t i = 0; i < s->n_failed; i++)
+        free(s->failed[i]);
+    free(s->failed);
+}
+
+int act_trace_export(const act_export_opts *o)
+{
+    if (!o || !o->spool_dir || !o->out_path || !o->out_path[0])
+        return ACT_E_INVAL;
+    struct stat st;
+    if (!o->force && lstat(o->out_path, &st) == 0) {
+        act_log("%s: already exists (use --force to overwrite)", o->out_path);
+        return ACT_E_IO;
+    }
+    spool_set set = {0};
+    act_timeline tl;
+    int rc = open_spools(o->spool_dir, &set);
+    act_build_opts bo = {o->window_start_ns, o->window_end_ns};
+    if (!rc)
+        rc = act_timeline_build(&tl, set.ptr, set.n, &bo);
+    else
+        memset(&tl, 0, sizeof(tl));
+    for (size_t i = 0; !rc && i < set.n_failed; i++)
+        act_tl_error(&tl, "%s", set.failed[i]);
+    if (!rc && !set.n && !set.n_failed)
+        act_tl_error(&tl, "%s: no spool files (the program recorded nothing)", o->spool_dir);
+    if (!rc && !tl.base_wall_ns) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        tl.base_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    if (!rc)
+        rc = tl.err;
+    if (!rc) {
+        act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, o->child_status};
+        char err[512];
+        rc = act_chrome_write_file(&tl, &co, o->out_path, o->force, err, sizeof(err));
+        if (rc)
+            act_log("%s", err);
+    }
+    if (!rc && o->summary)
+        rc = act_summary_from_timeline(&tl, o->summary, o->summary_by_range);
+    if (!rc && set.n_failed)
+        rc = ACT_E_FORMAT;
+    act_timeline_free(&tl);
+    close_spools(&set);
+    return rc;
+}

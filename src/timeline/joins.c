@@ -1,0 +1,153 @@
+/*
+ * joins.c -- how records relate: a device op finds its host launch by
+ * (source, correlation id) within its process, and an External id through
+ * the range reference it or its launch carries.
+ *
+ * Vendor correlation ids are not unique (CUPTI and mspti reuse them), so
+ * the launch is the latest API record with the same (source, corr) that
+ * started no later than the device op; when every candidate starts later
+ * (clock skew) the earliest is taken and the skew is counted.
+ */
+#include <stdlib.h>
+
+#include "builder_int.h"
+
+static int key_cmp(const void *a, const void *b)
+{
+    const bld_key *x = a, *y = b;
+    if (x->source != y->source)
+        return x->source < y->source ? -1 : 1;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* extcorr entries keep the range reference in `start`: order by record
+ * order (idx) within a key instead. */
+static int extcorr_cmp(const void *a, const void *b)
+{
+    const bld_key *x = a, *y = b;
+    if (x->source != y->source)
+        return x->source < y->source ? -1 : 1;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int bld_joins_prepare(bld_proc *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_api; i++)
+        n += p->api[i].corr != 0;
+    p->keys = malloc((n ? n : 1) * sizeof(*p->keys));
+    if (!p->keys)
+        return -1;
+    for (size_t i = 0; i < p->n_api; i++)
+        if (p->api[i].corr)
+            p->keys[p->n_keys++] =
+                (bld_key){p->api[i].corr, p->api[i].start, p->api[i].source, (uint32_t)i};
+    if (p->n_keys) /* qsort's pointer must not be NULL, even for 0 items */
+        qsort(p->keys, p->n_keys, sizeof(*p->keys), key_cmp);
+    if (p->n_extcorr)
+        qsort(p->extcorr, p->n_extcorr, sizeof(*p->extcorr), extcorr_cmp);
+    return 0;
+}
+
+/* First index in keys[0..n) whose (source, corr) is >= the given one. */
+static size_t lower_bound(const bld_key *keys, size_t n, uint32_t source, uint64_t corr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const bld_key *k = &keys[mid];
+        if (k->source < source || (k->source == source && k->corr < corr))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One past the last index whose (source, corr) equals the given one. */
+static size_t upper_bound(const bld_key *keys, size_t n, uint32_t source, uint64_t corr)
+{
+    if (corr != UINT64_MAX)
+        return lower_bound(keys, n, source, corr + 1);
+    return source != UINT32_MAX ? lower_bound(keys, n, source + 1, 0) : n;
+}
+
+static const bld_key *find_launch(const bld_proc *p, uint32_t source, uint64_t corr, uint64_t start)
+{
+    size_t lo = lower_bound(p->keys, p->n_keys, source, corr);
+    if (lo == p->n_keys || p->keys[lo].source != source || p->keys[lo].corr != corr)
+        return NULL;
+    /* Within the run of equal keys (sorted by start), the last start <= start. */
+    size_t hi = upper_bound(p->keys, p->n_keys, source, corr);
+    size_t a = lo, b = hi;
+    while (a < b) {
+        size_t mid = (a + b) / 2;
+        if (p->keys[mid].start <= start)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a > lo ? &p->keys[a - 1] : &p->keys[lo];
+}
+
+/* The vendor correlation -> range reference mapping; the last recorded
+ * mapping wins when a vendor reused its correlation id. */
+static uint64_t find_extcorr(const bld_proc *p, uint32_t source, uint64_t corr)
+{
+    size_t lo = lower_bound(p->extcorr, p->n_extcorr, source, corr);
+    size_t hi = upper_bound(p->extcorr, p->n_extcorr, source, corr);
+    /* Sorted by record order within a key: the last one. */
+    return hi > lo && p->extcorr[hi - 1].source == source && p->extcorr[hi - 1].corr == corr
+               ? p->extcorr[hi - 1].start
+               : 0;
+}
+
+uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
+{
+    uint64_t v;
+    if (!ref)
+        return 0;
+    if (act_u64map_get(&p->range_by_ref, ref, &v))
+        return p->ranges[v - 1].ext_id;
+    b->tl->counts.unresolved_external++;
+    return 0;
+}
+
+void bld_join_op(bld *b, bld_proc *p, bld_op *op)
+{
+    const act_rec_device_op *r = op->r;
+    const bld_api *launch = NULL;
+    if (r->corr) {
+        const bld_key *k = find_launch(p, r->source, r->corr, op->start);
+        if (k)
+            launch = &p->api[k->idx];
+        else
+            b->tl->counts.unlinked_device_ops++;
+    }
+    if (launch) {
+        op->linked = 1;
+        op->launch_start = launch->start;
+        op->launch_tid = launch->tid;
+        op->kept = launch->kept;
+        if (op->start < launch->start) {
+            uint64_t s = launch->start - op->start;
+            b->tl->counts.skew++;
+            if (s > b->tl->counts.skew_max_ns)
+                b->tl->counts.skew_max_ns = s;
+        }
+    } else {
+        op->kept = (uint8_t)bld_in_window(b, p, op->start, op->end);
+    }
+    uint64_t ref = r->ext;
+    if (!ref && r->corr)
+        ref = find_extcorr(p, r->source, r->corr);
+    if (!ref && launch)
+        ref = launch->ext;
+    op->ext_id = bld_resolve_ext(b, p, ref);
+}

@@ -1,0 +1,102 @@
+/*
+ * lanes.c -- lane geometry for the builder: greedy interval partitioning
+ * of concurrent device work into sub-lanes (so no two slices on one lane
+ * partially overlap) and the nesting check of host lanes.
+ */
+#include <stdlib.h>
+
+#include "timeline.h"
+
+/* Binary min-heap of (key, lane). */
+typedef struct heap_item {
+    uint64_t key;
+    uint32_t lane;
+} heap_item;
+
+static void heap_push(heap_item *h, size_t *n, heap_item it)
+{
+    size_t i = (*n)++;
+    while (i && h[(i - 1) / 2].key > it.key) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = it;
+}
+
+static heap_item heap_pop(heap_item *h, size_t *n)
+{
+    heap_item top = h[0], last = h[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1].key < h[c].key)
+            c++;
+        if (h[c].key >= last.key)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = last;
+    return top;
+}
+
+size_t act_lanes_partition(const uint64_t *start, const uint64_t *end, size_t n, uint32_t *lane)
+{
+    /* Items come sorted by start. Busy lanes wait in a heap by their last
+     * end; a lane is free again once that end <= the next start. Taking
+     * the lowest free lane keeps work on the queue's first lane whenever
+     * it can be; never more lanes than the maximum overlap; O(n log n)
+     * however much work overlaps. */
+    heap_item *busy = malloc((n ? n : 1) * sizeof(*busy));
+    heap_item *free_lanes = malloc((n ? n : 1) * sizeof(*free_lanes));
+    size_t n_busy = 0, n_free = 0, used = 0;
+    if (!busy || !free_lanes) {
+        free(busy);
+        free(free_lanes);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        while (n_busy && busy[0].key <= start[i]) {
+            heap_item it = heap_pop(busy, &n_busy);
+            heap_push(free_lanes, &n_free, (heap_item){it.lane, it.lane});
+        }
+        uint32_t k = n_free ? heap_pop(free_lanes, &n_free).lane : (uint32_t)used++;
+        lane[i] = k;
+        heap_push(busy, &n_busy, (heap_item){end[i] > start[i] ? end[i] : start[i], k});
+    }
+    free(busy);
+    free(free_lanes);
+    return used ? used : 1;
+}
+
+uint64_t act_lanes_nesting_violations(const uint64_t *start, const uint64_t *end, size_t n)
+{
+    /* A stack of open slice ends: a slice must end no later than every
+     * slice it starts inside. */
+    uint64_t bad = 0;
+    size_t depth = 0, cap = 16;
+    uint64_t *stack = malloc(cap * sizeof(*stack));
+    if (!stack)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        while (depth && stack[depth - 1] <= start[i])
+            depth--;
+        if (depth && end[i] > stack[depth - 1]) {
+            bad++;
+            continue; /* not pushed: judge later slices against the rest */
+        }
+        if (depth == cap) {
+            uint64_t *ns = realloc(stack, cap * 2 * sizeof(*ns));
+            if (!ns)
+                break;
+            stack = ns;
+            cap *= 2;
+        }
+        stack[depth++] = end[i];
+    }
+    free(stack);
+    return bad;
+}

@@ -1,0 +1,635 @@
+/*
+ * reader.c -- decode one spool file (record.h) for the builder; see
+ * spool.h. Two passes: first walk every chunk's published prefix and cut
+ * it into segments (a SEGMENT record starts each), then visit segments in
+ * global sequence order, resolving strings per thread serial.
+ *
+ * Nothing in the file is trusted: the header's geometry is checked against
+ * the file size, each chunk's `used` against the chunk size, each record's
+ * size against what remains and against its kind's structure, and every
+ * string id against the thread's table.
+ */
+#include "spool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "acceltrace.h"
+#include "u64map.h"
+
+typedef struct segment {
+    uint64_t seq;
+    uint32_t serial;
+    uint32_t chunk;
+    size_t begin, end; /* byte offsets in the file */
+} segment;
+
+typedef struct reader {
+    act_spool *sp;
+    segment *segs;
+    size_t n_segs, cap_segs;
+    act_u64map strings; /* (serial << 32 | id) -> index + 1 into strs */
+    act_str *strs;
+    size_t n_strs, cap_strs;
+    uint64_t unknown_strings;
+} reader;
+
+/* Smallest size of a record of each kind (larger is accepted: fields
+ * appended by a later writer are ignored). */
+static const uint32_t min_size[ACT_REC_KIND_MAX] = {
+    [ACT_REC_PAD] = sizeof(act_rec_hdr),
+    [ACT_REC_SEGMENT] = sizeof(act_rec_segment),
+    [ACT_REC_THREAD] = sizeof(act_rec_thread),
+    [ACT_REC_STRING] = sizeof(act_rec_string),
+    [ACT_REC_RANGE_PUSH] = sizeof(act_rec_ts),
+    [ACT_REC_RANGE_POP] = sizeof(act_rec_ts),
+    [ACT_REC_RANGE_START] = sizeof(act_rec_range_id),
+    [ACT_REC_RANGE_END] = sizeof(act_rec_range_id),
+    [ACT_REC_MARK] = sizeof(act_rec_ts),
+    [ACT_REC_COUNTER] = sizeof(act_rec_counter),
+    [ACT_REC_API] = sizeof(act_rec_api),
+    [ACT_REC_DEVICE_OP] = sizeof(act_rec_device_op),
+    [ACT_REC_DEVICE] = sizeof(act_rec_device),
+    [ACT_REC_QUEUE] = sizeof(act_rec_queue),
+    [ACT_REC_METADATA] = sizeof(act_rec_metadata),
+    [ACT_REC_CLOCK] = sizeof(act_rec_clock),
+    [ACT_REC_ERROR] = sizeof(act_rec_ts),
+    [ACT_REC_CAPTURE] = sizeof(act_rec_ts),
+    [ACT_REC_EXTCORR] = sizeof(act_rec_extcorr),
+    [ACT_REC_ARG] = sizeof(act_rec_arg),
+};
+
+static void problem(act_spool *sp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void problem(act_spool *sp, const char *fmt, ...)
+{
+    sp->n_problems++;
+    if (sp->n_errors >= ACT_SPOOL_MAX_ERRORS)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    size_t len = strlen(sp->path) + strlen(msg) + 3;
+    char *line = malloc(len);
+    char **ne = realloc(sp->errors, (sp->n_errors + 1) * sizeof(*ne));
+    if (!line || !ne) {
+        free(line);
+        if (ne)
+            sp->errors = ne;
+        return;
+    }
+    snprintf(line, len, "%s: %s", sp->path, msg);
+    sp->errors = ne;
+    sp->errors[sp->n_errors++] = line;
+}
+
+static void set_err(char *err, size_t errlen, const char *path, const char *what)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s: %s", path, what);
+}
+
+/* ---- header ----------------------------------------------------------- */
+
+static int parse_cmdline(act_spool *sp)
+{
+    const char *c = sp->hdr.cmdline;
+    size_t max = sizeof(sp->hdr.cmdline), i = 0;
+    while (i < max && c[i]) {
+        size_t len = strnlen(c + i, max - i);
+        char **na = realloc(sp->argv, (size_t)(sp->argc + 1) * sizeof(*na));
+        if (!na)
+            return ACT_E_NOMEM;
+        sp->argv = na;
+        char *a = malloc(len + 1);
+        if (!a)
+            return ACT_E_NOMEM;
+        memcpy(a, c + i, len);
+        a[len] = '\0';
+        sp->argv[sp->argc++] = a;
+        i += len + 1;
+    }
+    return 0;
+}
+
+static int check_header(act_spool *sp, size_t file_size, char *err, size_t errlen)
+{
+    const act_spool_header *h = &sp->hdr;
+    char msg[256];
+    if (h->magic != ACT_SPOOL_MAGIC) {
+        set_err(err, errlen, sp->path, "not an acceltrace spool (bad magic)");
+        return ACT_E_FORMAT;
+    }
+    if (h->version != ACT_SPOOL_VERSION) {
+        snprintf(msg, sizeof(msg), "spool format version %u, this acceltrace reads version %u",
+                 h->version, ACT_SPOOL_VERSION);
+        set_err(err, errlen, sp->path, msg);
+        return ACT_E_FORMAT;
+    }
+    if (h->header_size < sizeof(act_spool_header) || h->header_size % 8 ||
+        h->header_size > file_size) {
+        snprintf(msg, sizeof(msg), "invalid header size %u", h->header_size);
+        set_err(err, errlen, sp->path, msg);
+        return ACT_E_FORMAT;
+    }
+    if (h->chunk_size < sizeof(act_chunk_header) + sizeof(act_rec_segment) || h->chunk_size % 8 ||
+        h->chunk_size > (1u << 30)) {
+        snprintf(msg, sizeof(msg), "invalid chunk size %u", h->chunk_size);
+        set_err(err, errlen, sp->path, msg);
+        return ACT_E_FORMAT;
+    }
+    if (h->clock_kind == ACT_CLOCK_TSC &&
+        !(h->calib_ts[1] > h->calib_ts[0] && h->calib_ns[1] > h->calib_ns[0])) {
+        set_err(err, errlen, sp->path, "TSC timestamps without a valid calibration");
+        return ACT_E_FORMAT;
+    }
+    if (h->clock_kind != ACT_CLOCK_TSC && h->clock_kind != ACT_CLOCK_MONOTONIC_RAW) {
+        snprintf(msg, sizeof(msg), "unknown clock kind %u", h->clock_kind);
+        set_err(err, errlen, sp->path, msg);
+        return ACT_E_FORMAT;
+    }
+    return 0;
+}
+
+/* ---- pass 1: chunks into segments ------------------------------------- */
+
+static int seg_add(reader *rd, const segment *s)
+{
+    if (rd->n_segs == rd->cap_segs) {
+        size_t nc = rd->cap_segs ? rd->cap_segs * 2 : 64;
+        segment *ns = realloc(rd->segs, nc * sizeof(*ns));
+        if (!ns)
+            return ACT_E_NOMEM;
+        rd->segs = ns;
+        rd->cap_segs = nc;
+    }
+    rd->segs[rd->n_segs++] = *s;
+    return 0;
+}
+
+static int scan_chunk(reader *rd, uint32_t idx)
+{
+    act_spool *sp = rd->sp;
+    size_t base = sp->hdr.header_size + (size_t)idx * sp->hdr.chunk_size;
+    act_chunk_header ch;
+    memcpy(&ch, sp->map + base, sizeof(ch));
+    if (ch.magic != ACT_CHUNK_MAGIC) {
+        if (ch.magic || ch.used)
+            problem(sp, "chunk %u: bad chunk magic 0x%08x; chunk skipped", idx, ch.magic);
+        return 0; /* magic 0: handed out but never initialised (crash) */
+    }
+    if (ch.index != idx) {
+        problem(sp, "chunk %u: header says index %u; chunk skipped", idx, ch.index);
+        return 0;
+    }
+    size_t avail = sp->hdr.chunk_size - sizeof(act_chunk_header);
+    size_t used = ch.used;
+    if (used > avail) {
+        problem(sp, "chunk %u: fill count %zu exceeds chunk capacity %zu; chunk skipped", idx, used,
+                avail);
+        return 0;
+    }
+    size_t start = base + sizeof(act_chunk_header), off = 0;
+    segment cur = {0};
+    int have = 0;
+    while (off + sizeof(act_rec_hdr) <= used) {
+        act_rec_hdr h;
+        memcpy(&h, sp->map + start + off, sizeof(h));
+        size_t size = (size_t)h.size8 * 8;
+        if (!size || size > used - off) {
+            problem(sp, "chunk %u offset %zu: invalid record size %zu; rest of chunk skipped", idx,
+                    off, size);
+            break;
+        }
+        if (h.kind == ACT_REC_SEGMENT) {
+            if (size < sizeof(act_rec_segment)) {
+                problem(sp, "chunk %u offset %zu: SEGMENT record too short; rest of chunk skipped",
+                        idx, off);
+                break;
+            }
+            if (have && seg_add(rd, &cur))
+                return ACT_E_NOMEM;
+            const act_rec_segment *s = (const act_rec_segment *)(sp->map + start + off);
+            cur.seq = s->seq;
+            cur.serial = h.aux;
+            cur.chunk = idx;
+            cur.begin = start + off + size;
+            cur.end = cur.begin;
+            have = 1;
+        } else if (!have && h.kind != ACT_REC_PAD) {
+            problem(sp, "chunk %u offset %zu: record before any SEGMENT record; skipped", idx, off);
+        }
+        off += size;
+        if (have)
+            cur.end = start + off;
+    }
+    if (have && seg_add(rd, &cur))
+        return ACT_E_NOMEM;
+    return 0;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const segment *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
+}
+
+/* ---- pass 2: records in segment order --------------------------------- */
+
+static int str_define(reader *rd, uint32_t serial, uint32_t id, const char *p, uint32_t n)
+{
+    if (rd->n_strs == rd->cap_strs) {
+        size_t nc = rd->cap_strs ? rd->cap_strs * 2 : 256;
+        act_str *ns = realloc(rd->strs, nc * sizeof(*ns));
+        if (!ns)
+            return ACT_E_NOMEM;
+        rd->strs = ns;
+        rd->cap_strs = nc;
+    }
+    rd->strs[rd->n_strs] = (act_str){p, n};
+    rd->n_strs++;
+    return act_u64map_put(&rd->strings, (uint64_t)serial << 32 | id, rd->n_strs);
+}
+
+static act_str str_get(reader *rd, uint32_t serial, uint32_t id)
+{
+    uint64_t v;
+    if (!id)
+        return (act_str){"", 0};
+    if (act_u64map_get(&rd->strings, (uint64_t)serial << 32 | id, &v))
+        return rd->strs[v - 1];
+    rd->unknown_strings++;
+    if (rd->unknown_strings <= 3)
+        problem(rd->sp, "thread serial %u: string id %u used before it was defined", serial, id);
+    static const char unknown[] = "(unknown string)";
+    return (act_str){unknown, sizeof(unknown) - 1};
+}
+
+static int thread_set(act_spool *sp, uint32_t serial, uint32_t tid, act_str name)
+{
+    for (size_t i = 0; i < sp->n_threads; i++) {
+        if (sp->threads[i].serial == serial) {
+            sp->threads[i].tid = tid;
+            sp->threads[i].name = name;
+            return 0;
+        }
+    }
+    act_sp_thread *nt = realloc(sp->threads, (sp->n_threads + 1) * sizeof(*nt));
+    if (!nt)
+        return ACT_E_NOMEM;
+    sp->threads = nt;
+    sp->threads[sp->n_threads++] = (act_sp_thread){serial, tid, name};
+    return 0;
+}
+
+static void note_ts(act_spool *sp, uint64_t raw)
+{
+    if (!raw)
+        return;
+    uint64_t ns = act_spool_ns(sp, raw);
+    if (!sp->first_ts || ns < sp->first_ts)
+        sp->first_ts = ns;
+    if (ns > sp->last_ts)
+        sp->last_ts = ns;
+}
+
+/* Timestamps a record carries, for the process's first/last time. */
+static void note_times(act_spool *sp, const act_rec_hdr *h)
+{
+    switch (h->kind) {
+    case ACT_REC_RANGE_PUSH:
+    case ACT_REC_RANGE_POP:
+    case ACT_REC_MARK:
+    case ACT_REC_ERROR:
+    case ACT_REC_CAPTURE: note_ts(sp, ((const act_rec_ts *)h)->ts); break;
+    case ACT_REC_RANGE_START:
+    case ACT_REC_RANGE_END: note_ts(sp, ((const act_rec_range_id *)h)->ts); break;
+    case ACT_REC_COUNTER: note_ts(sp, ((const act_rec_counter *)h)->ts); break;
+    case ACT_REC_API:
+        note_ts(sp, ((const act_rec_api *)h)->start);
+        note_ts(sp, ((const act_rec_api *)h)->end);
+        break;
+    case ACT_REC_DEVICE_OP:
+        note_ts(sp, ((const act_rec_device_op *)h)->start);
+        note_ts(sp, ((const act_rec_device_op *)h)->end);
+        break;
+    default: break;
+    }
+}
+
+static int rec_add(reader *rd, const act_rec_hdr *h, uint32_t serial, size_t *cap)
+{
+    act_spool *sp = rd->sp;
+    if (sp->n_recs == *cap) {
+        size_t nc = *cap ? *cap * 2 : 1024;
+        act_sp_rec *nr = realloc(sp->recs, nc * sizeof(*nr));
+        if (!nr)
+            return ACT_E_NOMEM;
+        sp->recs = nr;
+        *cap = nc;
+    }
+    act_sp_rec *r = &sp->recs[sp->n_recs++];
+    r->r = h;
+    r->serial = serial;
+    r->s1 = (act_str){"", 0};
+    r->s2 = (act_str){"", 0};
+    switch (h->kind) {
+    case ACT_REC_RANGE_PUSH:
+    case ACT_REC_MARK:
+    case ACT_REC_ERROR:
+    case ACT_REC_COUNTER:
+    case ACT_REC_API:
+    case ACT_REC_RANGE_START:
+    case ACT_REC_CLOCK: r->s1 = str_get(rd, serial, h->aux); break;
+    case ACT_REC_DEVICE_OP:
+        r->s1 = str_get(rd, serial, h->aux);
+        r->s2 = str_get(rd, serial, ((const act_rec_device_op *)h)->detail);
+        break;
+    case ACT_REC_DEVICE:
+        r->s1 = str_get(rd, serial, h->aux);
+        r->s2 = str_get(rd, serial, ((const act_rec_device *)h)->vendor);
+        break;
+    case ACT_REC_QUEUE: r->s1 = str_get(rd, serial, h->aux); break;
+    case ACT_REC_METADATA:
+        r->s1 = str_get(rd, serial, h->aux);
+        r->s2 = str_get(rd, serial, ((const act_rec_metadata *)h)->value);
+        break;
+    case ACT_REC_THREAD: r->s2 = str_get(rd, serial, ((const act_rec_thread *)h)->name); break;
+    case ACT_REC_ARG: {
+        const act_rec_arg *a = (const act_rec_arg *)h;
+        r->s1 = str_get(rd, serial, h->aux);
+        if (a->type == ACT_RECARG_STR)
+            r->s2 = a->v.u <= UINT32_MAX ? str_get(rd, serial, (uint32_t)a->v.u)
+                                         : str_get(rd, serial, UINT32_MAX);
+        break;
+    }
+    default: break;
+    }
+    note_times(sp, h);
+    return 0;
+}
+
+static int read_segment(reader *rd, const segment *sg, size_t *cap)
+{
+    act_spool *sp = rd->sp;
+    size_t off = sg->begin;
+    while (off < sg->end) {
+        const act_rec_hdr *h = (const act_rec_hdr *)(sp->map + off);
+        size_t size = (size_t)h->size8 * 8;
+        off += size; /* sizes were checked in pass 1 */
+        if (h->kind >= ACT_REC_KIND_MAX) {
+            problem(sp, "chunk %u: unknown record kind %u; skipped", sg->chunk, h->kind);
+            continue;
+        }
+        if (size < min_size[h->kind]) {
+            problem(sp, "chunk %u: record of kind %u is %zu bytes, needs %u; skipped", sg->chunk,
+                    h->kind, size, min_size[h->kind]);
+            continue;
+        }
+        if (h->kind == ACT_REC_PAD || h->kind == ACT_REC_SEGMENT)
+            continue;
+        sp->records[h->kind]++;
+        if (h->kind == ACT_REC_STRING) {
+            const act_rec_string *s = (const act_rec_string *)h;
+            if (s->len > size - sizeof(*s) || !h->aux) {
+                problem(sp, "chunk %u: STRING record with length %u in %zu bytes (id %u); skipped",
+                        sg->chunk, s->len, size, h->aux);
+                continue;
+            }
+            if (str_define(rd, sg->serial, h->aux, (const char *)(s + 1), s->len))
+                return ACT_E_NOMEM;
+            continue;
+        }
+        if (h->kind == ACT_REC_THREAD && h->aux) {
+            /* aux 0 names some OS thread of the process (nvtxNameOsThread);
+             * the builder reads it from the record list. */
+            const act_rec_thread *t = (const act_rec_thread *)h;
+            if (thread_set(sp, h->aux, t->tid, str_get(rd, sg->serial, t->name)))
+                return ACT_E_NOMEM;
+        }
+        if (rec_add(rd, h, sg->serial, cap))
+            return ACT_E_NOMEM;
+    }
+    return 0;
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+    const act_sp_thread *x = a, *y = b;
+    return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+static int decode(act_spool *sp, size_t file_size)
+{
+    reader rd = {.sp = sp};
+    int rc = 0;
+    size_t n_chunks = (file_size - sp->hdr.header_size) / sp->hdr.chunk_size;
+    if (sp->hdr.chunk_count > n_chunks)
+        problem(sp, "file holds %zu of the %u chunks its header declares (truncated file)",
+                n_chunks, sp->hdr.chunk_count);
+    if (sp->hdr.chunk_count < n_chunks)
+        n_chunks = sp->hdr.chunk_count;
+    if (sp->hdr.chunks_used < n_chunks)
+        n_chunks = (size_t)sp->hdr.chunks_used;
+    for (size_t i = 0; i < n_chunks && !rc; i++)
+        rc = scan_chunk(&rd, (uint32_t)i);
+    if (!rc) {
+        if (rd.n_segs) /* qsort's pointer must not be NULL, even for 0 items */
+            qsort(rd.segs, rd.n_segs, sizeof(*rd.segs), seg_cmp);
+        sp->records[ACT_REC_SEGMENT] = rd.n_segs;
+        size_t cap = 0;
+        for (size_t i = 0; i < rd.n_segs && !rc; i++)
+            rc = read_segment(&rd, &rd.segs[i], &cap);
+    }
+    if (rd.unknown_strings > 3)
+        problem(sp, "%llu uses of undefined string ids in all",
+                (unsigned long long)rd.unknown_strings);
+    if (sp->n_threads)
+        qsort(sp->threads, sp->n_threads, sizeof(*sp->threads), thread_cmp);
+    free(rd.segs);
+    free(rd.strs);
+    act_u64map_free(&rd.strings);
+    return rc;
+}
+
+/* ---- public ----------------------------------------------------------- */
+
+int act_spool_open(act_spool *sp, const char *path, char *err, size_t errlen)
+{
+    memset(sp, 0, sizeof(*sp));
+    sp->path = strdup(path);
+    if (!sp->path) {
+        set_err(err, errlen, path, "out of memory");
+        return ACT_E_NOMEM;
+    }
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        set_err(err, errlen, path, strerror(errno));
+        return ACT_E_IO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        set_err(err, errlen, path, "not a regular file");
+        return ACT_E_IO;
+    }
+    if ((uint64_t)st.st_size < ACT_SPOOL_HEADER_SIZE) {
+        close(fd);
+        set_err(err, errlen, path, "too small to be a spool file (truncated or empty)");
+        return ACT_E_FORMAT;
+    }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        set_err(err, errlen, path, strerror(errno));
+        return ACT_E_IO;
+    }
+    sp->map = m;
+    sp->map_len = (size_t)st.st_size;
+    memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
+    int rc = check_header(sp, sp->map_len, err, errlen);
+    if (rc)
+        return rc;
+    sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0;
+    if (parse_cmdline(sp) || decode(sp, sp->map_len)) {
+        set_err(err, errlen, path, "out of memory");
+        return ACT_E_NOMEM;
+    }
+    return 0;
+}
+
+void act_spool_close(act_spool *sp)
+{
+    if (sp->map)
+        munmap((void *)sp->map, sp->map_len);
+    for (int i = 0; i < sp->argc; i++)
+        free(sp->argv[i]);
+    free(sp->argv);
+    for (size_t i = 0; i < sp->n_errors; i++)
+        free(sp->errors[i]);
+    free(sp->errors);
+    free(sp->recs);
+    free(sp->threads);
+    free(sp->path);
+    memset(sp, 0, sizeof(*sp));
+}
+
+uint64_t act_spool_ns(const act_spool *sp, uint64_t ts)
+{
+    if (!ts || sp->hdr.clock_kind != ACT_CLOCK_TSC)
+        return ts;
+    const act_spool_header *h = &sp->hdr;
+    __int128 d = (__int128)ts - (__int128)h->calib_ts[0];
+    __int128 ns = (__int128)h->calib_ns[0] + d * (__int128)(h->calib_ns[1] - h->calib_ns[0]) /
+                                                 (__int128)(h->calib_ts[1] - h->calib_ts[0]);
+    if (ns < 1)
+        return 1; /* before the clock's origin: keep "known" */
+    return ns > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+const act_sp_thread *act_spool_thread(const act_spool *sp, uint32_t serial)
+{
+    size_t lo = 0, hi = sp->n_threads;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (sp->threads[mid].serial == serial)
+            return &sp->threads[mid];
+        if (sp->threads[mid].serial < serial)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static int is_spool_name(const char *n, unsigned long *pid)
+{
+    const char *p = n;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (p == n || p - n > 10 || strcmp(p, ".acts"))
+        return 0;
+    *pid = strtoul(n, NULL, 10);
+    return 1;
+}
+
+typedef struct named {
+    unsigned long pid;
+    char *path;
+} named;
+
+static int named_cmp(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+int act_spool_dir_list(const char *dir, char ***paths, size_t *n, char *err, size_t errlen)
+{
+    *paths = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        set_err(err, errlen, dir, strerror(errno));
+        return ACT_E_IO;
+    }
+    named *v = NULL;
+    size_t nv = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        unsigned long pid;
+        if (!is_spool_name(e->d_name, &pid))
+            continue;
+        named *nn = realloc(v, (nv + 1) * sizeof(*nn));
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(len);
+        if (!nn || !p) {
+            free(p);
+            if (nn)
+                v = nn;
+            rc = ACT_E_NOMEM;
+            break;
+        }
+        v = nn;
+        snprintf(p, len, "%s/%s", dir, e->d_name);
+        v[nv++] = (named){pid, p};
+    }
+    closedir(d);
+    if (nv)
+        qsort(v, nv, sizeof(*v), named_cmp);
+    char **out = rc ? NULL : malloc((nv ? nv : 1) * sizeof(*out));
+    for (size_t i = 0; i < nv; i++) {
+        if (out)
+            out[i] = v[i].path;
+        else
+            free(v[i].path);
+    }
+    free(v);
+    if (!out) {
+        set_err(err, errlen, dir, "out of memory");
+        return ACT_E_NOMEM;
+    }
+    *paths = out;
+    *n = nv;
+    return 0;
+}
+
+void act_spool_dir_free(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}

@@ -1,0 +1,85 @@
+/*
+ * spool.h -- the spool reader: turns one <pid>.acts file (format in
+ * core/record.h) into a validated, ordered list of records with their
+ * interned strings resolved, for the timeline builder.
+ *
+ * Spool files may come from a process that crashed mid-write, or from a
+ * user who hands us any file at all: every size, offset, count and string
+ * id is checked against the file before it is used, only the published
+ * prefix of each chunk is read, and every problem becomes a line in
+ * `errors` (the rest of the spool is still used when possible). A spool
+ * that cannot be used at all makes act_spool_open() fail with a one-line
+ * reason.
+ */
+#ifndef ACT_SPOOL_H
+#define ACT_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+/* A string that is not NUL-terminated (it points into the mapping). */
+typedef struct act_str {
+    const char *p;
+    uint32_t n;
+} act_str;
+
+/* One record in reading order (segments ordered by sequence, records in
+ * chunk order within a segment). `r` points at a record whose size has
+ * been checked to cover the structure of its kind. */
+typedef struct act_sp_rec {
+    const act_rec_hdr *r;
+    uint32_t serial; /* thread serial of the segment it came from */
+    act_str s1;      /* aux string (name / key / label / message) */
+    act_str s2;      /* second string: thread name, device vendor,
+                        metadata value, device op detail */
+} act_sp_rec;
+
+typedef struct act_sp_thread {
+    uint32_t serial;
+    uint32_t tid; /* OS tid; 0 when no THREAD record was read */
+    act_str name;
+} act_sp_thread;
+
+#define ACT_SPOOL_MAX_ERRORS 32 /* further problems are only counted */
+
+typedef struct act_spool {
+    char *path;
+    const unsigned char *map;
+    size_t map_len;
+    act_spool_header hdr; /* copy of the file's header */
+    int sealed;           /* ACT_SPOOL_F_SEALED was set */
+    char **argv;          /* from hdr.cmdline; argc entries, malloc'ed */
+    int argc;
+    act_sp_rec *recs;
+    size_t n_recs;
+    act_sp_thread *threads; /* sorted by serial */
+    size_t n_threads;
+    uint64_t records[ACT_REC_KIND_MAX]; /* records read per kind */
+    uint64_t first_ts, last_ts;         /* timeline ns, 0 = none seen */
+    char **errors;                      /* one line each, "path: ..." */
+    size_t n_errors;
+    uint64_t n_problems; /* all problems, including those not listed */
+} act_spool;
+
+/* Open, map and decode `path`. On success returns 0 (sp->errors may still
+ * list problems); on failure returns ACT_E_IO / ACT_E_FORMAT / ACT_E_NOMEM
+ * and writes a one-line reason into err. sp must be closed either way. */
+int act_spool_open(act_spool *sp, const char *path, char *err, size_t errlen);
+void act_spool_close(act_spool *sp);
+
+/* Convert a timestamp of this spool (its header's clock) into
+ * CLOCK_MONOTONIC_RAW nanoseconds. 0 stays 0 (unknown). */
+uint64_t act_spool_ns(const act_spool *sp, uint64_t ts);
+
+/* Thread of a serial (NULL when unknown). */
+const act_sp_thread *act_spool_thread(const act_spool *sp, uint32_t serial);
+
+/* List the <digits>.acts files in `dir`, sorted by pid; *paths is a
+ * malloc'ed array of malloc'ed strings. Returns 0 or ACT_E_IO /
+ * ACT_E_NOMEM (err says why). */
+int act_spool_dir_list(const char *dir, char ***paths, size_t *n, char *err, size_t errlen);
+void act_spool_dir_free(char **paths, size_t n);
+
+#endif

@@ -1,0 +1,235 @@
+/*
+ * timeline.c -- storage for the built timeline (timeline.h): growing event
+ * and arg arrays, an arena for strings the builder composes, error lines,
+ * category names, and freeing it all.
+ */
+#include "timeline.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceltrace.h"
+
+struct act_arena_block {
+    act_arena_block *next;
+    size_t used, cap;
+    char data[];
+};
+
+static const char *const cat_names[ACT_CAT_MAX] = {
+    [ACT_CAT_NONE] = "",
+    [ACT_CAT_CPU_OP] = "cpu_op",
+    [ACT_CAT_USER_ANNOTATION] = "user_annotation",
+    [ACT_CAT_OPENCL_RUNTIME] = "opencl_runtime",
+    [ACT_CAT_CUDA_RUNTIME] = "cuda_runtime",
+    [ACT_CAT_PRIVATEUSE1_RUNTIME] = "privateuse1_runtime",
+    [ACT_CAT_RUNTIME] = "runtime",
+    [ACT_CAT_KERNEL] = "kernel",
+    [ACT_CAT_GPU_MEMCPY] = "gpu_memcpy",
+    [ACT_CAT_GPU_MEMSET] = "gpu_memset",
+    [ACT_CAT_GPU_SYNC] = "gpu_sync",
+    [ACT_CAT_GPU_OP] = "gpu_op",
+    [ACT_CAT_AC2G] = "ac2g",
+};
+
+const char *act_cat_name(int cat)
+{
+    return cat > 0 && cat < ACT_CAT_MAX ? cat_names[cat] : "";
+}
+
+const char *act_rec_kind_name(int kind)
+{
+    static const char *const names[ACT_REC_KIND_MAX] = {
+        "pad",       "segment", "thread",  "string",  "range_push", "range_pop", "range_start",
+        "range_end", "mark",    "counter", "api",     "device_op",  "device",    "queue",
+        "metadata",  "clock",   "error",   "capture", "extcorr",    "arg"};
+    _Static_assert(ACT_REC_KIND_MAX == 20, "name every record kind");
+    return kind >= 0 && kind < ACT_REC_KIND_MAX && names[kind] ? names[kind] : "unknown";
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && !strcmp(s + n - m, suf);
+}
+
+int act_cat_is_device_name(const char *cat)
+{
+    static const char *const device[] = {"kernel", "gpu_memcpy", "gpu_memset",     "gpu_sync",
+                                         "gpu_op", "cuda_sync",  "mtia_ccp_events"};
+    static const char *const host[] = {"cpu_op",          "user_annotation", "cpu_instant_event",
+                                       "python_function", "overhead",        "runtime"};
+    for (size_t i = 0; i < sizeof(device) / sizeof(device[0]); i++)
+        if (!strcmp(cat, device[i]))
+            return 1;
+    for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+        if (!strcmp(cat, host[i]))
+            return 0;
+    if (ends_with(cat, "_runtime") || ends_with(cat, "_driver"))
+        return 0;
+    return -1;
+}
+
+act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name, uint32_t pid,
+                               uint32_t tid, uint64_t ts, uint64_t dur)
+{
+    if (tl->err)
+        return NULL;
+    if (tl->n_ev == tl->cap_ev) {
+        size_t nc = tl->cap_ev ? tl->cap_ev * 2 : 1024;
+        act_tl_event *ne = realloc(tl->ev, nc * sizeof(*ne));
+        if (!ne) {
+            tl->err = ACT_E_NOMEM;
+            return NULL;
+        }
+        tl->ev = ne;
+        tl->cap_ev = nc;
+    }
+    act_tl_event *e = &tl->ev[tl->n_ev++];
+    memset(e, 0, sizeof(*e));
+    e->ph = ph;
+    e->cat = (uint8_t)cat;
+    e->name = name;
+    e->pid = pid;
+    e->tid = tid;
+    e->ts = ts;
+    e->dur = dur;
+    e->arg0 = (uint32_t)tl->n_args;
+    return e;
+}
+
+act_tl_arg *act_tl_arg_add(act_timeline *tl, const char *key)
+{
+    if (tl->err || !tl->n_ev)
+        return NULL;
+    if (tl->n_args == tl->cap_args) {
+        size_t nc = tl->cap_args ? tl->cap_args * 2 : 1024;
+        act_tl_arg *na = realloc(tl->args, nc * sizeof(*na));
+        if (!na) {
+            tl->err = ACT_E_NOMEM;
+            return NULL;
+        }
+        tl->args = na;
+        tl->cap_args = nc;
+    }
+    act_tl_arg *a = &tl->args[tl->n_args++];
+    memset(a, 0, sizeof(*a));
+    a->key = act_str_c(key);
+    tl->ev[tl->n_ev - 1].nargs++;
+    return a;
+}
+
+void act_tl_arg_u64(act_timeline *tl, const char *key, uint64_t v)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (a) {
+        a->type = ACT_ARG_U64;
+        a->v.u = v;
+    }
+}
+
+void act_tl_arg_str(act_timeline *tl, const char *key, act_str s)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (a) {
+        a->type = ACT_ARG_STR;
+        a->v.s = s;
+    }
+}
+
+void act_tl_arg_hex(act_timeline *tl, const char *key, uint64_t v)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (a) {
+        a->type = ACT_ARG_HEX;
+        a->v.u = v;
+    }
+}
+
+act_str act_tl_strdup(act_timeline *tl, const char *s, size_t n)
+{
+    if (n > UINT32_MAX - 1)
+        n = UINT32_MAX - 1;
+    act_arena_block *b = tl->arena;
+    if (!b || b->cap - b->used < n + 1) {
+        size_t cap = n + 1 > 65536 ? n + 1 : 65536;
+        b = malloc(sizeof(*b) + cap);
+        if (!b) {
+            tl->err = ACT_E_NOMEM;
+            return (act_str){"", 0};
+        }
+        b->next = tl->arena;
+        b->used = 0;
+        b->cap = cap;
+        tl->arena = b;
+    }
+    char *p = b->data + b->used;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    b->used += n + 1;
+    return (act_str){p, (uint32_t)n};
+}
+
+act_str act_tl_printf(act_timeline *tl, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof(tmp))
+        n = sizeof(tmp) - 1;
+    return act_tl_strdup(tl, tmp, (size_t)n);
+}
+
+void act_tl_error(act_timeline *tl, const char *fmt, ...)
+{
+    if (tl->n_errors >= ACT_TL_MAX_ERRORS) {
+        tl->errors_unlisted++;
+        return;
+    }
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (!tl->n_errors || (tl->n_errors & (tl->n_errors - 1)) == 0) {
+        /* capacity doubles at powers of two */
+        size_t cap = tl->n_errors ? tl->n_errors * 2 : 1;
+        char **ne = realloc(tl->errors, cap * sizeof(*ne));
+        if (!ne) {
+            tl->err = ACT_E_NOMEM;
+            return;
+        }
+        tl->errors = ne;
+    }
+    char *line = strdup(tmp);
+    if (!line) {
+        tl->err = ACT_E_NOMEM;
+        return;
+    }
+    tl->errors[tl->n_errors++] = line;
+}
+
+void act_timeline_free(act_timeline *tl)
+{
+    free(tl->ev);
+    free(tl->args);
+    free(tl->devices);
+    free(tl->procs);
+    free(tl->meta);
+    for (size_t i = 0; i < tl->n_errors; i++)
+        free(tl->errors[i]);
+    free(tl->errors);
+    free(tl->truncated_pids);
+    while (tl->arena) {
+        act_arena_block *n = tl->arena->next;
+        free(tl->arena);
+        tl->arena = n;
+    }
+    memset(tl, 0, sizeof(*tl));
+}

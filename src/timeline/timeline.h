@@ -1,0 +1,202 @@
+/*
+ * timeline.h -- the built timeline: what the builder makes from the spools
+ * and what the writers read. Writers know nothing of vendors or records:
+ * they see events (Chrome trace phases), generic args, categories and the
+ * tool's counters. The builder (builder.c and its helpers) is the one place
+ * that knows how records relate.
+ *
+ * Times are CLOCK_MONOTONIC_RAW nanoseconds; `base_ns` is the earliest of
+ * them and `base_wall_ns` the wall-clock time it corresponds to (written as
+ * baseTimeNanoseconds). Writers print ts = (t - base_ns) / 1000 with three
+ * decimals.
+ */
+#ifndef ACT_TIMELINE_H
+#define ACT_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+#include "spool.h"
+
+/* Categories, named as torch.profiler names them where it has a name. */
+enum act_cat {
+    ACT_CAT_NONE = 0, /* no "cat" member (metadata, counters) */
+    ACT_CAT_CPU_OP,
+    ACT_CAT_USER_ANNOTATION,
+    ACT_CAT_OPENCL_RUNTIME,
+    ACT_CAT_CUDA_RUNTIME,
+    ACT_CAT_PRIVATEUSE1_RUNTIME,
+    ACT_CAT_RUNTIME,
+    ACT_CAT_KERNEL,
+    ACT_CAT_GPU_MEMCPY,
+    ACT_CAT_GPU_MEMSET,
+    ACT_CAT_GPU_SYNC,
+    ACT_CAT_GPU_OP,
+    ACT_CAT_AC2G,
+    ACT_CAT_MAX
+};
+
+const char *act_cat_name(int cat);
+/* Lower-case name of a record kind ("device_op"), for counters. */
+const char *act_rec_kind_name(int kind);
+/* 1: device work, 0: host call, -1: neither (flows, metadata). Works on
+ * names from any trace (torch.profiler's too). */
+int act_cat_is_device_name(const char *cat);
+
+enum act_arg_type {
+    ACT_ARG_U64,
+    ACT_ARG_I64,
+    ACT_ARG_F64,
+    ACT_ARG_STR,
+    ACT_ARG_HEX,   /* u64 written as the string "0x..." */
+    ACT_ARG_U64X3, /* [a,b,c] */
+    ACT_ARG_BOOL
+};
+
+typedef struct act_tl_arg {
+    act_str key;
+    uint32_t type;
+    union {
+        uint64_t u;
+        int64_t i;
+        double d;
+        act_str s;
+        uint64_t v3[3];
+    } v;
+} act_tl_arg;
+
+#define ACT_EVF_BP_E   0x1 /* flow finish binds to the enclosing slice */
+#define ACT_EVF_NO_TID 0x2 /* process-scoped metadata: no "tid" member */
+
+typedef struct act_tl_event {
+    uint64_t ts;  /* timeline ns (ignored for "M") */
+    uint64_t dur; /* ns, "X" only */
+    uint64_t id;  /* flows "s"/"f", async "b"/"e" */
+    act_str name;
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t arg0; /* first arg in timeline.args */
+    uint16_t nargs;
+    char ph;       /* 'X','M','s','f','i','C','b','e' */
+    uint8_t cat;   /* enum act_cat */
+    uint8_t flags; /* ACT_EVF_* */
+} act_tl_event;
+
+typedef struct act_tl_device {
+    uint32_t pid;   /* 5000000 + n */
+    uint32_t index; /* ordinal within its source */
+    act_str name;   /* "OpenCL pthread-... (device 0)" style process name */
+    act_str model;  /* device name as recorded */
+    act_str vendor;
+    uint32_t source;
+} act_tl_device;
+
+typedef struct act_tl_meta {
+    act_str key;
+    act_str value;
+    int is_json;
+} act_tl_meta;
+
+typedef struct act_tl_process {
+    uint32_t pid, ppid;
+    int sealed;
+    char **argv; /* borrowed from the spool */
+    int argc;
+} act_tl_process;
+
+/* Counters that go into the trace's "acceltrace" object and the summary. */
+typedef struct act_tl_counts {
+    uint64_t records[ACT_REC_KIND_MAX];
+    uint64_t dropped[ACT_REC_KIND_MAX];
+    uint64_t outside_window[ACT_REC_KIND_MAX];
+    uint64_t callbacks_pending, callbacks_lost;
+    uint64_t unbalanced_pops;      /* recorder-counted + found by the builder */
+    uint64_t strings_truncated;    /* strings the recorder cut to fit a chunk */
+    uint64_t unclosed_ranges;      /* open at the end of a process */
+    uint64_t unmatched_range_ends; /* RANGE_END with no START */
+    uint64_t skew;                 /* device start < host launch start */
+    uint64_t skew_max_ns;
+    uint64_t negative_durations;
+    uint64_t nesting_violations; /* host slices that partially overlap */
+    uint64_t device_ops_without_times;
+    uint64_t unlinked_device_ops; /* corr set but no host launch found */
+    uint64_t unresolved_external; /* ext naming no recorded range */
+    uint64_t flows;
+    uint64_t orphan_args;  /* ARG records with no event to attach to */
+    uint64_t invalid_utf8; /* filled in by the writer */
+} act_tl_counts;
+
+typedef struct act_arena_block act_arena_block;
+
+#define ACT_TL_MAX_ERRORS 1000 /* error lines listed in a trace */
+
+typedef struct act_timeline {
+    act_tl_event *ev;
+    size_t n_ev, cap_ev;
+    act_tl_arg *args;
+    size_t n_args, cap_args;
+    act_tl_device *devices;
+    size_t n_devices;
+    act_tl_process *procs;
+    size_t n_procs;
+    act_tl_meta *meta;
+    size_t n_meta;
+    char **errors; /* one line per source error / reader problem */
+    size_t n_errors;
+    uint64_t errors_unlisted; /* beyond ACT_TL_MAX_ERRORS: counted only */
+    uint32_t *truncated_pids;
+    size_t n_truncated;
+    act_tl_counts counts;
+    uint64_t base_ns;      /* timeline origin (monotonic raw ns) */
+    uint64_t base_wall_ns; /* wall clock at base_ns */
+    char clock_method[64];
+    int64_t clock_error_ns; /* -1 = unknown */
+    int err;                /* sticky ACT_E_NOMEM while building */
+    act_arena_block *arena;
+} act_timeline;
+
+typedef struct act_build_opts {
+    uint64_t window_start_ns; /* 0 = open */
+    uint64_t window_end_ns;   /* 0 = open */
+} act_build_opts;
+
+/* Build the timeline from `n` opened spools (kept open while `tl` is used:
+ * strings point into them). Returns 0 or ACT_E_NOMEM. */
+int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
+                       const act_build_opts *opts);
+void act_timeline_free(act_timeline *tl);
+
+/* ---- helpers shared by builder files (builder.c, lanes.c, flows.c) ---- */
+
+act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name, uint32_t pid,
+                               uint32_t tid, uint64_t ts, uint64_t dur);
+/* Args attach to the most recently added event. */
+act_tl_arg *act_tl_arg_add(act_timeline *tl, const char *key);
+void act_tl_arg_u64(act_timeline *tl, const char *key, uint64_t v);
+void act_tl_arg_str(act_timeline *tl, const char *key, act_str s);
+void act_tl_arg_hex(act_timeline *tl, const char *key, uint64_t v);
+/* Copy into the timeline's arena (NUL-terminated). */
+act_str act_tl_strdup(act_timeline *tl, const char *s, size_t n);
+act_str act_tl_printf(act_timeline *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void act_tl_error(act_timeline *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static inline act_str act_str_c(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return (act_str){s, (uint32_t)n};
+}
+
+/* Greedy interval partitioning (lanes.c): items sorted by start; writes the
+ * 0-based sub-lane of each into lane[]; returns the number of lanes used,
+ * 0 when out of memory. Intervals [start, end) sharing an endpoint do not
+ * overlap. */
+size_t act_lanes_partition(const uint64_t *start, const uint64_t *end, size_t n, uint32_t *lane);
+
+/* Nesting check (lanes.c): slices of one lane sorted by (start asc, end
+ * desc); returns how many partially overlap a slice they start inside. */
+uint64_t act_lanes_nesting_violations(const uint64_t *start, const uint64_t *end, size_t n);
+
+#endif

@@ -1,0 +1,547 @@
+/*
+ * chrome_json.c -- Chrome trace writer (see chrome_json.h). One pass over
+ * the events into a large buffer with hand-formatted numbers; the
+ * "acceltrace" object comes after traceEvents so that it can report how
+ * many invalid UTF-8 sequences the events contained.
+ */
+#include "chrome_json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "acceltrace.h"
+#include "json_escape.h"
+
+#ifndef ACT_VERSION
+#define ACT_VERSION ACT_VERSION_STRING
+#endif
+
+typedef struct writer {
+    act_timeline *tl;
+    act_obuf *b;
+    size_t invalid;
+} writer;
+
+static void wstr(writer *w, const char *s, size_t n)
+{
+    w->invalid += act_json_string(w->b, s, n);
+}
+
+static void wcstr(writer *w, const char *s)
+{
+    wstr(w, s, strlen(s));
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+/* JSON has no integer limit, but common readers (jansson, JavaScript)
+ * stop at 2^63 - 1: larger arg values are written as decimal strings so
+ * that nothing is lost and every reader still parses the trace. */
+static void write_u64_arg(act_obuf *b, uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX) {
+        act_obuf_u64(b, v);
+        return;
+    }
+    act_obuf_putc(b, '"');
+    act_obuf_u64(b, v);
+    act_obuf_putc(b, '"');
+}
+
+static void write_arg_value(writer *w, const act_tl_arg *a)
+{
+    act_obuf *b = w->b;
+    switch (a->type) {
+    case ACT_ARG_U64: write_u64_arg(b, a->v.u); break;
+    case ACT_ARG_I64: act_obuf_i64(b, a->v.i); break;
+    case ACT_ARG_F64: act_obuf_f64(b, a->v.d); break;
+    case ACT_ARG_STR: wstr(w, a->v.s.p, a->v.s.n); break;
+    case ACT_ARG_HEX:
+        act_obuf_putc(b, '"');
+        act_obuf_hex(b, a->v.u);
+        act_obuf_putc(b, '"');
+        break;
+    case ACT_ARG_U64X3:
+        act_obuf_putc(b, '[');
+        write_u64_arg(b, a->v.v3[0]);
+        act_obuf_putc(b, ',');
+        write_u64_arg(b, a->v.v3[1]);
+        act_obuf_putc(b, ',');
+        write_u64_arg(b, a->v.v3[2]);
+        act_obuf_putc(b, ']');
+        break;
+    case ACT_ARG_BOOL:
+        if (a->v.u)
+            act_obuf_lit(b, "true");
+        else
+            act_obuf_lit(b, "false");
+        break;
+    default: act_obuf_lit(b, "null"); break;
+    }
+}
+
+static void write_args(writer *w, const act_tl_event *e)
+{
+    act_obuf_lit(w->b, ",\"args\":{");
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        const act_tl_arg *a = &w->tl->args[e->arg0 + i];
+        if (i)
+            act_obuf_putc(w->b, ',');
+        wstr(w, a->key.p, a->key.n);
+        act_obuf_putc(w->b, ':');
+        write_arg_value(w, a);
+    }
+    act_obuf_putc(w->b, '}');
+}
+
+static void write_event(writer *w, const act_tl_event *e)
+{
+    act_obuf *b = w->b;
+    char head[16] = "{\"ph\":\"X\"";
+    head[7] = e->ph;
+    act_obuf_put(b, head, 9);
+    if (e->cat) {
+        act_obuf_lit(b, ",\"cat\":");
+        wcstr(w, act_cat_name(e->cat));
+    }
+    act_obuf_lit(b, ",\"name\":");
+    wstr(w, e->name.p, e->name.n);
+    act_obuf_lit(b, ",\"pid\":");
+    act_obuf_u64(b, e->pid);
+    if (!(e->flags & ACT_EVF_NO_TID)) {
+        act_obuf_lit(b, ",\"tid\":");
+        act_obuf_u64(b, e->tid);
+    }
+    if (e->ph != 'M') {
+        act_obuf_lit(b, ",\"ts\":");
+        act_obuf_us3(b, (int64_t)(e->ts - w->tl->base_ns));
+    }
+    switch (e->ph) {
+    case 'X':
+        act_obuf_lit(b, ",\"dur\":");
+        act_obuf_us3(b, (int64_t)e->dur);
+        break;
+    case 's':
+    case 'f':
+    case 'b':
+    case 'e':
+        act_obuf_lit(b, ",\"id\":");
+        act_obuf_u64(b, e->id);
+        if (e->flags & ACT_EVF_BP_E)
+            act_obuf_lit(b, ",\"bp\":\"e\"");
+        break;
+    case 'i': act_obuf_lit(b, ",\"s\":\"t\""); break;
+    default: break;
+    }
+    if (e->nargs)
+        write_args(w, e);
+    act_obuf_putc(b, '}');
+}
+
+/* ---- top-level members ------------------------------------------------ */
+
+static const char *const reserved[] = {"schemaVersion",       "traceName",        "displayTimeUnit",
+                                       "baseTimeNanoseconds", "deviceProperties", "traceEvents",
+                                       "acceltrace"};
+
+static int is_reserved(const char *k, size_t n)
+{
+    for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+        if (strlen(reserved[i]) == n && !memcmp(reserved[i], k, n))
+            return 1;
+    return 0;
+}
+
+typedef struct kv {
+    const char *k, *v;
+    size_t kn, vn;
+    int is_json;
+    int replaced; /* a later entry has the same key */
+} kv;
+
+static void write_member_value(writer *w, const kv *m)
+{
+    if (m->is_json) {
+        json_error_t jerr;
+        json_t *doc = json_loadb(m->v, m->vn, JSON_DECODE_ANY, &jerr);
+        if (doc) {
+            json_decref(doc);
+            act_obuf_put(w->b, m->v, m->vn); /* validated: emitted raw */
+            return;
+        }
+        act_tl_error(w->tl, "metadata '%.*s': value is not valid JSON (%s); written as a string",
+                     (int)(m->kn > 200 ? 200 : m->kn), m->k, jerr.text);
+    }
+    wstr(w, m->v, m->vn);
+}
+
+static int kv_cmp(const void *a, const void *b)
+{
+    const kv *x = *(kv *const *)a, *y = *(kv *const *)b;
+    size_t n = x->kn < y->kn ? x->kn : y->kn;
+    int c = memcmp(x->k, y->k, n);
+    if (c || x->kn != y->kn)
+        return c ? c : (x->kn < y->kn ? -1 : 1);
+    return x < y ? -1 : x > y; /* by position: the last one wins */
+}
+
+/* Mark every entry that a later one with the same key replaces; sorting
+ * keeps this O(n log n) however many records a spool holds. */
+static int mark_replaced(kv *all, size_t m)
+{
+    kv **order = malloc((m ? m : 1) * sizeof(*order));
+    if (!order)
+        return ACT_E_NOMEM;
+    for (size_t i = 0; i < m; i++)
+        order[i] = &all[i];
+    if (m)
+        qsort(order, m, sizeof(*order), kv_cmp);
+    for (size_t i = 0; i + 1 < m; i++)
+        if (order[i]->kn == order[i + 1]->kn && !memcmp(order[i]->k, order[i + 1]->k, order[i]->kn))
+            order[i]->replaced = 1;
+    free(order);
+    return 0;
+}
+
+/* User metadata: records first, then --metadata; a later value for the
+ * same key replaces an earlier one; reserved keys are refused. */
+static void write_user_metadata(writer *w, const act_chrome_opts *o)
+{
+    act_timeline *tl = w->tl;
+    size_t n_extra = 0;
+    while (o->extra_metadata && o->extra_metadata[n_extra])
+        n_extra++;
+    size_t n = tl->n_meta + n_extra;
+    kv *all = calloc(n ? n : 1, sizeof(*all));
+    if (!all) {
+        tl->err = ACT_E_NOMEM;
+        return;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < tl->n_meta; i++)
+        all[m++] = (kv){tl->meta[i].key.p,   tl->meta[i].value.p, tl->meta[i].key.n,
+                        tl->meta[i].value.n, tl->meta[i].is_json, 0};
+    for (size_t i = 0; i < n_extra; i++) {
+        const char *s = o->extra_metadata[i];
+        const char *eq = strchr(s, '=');
+        if (!eq || eq == s) {
+            act_tl_error(tl, "--metadata '%s': expected KEY=VALUE; ignored", s);
+            continue;
+        }
+        all[m++] = (kv){s, eq + 1, (size_t)(eq - s), strlen(eq + 1), 0, 0};
+    }
+    if (mark_replaced(all, m)) {
+        tl->err = ACT_E_NOMEM;
+        free(all);
+        return;
+    }
+    for (size_t i = 0; i < m; i++) {
+        if (all[i].replaced)
+            continue;
+        if (is_reserved(all[i].k, all[i].kn)) {
+            act_tl_error(tl, "metadata key '%.*s' is reserved by the trace format; ignored",
+                         (int)all[i].kn, all[i].k);
+            continue;
+        }
+        act_obuf_putc(w->b, ',');
+        wstr(w, all[i].k, all[i].kn);
+        act_obuf_putc(w->b, ':');
+        write_member_value(w, &all[i]);
+    }
+    free(all);
+}
+
+static void write_device_props(writer *w)
+{
+    act_timeline *tl = w->tl;
+    act_obuf_lit(w->b, ",\"deviceProperties\":[");
+    for (size_t i = 0; i < tl->n_devices; i++) {
+        const act_tl_device *d = &tl->devices[i];
+        if (i)
+            act_obuf_putc(w->b, ',');
+        act_obuf_lit(w->b, "{\"id\":");
+        act_obuf_u64(w->b, d->index);
+        act_obuf_lit(w->b, ",\"name\":");
+        wstr(w, d->model.p, d->model.n);
+        act_obuf_lit(w->b, ",\"vendor\":");
+        wstr(w, d->vendor.p, d->vendor.n);
+        act_obuf_lit(w->b, ",\"pid\":");
+        act_obuf_u64(w->b, d->pid);
+        act_obuf_putc(w->b, '}');
+    }
+    act_obuf_putc(w->b, ']');
+}
+
+static void write_str_array(writer *w, const char *const *v, int n)
+{
+    act_obuf_putc(w->b, '[');
+    for (int i = 0; i < n; i++) {
+        if (i)
+            act_obuf_putc(w->b, ',');
+        wcstr(w, v[i]);
+    }
+    act_obuf_putc(w->b, ']');
+}
+
+/* Counters saturate at 2^63 - 1 (only a corrupt spool gets there). */
+static void write_count(act_obuf *b, uint64_t v)
+{
+    act_obuf_u64(b, v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v);
+}
+
+static void write_kind_counts(writer *w, const char *key, const uint64_t *c)
+{
+    act_obuf_lit(w->b, ",\"");
+    act_obuf_puts(w->b, key);
+    act_obuf_lit(w->b, "\":{");
+    for (int k = 1; k < ACT_REC_KIND_MAX; k++) {
+        if (k > 1)
+            act_obuf_putc(w->b, ',');
+        act_obuf_putc(w->b, '"');
+        act_obuf_puts(w->b, act_rec_kind_name(k));
+        act_obuf_lit(w->b, "\":");
+        write_count(w->b, c[k]);
+    }
+    act_obuf_putc(w->b, '}');
+}
+
+static void write_num(writer *w, const char *key, uint64_t v)
+{
+    act_obuf_lit(w->b, ",\"");
+    act_obuf_puts(w->b, key);
+    act_obuf_lit(w->b, "\":");
+    write_count(w->b, v);
+}
+
+static void write_processes(writer *w)
+{
+    act_timeline *tl = w->tl;
+    act_obuf_lit(w->b, ",\"processes\":[");
+    for (size_t i = 0; i < tl->n_procs; i++) {
+        const act_tl_process *p = &tl->procs[i];
+        if (i)
+            act_obuf_putc(w->b, ',');
+        act_obuf_lit(w->b, "{\"pid\":");
+        act_obuf_u64(w->b, p->pid);
+        act_obuf_lit(w->b, ",\"ppid\":");
+        act_obuf_u64(w->b, p->ppid);
+        act_obuf_lit(w->b, ",\"sealed\":");
+        act_obuf_puts(w->b, p->sealed ? "true" : "false");
+        act_obuf_lit(w->b, ",\"command\":");
+        write_str_array(w, (const char *const *)p->argv, p->argc);
+        act_obuf_putc(w->b, '}');
+    }
+    act_obuf_lit(w->b, "],\"truncated_processes\":[");
+    for (size_t i = 0; i < tl->n_truncated; i++) {
+        if (i)
+            act_obuf_putc(w->b, ',');
+        act_obuf_u64(w->b, tl->truncated_pids[i]);
+    }
+    act_obuf_putc(w->b, ']');
+}
+
+static void write_tool_metadata(writer *w, const act_chrome_opts *o)
+{
+    act_timeline *tl = w->tl;
+    const act_tl_counts *c = &tl->counts;
+    act_obuf *b = w->b;
+    act_obuf_lit(b, ",\n\"acceltrace\":{\"version\":");
+    wcstr(w, ACT_VERSION);
+    act_obuf_lit(b, ",\"command\":");
+    write_str_array(w, o->argv, o->argv ? o->argc : 0);
+    if (o->child_status >= 0) {
+        int st = o->child_status;
+        write_num(w, "exit_status",
+                  (uint64_t)(WIFEXITED(st)     ? WEXITSTATUS(st)
+                             : WIFSIGNALED(st) ? 128 + WTERMSIG(st)
+                                               : 255));
+    }
+    act_obuf_lit(b, ",\"clock\":{\"method\":");
+    wcstr(w, tl->clock_method);
+    act_obuf_lit(b, ",\"error_ns\":");
+    act_obuf_i64(b, tl->clock_error_ns);
+    act_obuf_putc(b, '}');
+    write_kind_counts(w, "records", c->records);
+    write_kind_counts(w, "dropped", c->dropped);
+    write_kind_counts(w, "outside_window", c->outside_window);
+    act_obuf_lit(b, ",\"callbacks\":{\"pending\":");
+    write_count(b, c->callbacks_pending);
+    act_obuf_lit(b, ",\"lost\":");
+    write_count(b, c->callbacks_lost);
+    act_obuf_lit(b, "},\"skew\":{\"device_before_launch\":");
+    write_count(b, c->skew);
+    act_obuf_lit(b, ",\"max_ns\":");
+    write_count(b, c->skew_max_ns);
+    act_obuf_putc(b, '}');
+    write_num(w, "unbalanced_pops", c->unbalanced_pops);
+    write_num(w, "strings_truncated", c->strings_truncated);
+    write_num(w, "unclosed_ranges", c->unclosed_ranges);
+    write_num(w, "unmatched_range_ends", c->unmatched_range_ends);
+    write_num(w, "negative_durations", c->negative_durations);
+    write_num(w, "nesting_violations", c->nesting_violations);
+    write_num(w, "device_ops_without_times", c->device_ops_without_times);
+    write_num(w, "unlinked_device_ops", c->unlinked_device_ops);
+    write_num(w, "unresolved_external_ids", c->unresolved_external);
+    write_num(w, "flows", c->flows);
+    write_num(w, "orphan_args", c->orphan_args);
+    write_processes(w);
+    act_obuf_lit(b, ",\"errors\":[");
+    for (size_t i = 0; i < tl->n_errors; i++) {
+        if (i)
+            act_obuf_putc(b, ',');
+        wcstr(w, tl->errors[i]);
+    }
+    if (tl->errors_unlisted) {
+        char more[96];
+        snprintf(more, sizeof(more), "%llu more error lines not listed",
+                 (unsigned long long)tl->errors_unlisted);
+        if (tl->n_errors)
+            act_obuf_putc(b, ',');
+        wcstr(w, more);
+    }
+    act_obuf_putc(b, ']');
+    /* Last, so it counts every string written before it. */
+    tl->counts.invalid_utf8 = w->invalid;
+    write_num(w, "invalid_utf8", w->invalid);
+    act_obuf_putc(b, '}');
+}
+
+static const char *trace_name(const act_chrome_opts *o)
+{
+    if (o->trace_name && o->trace_name[0])
+        return o->trace_name;
+    if (o->argv && o->argc > 0 && o->argv[0]) {
+        const char *s = strrchr(o->argv[0], '/');
+        return s ? s + 1 : o->argv[0];
+    }
+    return "acceltrace";
+}
+
+int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
+{
+    writer w = {tl, b, 0};
+    act_obuf_lit(b, "{\"schemaVersion\":1,\"traceName\":");
+    wcstr(&w, trace_name(o));
+    act_obuf_lit(b, ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
+    write_count(b, tl->base_wall_ns);
+    write_device_props(&w);
+    write_user_metadata(&w, o);
+    act_obuf_lit(b, ",\n\"traceEvents\":[\n");
+    for (size_t i = 0; i < tl->n_ev; i++) {
+        if (i)
+            act_obuf_lit(b, ",\n");
+        write_event(&w, &tl->ev[i]);
+    }
+    act_obuf_lit(b, "\n]");
+    write_tool_metadata(&w, o);
+    act_obuf_lit(b, "}\n");
+    return b->err ? b->err : tl->err;
+}
+
+/* ---- file ------------------------------------------------------------- */
+
+static void split_path(const char *path, char *dir, size_t dlen, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(dir, dlen, ".");
+        *base = path;
+    } else if (slash == path) {
+        snprintf(dir, dlen, "/");
+        *base = slash + 1;
+    } else {
+        snprintf(dir, dlen, "%.*s", (int)(slash - path), path);
+        *base = slash + 1;
+    }
+}
+
+static int open_temp(const char *path, char *tmp, size_t tlen)
+{
+    char dir[4096];
+    const char *base;
+    split_path(path, dir, sizeof(dir), &base);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    unsigned long r = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 16);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        r = r * 6364136223846793005UL + 1442695040888963407UL;
+        int n = snprintf(tmp, tlen, "%s/.%s.%08lx.tmp", dir, base, (r >> 32) & 0xfffffffful);
+        if (n < 0 || (size_t)n >= tlen) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Put the finished temporary file in place; never replaces `path` unless
+ * force. link() fails with EEXIST atomically; filesystems without hard
+ * links fall back to renameat2(RENAME_NOREPLACE). */
+static int install(const char *tmp, const char *path, int force)
+{
+    if (force)
+        return rename(tmp, path);
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        return 0;
+    }
+    if (errno == EEXIST)
+        return -1;
+    return renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE);
+}
+
+int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
+                          char *err, size_t errlen)
+{
+    struct stat st;
+    if (!force && lstat(path, &st) == 0) {
+        snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
+        return ACT_E_IO;
+    }
+    char tmp[4200];
+    int fd = open_temp(path, tmp, sizeof(tmp));
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
+                 strerror(errno));
+        return ACT_E_IO;
+    }
+    act_obuf b;
+    int rc = act_obuf_init(&b, fd, 4u << 20);
+    if (!rc)
+        rc = act_chrome_write(tl, o, &b);
+    if (!rc)
+        rc = act_obuf_flush(&b);
+    int saved = errno;
+    act_obuf_free(&b);
+    if (close(fd) && !rc) {
+        saved = errno;
+        rc = ACT_E_IO;
+    }
+    if (!rc && install(tmp, path, force)) {
+        saved = errno;
+        rc = ACT_E_IO;
+        if (saved == EEXIST) {
+            snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
+            unlink(tmp);
+            return rc;
+        }
+    }
+    if (rc) {
+        unlink(tmp);
+        snprintf(err, errlen, "%s: %s", path,
+                 rc == ACT_E_NOMEM ? "out of memory" : strerror(saved));
+    }
+    return rc;
+}

@@ -1,0 +1,33 @@
+/*
+ * chrome_json.h -- the Chrome trace writer: the built timeline as a
+ * Chrome Trace Event JSON object (DESIGN.md "Trace shape") that opens in
+ * Perfetto and follows torch.profiler conventions. Every string, keys
+ * included, is escaped losslessly (json_escape.h); invalid UTF-8 is
+ * replaced and counted in the trace's "acceltrace" object.
+ */
+#ifndef ACT_CHROME_JSON_H
+#define ACT_CHROME_JSON_H
+
+#include "obuf.h"
+#include "timeline/timeline.h"
+
+typedef struct act_chrome_opts {
+    const char *trace_name;  /* NULL: derived from argv[0] */
+    const char *const *argv; /* traced command (may be NULL) */
+    int argc;
+    const char *const *extra_metadata; /* "KEY=VALUE", NULL-terminated (may be NULL) */
+    int child_status;                  /* wait status, -1 if n/a */
+} act_chrome_opts;
+
+/* Write the whole trace into `b`. Returns b->err. May add error lines to
+ * the timeline (bad user metadata) before they are written. */
+int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b);
+
+/* Write to `path` through a temporary file created in the same directory
+ * (O_EXCL|O_NOFOLLOW, mode 0600) that is renamed over `path` once
+ * complete; an existing `path` is kept unless `force`. Returns 0,
+ * ACT_E_IO or ACT_E_NOMEM with a one-line reason in err. */
+int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
+                          char *err, size_t errlen);
+
+#endif

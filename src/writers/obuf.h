@@ -1,0 +1,71 @@
+/*
+ * obuf.h -- the big buffered output used by every writer: bytes are
+ * appended to one large buffer that is flushed to a file descriptor with
+ * write(2) when full, or grown in memory when there is no descriptor (tests,
+ * strings built for later use). Numbers are formatted by hand because the
+ * Chrome writer is benchmarked (millions of events per second) and fprintf
+ * per field is an order of magnitude too slow.
+ */
+#ifndef ACT_OBUF_H
+#define ACT_OBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct act_obuf {
+    char *buf;
+    size_t len;
+    size_t cap;
+    int fd;           /* -1: memory buffer that grows */
+    int err;          /* first error (negative ACT_E_*), sticky */
+    uint64_t written; /* bytes handed to write(2) so far */
+} act_obuf;
+
+/* fd >= 0: flush to fd; fd < 0: grow in memory. */
+int act_obuf_init(act_obuf *b, int fd, size_t cap);
+/* Write out what is buffered (fd mode). Returns b->err. */
+int act_obuf_flush(act_obuf *b);
+void act_obuf_free(act_obuf *b);
+/* Make room for `n` more bytes; returns 0 or the sticky error. */
+int act_obuf_reserve_slow(act_obuf *b, size_t n);
+
+static inline int act_obuf_reserve(act_obuf *b, size_t n)
+{
+    if (b->cap - b->len >= n)
+        return 0;
+    return act_obuf_reserve_slow(b, n);
+}
+
+static inline void act_obuf_put(act_obuf *b, const void *p, size_t n)
+{
+    if (act_obuf_reserve(b, n))
+        return;
+    memcpy(b->buf + b->len, p, n);
+    b->len += n;
+}
+
+static inline void act_obuf_putc(act_obuf *b, char c)
+{
+    if (act_obuf_reserve(b, 1))
+        return;
+    b->buf[b->len++] = c;
+}
+
+#define act_obuf_lit(b, s) act_obuf_put((b), (s), sizeof(s) - 1)
+
+static inline void act_obuf_puts(act_obuf *b, const char *s)
+{
+    act_obuf_put(b, s, strlen(s));
+}
+
+void act_obuf_u64(act_obuf *b, uint64_t v);
+void act_obuf_i64(act_obuf *b, int64_t v);
+/* Nanoseconds as microseconds with exactly three decimals ("12.345"). */
+void act_obuf_us3(act_obuf *b, int64_t ns);
+/* A double as JSON (shortest round-trip via %.17g; NaN/inf become null). */
+void act_obuf_f64(act_obuf *b, double v);
+/* "0x" followed by lower-case hex. */
+void act_obuf_hex(act_obuf *b, uint64_t v);
+
+#endif

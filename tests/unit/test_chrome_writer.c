@@ -1,0 +1,241 @@
+/*
+ * test_chrome_writer.c -- the Chrome trace writer and the export entry
+ * point: the trace's top-level shape, user metadata (raw JSON after
+ * validation, invalid JSON kept as a string, reserved keys refused, last
+ * value wins), invalid UTF-8 counted, three-decimal timestamps, writing
+ * through a temporary file that never replaces an existing trace without
+ * force, and act_trace_export() on a spool directory with a bad spool.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "acceltrace.h"
+#include "timeline/export.h"
+#include "timeline_util.h"
+
+static void meta(sb *s, uint32_t key, uint32_t value, int is_json)
+{
+    act_rec_metadata *m = sb_rec(s, ACT_REC_METADATA, key, sizeof(*m));
+    m->value = value;
+    m->is_json = (uint32_t)is_json;
+}
+
+static void spool_with_metadata(sb *s)
+{
+    sb_init(s, 800, 4096, 1);
+    sb_use_chunk(s, 0);
+    sb_segment(s, 1);
+    sb_thread(s, 1, 800, 0);
+    sb_str(s, 1, "doc");
+    sb_str(s, 2, "{\"run\": 7, \"tags\": [\"a\"]}");
+    sb_str(s, 3, "bad");
+    sb_str(s, 4, "{not json");
+    sb_str(s, 5, "traceEvents");
+    sb_str(s, 6, "dup");
+    sb_str(s, 7, "first");
+    sb_str(s, 8, "second");
+    sb_str(s, 9, "na\xffme\xe2\x80\xa8");
+    meta(s, 1, 2, 1);
+    meta(s, 3, 4, 1);
+    meta(s, 5, 7, 0);
+    meta(s, 6, 7, 0);
+    meta(s, 6, 8, 0);
+    sb_ts(s, ACT_REC_RANGE_PUSH, 9, 2000000);
+    sb_ts(s, ACT_REC_RANGE_POP, 0, 2001500);
+    sb_ts(s, ACT_REC_ERROR, 3, 2001600);
+}
+
+static void test_shape_and_metadata(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    spool_with_metadata(&s);
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    act_build_opts o = {0, 0};
+    assert_int_equal(act_timeline_build(&b.tl, b.ptr, b.n, &o), 0);
+    act_obuf ob;
+    act_obuf_init(&ob, -1, 256);
+    const char *argv[] = {"/usr/bin/prog", "a\"b"};
+    const char *extra[] = {"cli=value", "dup=from cli", "broken", NULL};
+    act_chrome_opts co = {NULL, argv, 2, extra, 3 << 8};
+    assert_int_equal(act_chrome_write(&b.tl, &co, &ob), 0);
+    act_obuf_putc(&ob, '\0');
+    /* Timestamps: microseconds with three decimals. */
+    assert_non_null(strstr(ob.buf, "\"ts\":1000.000,\"dur\":1.500"));
+    json_error_t e;
+    b.doc = json_loads(ob.buf, 0, &e);
+    assert_non_null(b.doc);
+    act_obuf_free(&ob);
+
+    assert_int_equal(json_integer_value(json_object_get(b.doc, "schemaVersion")), 1);
+    assert_string_equal(json_string_value(json_object_get(b.doc, "traceName")), "prog");
+    assert_string_equal(json_string_value(json_object_get(b.doc, "displayTimeUnit")), "ms");
+    assert_int_equal(json_integer_value(json_object_get(b.doc, "baseTimeNanoseconds")),
+                     1700000000000000000ll - 1000000 + 1000000);
+    assert_true(json_is_array(json_object_get(b.doc, "deviceProperties")));
+    assert_true(json_is_array(json_object_get(b.doc, "traceEvents")));
+    /* JSON metadata is a value, not a string. */
+    json_t *doc = json_object_get(b.doc, "doc");
+    assert_int_equal(json_integer_value(json_object_get(doc, "run")), 7);
+    /* Invalid JSON metadata is kept as a string and reported. */
+    assert_string_equal(json_string_value(json_object_get(b.doc, "bad")), "{not json");
+    assert_string_equal(json_string_value(json_object_get(b.doc, "cli")), "value");
+    assert_string_equal(json_string_value(json_object_get(b.doc, "dup")), "from cli");
+    json_t *at = json_object_get(b.doc, "acceltrace");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(at, "command"), 1)),
+                        "a\"b");
+    assert_int_equal(json_integer_value(json_object_get(at, "exit_status")), 3);
+    assert_int_equal(json_integer_value(json_object_get(at, "invalid_utf8")), 1);
+    json_t *errors = json_object_get(at, "errors");
+    int saw_reserved = 0, saw_json = 0, saw_source = 0, saw_broken = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(errors, i, v)
+    {
+        const char *line = json_string_value(v);
+        saw_reserved |= strstr(line, "'traceEvents' is reserved") != NULL;
+        saw_json |= strstr(line, "not valid JSON") != NULL;
+        saw_source |= !strcmp(line, "pid 800: bad");
+        saw_broken |= strstr(line, "'broken'") != NULL;
+    }
+    assert_true(saw_reserved && saw_json && saw_source && saw_broken);
+    assert_true(json_is_object(json_object_get(at, "clock")));
+    assert_true(json_is_object(json_object_get(at, "records")));
+    assert_true(json_is_object(json_object_get(at, "dropped")));
+    assert_true(json_is_object(json_object_get(at, "callbacks")));
+    /* U+2028 survives (escaped on the wire), the bad byte became U+FFFD. */
+    b.events = json_object_get(b.doc, "traceEvents");
+    assert_non_null(tu_find(&b, "X", "na\xef\xbf\xbdme\xe2\x80\xa8", 0));
+    sb_free(&s);
+    tu_free(&b);
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.' || (e->d_name[1] && strcmp(e->d_name, ".."));
+    closedir(d);
+    return n;
+}
+
+static void test_write_file_no_overwrite(void **state)
+{
+    (void)state;
+    act_timeline tl;
+    act_build_opts o = {0, 0};
+    assert_int_equal(act_timeline_build(&tl, NULL, 0, &o), 0);
+    char dir[] = "/tmp/act_wr_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], err[512];
+    snprintf(path, sizeof(path), "%s/out.json", dir);
+    act_chrome_opts co = {"t", NULL, 0, NULL, -1};
+    assert_int_equal(act_chrome_write_file(&tl, &co, path, 0, err, sizeof(err)), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(count_entries(dir), 1); /* no temporary left behind */
+
+    FILE *f = fopen(path, "w");
+    fputs("precious", f);
+    fclose(f);
+    assert_int_equal(act_chrome_write_file(&tl, &co, path, 0, err, sizeof(err)), ACT_E_IO);
+    assert_non_null(strstr(err, "already exists"));
+    f = fopen(path, "r");
+    char buf[16] = "";
+    assert_non_null(fgets(buf, sizeof(buf), f));
+    fclose(f);
+    assert_string_equal(buf, "precious");
+    assert_int_equal(count_entries(dir), 1);
+
+    assert_int_equal(act_chrome_write_file(&tl, &co, path, 1, err, sizeof(err)), 0);
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    assert_non_null(doc);
+    json_decref(doc);
+
+    /* A symlink at the destination is not followed. */
+    char link_path[160];
+    snprintf(link_path, sizeof(link_path), "%s/link.json", dir);
+    assert_int_equal(symlink(path, link_path), 0);
+    assert_int_equal(act_chrome_write_file(&tl, &co, link_path, 0, err, sizeof(err)), ACT_E_IO);
+    /* Unwritable directory: a clear error, nothing left behind. */
+    assert_int_equal(
+        act_chrome_write_file(&tl, &co, "/nonexistent-dir/x.json", 1, err, sizeof(err)), ACT_E_IO);
+    assert_non_null(strstr(err, "/nonexistent-dir/x.json"));
+    unlink(link_path);
+    unlink(path);
+    rmdir(dir);
+    act_timeline_free(&tl);
+}
+
+static void test_export_entry_point(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act_ex_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], out[128];
+    sb s;
+    sb_init(&s, 900, 4096, 2);
+    sb_use_chunk(&s, 0);
+    sb_segment(&s, 1);
+    sb_thread(&s, 1, 900, 0);
+    sb_str(&s, 1, "enqueue");
+    sb_str(&s, 2, "vadd");
+    sb_api(&s, 1, 2000000, 2001000, 1, 0, ACT_SOURCE_OPENCL);
+    sb_op(&s, 2, ACT_OP_KERNEL, 1, 1, 2002000, 2005000, 1, ACT_SOURCE_OPENCL);
+    snprintf(path, sizeof(path), "%s/900.acts", dir);
+    assert_int_equal(sb_write(&s, path), 0);
+    snprintf(path, sizeof(path), "%s/901.acts", dir); /* garbage spool */
+    FILE *f = fopen(path, "w");
+    fputs("garbage", f);
+    fclose(f);
+    snprintf(out, sizeof(out), "%s/trace.json", dir);
+
+    char *sum = NULL;
+    size_t sum_len = 0;
+    FILE *mem = open_memstream(&sum, &sum_len);
+    act_export_opts eo = {.spool_dir = dir, .out_path = out, .summary = mem, .child_status = 0};
+    assert_int_equal(act_trace_export(&eo), ACT_E_FORMAT);
+    fclose(mem);
+    assert_non_null(strstr(sum, "vadd"));
+    assert_non_null(strstr(sum, "enqueue"));
+    free(sum);
+    json_error_t e;
+    json_t *doc = json_load_file(out, 0, &e);
+    assert_non_null(doc);
+    json_t *errors = json_object_get(json_object_get(doc, "acceltrace"), "errors");
+    assert_true(json_array_size(errors) >= 1);
+    assert_non_null(strstr(json_string_value(json_array_get(errors, 0)), "901.acts"));
+    json_decref(doc);
+    /* The trace exists now: a second export without force is refused. */
+    assert_int_equal(act_trace_export(&eo), ACT_E_IO);
+    unlink(out);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/900.acts", dir);
+    unlink(path);
+    rmdir(dir);
+    sb_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shape_and_metadata),
+        cmocka_unit_test(test_write_file_no_overwrite),
+        cmocka_unit_test(test_export_entry_point),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

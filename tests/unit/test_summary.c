@@ -1,0 +1,179 @@
+/*
+ * test_summary.c -- the summary table: numbers on constructed slices
+ * (count, total, mean, min, max, busy share with overlaps merged per
+ * lane, sorting by total), device time by range, and reading traces:
+ * acceltrace's object form, torch.profiler's bare array, and files that
+ * are missing, empty, truncated or not JSON.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "acceltrace.h"
+#include "writers/summary.h"
+
+static char *print(act_summary *s, int by_range)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    act_summary_print(s, f, by_range);
+    fclose(f);
+    return out;
+}
+
+/* The row of `name` in the table starting at `title`. */
+static const char *row_of(const char *out, const char *title, const char *name)
+{
+    const char *t = strstr(out, title);
+    assert_non_null(t);
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\n  %s ", name);
+    const char *r = strstr(t, pat);
+    assert_non_null(r);
+    return r + 1;
+}
+
+static void test_numbers(void **state)
+{
+    (void)state;
+    act_summary *s = act_summary_new();
+    /* Device lane 1: k1 at [0,10) [5,25) [100,130); lane 2: k2 [0,40). */
+    act_summary_add_slice(s, "k1", 2, 1, 1, 0, 10, 5);
+    act_summary_add_slice(s, "k1", 2, 1, 1, 5, 20, 5);
+    act_summary_add_slice(s, "k1", 2, 1, 1, 100, 30, 0);
+    act_summary_add_slice(s, "k2", 2, 1, 2, 0, 40, 0);
+    /* Host: a range with a nested call. */
+    act_summary_add_slice(s, "step", 4, 0, 9, 0, 100, 5);
+    act_summary_add_slice(s, "launch", 6, 0, 9, 10, 2, 0);
+    act_summary_add_range(s, 5, "step", 4);
+    char *out = print(s, 1);
+    /* busy device = 25 + 30 + 40 = 95; k1 share 60/95 = 63.2% */
+    assert_non_null(strstr(out, "Device ops: 2 names, busy 95.000 us on 2 lanes"));
+    const char *k1 = row_of(out, "Device ops", "k1");
+    assert_non_null(strstr(k1, "3         60.000       20.000       10.000       30.000   63.2%"));
+    assert_true(k1 < row_of(out, "Device ops", "k2")); /* sorted by total */
+    /* Host busy = union of nested slices = 100. */
+    assert_non_null(strstr(out, "Host calls: 2 names, busy 100.000 us on 1 lane"));
+    const char *launch = row_of(out, "Host calls", "launch");
+    assert_non_null(
+        strstr(launch, "1          2.000        2.000        2.000        2.000    2.0%"));
+    /* By range: 30 us of k1 launched in "step", the rest in no range. */
+    assert_non_null(
+        strstr(row_of(out, "Device time by launching range", "step"), "2         30.000"));
+    assert_non_null(
+        strstr(row_of(out, "Device time by launching range", "(no range)"), "2         70.000"));
+    assert_non_null(strstr(out, "Counters: none in this trace"));
+    free(out);
+    act_summary_free(s);
+}
+
+static char *write_tmp(const char *content, size_t len)
+{
+    static char path[64];
+    snprintf(path, sizeof(path), "/tmp/act_sum_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    if (len)
+        assert_int_equal(write(fd, content, len), (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+static int load(const char *content, char *err, size_t errlen, char **out)
+{
+    char *path = write_tmp(content, strlen(content));
+    act_summary *s = act_summary_new();
+    json_t *root = NULL;
+    int rc = act_summary_load_json(s, path, &root, err, errlen);
+    if (!rc && out)
+        *out = print(s, 1);
+    json_decref(root);
+    act_summary_free(s);
+    unlink(path);
+    return rc;
+}
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    char err[512];
+    act_summary *s = act_summary_new();
+    json_t *root;
+    assert_int_equal(act_summary_load_json(s, "/nonexistent/t.json", &root, err, sizeof(err)),
+                     ACT_E_IO);
+    assert_non_null(strstr(err, "No such file"));
+    assert_int_equal(act_summary_load_json(s, "/tmp", &root, err, sizeof(err)), ACT_E_IO);
+    act_summary_free(s);
+    assert_int_equal(load("", err, sizeof(err), NULL), ACT_E_FORMAT);
+    assert_non_null(strstr(err, "empty"));
+    assert_int_equal(load("{\"traceEvents\":[{\"ph\":\"X\"", err, sizeof(err), NULL), ACT_E_FORMAT);
+    assert_non_null(strstr(err, "not valid JSON"));
+    assert_null(strchr(err, '\n'));
+    assert_int_equal(load("hello", err, sizeof(err), NULL), ACT_E_FORMAT);
+    assert_int_equal(load("{\"a\": 1}", err, sizeof(err), NULL), ACT_E_FORMAT);
+    assert_non_null(strstr(err, "traceEvents"));
+    assert_int_equal(load("42", err, sizeof(err), NULL), ACT_E_FORMAT);
+}
+
+static void test_torch_bare_array(void **state)
+{
+    (void)state;
+    char err[512];
+    char *out = NULL;
+    const char *trace =
+        "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+        "\"ts\":10,\"dur\":50,\"args\":{\"External id\":3}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+        "\"tid\":1,\"ts\":12,\"dur\":4,\"args\":{\"External id\":3,\"correlation\":9}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":\"stream 7\","
+        "\"ts\":20.5,\"dur\":100.25,\"args\":{\"External id\":3,\"correlation\":9}},"
+        "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ignored\",\"pid\":0,"
+        "\"tid\":7,\"ts\":20,\"dur\":200},"
+        "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":9,\"pid\":1,\"tid\":1,\"ts\":12},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"bad dur\",\"ts\":1},"
+        "\"junk\", 7]";
+    assert_int_equal(load(trace, err, sizeof(err), &out), 0);
+    assert_non_null(strstr(out, "Device ops: 1 names"));
+    assert_non_null(strstr(row_of(out, "Device ops", "gemm"), "1        100.250"));
+    assert_non_null(strstr(out, "Host calls: 2 names"));
+    assert_null(strstr(out, "ignored"));
+    assert_non_null(strstr(strstr(out, "Device time by launching range"), "aten::mm"));
+    free(out);
+}
+
+static void test_acceltrace_counters(void **state)
+{
+    (void)state;
+    char err[512];
+    char *out = NULL;
+    const char *trace = "{\"traceEvents\":[],\"acceltrace\":{\"dropped\":{\"api\":3,\"mark\":1},"
+                        "\"callbacks\":{\"pending\":2,\"lost\":1},"
+                        "\"skew\":{\"device_before_launch\":4,\"max_ns\":1500},"
+                        "\"truncated_processes\":[77],\"errors\":[\"x\"]}}";
+    assert_int_equal(load(trace, err, sizeof(err), &out), 0);
+    assert_non_null(strstr(out, "dropped records                    4 (api 3, mark 1)"));
+    assert_non_null(strstr(out, "2 pending, 1 lost"));
+    assert_non_null(strstr(out, "4 (max 1.500 us)"));
+    assert_non_null(strstr(out, "1 (pid 77)"));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_torch_bare_array),
+        cmocka_unit_test(test_acceltrace_counters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
