@@ -358,9 +358,12 @@ void act_recorder_close(void)
     act_capture_recorder_closed();
 }
 
+/* No getpid() here: the fork handler clears sp.hdr in a child, so the
+ * header seen is always this process' own, and sources may call this on
+ * every command. */
 act_spool_header *act_recorder_header(void)
 {
-    return sp.pid == getpid() ? sp.hdr : NULL;
+    return __atomic_load_n(&sp.hdr, __ATOMIC_ACQUIRE);
 }
 
 const char *act_recorder_path(void)

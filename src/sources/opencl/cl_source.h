@@ -1,0 +1,194 @@
+/*
+ * cl_source.h -- what the files of the OpenCL source share.
+ *
+ * The OpenCL source intercepts the entry points listed in cl_api.def,
+ * either as an ICD-loader layer (layer.c, OPENCL_LAYERS) or through the
+ * separate LD_PRELOAD shim (preload/preload.c, which only forwards into the
+ * table act__cl_preload_table() hands it). Both reach the same wrappers
+ * (act_cl_w_<name>), which call the real implementation through
+ * act_cl_next. Each wrapper is one hook of its group (dispatch.c); a
+ * wrapper whose hook is not armed passes the call straight through.
+ *
+ * Files: dispatch.c (next table, hooks, lazy start), layer.c (layer entry
+ * points), queue.c (queues, devices, profiling forced and hidden),
+ * clock.c (device -> host clock mapping), event.c (per-command state,
+ * completion callbacks, drain at stop), enqueue.c (enqueue wrappers),
+ * sync.c (markers, barriers, finish/flush/wait).
+ */
+#ifndef ACT_CL_SOURCE_H
+#define ACT_CL_SOURCE_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
+/* We intercept deprecated entry points too (apps still call them). */
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
+#include <CL/cl_layer.h>
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "acceltrace.h"
+#include "internal.h"
+
+/* Zero a reserved record except its header (which the recorder filled). */
+static inline void act_cl_zero_body(void *rec, size_t size)
+{
+    memset((char *)rec + sizeof(act_rec_hdr), 0, size - sizeof(act_rec_hdr));
+}
+
+/* ---- dispatch.c --------------------------------------------------------- */
+
+/* The real implementation of every entry point we call (layer: the
+ * loader's target table; preload: dlsym(RTLD_NEXT) results). */
+extern struct _cl_icd_dispatch act_cl_next;
+
+/* How this process reached us: the first to arrive wins, the other
+ * path then passes everything through (no double recording). */
+enum { ACT_CL_MODE_NONE = 0, ACT_CL_MODE_LAYER = 1, ACT_CL_MODE_PRELOAD = 2 };
+extern _Atomic int act_cl_mode;
+/* Claim `mode`; returns nonzero if this process now runs in `mode`. */
+int act_cl_mode_claim(int mode);
+
+/* One armed flag and one wrapper per intercepted entry point. */
+#define X(group, ret, name, params, args)                                                          \
+    extern _Atomic int act_cl_armed_##name;                                                        \
+    ret CL_API_CALL act_cl_w_##name params;
+#include "cl_api.def"
+#undef X
+
+/* Fill `table` with our wrapper for every entry of cl_api.def. */
+void act_cl_install_wrappers(struct _cl_icd_dispatch *table);
+
+extern _Atomic int act_cl_started;
+void act_cl_start_slow(void);
+
+/* What a wrapper is about to do, for act_cl_gate (capture rules in
+ * internal.h: set-up happens whenever a tool is attached; events only
+ * while the capture window is open, else they are counted as outside). */
+enum act_cl_what {
+    ACT_CL_QUERY = 0, /* answer a query (masking): armed is enough */
+    ACT_CL_SETUP = 1, /* queue set-up: armed and a tool attached */
+    ACT_CL_HOST = 2,  /* a host slice only: armed and recording */
+    ACT_CL_CMD = 3    /* a command: host slice + device op: armed and recording */
+};
+
+void act_cl_count_outside(int what);
+
+/*
+ * The gate every wrapper passes first. Starts the library lazily (first
+ * intercepted call) and says whether this entry point takes the traced
+ * path; a host event skipped because the capture window is closed is
+ * counted as outside the window.
+ */
+static inline int act_cl_gate(_Atomic int *armed, int what)
+{
+    if (ACT_UNLIKELY(!atomic_load_explicit(&act_cl_started, memory_order_acquire)))
+        act_cl_start_slow();
+    if (!atomic_load_explicit(armed, memory_order_relaxed))
+        return 0;
+    if (what == ACT_CL_QUERY)
+        return 1;
+    if (what == ACT_CL_SETUP)
+        return act_capture_attached();
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)))
+        return 1;
+    act_cl_count_outside(what);
+    return 0;
+}
+
+/* ---- queue.c ------------------------------------------------------------ */
+
+typedef struct act_cl_device {
+    cl_device_id id;
+    uint32_t index;
+    /* Clock mapping (clock.c): host = device + offset_ns, unless
+     * per_op_anchor, where each command's QUEUED is anchored to the start
+     * of its host enqueue call. Written before the device is published. */
+    int64_t offset_ns;
+    int64_t error_ns;
+    int per_op_anchor;
+    const char *method;
+} act_cl_device;
+
+typedef struct act_cl_queue {
+    cl_command_queue handle;
+    act_cl_device *dev;
+    cl_command_queue_properties asked;  /* what the app asked for */
+    cl_command_queue_properties actual; /* what the queue really has */
+    int have_array;                     /* created with clCreateCommandQueueWithProperties */
+    uint32_t array_len; /* entries of asked_array incl. the 0 terminator (0 = NULL) */
+    cl_queue_properties asked_array[32];
+    _Atomic int alive;
+} act_cl_queue;
+
+/* The info of queue `q`; registers a queue created behind our back on
+ * first sight. NULL only when out of memory or `q` is invalid. */
+act_cl_queue *act_cl_queue_get(cl_command_queue q);
+/* Lookup only (NULL when unknown). Lock-free. */
+act_cl_queue *act_cl_queue_find(cl_command_queue q);
+/* clFlush every queue that is still alive (drain at stop). */
+void act_cl_queue_flush_all(void);
+
+/* ---- clock.c ------------------------------------------------------------ */
+
+/* Work out how `dev`'s profiling clock maps onto the host timeline, using
+ * queue `q` (profiling enabled) for markers if needed; records an
+ * act_rec_clock. */
+void act_cl_clock_calibrate(act_cl_device *dev, cl_command_queue q, int queue_profiles);
+
+/* ---- event.c ------------------------------------------------------------ */
+
+#define ACT_CL_NAME_INLINE 96
+
+/* One traced command, from its enqueue until its completion callback. */
+typedef struct act_cl_op {
+    uint64_t corr;
+    uint64_t ext;
+    uint64_t start; /* host enqueue call start */
+    uint64_t bytes;
+    uint64_t gsize[3];
+    uint64_t lsize[3];
+    act_cl_queue *queue;
+    cl_event ev;      /* our reference, released in the callback */
+    uint8_t kind;     /* enum act_op_kind */
+    const char *name; /* static, or namebuf, or heap (name_heap) */
+    char *name_heap;
+    char namebuf[ACT_CL_NAME_INLINE];
+} act_cl_op;
+
+/* Start tracing one enqueue on `q`: ids, start time. NULL when the
+ * command cannot be traced (out of memory; counted as an error). */
+act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name);
+/* The event pointer to hand the real call: the app's, or ours. */
+static inline cl_event *act_cl_op_event(act_cl_op *op, cl_event *app_ev)
+{
+    return app_ev ? app_ev : &op->ev;
+}
+/* Finish: host slice `api`, then (on success) retain/own the event and
+ * attach the completion callback. Frees `op` on failure. */
+void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev);
+/* Copy the name of kernel `k` into op (before the app can release it). */
+void act_cl_op_kernel_name(act_cl_op *op, cl_kernel k);
+
+/* A host slice with no device work (finish, flush, waits, queue calls);
+ * counted as outside when the capture window closed meanwhile. */
+static inline void act_cl_host_slice(const char *api, uint64_t start, cl_int result)
+{
+    if (atomic_load_explicit(&act__recording, memory_order_relaxed))
+        act_rec_api_emit(api, start, act_clock_now(), 0, act_range_current_ext(), result,
+                         ACT_SOURCE_OPENCL);
+    else
+        act_cl_count_outside(ACT_CL_HOST);
+}
+
+/* Register the drain handler with the lifecycle (once). */
+void act_cl_event_register_stop(void);
+/* Callbacks attached and not yet arrived (tests, drain). */
+uint64_t act_cl_callbacks_pending(void);
+
+#endif

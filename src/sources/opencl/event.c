@@ -1,0 +1,218 @@
+/*
+ * event.c -- one traced command from enqueue to completion.
+ *
+ * act_cl_op_begin takes the correlation id (shared by the host slice and
+ * the device op), the innermost open range and the start time. The real
+ * enqueue gets the app's event pointer, or ours when the app passed NULL.
+ * act_cl_op_end records the host slice and, on success, holds one
+ * reference to the event (ours, or a clRetainEvent on the app's, so the
+ * app may release its event at once) and attaches a CL_COMPLETE callback.
+ *
+ * The callback runs on a runtime worker thread, or inline on the app
+ * thread (inside clSetEventCallback when the command already finished,
+ * inside clFinish/clWaitForEvents): it takes no lock, reads
+ * QUEUED/SUBMIT/START/END, maps them onto the host clock, records one
+ * act_rec_device_op, drops our reference and frees the op.
+ *
+ * Outstanding callbacks are counted (here and in the spool header's
+ * callbacks_pending, which survives a crash). At stop, the drain handler
+ * flushes live queues and waits up to ACCELTRACE_DRAIN_TIMEOUT for them;
+ * those that never came are counted in callbacks_lost and reported.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cl_source.h"
+#include "config.h"
+#include "init/init.h"
+
+static _Atomic uint64_t act_cl_pending;
+static _Atomic int act_cl_alloc_failed;
+
+uint64_t act_cl_callbacks_pending(void)
+{
+    return atomic_load(&act_cl_pending);
+}
+
+/* The current spool's header: it changes with every in-process session,
+ * so it is looked up each time (a plain load; see act_recorder_header). */
+static act_spool_header *act_cl_header(void)
+{
+    return act_recorder_header();
+}
+
+static void act_cl_pending_add(int64_t d)
+{
+    if (d > 0)
+        atomic_fetch_add(&act_cl_pending, (uint64_t)d);
+    else
+        atomic_fetch_sub(&act_cl_pending, (uint64_t)-d);
+    act_spool_header *h = act_cl_header();
+    if (h)
+        __atomic_fetch_add(&h->callbacks_pending, (uint64_t)d, __ATOMIC_RELAXED);
+}
+
+act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
+{
+    act_cl_queue *info = act_cl_queue_get(q);
+    act_cl_op *op = info ? malloc(sizeof *op) : NULL;
+    if (!op) {
+        if (info && !atomic_exchange(&act_cl_alloc_failed, 1))
+            act_rec_error_emit("opencl: out of memory; some commands are not traced");
+        return NULL;
+    }
+    op->corr = act_corr_next();
+    op->ext = act_range_current_ext();
+    op->bytes = 0;
+    memset(op->gsize, 0, sizeof op->gsize);
+    memset(op->lsize, 0, sizeof op->lsize);
+    op->queue = info;
+    op->ev = NULL;
+    op->kind = (uint8_t)kind;
+    op->name = name;
+    op->name_heap = NULL;
+    op->start = act_clock_now();
+    return op;
+}
+
+static void act_cl_op_free(act_cl_op *op)
+{
+    free(op->name_heap);
+    free(op);
+}
+
+void act_cl_op_kernel_name(act_cl_op *op, cl_kernel k)
+{
+    size_t len = 0;
+    if (act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof op->namebuf, op->namebuf,
+                                    &len) == CL_SUCCESS) {
+        op->name = op->namebuf;
+        return;
+    }
+    if (act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &len) == CL_SUCCESS &&
+        len > 0 && (op->name_heap = malloc(len)) &&
+        act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, op->name_heap, NULL) ==
+            CL_SUCCESS) {
+        op->name_heap[len - 1] = 0;
+        op->name = op->name_heap;
+    }
+}
+
+static uint64_t act_cl_map_time(const act_cl_op *op, cl_ulong t, cl_ulong queued)
+{
+    const act_cl_device *d = op->queue->dev;
+    int64_t off = d->per_op_anchor ? (int64_t)op->start - (int64_t)queued : d->offset_ns;
+    int64_t v = (int64_t)t + off;
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *user)
+{
+    act_cl_op *op = user;
+    cl_ulong ts[4] = {0, 0, 0, 0};
+    static const cl_profiling_info which[4] = {
+        CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT, CL_PROFILING_COMMAND_START,
+        CL_PROFILING_COMMAND_END};
+    uint16_t flags = 0;
+    if (status < 0)
+        flags |= ACT_OPF_NO_TIMES;
+    for (int i = 0; i < 4 && !(flags & ACT_OPF_NO_TIMES); i++)
+        if (act_cl_next.clGetEventProfilingInfo(ev, which[i], sizeof ts[i], &ts[i], NULL) !=
+            CL_SUCCESS)
+            flags |= ACT_OPF_NO_TIMES;
+    if (op->queue->actual & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        flags |= ACT_OPF_OOO;
+
+    uint32_t name = op->name ? act_str_intern_cstr(op->name) : 0;
+    act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof *r);
+    if (r) {
+        act_cl_zero_body(r, sizeof *r);
+        r->h.aux = name;
+        r->op = op->kind;
+        r->source = ACT_SOURCE_OPENCL;
+        r->flags = flags;
+        r->status = status < 0 ? status : 0;
+        r->device = (uint64_t)(uintptr_t)op->queue->dev->id;
+        r->queue = (uint64_t)(uintptr_t)op->queue->handle;
+        if (!(flags & ACT_OPF_NO_TIMES)) {
+            r->queued = act_cl_map_time(op, ts[0], ts[0]);
+            r->submit = act_cl_map_time(op, ts[1], ts[0]);
+            r->start = act_cl_map_time(op, ts[2], ts[0]);
+            r->end = act_cl_map_time(op, ts[3], ts[0]);
+        }
+        r->corr = op->corr;
+        r->ext = 0; /* joined through corr */
+        r->bytes = op->bytes;
+        memcpy(r->gsize, op->gsize, sizeof r->gsize);
+        memcpy(r->lsize, op->lsize, sizeof r->lsize);
+        act_rec_commit();
+    }
+    act_cl_next.clReleaseEvent(op->ev);
+    act_cl_op_free(op);
+    act_cl_pending_add(-1); /* last: the drain trusts what was recorded by now */
+}
+
+void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev)
+{
+    uint64_t end = act_clock_now();
+    int written = act_rec_api_emit(api, op->start, end, result == CL_SUCCESS ? op->corr : 0,
+                                   op->ext, result, ACT_SOURCE_OPENCL) == 0;
+    if (result != CL_SUCCESS || !written) {
+        /* No command, or its launch was dropped (counted): a device op
+         * is recorded if and only if its launch was. Our own event, if
+         * the app passed none, is ours to release. */
+        if (result == CL_SUCCESS && !app_ev)
+            act_cl_next.clReleaseEvent(op->ev);
+        act_cl_op_free(op);
+        return;
+    }
+    if (app_ev) {
+        op->ev = *app_ev;
+        act_cl_next.clRetainEvent(op->ev);
+    }
+    act_cl_pending_add(1);
+    cl_int rc = act_cl_next.clSetEventCallback(op->ev, CL_COMPLETE, act_cl_on_complete, op);
+    if (rc != CL_SUCCESS) {
+        act_rec_error_emit("opencl: clSetEventCallback failed (%d) for %s", (int)rc, api);
+        act_cl_next.clReleaseEvent(op->ev);
+        act_cl_op_free(op);
+        act_cl_pending_add(-1);
+    }
+}
+
+/* ---- drain at stop ---------------------------------------------------------- */
+
+static void act_cl_drain(void)
+{
+    if (atomic_load(&act_cl_pending) == 0)
+        return;
+    act_cl_queue_flush_all();
+    uint64_t deadline = act_clock_now() + act_cfg.drain_timeout_ms * 1000000ull;
+    while (atomic_load(&act_cl_pending) > 0 && act_clock_now() < deadline) {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    uint64_t lost = atomic_load(&act_cl_pending);
+    if (lost) {
+        act_spool_header *h = act_cl_header();
+        if (h)
+            __atomic_fetch_add(&h->callbacks_lost, lost, __ATOMIC_RELAXED);
+        act_rec_error_emit("opencl: %llu completion callbacks did not arrive within %llu ms",
+                           (unsigned long long)lost, (unsigned long long)act_cfg.drain_timeout_ms);
+    }
+}
+
+/* A forked child inherits the count but none of the commands: it must
+ * not wait at its exit for callbacks that belong to its parent. */
+static void act_cl_atfork_child(void)
+{
+    atomic_store(&act_cl_pending, 0);
+}
+
+void act_cl_event_register_stop(void)
+{
+    act_lifecycle_on_stop("opencl.drain", act_cl_drain);
+    pthread_atfork(NULL, NULL, act_cl_atfork_child);
+}

@@ -1,0 +1,381 @@
+/*
+ * queue.c -- command queues and devices.
+ *
+ * Queue creation forces CL_QUEUE_PROFILING_ENABLE (without it there are no
+ * timestamps) and records the queue as the app asked for it; the first
+ * queue on a device records the device and calibrates its clock (clock.c).
+ * The app must not notice: clGetCommandQueueInfo reports the properties it
+ * asked for, and clGetEventProfilingInfo on events of a queue it did not
+ * put in profiling mode answers CL_PROFILING_INFO_NOT_AVAILABLE as it
+ * would have.
+ *
+ * Queue info lives in a fixed open-addressing table keyed by handle:
+ * inserted under a mutex (queue creation is rare), looked up without locks
+ * on every enqueue. Info structs are never freed (a released queue's slot
+ * is reused when a queue with the same handle is created again), so a
+ * completion callback can always read the info its command points to.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl_source.h"
+
+#define ACT_CL_QUEUE_SLOTS 4096u /* power of two */
+#define ACT_CL_MAX_DEVICES 64u
+
+static struct {
+    cl_command_queue _Atomic key;
+    act_cl_queue *_Atomic info;
+} act_cl_queues[ACT_CL_QUEUE_SLOTS];
+
+static act_cl_device *_Atomic act_cl_devices[ACT_CL_MAX_DEVICES];
+static _Atomic uint32_t act_cl_device_count;
+static pthread_mutex_t act_cl_queue_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t act_cl_hash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (uint32_t)x & (ACT_CL_QUEUE_SLOTS - 1);
+}
+
+act_cl_queue *act_cl_queue_find(cl_command_queue q)
+{
+    uint32_t h = act_cl_hash(q);
+    for (uint32_t i = 0; i < ACT_CL_QUEUE_SLOTS; i++) {
+        uint32_t s = (h + i) & (ACT_CL_QUEUE_SLOTS - 1);
+        cl_command_queue k = atomic_load_explicit(&act_cl_queues[s].key, memory_order_acquire);
+        if (k == q)
+            return atomic_load_explicit(&act_cl_queues[s].info, memory_order_acquire);
+        if (!k)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Insert under act_cl_queue_lock: into the slot of the same handle (a
+ * handle reused after release), an empty one, or one whose queue was
+ * released. Keys never go back to NULL, so probe chains stay intact; an
+ * older dead entry with the same key further down the chain is shadowed. */
+static int act_cl_queue_insert(act_cl_queue *info)
+{
+    uint32_t h = act_cl_hash(info->handle);
+    for (uint32_t i = 0; i < ACT_CL_QUEUE_SLOTS; i++) {
+        uint32_t s = (h + i) & (ACT_CL_QUEUE_SLOTS - 1);
+        cl_command_queue k = atomic_load_explicit(&act_cl_queues[s].key, memory_order_relaxed);
+        act_cl_queue *old = atomic_load_explicit(&act_cl_queues[s].info, memory_order_relaxed);
+        if (k == info->handle || !k || (old && !atomic_load(&old->alive))) {
+            atomic_store_explicit(&act_cl_queues[s].info, info, memory_order_release);
+            atomic_store_explicit(&act_cl_queues[s].key, info->handle, memory_order_release);
+            return 0;
+        }
+    }
+    return ACT_E_FULL;
+}
+
+static act_cl_device *act_cl_device_find(cl_device_id id)
+{
+    uint32_t n = atomic_load_explicit(&act_cl_device_count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        act_cl_device *d = atomic_load_explicit(&act_cl_devices[i], memory_order_acquire);
+        if (d && d->id == id)
+            return d;
+    }
+    return NULL;
+}
+
+static void act_cl_device_record(act_cl_device *d)
+{
+    char name[256] = "";
+    size_t len = 0;
+    if (act_cl_next.clGetDeviceInfo(d->id, CL_DEVICE_NAME, sizeof name - 1, name, &len) != 0)
+        strcpy(name, "unknown OpenCL device");
+    name[sizeof name - 1] = 0;
+    uint32_t name_id = act_str_intern_cstr(name);
+    uint32_t vendor_id = act_str_intern_cstr("OpenCL");
+    act_rec_device *r = act_rec_reserve(ACT_REC_DEVICE, sizeof *r);
+    if (!r)
+        return;
+    act_cl_zero_body(r, sizeof *r);
+    r->h.aux = name_id;
+    r->device = (uint64_t)(uintptr_t)d->id;
+    r->vendor = vendor_id;
+    r->source = ACT_SOURCE_OPENCL;
+    r->index = d->index;
+    act_rec_commit();
+}
+
+/* The device's info, created, recorded and calibrated on first sight
+ * (caller holds act_cl_queue_lock). `q` is a queue on it for markers. */
+static act_cl_device *act_cl_device_get_locked(cl_device_id id, cl_command_queue q,
+                                               int queue_profiles)
+{
+    act_cl_device *d = act_cl_device_find(id);
+    if (d)
+        return d;
+    uint32_t n = atomic_load_explicit(&act_cl_device_count, memory_order_relaxed);
+    if (n >= ACT_CL_MAX_DEVICES || !(d = calloc(1, sizeof *d)))
+        return NULL;
+    d->id = id;
+    d->index = n;
+    act_cl_device_record(d);
+    act_cl_clock_calibrate(d, q, queue_profiles);
+    atomic_store_explicit(&act_cl_devices[n], d, memory_order_release);
+    atomic_store_explicit(&act_cl_device_count, n + 1, memory_order_release);
+    return d;
+}
+
+static void act_cl_queue_record(const act_cl_queue *info)
+{
+    act_rec_queue *r = act_rec_reserve(ACT_REC_QUEUE, sizeof *r);
+    if (!r)
+        return;
+    act_cl_zero_body(r, sizeof *r);
+    r->queue = (uint64_t)(uintptr_t)info->handle;
+    r->device = (uint64_t)(uintptr_t)info->dev->id;
+    r->properties = info->asked;
+    act_rec_commit();
+}
+
+/* Register a new queue; `info` is filled in except dev. */
+static act_cl_queue *act_cl_queue_add(act_cl_queue *tmpl, cl_device_id dev)
+{
+    act_cl_queue *info = malloc(sizeof *info);
+    if (!info)
+        return NULL;
+    *info = *tmpl;
+    atomic_init(&info->alive, 1);
+    pthread_mutex_lock(&act_cl_queue_lock);
+    /* Calibration markers need a host-side queue with profiling. */
+    int markers_ok =
+        (info->actual & CL_QUEUE_PROFILING_ENABLE) && !(info->actual & CL_QUEUE_ON_DEVICE);
+    info->dev = act_cl_device_get_locked(dev, info->handle, markers_ok);
+    int rc = info->dev ? act_cl_queue_insert(info) : ACT_E_NOMEM;
+    pthread_mutex_unlock(&act_cl_queue_lock);
+    if (rc != 0) {
+        static _Atomic int reported;
+        free(info);
+        if (!atomic_exchange(&reported, 1))
+            act_rec_error_emit("opencl: cannot track queue %p (%s); its commands are not traced",
+                               (void *)tmpl->handle, act_strerror(rc));
+        return NULL;
+    }
+    act_cl_queue_record(info);
+    return info;
+}
+
+act_cl_queue *act_cl_queue_get(cl_command_queue q)
+{
+    act_cl_queue *info = act_cl_queue_find(q);
+    if (ACT_LIKELY(info != NULL))
+        return info;
+    /* Created before tracing started or with the queue group off: what the
+     * queue has now is all we know of what the app asked. */
+    act_cl_queue tmpl;
+    memset(&tmpl, 0, sizeof tmpl);
+    tmpl.handle = q;
+    cl_device_id dev;
+    if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != 0 ||
+        act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof tmpl.actual, &tmpl.actual,
+                                          NULL) != 0)
+        return NULL;
+    tmpl.asked = tmpl.actual;
+    return act_cl_queue_add(&tmpl, dev);
+}
+
+void act_cl_queue_flush_all(void)
+{
+    for (uint32_t s = 0; s < ACT_CL_QUEUE_SLOTS; s++) {
+        act_cl_queue *info = atomic_load_explicit(&act_cl_queues[s].info, memory_order_acquire);
+        if (info && atomic_load(&info->alive))
+            act_cl_next.clFlush(info->handle);
+    }
+}
+
+/* ---- creation ------------------------------------------------------------ */
+
+cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_device_id dev,
+                                                           cl_command_queue_properties props,
+                                                           cl_int *err)
+{
+    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueue, ACT_CL_SETUP))
+        return act_cl_next.clCreateCommandQueue(ctx, dev, props, err);
+    uint64_t t0 = act_clock_now();
+    cl_int rc;
+    cl_command_queue_properties actual = props | CL_QUEUE_PROFILING_ENABLE;
+    cl_command_queue q = act_cl_next.clCreateCommandQueue(ctx, dev, actual, &rc);
+    if (!q && actual != props) {
+        actual = props;
+        q = act_cl_next.clCreateCommandQueue(ctx, dev, props, &rc);
+    }
+    if (err)
+        *err = rc;
+    if (q) {
+        act_cl_queue tmpl;
+        memset(&tmpl, 0, sizeof tmpl);
+        tmpl.handle = q;
+        tmpl.asked = props;
+        tmpl.actual = actual;
+        act_cl_queue_add(&tmpl, dev);
+    }
+    act_cl_host_slice("clCreateCommandQueue", t0, rc);
+    return q;
+}
+
+/* Copy the app's property list with CL_QUEUE_PROFILING_ENABLE forced into
+ * `out` (room for `cap` entries). Returns 0 when the list is left alone
+ * (too long, or a device-side queue, where we change nothing). */
+static int act_cl_props_force(const cl_queue_properties *in, cl_queue_properties *out, size_t cap,
+                              cl_command_queue_properties *asked)
+{
+    size_t n = 0, at = (size_t)-1;
+    *asked = 0;
+    for (size_t i = 0; in && in[i]; i += 2)
+        if (in[i] == CL_QUEUE_PROPERTIES)
+            *asked = (cl_command_queue_properties)in[i + 1];
+    for (; in && in[n]; n += 2) {
+        if (n + 4 >= cap)
+            return 0;
+        out[n] = in[n];
+        out[n + 1] = in[n + 1];
+        if (in[n] == CL_QUEUE_PROPERTIES)
+            at = n;
+    }
+    if (*asked & CL_QUEUE_ON_DEVICE)
+        return 0;
+    if (at == (size_t)-1) {
+        at = n;
+        out[n] = CL_QUEUE_PROPERTIES;
+        out[n + 1] = 0;
+        n += 2;
+    }
+    out[at + 1] |= CL_QUEUE_PROFILING_ENABLE;
+    out[n] = 0;
+    return 1;
+}
+
+cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueueWithProperties(
+    cl_context ctx, cl_device_id dev, const cl_queue_properties *props, cl_int *err)
+{
+    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueueWithProperties, ACT_CL_SETUP))
+        return act_cl_next.clCreateCommandQueueWithProperties(ctx, dev, props, err);
+    uint64_t t0 = act_clock_now();
+    act_cl_queue tmpl;
+    memset(&tmpl, 0, sizeof tmpl);
+    cl_queue_properties forced[ACT_ARRAY_SIZE(tmpl.asked_array)];
+    int changed = act_cl_props_force(props, forced, ACT_ARRAY_SIZE(forced), &tmpl.asked);
+    cl_int rc;
+    cl_command_queue q = NULL;
+    if (changed) {
+        q = act_cl_next.clCreateCommandQueueWithProperties(ctx, dev, forced, &rc);
+        tmpl.actual = tmpl.asked | CL_QUEUE_PROFILING_ENABLE;
+    }
+    if (!q) {
+        q = act_cl_next.clCreateCommandQueueWithProperties(ctx, dev, props, &rc);
+        tmpl.actual = tmpl.asked;
+    }
+    if (err)
+        *err = rc;
+    if (q) {
+        tmpl.handle = q;
+        tmpl.have_array = 1;
+        uint32_t n = 0;
+        if (props) {
+            while (props[n] && n + 3 < ACT_ARRAY_SIZE(tmpl.asked_array))
+                n += 2;
+            memcpy(tmpl.asked_array, props, n * sizeof *props);
+            tmpl.asked_array[n] = 0;
+            n++;
+        }
+        tmpl.array_len = n;
+        act_cl_queue_add(&tmpl, dev);
+    }
+    act_cl_host_slice("clCreateCommandQueueWithProperties", t0, rc);
+    return q;
+}
+
+/* ---- queries that must not show the forced profiling --------------------- */
+
+static cl_int act_cl_info_answer(const void *src, size_t len, size_t size, void *value,
+                                 size_t *size_ret)
+{
+    if (value) {
+        if (size < len)
+            return CL_INVALID_VALUE;
+        memcpy(value, src, len);
+    }
+    if (size_ret)
+        *size_ret = len;
+    return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL act_cl_w_clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_info param,
+                                                  size_t size, void *value, size_t *size_ret)
+{
+    act_cl_queue *info;
+    if (!act_cl_gate(&act_cl_armed_clGetCommandQueueInfo, ACT_CL_QUERY) ||
+        (param != CL_QUEUE_PROPERTIES && param != CL_QUEUE_PROPERTIES_ARRAY) ||
+        !(info = act_cl_queue_find(q)) || info->actual == info->asked)
+        return act_cl_next.clGetCommandQueueInfo(q, param, size, value, size_ret);
+    if (param == CL_QUEUE_PROPERTIES)
+        return act_cl_info_answer(&info->asked, sizeof info->asked, size, value, size_ret);
+    if (!info->have_array)
+        return act_cl_next.clGetCommandQueueInfo(q, param, size, value, size_ret);
+    return act_cl_info_answer(info->asked_array, info->array_len * sizeof(cl_queue_properties),
+                              size, value, size_ret);
+}
+
+cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
+                                                      cl_command_queue_properties props,
+                                                      cl_bool enable,
+                                                      cl_command_queue_properties *old)
+{
+    act_cl_queue *info;
+    if (!act_cl_gate(&act_cl_armed_clSetCommandQueueProperty, ACT_CL_QUERY) ||
+        !(info = act_cl_queue_find(q)) || info->actual == info->asked)
+        return act_cl_next.clSetCommandQueueProperty(q, props, enable, old);
+    /* Profiling is ours: never switch it off underneath us, but keep what
+     * the app believes it asked for. */
+    cl_command_queue_properties before = info->asked;
+    cl_command_queue_properties real = props;
+    if (!enable)
+        real &= ~(cl_command_queue_properties)CL_QUEUE_PROFILING_ENABLE;
+    cl_int rc = real ? act_cl_next.clSetCommandQueueProperty(q, real, enable, NULL) : CL_SUCCESS;
+    if (rc == CL_SUCCESS) {
+        info->asked = enable ? (info->asked | props) : (info->asked & ~props);
+        if (old)
+            *old = before;
+    }
+    return rc;
+}
+
+cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
+{
+    act_cl_queue *info;
+    if (!act_cl_gate(&act_cl_armed_clReleaseCommandQueue, ACT_CL_QUERY) ||
+        !(info = act_cl_queue_find(q)))
+        return act_cl_next.clReleaseCommandQueue(q);
+    cl_uint refs = 0;
+    if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL) ==
+            CL_SUCCESS &&
+        refs == 1)
+        atomic_store(&info->alive, 0);
+    return act_cl_next.clReleaseCommandQueue(q);
+}
+
+cl_int CL_API_CALL act_cl_w_clGetEventProfilingInfo(cl_event e, cl_profiling_info param,
+                                                    size_t size, void *value, size_t *size_ret)
+{
+    if (act_cl_gate(&act_cl_armed_clGetEventProfilingInfo, ACT_CL_QUERY)) {
+        cl_command_queue q = NULL;
+        act_cl_queue *info;
+        if (act_cl_next.clGetEventInfo(e, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) ==
+                CL_SUCCESS &&
+            q && (info = act_cl_queue_find(q)) && !(info->asked & CL_QUEUE_PROFILING_ENABLE))
+            return CL_PROFILING_INFO_NOT_AVAILABLE;
+    }
+    return act_cl_next.clGetEventProfilingInfo(e, param, size, value, size_ret);
+}

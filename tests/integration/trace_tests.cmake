@@ -1,0 +1,25 @@
+# trace_tests.cmake -- end-to-end tests: `acceltrace run` on the example and
+# the purpose-written programs, the Chrome trace validated by
+# validate_trace.py. Included by CMakeLists.txt once the writer exists.
+set(ACT_IT_TRACE ${CMAKE_CURRENT_SOURCE_DIR}/run_trace_test.py)
+
+function(act_it_trace name prog)
+  add_test(NAME trace.${name}
+    COMMAND ${Python3_EXECUTABLE} ${ACT_IT_TRACE} --acceltrace $<TARGET_FILE:act_cli> ${ARGN})
+  set_tests_properties(trace.${name} PROPERTIES TIMEOUT 120 LABELS "integration;opencl")
+endfunction()
+
+act_it_trace(vecops vecops --kernels 54 --names saxpy,scale,reduce,busy
+  -- $<TARGET_FILE:vecops>)
+act_it_trace(null_events it_null_events --kernels 25 -- $<TARGET_FILE:it_null_events> 25)
+act_it_trace(release_events it_release_events --kernels 16 --names inc,twice
+  -- $<TARGET_FILE:it_release_events>)
+act_it_trace(dlopen it_dlopen_cl --kernels 5 -- $<TARGET_FILE:it_dlopen_cl>)
+act_it_trace(coverage it_coverage --kernels 1 -- $<TARGET_FILE:it_coverage>)
+act_it_trace(exit3 it_exit3 --exit 3 --kernels 3 -- $<TARGET_FILE:it_exit3>)
+act_it_trace(segv it_segv --exit 139 -- $<TARGET_FILE:it_segv>)
+set_tests_properties(trace.segv PROPERTIES LABELS "integration;opencl;nosan")
+act_it_trace(preload_vecops vecops --preload --kernels 54 -- $<TARGET_FILE:vecops>)
+# Under ASan the shim would be preloaded ahead of the ASan runtime, which
+# ASan refuses; the spool.preload.* tests cover the shim in that build.
+set_tests_properties(trace.preload_vecops PROPERTIES LABELS "integration;opencl;nosan")
