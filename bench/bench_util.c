@@ -11,12 +11,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* --quick: figures are meaningless, so no verdict is printed. */
+static int quick_mode;
+
 int bench_parse_args(int argc, char **argv, bench_opts *o, const char *usage)
 {
     memset(o, 0, sizeof(*o));
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             o->quick = 1;
+            quick_mode = 1;
         } else if (strncmp(argv[i], "--reps=", 7) == 0) {
             char *end;
             long v = strtol(argv[i] + 7, &end, 10);
@@ -86,6 +90,10 @@ void bench_result(const char *bench, const char *metric, double value, const cha
         printf("\t-");
     else
         printf("\t%.4g..%.4g", spread.p10, spread.p90);
+    if (quick_mode && verdict &&
+        (strcmp(verdict, "pass") == 0 || strncmp(verdict, "pass ", 5) == 0 ||
+         strcmp(verdict, "SHORT") == 0))
+        verdict = "(quick: no verdict)";
     printf("\t%s\t%s\n", target ? target : "-", verdict ? verdict : "info");
     fflush(stdout);
 }
