@@ -58,12 +58,16 @@ ACT_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries,
     if (act_cl_mode_claim(ACT_CL_MODE_LAYER)) {
         /* First (and normally only) initialisation in this process. */
         memset(&act_cl_next, 0, sizeof act_cl_next);
+        /* The dispatch table is an array of n function pointers. */
+        // cppcheck-suppress pointerSize
         memcpy(&act_cl_next, target, n * sizeof(void *));
+        // cppcheck-suppress pointerSize
         memcpy(&act_cl_layer_table, target, n * sizeof(void *));
         act_cl_install_wrappers(&act_cl_layer_table);
         table = &act_cl_layer_table;
     } else {
         /* The preload shim already traces this process: stay transparent. */
+        // cppcheck-suppress pointerSize
         memcpy(&passthrough, target, n * sizeof(void *));
     }
     *num_entries_ret = n;
