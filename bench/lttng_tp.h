@@ -19,10 +19,9 @@
 #include <lttng/tracepoint.h>
 #include <stdint.h>
 
-LTTNG_UST_TRACEPOINT_EVENT(actbench, push,
-                           LTTNG_UST_TP_ARGS(uint64_t, name_ref),
+LTTNG_UST_TRACEPOINT_EVENT(actbench, push, LTTNG_UST_TP_ARGS(uint64_t, name_ref),
                            LTTNG_UST_TP_FIELDS(lttng_ust_field_integer_hex(uint64_t, name_ref,
-                                                                            name_ref)))
+                                                                           name_ref)))
 
 LTTNG_UST_TRACEPOINT_EVENT(actbench, pop, LTTNG_UST_TP_ARGS(void), LTTNG_UST_TP_FIELDS())
 

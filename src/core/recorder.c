@@ -68,20 +68,20 @@ typedef struct act_ptr_slot {
 
 struct act_thread {
     /* Hot fields first: one cache line serves a push or a pop. */
-    char *data;            /* first byte after the chunk header */
-    _Atomic uint32_t cap;  /* usable bytes; 0 forces the slow path */
-    uint32_t pos;          /* bytes written (published with commit) */
+    char *data;           /* first byte after the chunk header */
+    _Atomic uint32_t cap; /* usable bytes; 0 forces the slow path */
+    uint32_t pos;         /* bytes written (published with commit) */
     act_chunk_header *chunk;
-    uint64_t anc_tsc;      /* fast clock anchor: TSC ... */
-    uint64_t anc_ns;       /* ... and the timeline ns it maps to */
-    uint64_t anc_mult;     /* ns per TSC tick << 32 */
-    uint64_t last_ns;      /* last fast-clock reading (monotonic floor) */
-    uint32_t gen;          /* spool generation of `chunk` and the string ids */
-    uint32_t serial;       /* thread serial, never reused in a process */
-    uint32_t next_str;     /* next string id */
+    uint64_t anc_tsc;  /* fast clock anchor: TSC ... */
+    uint64_t anc_ns;   /* ... and the timeline ns it maps to */
+    uint64_t anc_mult; /* ns per TSC tick << 32 */
+    uint64_t last_ns;  /* last fast-clock reading (monotonic floor) */
+    uint32_t gen;      /* spool generation of `chunk` and the string ids */
+    uint32_t serial;   /* thread serial, never reused in a process */
+    uint32_t next_str; /* next string id */
     uint32_t tid;
     uint32_t range_depth;
-    uint32_t range_seq;    /* sequence number of the last push */
+    uint32_t range_seq; /* sequence number of the last push */
     uint32_t range_stack[ACT_RANGE_STACK];
     act_str_slot strs[ACT_STR_CACHE];
     act_ptr_slot ptrs[ACT_PTR_CACHE];
@@ -888,8 +888,8 @@ int act_recorder_range_push_fast(const char *name)
         return ACT_RANGE_SLOW;
     act_ptr_slot *ps = ptr_slot(t, name);
     uint32_t pos = t->pos;
-    if (ACT_UNLIKELY(ps->ptr != name ||
-                     pos + sizeof(act_rec_ts) > atomic_load_explicit(&t->cap, memory_order_relaxed)))
+    if (ACT_UNLIKELY(ps->ptr != name || pos + sizeof(act_rec_ts) >
+                                            atomic_load_explicit(&t->cap, memory_order_relaxed)))
         return ACT_RANGE_SLOW;
     put_ts(t, pos, ACT_REC_RANGE_PUSH, ps->id);
     uint32_t seq = ++t->range_seq;
@@ -906,7 +906,8 @@ int act_recorder_range_pop_fast(void)
         return ACT_RANGE_SLOW;
     uint32_t d = t->range_depth, pos = t->pos;
     if (ACT_UNLIKELY(d == 0 || d > ACT_RANGE_STACK ||
-                     pos + sizeof(act_rec_ts) > atomic_load_explicit(&t->cap, memory_order_relaxed)))
+                     pos + sizeof(act_rec_ts) >
+                         atomic_load_explicit(&t->cap, memory_order_relaxed)))
         return ACT_RANGE_SLOW;
     uint32_t mark = t->range_stack[d - 1];
     if (ACT_UNLIKELY(mark == RANGE_MARK_OUTSIDE || mark == RANGE_MARK_DROPPED))
@@ -982,7 +983,7 @@ void act_recorder_atfork_child(void)
     pthread_mutex_init(&sp.lock, NULL);
     pthread_mutex_init(&pf.lock, NULL);
     pthread_cond_init(&pf.wake, NULL);
-    pf.running = 0; /* the helper thread did not survive the fork */
+    pf.running = 0;           /* the helper thread did not survive the fork */
     int was = sp.hdr != NULL; /* recording, or paused outside the window */
     atomic_store(&act__recording, 0);
     sp.hdr = NULL;
