@@ -480,7 +480,8 @@ static void clock_setup(void)
 
 static int start_locked(const act_activity_opts *opts)
 {
-    if (atomic_load(&C.state) != ACT_ACTIVITY_OFF || !atomic_load(&act__recording))
+    /* Attached, window open or not (see mspti.c). */
+    if (atomic_load(&C.state) != ACT_ACTIVITY_OFF || !act_capture_attached())
         return ACT_E_STATE;
     int rc = cupti_load(opts && opts->optional);
     if (rc == 0)
