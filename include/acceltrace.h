@@ -71,10 +71,16 @@ void act_counter(const char *name, double value);
  * test it in the caller, so with no tool an annotation costs one load and
  * a predictable branch, without a call into the library. Arguments are
  * always evaluated. Define ACT_NO_INLINE to call the library directly.
+ *
+ * Programs read the flag through the constant pointer act__idle_ptr, not
+ * as the exported int: a PIE program that names an exported int gets its
+ * own copy of it (a copy relocation), which the library -- linked
+ * -Bsymbolic, so bound to its own definition -- never writes.
  */
 extern int act__idle;
+extern int *const act__idle_ptr;
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(ACT_NO_INLINE)
-#define ACT__IDLE() __builtin_expect(__atomic_load_n(&act__idle, __ATOMIC_RELAXED), 1)
+#define ACT__IDLE() __builtin_expect(__atomic_load_n(act__idle_ptr, __ATOMIC_RELAXED), 1)
 static inline int act__range_push_fast(const char *name)
 {
     return ACT__IDLE() ? ACT_E_DISABLED : (act_range_push)(name);

@@ -70,12 +70,13 @@ static int emit_ts(uint16_t kind, uint32_t name)
     if (!r)
         return ACT_E_FULL;
     r->h.aux = name;
-    r->ts = act_clock_now();
+    r->ts = act_rec_now();
     act_rec_commit();
     return ACT_OK;
 }
 
-ACT_EXPORT int act_range_push(const char *name)
+/* Everything but the recorder's fast path (recorder.c) for a push. */
+static __attribute__((noinline)) int range_push_slow(const char *name)
 {
     if (!act_ready(ACT_REC_RANGE_PUSH)) {
         /* Outside the window the stack still moves, so that the matching
@@ -86,14 +87,25 @@ ACT_EXPORT int act_range_push(const char *name)
     }
     if (!name)
         return ACT_E_INVAL;
-    int rc = emit_ts(ACT_REC_RANGE_PUSH, act_str_intern_cstr(name));
+    int rc = emit_ts(ACT_REC_RANGE_PUSH, act_str_intern_literal(name));
     /* The stack moves even when the record was dropped, so that the
      * matching pop stays balanced (and is not written either). */
     act_recorder_range_pushed(rc == ACT_OK ? ACT_RANGE_RECORDED : ACT_RANGE_DROPPED);
     return rc;
 }
 
-ACT_EXPORT int act_range_pop(void)
+/* While recording, a recorded range with a literal name and room in the
+ * chunk is written by the recorder's fast path without a call beyond it
+ * (BENCHMARKS.md); anything else takes the general path. */
+ACT_EXPORT int act_range_push(const char *name)
+{
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)) &&
+        ACT_LIKELY(act_recorder_range_push_fast(name) == ACT_OK))
+        return ACT_OK;
+    return range_push_slow(name);
+}
+
+static __attribute__((noinline)) int range_pop_slow(void)
 {
     if (!act_attached())
         return ACT_E_DISABLED;
@@ -107,13 +119,21 @@ ACT_EXPORT int act_range_pop(void)
     }
 }
 
+ACT_EXPORT int act_range_pop(void)
+{
+    if (ACT_LIKELY(atomic_load_explicit(&act__recording, memory_order_relaxed)) &&
+        ACT_LIKELY(act_recorder_range_pop_fast() == ACT_OK))
+        return ACT_OK;
+    return range_pop_slow();
+}
+
 static int emit_range_id(uint16_t kind, uint32_t name, uint64_t id)
 {
     act_rec_range_id *r = act_rec_reserve(kind, sizeof(*r));
     if (!r)
         return ACT_E_FULL;
     r->h.aux = name;
-    r->ts = act_clock_now();
+    r->ts = act_rec_now();
     r->id = id;
     act_rec_commit();
     return ACT_OK;
@@ -161,7 +181,7 @@ ACT_EXPORT void act_counter(const char *name, double value)
     if (!r)
         return;
     r->h.aux = id;
-    r->ts = act_clock_now();
+    r->ts = act_rec_now();
     r->value = value;
     act_rec_commit();
 }

@@ -32,8 +32,10 @@
 #define GATE_DELAY   0x4u /* ACCELTRACE_DELAY not yet elapsed */
 #define GATE_EXPIRED 0x8u /* ACCELTRACE_DURATION elapsed */
 
-/* Read by the inline wrappers in acceltrace.h (in the program). */
+/* Read by the inline wrappers in acceltrace.h (in the program), through
+ * act__idle_ptr: see there why not by name. */
 ACT_EXPORT int act__idle;
+ACT_EXPORT int *const act__idle_ptr = &act__idle;
 
 static struct {
     pthread_mutex_t lock;

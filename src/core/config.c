@@ -283,6 +283,33 @@ static int parse_log(const char *v, act_config *cfg)
     return -1;
 }
 
+/* A comma list of vendor source names; repeating one is harmless (a
+ * launcher may add to what the user set). */
+static int parse_sources(const char *v, act_config *cfg)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"ascend", ACT_CFG_SOURCE_ASCEND}, {"cuda", ACT_CFG_SOURCE_CUDA}};
+    unsigned bits = 0;
+    for (const char *p = v;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        size_t i = 0;
+        while (i < ACT_ARRAY_SIZE(names) &&
+               !(strlen(names[i].name) == n && !strncmp(names[i].name, p, n)))
+            i++;
+        if (i == ACT_ARRAY_SIZE(names))
+            return -1;
+        bits |= names[i].bit;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    cfg->sources = bits;
+    return 0;
+}
+
 /* The table. Keep docs/configuration.md in step with it. */
 static const act_var vars[] = {
     {"ACCELTRACE_SPOOL_DIR", parse_spool_dir, "an absolute directory path (set by acceltrace run)"},
@@ -315,6 +342,9 @@ static const act_var vars[] = {
      "the path or soname of the libascendcl library file"},
     {"ACCELTRACE_CUPTI_LIB", parse_file_path, "the path or soname of the libcupti library file"},
     {"ACCELTRACE_MSPTI_LIB", parse_file_path, "the path or soname of the libmspti library file"},
+    {"ACCELTRACE_SOURCES", parse_sources,
+     "a comma-separated list of ascend and cuda: vendor sources that start-up starts when "
+     "ACCELTRACE_SPOOL_DIR is set (set by acceltrace run --ascend)"},
 };
 
 void act_config_defaults(act_config *cfg)

@@ -44,6 +44,24 @@ static inline uint64_t act_clock_now(void)
 }
 
 uint64_t act_clock_realtime(void);
+
+/* Fast clock support (clock.c): the TSC's rate against the timeline clock.
+ * `usable` is -1 until act_tsc_calibrate() ran, then 1 when the TSC may
+ * stand in for CLOCK_MONOTONIC_RAW (invariant TSC, clocksource "tsc"),
+ * else 0. `mult` is ns per tick << 32. The per-thread anchors that turn a
+ * TSC reading into timeline ns live in recorder.c. */
+typedef struct act_tsc_cal {
+    _Atomic int usable;
+    uint64_t tsc0, ns0; /* origin pair, taken by act_tsc_calibrate */
+    _Atomic uint64_t mult;
+} act_tsc_cal;
+extern act_tsc_cal act_tsc;
+/* Calibrate once (~1 ms, at recorder open); returns act_tsc.usable. */
+int act_tsc_calibrate(void);
+/* A (tsc, ns) pair from the tightest of a few brackets. */
+void act_tsc_pair(uint64_t *tsc, uint64_t *ns);
+/* Refine the rate with a new pair; returns the rate to use. */
+uint64_t act_tsc_refine(uint64_t tsc, uint64_t ns);
 /* Offset such that monotonic_raw = realtime + offset, with its error bound
  * (half the tightest bracket of several tries). */
 int64_t act_clock_realtime_offset(int64_t *error_ns);
@@ -114,6 +132,22 @@ enum act_range_how {
 void act_recorder_range_pushed(int how);
 /* Pops the innermost range; returns how its push went (enum act_range_how). */
 int act_recorder_range_popped(void);
+
+/* The range hot path (recorder.c), tried first by act_range_push/pop while
+ * recording: write the PUSH/POP of a recorded range and move the stack, or
+ * return ACT_RANGE_SLOW having changed nothing (the caller then takes the
+ * general path). */
+#define ACT_RANGE_SLOW 1
+int act_recorder_range_push_fast(const char *name);
+int act_recorder_range_pop_fast(void);
+/* act_str_intern_cstr that also lets the range fast path find `s` by
+ * pointer next time, when its bytes cannot change (a literal). */
+uint32_t act_str_intern_literal(const char *s);
+/* The recorder's fast timeline clock for the calling thread: the same
+ * CLOCK_MONOTONIC_RAW nanoseconds as act_clock_now(), read from the TSC
+ * where that is exact (clock.c, recorder.c), never going backwards within
+ * a thread. Annotation records use it. */
+uint64_t act_rec_now(void);
 
 /* ---- capture.c: the capture window -----------------------------------
  *

@@ -226,6 +226,11 @@ typedef struct act_rec_device_op {
     uint32_t pad;
 } act_rec_device_op;
 
+/* act_rec_device.index of a lane that belongs to no device (e.g. the
+ * host-side markers of a vendor's activity API): labelled without a
+ * device number. */
+#define ACT_DEVICE_INDEX_NONE 0xffffffu
+
 typedef struct act_rec_device {
     act_rec_hdr h; /* aux = name string id */
     uint64_t device;
@@ -281,7 +286,13 @@ typedef struct act_spool_header {
     uint32_t ppid;
     uint32_t clock_kind; /* enum act_clock_kind */
     uint32_t flags;      /* ACT_SPOOL_F_*, written with atomic ops */
-    /* Calibration: (ts, monotonic_raw ns) pairs, for ACT_CLOCK_TSC. */
+    /* Calibration: (ts, monotonic_raw ns) pairs, for ACT_CLOCK_TSC.
+     * With ACT_CLOCK_MONOTONIC_RAW (what the recorder writes today) they
+     * are informational: the recorder reads the TSC on its hot path but
+     * converts to CLOCK_MONOTONIC_RAW ns itself (recorder.c, "fast clock"),
+     * so readers convert nothing. [0] is the pair the TSC rate was first
+     * measured from, [1] a pair taken at close; both 0 when the TSC was not
+     * used (no invariant TSC or clocksource other than "tsc"). */
     uint64_t calib_ts[2];
     uint64_t calib_ns[2];
     uint64_t start_realtime_ns; /* wall clock at spool creation */

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+#include <link.h>
 
 #include "acceltrace.h"
 #include "internal.h"
@@ -50,26 +55,47 @@ typedef struct act_str_slot {
     uint32_t id;
 } act_str_slot;
 
+/* Pointer cache of the range fast path: a caller's string pointer that
+ * lies in a read-only segment of a loaded object (a literal) always names
+ * the same bytes, so its id can be found without reading the string. */
+#define ACT_PTR_CACHE 64 /* power of 2 */
+typedef struct act_ptr_slot {
+    const char *ptr;     /* immutable string whose id is `id` */
+    const char *mutable; /* last pointer found writable: skip the segment lookup */
+    uint32_t id;
+    uint32_t pad;
+} act_ptr_slot;
+
 struct act_thread {
-    char *data;            /* first byte after the chunk header */
-    _Atomic uint32_t cap;  /* usable bytes; 0 forces the slow path */
-    uint32_t pos;          /* bytes written (published with commit) */
+    /* Hot fields first: one cache line serves a push or a pop. */
+    char *data;           /* first byte after the chunk header */
+    _Atomic uint32_t cap; /* usable bytes; 0 forces the slow path */
+    uint32_t pos;         /* bytes written (published with commit) */
     act_chunk_header *chunk;
-    uint32_t gen;          /* spool generation of `chunk` and the string ids */
-    uint32_t serial;       /* thread serial, never reused in a process */
-    uint32_t next_str;     /* next string id */
+    uint64_t anc_tsc;  /* fast clock anchor: TSC ... */
+    uint64_t anc_ns;   /* ... and the timeline ns it maps to */
+    uint64_t anc_mult; /* ns per TSC tick << 32 */
+    uint64_t last_ns;  /* last fast-clock reading (monotonic floor) */
+    uint32_t gen;      /* spool generation of `chunk` and the string ids */
+    uint32_t serial;   /* thread serial, never reused in a process */
+    uint32_t next_str; /* next string id */
     uint32_t tid;
     uint32_t range_depth;
-    uint32_t range_seq;    /* sequence number of the last push */
+    uint32_t range_seq; /* sequence number of the last push */
     uint32_t range_stack[ACT_RANGE_STACK];
     act_str_slot strs[ACT_STR_CACHE];
+    act_ptr_slot ptrs[ACT_PTR_CACHE];
     struct act_thread *next; /* all-threads list, under sp.lock */
     int announced;           /* THREAD record written in this generation */
 };
 
 static struct {
     pthread_mutex_t lock; /* guards open/close, the thread list, the free list */
-    act_spool_header *hdr;
+    /* Written under `lock` (open, close, fork); read without it by drop
+     * counting and the header/path queries, which may race a close: so
+     * every access goes through hdr_get/hdr_set (acquire/release). The
+     * record hot path never reads it (it checks its chunk's cap). */
+    _Atomic(act_spool_header *) hdr;
     char *map;
     size_t map_size;
     uint32_t chunk_size;
@@ -83,6 +109,16 @@ static struct {
     pid_t pid;
     int reopen_pending; /* forked child: open a spool on the next record */
 } sp = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static inline act_spool_header *hdr_get(void)
+{
+    return atomic_load_explicit(&sp.hdr, memory_order_acquire);
+}
+
+static inline void hdr_set(act_spool_header *h)
+{
+    atomic_store_explicit(&sp.hdr, h, memory_order_release);
+}
 
 static __thread act_thread *tls_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t tls_key;
@@ -150,7 +186,7 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
     }
     sp.map = m;
     sp.map_size = capacity;
-    sp.hdr = m;
+    hdr_set(m);
     sp.chunk_size = chunk_size;
     sp.chunk_count = (uint32_t)((capacity - ACT_SPOOL_HEADER_SIZE) / chunk_size);
     memcpy(sp.path, path, (size_t)n + 1);
@@ -160,7 +196,7 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
 
 static void spool_init_header(void)
 {
-    act_spool_header *h = sp.hdr;
+    act_spool_header *h = hdr_get();
     h->version = ACT_SPOOL_VERSION;
     h->header_size = ACT_SPOOL_HEADER_SIZE;
     h->capacity = sp.map_size;
@@ -169,6 +205,11 @@ static void spool_init_header(void)
     h->pid = (uint32_t)getpid();
     h->ppid = (uint32_t)getppid();
     h->clock_kind = ACT_CLOCK_MONOTONIC_RAW;
+    if (act_tsc_calibrate() == 1) {
+        /* Informational: timestamps are already ns (see record.h). */
+        h->calib_ts[0] = act_tsc.tsc0;
+        h->calib_ns[0] = act_tsc.ns0;
+    }
     h->start_realtime_ns = act_clock_realtime();
     h->start_ns = act_clock_now();
     spool_fill_cmdline(h);
@@ -181,6 +222,89 @@ static void recorder_atfork_register(void)
     pthread_atfork(NULL, NULL, act_recorder_atfork_child);
 }
 
+/* ---- pre-faulting ahead ------------------------------------------------
+ *
+ * The first write to a fresh page of the spool costs a page fault that
+ * zeroes the page (and on a VM may fault on the host too): measured at
+ * ~10 ns per PUSH+POP pair amortised, a third of the hot path
+ * (BENCHMARKS.md). A helper thread keeps the next ACT_PREFAULT_AHEAD bytes
+ * of fresh chunks faulted in (MADV_POPULATE_WRITE) ahead of the chunks
+ * handed out, so recording threads find their pages present. It never
+ * touches records; when it falls behind, chunk_acquire populates the chunk
+ * itself. It only runs while a spool is open.
+ */
+#define ACT_PREFAULT_AHEAD (8u << 20)
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_t thread;
+    _Atomic int running; /* a thread exists (this process, this spool) */
+    int stop;
+    _Atomic uint32_t done; /* chunks [0, done) are faulted in */
+} pf = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static void chunk_prefault(act_chunk_header *c);
+
+static void *prefault_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&pf.lock);
+    uint32_t ahead = ACT_PREFAULT_AHEAD / sp.chunk_size + 1;
+    while (!pf.stop) {
+        uint64_t used = atomic_load((_Atomic uint64_t *)&hdr_get()->chunks_used);
+        uint64_t want = used + ahead < sp.chunk_count ? used + ahead : sp.chunk_count;
+        uint32_t idx = atomic_load(&pf.done);
+        if (idx < want) {
+            pthread_mutex_unlock(&pf.lock);
+            chunk_prefault(
+                (act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE + (size_t)idx * sp.chunk_size));
+            pthread_mutex_lock(&pf.lock);
+            atomic_store(&pf.done, idx + 1);
+            continue;
+        }
+        pthread_cond_wait(&pf.wake, &pf.lock);
+    }
+    pthread_mutex_unlock(&pf.lock);
+    return NULL;
+}
+
+/* Caller holds sp.lock, with a freshly mapped spool. */
+static void prefault_start(void)
+{
+    atomic_store(&pf.done, 0);
+    pf.stop = 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the app's signals are not ours */
+    pf.running = pthread_create(&pf.thread, NULL, prefault_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pf.running)
+        pthread_setname_np(pf.thread, "act-prefault");
+}
+
+/* Caller holds sp.lock. */
+static void prefault_stop(void)
+{
+    if (!pf.running)
+        return;
+    pthread_mutex_lock(&pf.lock);
+    pf.stop = 1;
+    pthread_cond_signal(&pf.wake);
+    pthread_mutex_unlock(&pf.lock);
+    pthread_join(pf.thread, NULL);
+    pf.running = 0;
+}
+
+static void prefault_kick(void)
+{
+    if (!pf.running)
+        return;
+    pthread_mutex_lock(&pf.lock);
+    pthread_cond_signal(&pf.wake);
+    pthread_mutex_unlock(&pf.lock);
+}
+
 int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
 {
     if (!dir || !*dir)
@@ -190,7 +314,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
     if (capacity < (uint64_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
         return ACT_E_INVAL;
     pthread_mutex_lock(&sp.lock);
-    if (sp.hdr && sp.pid == getpid()) {
+    if (hdr_get() && sp.pid == getpid()) {
         pthread_mutex_unlock(&sp.lock);
         return ACT_E_STATE;
     }
@@ -204,7 +328,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
         if (!sp.free_chunks) {
             munmap(sp.map, sp.map_size);
             unlink(sp.path);
-            sp.hdr = NULL;
+            hdr_set(NULL);
             rc = ACT_E_NOMEM;
         }
     }
@@ -212,6 +336,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
         sp.pid = getpid();
         spool_init_header();
         atomic_fetch_add(&sp.gen, 1);
+        prefault_start();
     }
     pthread_mutex_unlock(&sp.lock);
     /* Outside sp.lock: the capture window decides whether act__recording
@@ -224,19 +349,25 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
 void act_recorder_close(void)
 {
     pthread_mutex_lock(&sp.lock);
-    if (!sp.hdr || sp.pid != getpid()) {
+    if (!hdr_get() || sp.pid != getpid()) {
         pthread_mutex_unlock(&sp.lock);
         return;
     }
     atomic_store(&act__recording, 0);
+    prefault_stop();
     /* Send every thread to the slow path; it will find a new generation. */
     for (act_thread *t = sp.threads; t; t = t->next)
         atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
-    atomic_fetch_or((_Atomic uint32_t *)&sp.hdr->flags, ACT_SPOOL_F_SEALED);
+    act_spool_header *h = hdr_get();
+#if defined(__x86_64__)
+    if (atomic_load(&act_tsc.usable) == 1)
+        act_tsc_pair(&h->calib_ts[1], &h->calib_ns[1]);
+#endif
+    atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_SEALED);
     msync(sp.map, sp.map_size, MS_ASYNC);
     /* Keep the mapping: a late device callback may still be writing to it.
      * It is address space only; the file itself is removed by its owner. */
-    sp.hdr = NULL;
+    hdr_set(NULL);
     atomic_fetch_add(&sp.gen, 1);
     pthread_mutex_unlock(&sp.lock);
     act_capture_recorder_closed();
@@ -247,12 +378,12 @@ void act_recorder_close(void)
  * every command. */
 act_spool_header *act_recorder_header(void)
 {
-    return __atomic_load_n(&sp.hdr, __ATOMIC_ACQUIRE);
+    return hdr_get();
 }
 
 const char *act_recorder_path(void)
 {
-    return sp.hdr ? sp.path : "";
+    return hdr_get() ? sp.path : "";
 }
 
 /* ---- per-thread state ------------------------------------------------- */
@@ -261,7 +392,7 @@ static void chunk_release(act_thread *t)
 {
     /* Caller holds sp.lock. A chunk with room left is recycled for the
      * next thread that needs one; its published fill stays as it is. */
-    if (!t->chunk || t->gen != atomic_load(&sp.gen) || !sp.hdr)
+    if (!t->chunk || t->gen != atomic_load(&sp.gen) || !hdr_get())
         return;
     if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
         sp.free_chunks[sp.free_top++] = t->chunk->index;
@@ -320,6 +451,7 @@ static void thread_reset_strings(act_thread *t)
         free(t->strs[i].copy);
         memset(&t->strs[i], 0, sizeof(t->strs[i]));
     }
+    memset(t->ptrs, 0, sizeof(t->ptrs));
     t->next_str = 1;
     t->announced = 0;
 }
@@ -343,6 +475,25 @@ static void *chunk_put(act_thread *t, uint16_t kind, size_t size, uint32_t aux)
     h->aux = aux;
     t->pos += (uint32_t)size;
     return h;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Fault a fresh chunk's pages in with one system call instead of one
+ * page fault per 4 KiB later on the hot path (a fault costs microseconds
+ * on VMs; a page holds 256 PUSH/POP records). Older kernels refuse the
+ * advice; the pages then fault in as they are written. */
+static void chunk_prefault(act_chunk_header *c)
+{
+    static _Atomic int unsupported;
+    /* Page-align; populating a neighbour's already-present page is a no-op. */
+    uintptr_t a = (uintptr_t)c & ~(uintptr_t)4095;
+    size_t len = (uintptr_t)c + sp.chunk_size - a;
+    if (!atomic_load_explicit(&unsupported, memory_order_relaxed) &&
+        madvise((void *)a, len, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+        atomic_store(&unsupported, 1);
 }
 
 /* Caller holds sp.lock. Pop a recycled chunk with room for `need` more
@@ -378,7 +529,7 @@ static int chunk_acquire(act_thread *t, size_t need)
             atomic_store(&act__recording, 0);
     }
     pthread_mutex_lock(&sp.lock);
-    act_spool_header *h = sp.hdr;
+    act_spool_header *h = hdr_get();
     if (!h) {
         pthread_mutex_unlock(&sp.lock);
         return -1;
@@ -407,6 +558,9 @@ static int chunk_acquire(act_thread *t, size_t need)
     act_chunk_header *c =
         (act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE + (size_t)idx * sp.chunk_size);
     if (c->magic != ACT_CHUNK_MAGIC) {
+        if (idx >= atomic_load(&pf.done))
+            chunk_prefault(c); /* the helper is behind: do it now, once */
+        prefault_kick();
         c->index = idx;
         atomic_store_explicit((_Atomic uint32_t *)&c->used, 0, memory_order_relaxed);
         atomic_store_explicit((_Atomic uint32_t *)&c->magic, ACT_CHUNK_MAGIC,
@@ -432,7 +586,7 @@ static int chunk_acquire(act_thread *t, size_t need)
 
 void act_rec_drop(uint16_t kind)
 {
-    act_spool_header *h = sp.hdr;
+    act_spool_header *h = hdr_get();
     if (h && kind < ACT_REC_KIND_MAX)
         atomic_fetch_add_explicit((_Atomic uint64_t *)&h->dropped[kind], 1,
                                   memory_order_relaxed);
@@ -495,8 +649,9 @@ static uint32_t str_emit(act_thread *t, const char *s, size_t len)
                  sizeof(act_rec_thread) - sizeof(act_rec_string) - 8;
     if (len > max) {
         len = max;
-        if (sp.hdr)
-            atomic_fetch_add((_Atomic uint64_t *)&sp.hdr->strings_truncated, 1);
+        act_spool_header *h = hdr_get();
+        if (h)
+            atomic_fetch_add((_Atomic uint64_t *)&h->strings_truncated, 1);
     }
     size_t size = (sizeof(act_rec_string) + len + 7) & ~(size_t)7;
     act_rec_string *r = act_rec_reserve(ACT_REC_STRING, size);
@@ -607,6 +762,181 @@ int act_recorder_range_popped(void)
                                         : ACT_RANGE_RECORDED;
 }
 
+/* ---- fast clock --------------------------------------------------------
+ *
+ * Per-thread anchor (tsc, ns) plus the global rate from clock.c: a reading
+ * is anchor_ns + (rdtsc - anchor_tsc) * rate, a few cycles instead of a
+ * clock_gettime. A thread re-anchors on the true clock every
+ * ACT_TSC_REANCHOR ticks (~0.4 ms at 2.5 GHz), which bounds the error by
+ * rate error x 0.4 ms + bracket (a few ns; tests/unit/test_range_fast_path.c
+ * checks it stays under 1 us) and also catches a migration onto a CPU
+ * whose TSC reads lower (the difference wraps to a huge value). A thread's
+ * readings never go backwards: a re-anchor never lands below the last
+ * reading. Without a usable TSC every reading is a clock_gettime.
+ */
+#define ACT_TSC_REANCHOR (1ull << 20)
+
+static uint64_t thread_clock_slow(act_thread *t)
+{
+    uint64_t tsc = 0, ns, m = 0;
+#if defined(__x86_64__)
+    if (atomic_load_explicit(&act_tsc.usable, memory_order_relaxed) == 1) {
+        act_tsc_pair(&tsc, &ns);
+        m = act_tsc_refine(tsc, ns);
+    } else
+#endif
+        ns = act_clock_now();
+    if (ns < t->last_ns)
+        ns = t->last_ns;
+    t->anc_tsc = tsc;
+    t->anc_ns = ns;
+    t->anc_mult = m;
+    t->last_ns = ns;
+    return ns;
+}
+
+static inline uint64_t thread_clock(act_thread *t)
+{
+#if defined(__x86_64__)
+    uint64_t d = __rdtsc() - t->anc_tsc;
+    if (ACT_LIKELY(d < ACT_TSC_REANCHOR)) {
+        uint64_t ns = t->anc_ns + ((d * t->anc_mult) >> 32);
+        t->last_ns = ns;
+        return ns;
+    }
+#endif
+    return thread_clock_slow(t);
+}
+
+uint64_t act_rec_now(void)
+{
+    act_thread *t = tls_thread;
+    return t ? thread_clock(t) : act_clock_now();
+}
+
+/* ---- range fast path ---------------------------------------------------
+ *
+ * act_range_push/pop try these first while recording. The common case --
+ * thread state present, the name a literal seen before, the range recorded,
+ * room in the chunk -- writes the 16-byte record and publishes it with no
+ * call, no hashing and no string read. Anything else returns
+ * ACT_RANGE_SLOW having changed nothing, and annotate.c takes the general
+ * path (intern, reserve, commit, capture window, drops), whose interning
+ * (act_str_intern_literal) fills the pointer cache.
+ *
+ * NOTE for anything that gates recording (capture window, pause): the fast
+ * path does not go through act_rec_reserve. Gate it where it is gated
+ * already: act__recording (checked by the callers) or a thread's `cap`
+ * (0 sends every record of that thread to the slow path, as close does).
+ */
+
+struct ro_query {
+    uintptr_t lo, hi;
+    int ro;
+};
+
+static int ro_segment_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct ro_query *q = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (q->lo >= lo && q->lo < hi) {
+            q->ro = q->hi <= hi && !(ph->p_flags & PF_W);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Is [s, s+len] inside a read-only segment of a loaded object? Such bytes
+ * cannot change while the object stays loaded. (An object unloaded and
+ * another loaded at the same address with a different string at the same
+ * pointer would defeat this; the cache is cleared with each new spool.) */
+static int str_is_immutable(const char *s, size_t len)
+{
+    struct ro_query q = {(uintptr_t)s, (uintptr_t)s + len + 1, 0};
+    dl_iterate_phdr(ro_segment_cb, &q);
+    return q.ro;
+}
+
+static inline act_ptr_slot *ptr_slot(act_thread *t, const char *s)
+{
+    uintptr_t p = (uintptr_t)s;
+    return &t->ptrs[(p ^ (p >> 6)) & (ACT_PTR_CACHE - 1)];
+}
+
+uint32_t act_str_intern_literal(const char *s)
+{
+    if (!s)
+        return 0;
+    size_t len = strlen(s);
+    uint32_t id = act_str_intern(s, len);
+    act_thread *t = tls_thread;
+    if (!id || !t || t->gen != atomic_load_explicit(&sp.gen, memory_order_relaxed))
+        return id;
+    act_ptr_slot *ps = ptr_slot(t, s);
+    if (ps->ptr != s && ps->mutable != s) {
+        if (str_is_immutable(s, len)) {
+            ps->ptr = s;
+            ps->id = id;
+        } else {
+            ps->mutable = s;
+        }
+    }
+    return id;
+}
+
+static inline void put_ts(act_thread *t, uint32_t pos, uint16_t kind, uint32_t aux)
+{
+    act_rec_ts *r = (act_rec_ts *)(t->data + pos);
+    r->h.kind = kind;
+    r->h.size8 = sizeof(*r) / 8;
+    r->h.aux = aux;
+    r->ts = thread_clock(t);
+    t->pos = pos + (uint32_t)sizeof(*r);
+    atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+}
+
+int act_recorder_range_push_fast(const char *name)
+{
+    act_thread *t = tls_thread;
+    if (ACT_UNLIKELY(t == NULL || name == NULL))
+        return ACT_RANGE_SLOW;
+    act_ptr_slot *ps = ptr_slot(t, name);
+    uint32_t pos = t->pos;
+    if (ACT_UNLIKELY(ps->ptr != name || pos + sizeof(act_rec_ts) >
+                                            atomic_load_explicit(&t->cap, memory_order_relaxed)))
+        return ACT_RANGE_SLOW;
+    put_ts(t, pos, ACT_REC_RANGE_PUSH, ps->id);
+    uint32_t seq = ++t->range_seq;
+    if (t->range_depth < ACT_RANGE_STACK)
+        t->range_stack[t->range_depth] = seq;
+    t->range_depth++;
+    return ACT_OK;
+}
+
+int act_recorder_range_pop_fast(void)
+{
+    act_thread *t = tls_thread;
+    if (ACT_UNLIKELY(t == NULL))
+        return ACT_RANGE_SLOW;
+    uint32_t d = t->range_depth, pos = t->pos;
+    if (ACT_UNLIKELY(d == 0 || d > ACT_RANGE_STACK ||
+                     pos + sizeof(act_rec_ts) >
+                         atomic_load_explicit(&t->cap, memory_order_relaxed)))
+        return ACT_RANGE_SLOW;
+    uint32_t mark = t->range_stack[d - 1];
+    if (ACT_UNLIKELY(mark == RANGE_MARK_OUTSIDE || mark == RANGE_MARK_DROPPED))
+        return ACT_RANGE_SLOW;
+    t->range_depth = d - 1;
+    put_ts(t, pos, ACT_REC_RANGE_POP, 0);
+    return ACT_OK;
+}
+
 /* ---- convenience writers ---------------------------------------------- */
 
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
@@ -671,9 +1001,12 @@ void act_recorder_atfork_child(void)
      * it. Forget it (leave the mapping: unmapping buys nothing) and let the
      * child start its own spool in the same directory on its next record. */
     pthread_mutex_init(&sp.lock, NULL);
-    int was = sp.hdr != NULL; /* recording, or paused outside the window */
+    pthread_mutex_init(&pf.lock, NULL);
+    pthread_cond_init(&pf.wake, NULL);
+    pf.running = 0;              /* the helper thread did not survive the fork */
+    int was = hdr_get() != NULL; /* recording, or paused outside the window */
     atomic_store(&act__recording, 0);
-    sp.hdr = NULL;
+    hdr_set(NULL);
     sp.threads = NULL;
     sp.free_top = 0;
     atomic_fetch_add(&sp.gen, 1);

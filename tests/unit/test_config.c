@@ -362,6 +362,24 @@ static void test_library_paths(void **state)
     }
 }
 
+static void test_sources(void **state)
+{
+    (void)state;
+    assert_int_equal(expect_valid("ACCELTRACE_SOURCES", "ascend").sources, ACT_CFG_SOURCE_ASCEND);
+    assert_int_equal(expect_valid("ACCELTRACE_SOURCES", "cuda").sources, ACT_CFG_SOURCE_CUDA);
+    assert_int_equal(expect_valid("ACCELTRACE_SOURCES", "cuda,ascend").sources,
+                     ACT_CFG_SOURCE_ASCEND | ACT_CFG_SOURCE_CUDA);
+    assert_int_equal(expect_valid("ACCELTRACE_SOURCES", "ascend,ascend").sources,
+                     ACT_CFG_SOURCE_ASCEND);
+    expect_invalid("ACCELTRACE_SOURCES", "Ascend");
+    expect_invalid("ACCELTRACE_SOURCES", "ascend,");
+    expect_invalid("ACCELTRACE_SOURCES", ",cuda");
+    expect_invalid("ACCELTRACE_SOURCES", "ascend, cuda");
+    expect_invalid("ACCELTRACE_SOURCES", "npu");
+    expect_invalid("ACCELTRACE_SOURCES", "opencl");
+    expect_common_invalid("ACCELTRACE_SOURCES", "ascend");
+}
+
 static void test_unknown_variable(void **state)
 {
     (void)state;
@@ -419,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_log),
         cmocka_unit_test(test_library_dir),
         cmocka_unit_test(test_library_paths),
+        cmocka_unit_test(test_sources),
         cmocka_unit_test(test_unknown_variable),
         cmocka_unit_test(test_error_leaves_config),
     };

@@ -1,0 +1,151 @@
+/*
+ * test_range_fast_path.c -- correctness of the recorder's range hot path
+ * (recorder.c): the TSC-based fast clock stays on CLOCK_MONOTONIC_RAW and
+ * never runs backwards within a thread; the pointer cache never gives a
+ * changed buffer the old name; NULL and unbalanced calls are refused and
+ * counted; with no tool the inline wrappers stop entering the library and
+ * resume when recording starts. Speed is measured in bench/, never here.
+ */
+/* cmocka.h needs these first. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+#include <string.h>
+#include <time.h>
+
+#include "acceltrace.h"
+#include "core/internal.h"
+#include "spool_walk.h"
+
+#define PAIRS        4000
+#define TOLERANCE_NS 1000 /* far above the expected error (a few ns), far below a bug */
+
+static char dir[64];
+static uint64_t before[PAIRS], after[PAIRS];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/act-fast-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(act_recorder_open(dir, 64u << 20, 64u << 10), 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    act_recorder_close();
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    return system(cmd);
+}
+
+typedef struct seen {
+    char names[64][16]; /* string id -> bytes (main thread only) */
+    uint64_t push_ts[PAIRS + 16];
+    char push_name[PAIRS + 16][16];
+    size_t pushes;
+    uint64_t last_ts;
+    uint64_t backwards;
+} seen;
+
+static void collect(const act_rec_hdr *r, uint32_t serial, void *arg)
+{
+    (void)serial;
+    seen *s = arg;
+    if (r->kind == ACT_REC_STRING) {
+        const act_rec_string *str = (const act_rec_string *)r;
+        if (r->aux < 64 && str->len < 16)
+            memcpy(s->names[r->aux], str + 1, str->len);
+        return;
+    }
+    if (r->kind != ACT_REC_RANGE_PUSH && r->kind != ACT_REC_RANGE_POP)
+        return;
+    uint64_t ts = ((const act_rec_ts *)r)->ts;
+    if (ts < s->last_ts)
+        s->backwards++;
+    s->last_ts = ts;
+    if (r->kind == ACT_REC_RANGE_PUSH && s->pushes < PAIRS + 16) {
+        s->push_ts[s->pushes] = ts;
+        if (r->aux < 64)
+            memcpy(s->push_name[s->pushes], s->names[r->aux], 16);
+        s->pushes++;
+    }
+}
+
+/* No tool attached: the inline wrappers learn it on the first call and
+ * stop entering the library; opening a recorder turns them back on. */
+static void test_off_then_on(void **state)
+{
+    (void)state;
+    unsetenv("ACCELTRACE_SPOOL_DIR");
+    assert_int_equal(act_range_push("off"), ACT_E_DISABLED);
+    assert_int_equal(*act__idle_ptr, 1);
+    assert_int_equal(act_range_pop(), ACT_E_DISABLED);
+    assert_int_equal(setup(NULL), 0);
+    assert_int_equal(*act__idle_ptr, 0);
+    assert_int_equal(act_range_push("on"), ACT_OK);
+    assert_int_equal(act_range_pop(), ACT_OK);
+    assert_int_equal(teardown(NULL), 0);
+}
+
+static void test_clock_names_and_errors(void **state)
+{
+    (void)state;
+    /* Spread the pairs over ~40 ms so that threads re-anchor many times. */
+    for (int i = 0; i < PAIRS; i++) {
+        before[i] = act_clock_now();
+        assert_int_equal(act_range_push("fast.literal"), ACT_OK);
+        assert_int_equal(act_range_pop(), ACT_OK);
+        after[i] = act_clock_now();
+        if (i % 100 == 0) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    /* A buffer whose bytes change must be recorded with its new bytes. */
+    char buf[16];
+    strcpy(buf, "alpha");
+    assert_int_equal(act_range_push(buf), ACT_OK);
+    assert_int_equal(act_range_pop(), ACT_OK);
+    strcpy(buf, "beta");
+    assert_int_equal(act_range_push(buf), ACT_OK);
+    assert_int_equal(act_range_pop(), ACT_OK);
+    strcpy(buf, "alpha");
+    assert_int_equal(act_range_push(buf), ACT_OK);
+    assert_int_equal(act_range_pop(), ACT_OK);
+
+    assert_int_equal(act_range_push(NULL), ACT_E_INVAL);
+    uint64_t unbalanced = act_recorder_header()->unbalanced_pops;
+    assert_int_equal(act_range_pop(), ACT_E_UNBALANCED);
+    assert_int_equal(act_recorder_header()->unbalanced_pops, unbalanced + 1);
+
+    walk_stats ws;
+    static seen s;
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(spool_walk(act_recorder_path(), &ws, collect, &s), 0);
+    assert_int_equal(ws.torn, 0);
+    assert_int_equal(s.pushes, PAIRS + 3);
+    assert_int_equal(s.backwards, 0);
+    for (int i = 0; i < PAIRS; i++) {
+        assert_true(s.push_ts[i] + TOLERANCE_NS >= before[i]);
+        assert_true(s.push_ts[i] <= after[i] + TOLERANCE_NS);
+        assert_string_equal(s.push_name[i], "fast.literal");
+    }
+    assert_string_equal(s.push_name[PAIRS], "alpha");
+    assert_string_equal(s.push_name[PAIRS + 1], "beta");
+    assert_string_equal(s.push_name[PAIRS + 2], "alpha");
+    spool_unwalk(&ws);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_off_then_on),
+        cmocka_unit_test_setup_teardown(test_clock_names_and_errors, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
