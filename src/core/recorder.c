@@ -120,6 +120,12 @@ static inline void hdr_set(act_spool_header *h)
     atomic_store_explicit(&sp.hdr, h, memory_order_release);
 }
 
+/* Set when no chunk could be handed out (spool full, nothing to recycle),
+ * cleared when a chunk is recycled or a spool opened. While set, a thread
+ * without a chunk drops its records without taking sp.lock: a full spool
+ * must not turn every record into a mutex round trip. */
+static _Atomic int spool_exhausted;
+
 static __thread act_thread *tls_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t tls_key;
 static pthread_once_t tls_key_once = PTHREAD_ONCE_INIT;
@@ -335,6 +341,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
     if (rc == 0) {
         sp.pid = getpid();
         spool_init_header();
+        atomic_store(&spool_exhausted, 0);
         atomic_fetch_add(&sp.gen, 1);
         prefault_start();
     }
@@ -394,8 +401,10 @@ static void chunk_release(act_thread *t)
      * next thread that needs one; its published fill stays as it is. */
     if (!t->chunk || t->gen != atomic_load(&sp.gen) || !hdr_get())
         return;
-    if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
+    if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed)) {
         sp.free_chunks[sp.free_top++] = t->chunk->index;
+        atomic_store_explicit(&spool_exhausted, 0, memory_order_relaxed);
+    }
     t->chunk = NULL;
     /* The fast path must never write to a chunk this thread gave up:
      * another thread may own it now, and commit needs t->chunk. */
@@ -521,6 +530,9 @@ static uint32_t free_chunk_take(size_t need)
 static int chunk_acquire(act_thread *t, size_t need)
 {
     uint32_t idx = UINT32_MAX;
+    if (atomic_load_explicit(&spool_exhausted, memory_order_relaxed) && !t->chunk &&
+        t->gen == atomic_load(&sp.gen))
+        return -1;
     if (ACT_UNLIKELY(sp.reopen_pending)) {
         char dir[PATH_MAX];
         memcpy(dir, sp.dir, sizeof(dir));
@@ -551,6 +563,8 @@ static int chunk_acquire(act_thread *t, size_t need)
         else
             atomic_store((_Atomic uint64_t *)&h->chunks_used, sp.chunk_count);
     }
+    if (idx == UINT32_MAX)
+        atomic_store_explicit(&spool_exhausted, 1, memory_order_relaxed);
     pthread_mutex_unlock(&sp.lock);
     if (idx == UINT32_MAX)
         return -1;
