@@ -20,25 +20,25 @@
 extern "C" {
 #endif
 
-#define ACT_VERSION_MAJOR 0
-#define ACT_VERSION_MINOR 1
-#define ACT_VERSION_PATCH 0
+#define ACT_VERSION_MAJOR  0
+#define ACT_VERSION_MINOR  1
+#define ACT_VERSION_PATCH  0
 #define ACT_VERSION_STRING "0.1.0"
 
 /* Error codes. 0 is success; every error is negative. */
-#define ACT_OK 0
-#define ACT_E_DISABLED (-1)   /* no tool attached / not recording */
-#define ACT_E_INVAL (-2)      /* invalid argument (NULL, empty, out of range) */
-#define ACT_E_NOMEM (-3)      /* out of memory */
-#define ACT_E_IO (-4)         /* file or system call failed */
-#define ACT_E_FULL (-5)       /* recorder capacity reached; the record was counted */
-#define ACT_E_STATE (-6)      /* call not valid in the current state */
-#define ACT_E_JSON (-7)       /* invalid JSON */
-#define ACT_E_UNBALANCED (-8) /* pop without a matching push */
-#define ACT_E_CONFIG (-9)     /* invalid configuration value */
-#define ACT_E_FORMAT (-10)    /* malformed input file */
-#define ACT_E_NOTFOUND (-11)  /* no such thing (group, backend, file) */
-#define ACT_E_CONFLICT (-12)  /* another tracer already holds the resource */
+#define ACT_OK            0
+#define ACT_E_DISABLED    (-1)  /* no tool attached / not recording */
+#define ACT_E_INVAL       (-2)  /* invalid argument (NULL, empty, out of range) */
+#define ACT_E_NOMEM       (-3)  /* out of memory */
+#define ACT_E_IO          (-4)  /* file or system call failed */
+#define ACT_E_FULL        (-5)  /* recorder capacity reached; the record was counted */
+#define ACT_E_STATE       (-6)  /* call not valid in the current state */
+#define ACT_E_JSON        (-7)  /* invalid JSON */
+#define ACT_E_UNBALANCED  (-8)  /* pop without a matching push */
+#define ACT_E_CONFIG      (-9)  /* invalid configuration value */
+#define ACT_E_FORMAT      (-10) /* malformed input file */
+#define ACT_E_NOTFOUND    (-11) /* no such thing (group, backend, file) */
+#define ACT_E_CONFLICT    (-12) /* another tracer already holds the resource */
 #define ACT_E_UNSUPPORTED (-13) /* not supported by this platform or build */
 
 /* Text for an error code (never NULL). */
@@ -108,12 +108,12 @@ static inline void act__counter_fast(const char *name, double value)
     if (!ACT__IDLE())
         (act_counter)(name, value);
 }
-#define act_range_push act__range_push_fast
-#define act_range_pop act__range_pop_fast
+#define act_range_push  act__range_push_fast
+#define act_range_pop   act__range_pop_fast
 #define act_range_start act__range_start_fast
-#define act_range_end act__range_end_fast
-#define act_mark act__mark_fast
-#define act_counter act__counter_fast
+#define act_range_end   act__range_end_fast
+#define act_mark        act__mark_fast
+#define act_counter     act__counter_fast
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -123,7 +123,7 @@ static inline void act__scoped_range_pop(int *unused)
     act_range_pop();
 }
 #define ACT__CAT2(a, b) a##b
-#define ACT__CAT(a, b) ACT__CAT2(a, b)
+#define ACT__CAT(a, b)  ACT__CAT2(a, b)
 /* Push a range that is popped when the enclosing scope ends. */
 #define ACT_SCOPED_RANGE(name)                                                                     \
     int ACT__CAT(act__scoped_, __LINE__) __attribute__((cleanup(act__scoped_range_pop), unused)) = \
@@ -147,11 +147,11 @@ int act_stop(void);
 /* ---- in-process sessions ---------------------------------------------- */
 
 typedef struct act_options {
-    size_t struct_size;      /* sizeof(act_options), for forward compatibility */
-    uint64_t buffer_size;    /* recorder capacity in bytes; 0 = default */
-    const char *spool_dir;   /* where the spool goes; NULL = a private temp dir */
-    int capture_api;         /* nonzero: record only between act_start/act_stop */
-    const char *trace_name;  /* "traceName" in the trace; NULL = program name */
+    size_t struct_size;     /* sizeof(act_options), for forward compatibility */
+    uint64_t buffer_size;   /* recorder capacity in bytes; 0 = default */
+    const char *spool_dir;  /* where the spool goes; NULL = a private temp dir */
+    int capture_api;        /* nonzero: record only between act_start/act_stop */
+    const char *trace_name; /* "traceName" in the trace; NULL = program name */
 } act_options;
 
 /* Begin recording in this process without a launcher. `opts` may be NULL. */

@@ -67,29 +67,28 @@ static const struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: acceltrace run [OPTIONS] [--] PROGRAM [ARGS...]\n"
-            "\n"
-            "Run PROGRAM, trace its host calls and device activity, write a Chrome\n"
-            "trace (opens in Perfetto) and print a summary. PROGRAM's output and exit\n"
-            "status are passed through (death by signal N exits with 128+N).\n"
-            "\n"
-            "options:\n"
-            "  -o, --output FILE       trace file (default: PROGRAM.PID.trace.json)\n"
-            "  -f, --force             overwrite FILE if it exists\n"
-            "      --no-summary        do not print the summary on stderr\n"
-            "      --summary-by-range  attribute device time to annotated ranges\n"
-            "      --metadata KEY=VALUE  add a top-level member to the trace (repeatable)\n"
-            "      --preload           intercept OpenCL with LD_PRELOAD instead of the\n"
-            "                          ICD-loader layer (for loaders without layer support;\n"
-            "                          misses programs that dlopen libOpenCL)\n"
-            "      --keep-spool        keep the raw spool directory (its path is printed)\n"
-            "      --cuda              trace CUDA through CUPTI: the CUDA driver loads\n"
-            "                          libacceltrace.so (CUDA_INJECTION64_PATH) at cuInit\n"
-            "      --ascend            trace Ascend NPUs through mspti: preloads\n"
-            "                          $ASCEND_HOME_PATH/lib64/libmspti.so (or\n"
-            "                          $ACCELTRACE_MSPTI_LIB) and libacceltrace.so, which\n"
-            "                          starts the mspti source when the program loads\n");
+    fprintf(f, "usage: acceltrace run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+               "\n"
+               "Run PROGRAM, trace its host calls and device activity, write a Chrome\n"
+               "trace (opens in Perfetto) and print a summary. PROGRAM's output and exit\n"
+               "status are passed through (death by signal N exits with 128+N).\n"
+               "\n"
+               "options:\n"
+               "  -o, --output FILE       trace file (default: PROGRAM.PID.trace.json)\n"
+               "  -f, --force             overwrite FILE if it exists\n"
+               "      --no-summary        do not print the summary on stderr\n"
+               "      --summary-by-range  attribute device time to annotated ranges\n"
+               "      --metadata KEY=VALUE  add a top-level member to the trace (repeatable)\n"
+               "      --preload           intercept OpenCL with LD_PRELOAD instead of the\n"
+               "                          ICD-loader layer (for loaders without layer support;\n"
+               "                          misses programs that dlopen libOpenCL)\n"
+               "      --keep-spool        keep the raw spool directory (its path is printed)\n"
+               "      --cuda              trace CUDA through CUPTI: the CUDA driver loads\n"
+               "                          libacceltrace.so (CUDA_INJECTION64_PATH) at cuInit\n"
+               "      --ascend            trace Ascend NPUs through mspti: preloads\n"
+               "                          $ASCEND_HOME_PATH/lib64/libmspti.so (or\n"
+               "                          $ACCELTRACE_MSPTI_LIB) and libacceltrace.so, which\n"
+               "                          starts the mspti source when the program loads\n");
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         fprintf(f, "      --%s=VALUE%*s%s [%s]\n", env_options[i].option,
                 (int)(16 - strlen(env_options[i].option)), "", env_options[i].help,
@@ -179,8 +178,8 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
     };
     size_t nl = 10;
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
-        longs[nl++] = (struct option){env_options[i].option, required_argument, NULL,
-                                      OPT_ENV + (int)i};
+        longs[nl++] =
+            (struct option){env_options[i].option, required_argument, NULL, OPT_ENV + (int)i};
     optind = 1;
     opterr = 1;
     int c, li;
@@ -340,8 +339,10 @@ int act_cmd_run(int argc, char **argv)
     char lib[PATH_MAX];
     const char *libname = o.preload ? "libacceltrace_preload.so" : "libacceltrace.so";
     if (find_library(libname, lib, sizeof(lib)) != 0) {
-        fprintf(stderr, "acceltrace: cannot find %s next to the acceltrace command "
-                        "(set ACCELTRACE_LIBRARY_DIR)\n", libname);
+        fprintf(stderr,
+                "acceltrace: cannot find %s next to the acceltrace command "
+                "(set ACCELTRACE_LIBRARY_DIR)\n",
+                libname);
         return 2;
     }
 
@@ -403,8 +404,9 @@ int act_cmd_run(int argc, char **argv)
             break;
         }
     }
-    int code = WIFEXITED(status) ? WEXITSTATUS(status)
-               : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    int code = WIFEXITED(status)     ? WEXITSTATUS(status)
+               : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                     : 1;
 
     o.metadata[o.n_metadata] = NULL;
     act_export_opts eo = {

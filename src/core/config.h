@@ -14,19 +14,22 @@
 #include <stdint.h>
 
 typedef struct act_config {
-    char spool_dir[4096];     /* ACCELTRACE_SPOOL_DIR: set by `run`; empty = not attached */
-    uint64_t buffer_size;     /* ACCELTRACE_BUFFER_SIZE: bytes, e.g. 64M (default 256M) */
-    uint32_t chunk_size;      /* ACCELTRACE_CHUNK_SIZE: bytes per thread chunk (default 128K) */
-    uint64_t drain_timeout_ms; /* ACCELTRACE_DRAIN_TIMEOUT: ms to wait for device activity (default 10000) */
-    char hooks[1024];         /* ACCELTRACE_HOOKS: comma list of groups or "all" (default) */
-    int capture_api;          /* ACCELTRACE_CAPTURE_RANGE=api */
-    char capture_nvtx[256];   /* ACCELTRACE_CAPTURE_RANGE=nvtx:NAME */
-    uint64_t delay_ns;        /* ACCELTRACE_DELAY: seconds */
-    uint64_t duration_ns;     /* ACCELTRACE_DURATION: seconds (0 = unbounded) */
-    int log_level;            /* ACCELTRACE_LOG: quiet|error|info|debug (0..3, default info) */
-    char library_dir[4096];   /* ACCELTRACE_LIBRARY_DIR: where `run` finds the library ("" = beside it) */
-    unsigned trace_mode;      /* ACCELTRACE_TRACE_MODE: permission bits of written traces (default 0600) */
-    unsigned sources;         /* ACCELTRACE_SOURCES: ACT_CFG_SOURCE_* bits, started at start-up */
+    char spool_dir[4096];      /* ACCELTRACE_SPOOL_DIR: set by `run`; empty = not attached */
+    uint64_t buffer_size;      /* ACCELTRACE_BUFFER_SIZE: bytes, e.g. 64M (default 256M) */
+    uint32_t chunk_size;       /* ACCELTRACE_CHUNK_SIZE: bytes per thread chunk (default 128K) */
+    uint64_t drain_timeout_ms; /* ACCELTRACE_DRAIN_TIMEOUT: ms to wait for device activity (default
+                                  10000) */
+    char hooks[1024];          /* ACCELTRACE_HOOKS: comma list of groups or "all" (default) */
+    int capture_api;           /* ACCELTRACE_CAPTURE_RANGE=api */
+    char capture_nvtx[256];    /* ACCELTRACE_CAPTURE_RANGE=nvtx:NAME */
+    uint64_t delay_ns;         /* ACCELTRACE_DELAY: seconds */
+    uint64_t duration_ns;      /* ACCELTRACE_DURATION: seconds (0 = unbounded) */
+    int log_level;             /* ACCELTRACE_LOG: quiet|error|info|debug (0..3, default info) */
+    char library_dir[4096];    /* ACCELTRACE_LIBRARY_DIR: where `run` finds the library ("" = beside
+                                  it) */
+    unsigned
+        trace_mode;   /* ACCELTRACE_TRACE_MODE: permission bits of written traces (default 0600) */
+    unsigned sources; /* ACCELTRACE_SOURCES: ACT_CFG_SOURCE_* bits, started at start-up */
 } act_config;
 
 /* Vendor sources a launcher asks start-up to start (ACCELTRACE_SOURCES). */

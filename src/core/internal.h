@@ -18,13 +18,13 @@
 #include "record.h"
 
 #if defined(__GNUC__)
-#define ACT_LIKELY(x) __builtin_expect(!!(x), 1)
-#define ACT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define ACT_HIDDEN __attribute__((visibility("hidden")))
-#define ACT_EXPORT __attribute__((visibility("default")))
+#define ACT_LIKELY(x)    __builtin_expect(!!(x), 1)
+#define ACT_UNLIKELY(x)  __builtin_expect(!!(x), 0)
+#define ACT_HIDDEN       __attribute__((visibility("hidden")))
+#define ACT_EXPORT       __attribute__((visibility("default")))
 #define ACT_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
-#define ACT_LIKELY(x) (x)
+#define ACT_LIKELY(x)   (x)
 #define ACT_UNLIKELY(x) (x)
 #define ACT_HIDDEN
 #define ACT_EXPORT
@@ -124,9 +124,9 @@ uint64_t act_range_current_ext(void);
 /* The per-thread range stack (recorder.c), driven by annotate.c and the
  * NVTX source. `how`: what became of the push record. */
 enum act_range_how {
-    ACT_RANGE_RECORDED = 1, /* written: takes the next sequence number */
-    ACT_RANGE_OUTSIDE = 0,  /* capture window closed: counted, not written */
-    ACT_RANGE_DROPPED = -1, /* no space: counted as dropped */
+    ACT_RANGE_RECORDED = 1,   /* written: takes the next sequence number */
+    ACT_RANGE_OUTSIDE = 0,    /* capture window closed: counted, not written */
+    ACT_RANGE_DROPPED = -1,   /* no space: counted as dropped */
     ACT_RANGE_UNBALANCED = -2 /* (pop only) nothing was open; counted */
 };
 void act_recorder_range_pushed(int how);
@@ -185,8 +185,7 @@ uint64_t act_rec_now(void);
 /* Configure the gates before the recorder opens (start-up, sessions).
  * nvtx_name: NAME of nvtx:NAME ("" = none). delay/duration in ns (0 = none),
  * measured from process start. */
-int act_capture_configure(int api, const char *nvtx_name, uint64_t delay_ns,
-                          uint64_t duration_ns);
+int act_capture_configure(int api, const char *nvtx_name, uint64_t delay_ns, uint64_t duration_ns);
 /* Called by the recorder after it opened / closed a spool. */
 void act_capture_recorder_opened(void);
 void act_capture_recorder_closed(void);
@@ -207,8 +206,8 @@ void act_capture_nvtx_leave(void);
 int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str);
 
 /* Convenience writers used by sources. Each returns 0 or -1 (dropped). */
-int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr,
-                     uint64_t ext, int32_t result, uint32_t source);
+int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
+                     int32_t result, uint32_t source);
 int act_rec_error_emit(const char *fmt, ...) ACT_PRINTF(1, 2);
 
 /* Fork handling: the child gets a fresh spool on its next record. */

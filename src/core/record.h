@@ -21,8 +21,8 @@
  * Every record starts with act_rec_hdr. `size8` is the full record size in
  * units of 8 bytes (so one record can be up to 512 KiB, enough for a 64 KiB
  * string with room to spare); `aux` is a per-kind small field (usually a
- * string id). A record never straddles chunks. Strings are interned per thread: a STRING record defines id -> bytes
- * for the thread of its segment, before the first record that uses the id.
+ * string id). A record never straddles chunks. Strings are interned per thread: a STRING record
+ * defines id -> bytes for the thread of its segment, before the first record that uses the id.
  * String id 0 means "no string".
  *
  * Timestamps are nanoseconds on the host timeline clock named in the header
@@ -35,35 +35,35 @@
 
 #include <stdint.h>
 
-#define ACT_SPOOL_MAGIC 0x4c4f4f5053544341ULL /* "ACTSPOOL" little-endian */
-#define ACT_SPOOL_VERSION 2u
-#define ACT_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
+#define ACT_SPOOL_MAGIC       0x4c4f4f5053544341ULL /* "ACTSPOOL" little-endian */
+#define ACT_SPOOL_VERSION     2u
+#define ACT_CHUNK_MAGIC       0x4b4e4843u /* "CHNK" */
 #define ACT_SPOOL_HEADER_SIZE 4096u
 #define ACT_SPOOL_CMDLINE_MAX 2048u
 
 /* Record kinds. Values are part of the file format. */
 enum act_rec_kind {
-    ACT_REC_PAD = 0,        /* filler; skip size8 * 8 bytes */
-    ACT_REC_SEGMENT = 1,    /* act_rec_segment: records below belong to a thread */
-    ACT_REC_THREAD = 2,     /* act_rec_thread: serial -> OS tid, name */
-    ACT_REC_STRING = 3,     /* act_rec_string: interned string for this thread */
-    ACT_REC_RANGE_PUSH = 4, /* act_rec_ts: nested range opens (aux = name) */
-    ACT_REC_RANGE_POP = 5,  /* act_rec_ts: innermost range closes */
+    ACT_REC_PAD = 0,         /* filler; skip size8 * 8 bytes */
+    ACT_REC_SEGMENT = 1,     /* act_rec_segment: records below belong to a thread */
+    ACT_REC_THREAD = 2,      /* act_rec_thread: serial -> OS tid, name */
+    ACT_REC_STRING = 3,      /* act_rec_string: interned string for this thread */
+    ACT_REC_RANGE_PUSH = 4,  /* act_rec_ts: nested range opens (aux = name) */
+    ACT_REC_RANGE_POP = 5,   /* act_rec_ts: innermost range closes */
     ACT_REC_RANGE_START = 6, /* act_rec_range_id: cross-thread range begins */
-    ACT_REC_RANGE_END = 7,  /* act_rec_range_id: cross-thread range ends */
-    ACT_REC_MARK = 8,       /* act_rec_ts: instant (aux = name) */
-    ACT_REC_COUNTER = 9,    /* act_rec_counter (aux = name) */
-    ACT_REC_API = 10,       /* act_rec_api: intercepted host call */
-    ACT_REC_DEVICE_OP = 11, /* act_rec_device_op: work executed on a device */
-    ACT_REC_DEVICE = 12,    /* act_rec_device: device description */
-    ACT_REC_QUEUE = 13,     /* act_rec_queue: queue/stream description */
-    ACT_REC_METADATA = 14,  /* act_rec_metadata: user key/value */
-    ACT_REC_CLOCK = 15,     /* act_rec_clock: device->host clock mapping */
-    ACT_REC_ERROR = 16,     /* act_rec_ts: a source error line (aux = message) */
-    ACT_REC_CAPTURE = 17,   /* act_rec_ts: capture window on (aux=1) / off (aux=0) */
-    ACT_REC_EXTCORR = 18,   /* act_rec_extcorr: vendor correlation -> external id */
-    ACT_REC_ARG = 19,       /* act_rec_arg: one argument of this thread's most recent
-                               RANGE_PUSH / RANGE_START / MARK record (aux = key) */
+    ACT_REC_RANGE_END = 7,   /* act_rec_range_id: cross-thread range ends */
+    ACT_REC_MARK = 8,        /* act_rec_ts: instant (aux = name) */
+    ACT_REC_COUNTER = 9,     /* act_rec_counter (aux = name) */
+    ACT_REC_API = 10,        /* act_rec_api: intercepted host call */
+    ACT_REC_DEVICE_OP = 11,  /* act_rec_device_op: work executed on a device */
+    ACT_REC_DEVICE = 12,     /* act_rec_device: device description */
+    ACT_REC_QUEUE = 13,      /* act_rec_queue: queue/stream description */
+    ACT_REC_METADATA = 14,   /* act_rec_metadata: user key/value */
+    ACT_REC_CLOCK = 15,      /* act_rec_clock: device->host clock mapping */
+    ACT_REC_ERROR = 16,      /* act_rec_ts: a source error line (aux = message) */
+    ACT_REC_CAPTURE = 17,    /* act_rec_ts: capture window on (aux=1) / off (aux=0) */
+    ACT_REC_EXTCORR = 18,    /* act_rec_extcorr: vendor correlation -> external id */
+    ACT_REC_ARG = 19,        /* act_rec_arg: one argument of this thread's most recent
+                                RANGE_PUSH / RANGE_START / MARK record (aux = key) */
     ACT_REC_KIND_MAX = 20
 };
 
@@ -181,7 +181,7 @@ typedef struct act_rec_api {
     uint64_t end;
     uint64_t corr;
     uint64_t ext;
-    int32_t result; /* the call's return value (vendor error code) */
+    int32_t result;  /* the call's return value (vendor error code) */
     uint32_t source; /* enum act_source */
 } act_rec_api;
 
@@ -197,7 +197,7 @@ enum act_source {
 };
 
 #define ACT_OPF_NO_TIMES 0x1u /* command failed or profiling unavailable */
-#define ACT_OPF_OOO 0x2u      /* queue was out of order */
+#define ACT_OPF_OOO      0x2u /* queue was out of order */
 
 /*
  * Work a device executed. Recorded by whatever thread learns about it
@@ -206,20 +206,20 @@ enum act_source {
  * source (which knows its device's clock); 0 = unknown.
  */
 typedef struct act_rec_device_op {
-    act_rec_hdr h; /* aux = name */
-    uint8_t op;    /* enum act_op_kind */
-    uint8_t source; /* enum act_source */
-    uint16_t flags; /* ACT_OPF_* */
-    int32_t status; /* vendor completion status (0 = ok) */
+    act_rec_hdr h;   /* aux = name */
+    uint8_t op;      /* enum act_op_kind */
+    uint8_t source;  /* enum act_source */
+    uint16_t flags;  /* ACT_OPF_* */
+    int32_t status;  /* vendor completion status (0 = ok) */
     uint64_t device; /* device handle/id, matches act_rec_device.device */
     uint64_t queue;  /* queue/stream handle/id, matches act_rec_queue.queue */
     uint64_t queued;
     uint64_t submit;
     uint64_t start;
     uint64_t end;
-    uint64_t corr;  /* correlation id of the launching act_rec_api (0 = none) */
-    uint64_t ext;   /* external id when the source knows it directly (0 = via corr) */
-    uint64_t bytes; /* transfers, fills */
+    uint64_t corr;     /* correlation id of the launching act_rec_api (0 = none) */
+    uint64_t ext;      /* external id when the source knows it directly (0 = via corr) */
+    uint64_t bytes;    /* transfers, fills */
     uint64_t gsize[3]; /* kernels: global work size */
     uint64_t lsize[3]; /* kernels: local work size (0 = runtime's choice) */
     uint32_t detail;   /* string id: kernel type, collective comm name, ... */
@@ -248,14 +248,14 @@ typedef struct act_rec_queue {
 } act_rec_queue;
 
 typedef struct act_rec_metadata {
-    act_rec_hdr h; /* aux = key string id */
-    uint32_t value; /* string id */
+    act_rec_hdr h;    /* aux = key string id */
+    uint32_t value;   /* string id */
     uint32_t is_json; /* value is validated JSON text */
 } act_rec_metadata;
 
 /* How a device's timestamps were mapped onto the host clock. */
 typedef struct act_rec_clock {
-    act_rec_hdr h;   /* aux = method string id ("monotonic_raw", ...) */
+    act_rec_hdr h; /* aux = method string id ("monotonic_raw", ...) */
     uint64_t device;
     int64_t offset_ns; /* host = device + offset */
     int64_t error_ns;  /* estimated bound of the mapping error */
@@ -272,7 +272,7 @@ typedef struct act_rec_extcorr {
  * the recorder while the program runs (they live in the shared mapping, so
  * they survive a crash).
  */
-#define ACT_SPOOL_F_SEALED 0x1u   /* the process ended normally and flushed */
+#define ACT_SPOOL_F_SEALED      0x1u /* the process ended normally and flushed */
 #define ACT_SPOOL_F_CAPTURE_API 0x2u /* capture started off (waiting for act_start) */
 
 typedef struct act_spool_header {
@@ -295,17 +295,17 @@ typedef struct act_spool_header {
      * used (no invariant TSC or clocksource other than "tsc"). */
     uint64_t calib_ts[2];
     uint64_t calib_ns[2];
-    uint64_t start_realtime_ns; /* wall clock at spool creation */
-    uint64_t start_ns;          /* timeline clock at spool creation */
-    uint64_t chunks_used;       /* atomic: chunks handed out so far */
-    uint64_t segment_seq;       /* atomic: next segment sequence number */
-    uint64_t dropped[ACT_REC_KIND_MAX];  /* atomic: records lost for lack of space */
+    uint64_t start_realtime_ns;                /* wall clock at spool creation */
+    uint64_t start_ns;                         /* timeline clock at spool creation */
+    uint64_t chunks_used;                      /* atomic: chunks handed out so far */
+    uint64_t segment_seq;                      /* atomic: next segment sequence number */
+    uint64_t dropped[ACT_REC_KIND_MAX];        /* atomic: records lost for lack of space */
     uint64_t outside_window[ACT_REC_KIND_MAX]; /* atomic: records outside capture */
-    uint64_t callbacks_pending; /* atomic: device callbacks not yet arrived */
-    uint64_t callbacks_lost;    /* callbacks that never arrived by the bound */
-    uint64_t unbalanced_pops;   /* atomic */
-    uint64_t strings_truncated; /* atomic: strings cut to fit one chunk */
-    char cmdline[ACT_SPOOL_CMDLINE_MAX]; /* argv joined by NUL, double-NUL ended */
+    uint64_t callbacks_pending;                /* atomic: device callbacks not yet arrived */
+    uint64_t callbacks_lost;                   /* callbacks that never arrived by the bound */
+    uint64_t unbalanced_pops;                  /* atomic */
+    uint64_t strings_truncated;                /* atomic: strings cut to fit one chunk */
+    char cmdline[ACT_SPOOL_CMDLINE_MAX];       /* argv joined by NUL, double-NUL ended */
 } act_spool_header;
 
 /* Header of every chunk. `used` counts bytes after this header. */

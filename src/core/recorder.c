@@ -38,8 +38,8 @@
 #include "acceltrace.h"
 #include "internal.h"
 
-#define ACT_STR_CACHE 256     /* per-thread interned-string cache slots (power of 2) */
-#define ACT_RANGE_STACK 256   /* nesting tracked for External ids; deeper still recorded */
+#define ACT_STR_CACHE   256 /* per-thread interned-string cache slots (power of 2) */
+#define ACT_RANGE_STACK 256 /* nesting tracked for External ids; deeper still recorded */
 /* Range stack entries: a sequence number, or one of these for a push that
  * was not written. */
 #define RANGE_MARK_OUTSIDE 0u
@@ -514,8 +514,8 @@ static uint32_t free_chunk_take(size_t need)
     uint32_t usable = sp.chunk_size - (uint32_t)sizeof(act_chunk_header);
     for (uint32_t i = sp.free_top; i-- > 0;) {
         uint32_t idx = sp.free_chunks[i];
-        const act_chunk_header *c =
-            (const act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE + (size_t)idx * sp.chunk_size);
+        const act_chunk_header *c = (const act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE +
+                                                               (size_t)idx * sp.chunk_size);
         uint32_t used = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_relaxed);
         if (used + need <= usable) {
             sp.free_chunks[i] = sp.free_chunks[--sp.free_top];
@@ -577,8 +577,7 @@ static int chunk_acquire(act_thread *t, size_t need)
         prefault_kick();
         c->index = idx;
         atomic_store_explicit((_Atomic uint32_t *)&c->used, 0, memory_order_relaxed);
-        atomic_store_explicit((_Atomic uint32_t *)&c->magic, ACT_CHUNK_MAGIC,
-                              memory_order_release);
+        atomic_store_explicit((_Atomic uint32_t *)&c->magic, ACT_CHUNK_MAGIC, memory_order_release);
     }
     t->chunk = c;
     t->data = (char *)(c + 1);
@@ -602,8 +601,7 @@ void act_rec_drop(uint16_t kind)
 {
     act_spool_header *h = hdr_get();
     if (h && kind < ACT_REC_KIND_MAX)
-        atomic_fetch_add_explicit((_Atomic uint64_t *)&h->dropped[kind], 1,
-                                  memory_order_relaxed);
+        atomic_fetch_add_explicit((_Atomic uint64_t *)&h->dropped[kind], 1, memory_order_relaxed);
 }
 
 static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
@@ -747,7 +745,7 @@ void act_recorder_range_pushed(int how)
     act_thread *t = thread_get();
     if (ACT_UNLIKELY(!t))
         return;
-    uint32_t mark = how == ACT_RANGE_RECORDED ? ++t->range_seq
+    uint32_t mark = how == ACT_RANGE_RECORDED  ? ++t->range_seq
                     : how == ACT_RANGE_DROPPED ? RANGE_MARK_DROPPED
                                                : RANGE_MARK_OUTSIDE;
     if (t->range_depth < ACT_RANGE_STACK)
@@ -768,8 +766,8 @@ int act_recorder_range_popped(void)
     }
     uint32_t d = --t->range_depth;
     if (d >= ACT_RANGE_STACK) /* too deep to track: as the window is now */
-        return atomic_load_explicit(&act__recording, memory_order_relaxed)
-                   ? ACT_RANGE_RECORDED : ACT_RANGE_OUTSIDE;
+        return atomic_load_explicit(&act__recording, memory_order_relaxed) ? ACT_RANGE_RECORDED
+                                                                           : ACT_RANGE_OUTSIDE;
     uint32_t mark = t->range_stack[d];
     return mark == RANGE_MARK_OUTSIDE   ? ACT_RANGE_OUTSIDE
            : mark == RANGE_MARK_DROPPED ? ACT_RANGE_DROPPED

@@ -19,8 +19,8 @@
 #include <stddef.h>
 
 typedef struct act_hook {
-    const char *group; /* e.g. "opencl.kernel" */
-    const char *name;  /* unique within the group */
+    const char *group;  /* e.g. "opencl.kernel" */
+    const char *name;   /* unique within the group */
     int (*apply)(void); /* 0 on success, negative ACT_E_* on failure */
 } act_hook;
 
@@ -32,7 +32,7 @@ typedef struct act_hook {
  * ACT_HOOK entries that is the order the linker laid out the section,
  * which the compiler may not keep: a hook must not depend on another hook
  * of its group having run. */
-#define ACT_HOOK(group_, name_, fn_)                                                   \
+#define ACT_HOOK(group_, name_, fn_)                                                               \
     static const act_hook act__hook_##name_ ACT_HOOK__SECTION = {group_, #name_, fn_}
 
 /* Apply every hook of every active group (discovering first if needed). */
@@ -73,14 +73,14 @@ int act_hooks_order(const char **out, int max);
  * macro (once per module), or else through exported __start_act_hooks /
  * __stop_act_hooks symbols.
  */
-#define ACT_HOOKS_MODULE()                                                                  \
-    extern const act_hook __start_act_hooks[] __attribute__((weak, visibility("hidden")));  \
-    extern const act_hook __stop_act_hooks[] __attribute__((weak, visibility("hidden")));   \
-    __attribute__((visibility("default"))) void act_hooks_module_bounds(const act_hook **b, \
-                                                                        const act_hook **e) \
-    {                                                                                       \
-        *b = __start_act_hooks;                                                             \
-        *e = __stop_act_hooks;                                                              \
+#define ACT_HOOKS_MODULE()                                                                         \
+    extern const act_hook __start_act_hooks[] __attribute__((weak, visibility("hidden")));         \
+    extern const act_hook __stop_act_hooks[] __attribute__((weak, visibility("hidden")));          \
+    __attribute__((visibility("default"))) void act_hooks_module_bounds(const act_hook **b,        \
+                                                                        const act_hook **e)        \
+    {                                                                                              \
+        *b = __start_act_hooks;                                                                    \
+        *e = __stop_act_hooks;                                                                     \
     }
 
 #endif

@@ -108,7 +108,8 @@ static int stage_optional_features(char *why, size_t len)
 #ifndef ACT_HAVE_NVTX
     if (act_cfg.capture_nvtx[0] && act_config_log_level() >= ACT_LOG_ERROR)
         act_log("ACCELTRACE_CAPTURE_RANGE=nvtx:%s: this build has no NVTX support, so the "
-                "capture window never opens", act_cfg.capture_nvtx);
+                "capture window never opens",
+                act_cfg.capture_nvtx);
 #endif
     return 0;
 }

@@ -48,9 +48,9 @@ int act_lifecycle_arm(void);
  * drained, 1 when cut off by the bound (counted: act_drain_cutoffs() and an
  * error record in the trace), or the poll's error.
  */
-#define ACT_DRAIN_POLL_MS 25
+#define ACT_DRAIN_POLL_MS     25
 #define ACT_DRAIN_QUIET_POLLS 3
-#define ACT_DRAIN_CONFIGURED UINT64_MAX
+#define ACT_DRAIN_CONFIGURED  UINT64_MAX
 typedef int64_t (*act_drain_poll_fn)(void *arg, int64_t *outstanding);
 typedef struct act_drain_result {
     uint64_t polls;

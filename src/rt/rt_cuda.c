@@ -16,7 +16,6 @@
 #include "acceltrace.h"
 #include "rt_internal.h"
 
-
 /* The few cudart prototypes used (cudaError_t is an int-sized enum;
  * cudaStream_t is a pointer). */
 static struct {

@@ -20,7 +20,7 @@
 
 typedef struct walk_stats {
     uint64_t by_kind[ACT_REC_KIND_MAX];
-    uint64_t torn;     /* records with impossible sizes or kinds */
+    uint64_t torn; /* records with impossible sizes or kinds */
     uint64_t segments;
     uint64_t chunks;
     const act_spool_header *hdr;

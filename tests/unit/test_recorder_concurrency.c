@@ -3,21 +3,23 @@
  * record lost or torn, chunks published, chunks recycled across short-lived
  * threads, overflow counted per kind. Runs under ThreadSanitizer in CI.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stddef.h>
-#include <cmocka.h>
-#include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
+
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
 
 #include "acceltrace.h"
 #include "core/internal.h"
 #include "spool_walk.h"
 
 #define THREADS 8
-#define PAIRS 20000
+#define PAIRS   20000
 
 static char dir[64];
 

@@ -572,7 +572,7 @@ void act_source_cupti_stats(act_activity_stats *out)
 ACT_EXPORT int InitializeInjection(void)
 {
     if (act_init() != 0)
-        return 1; /* not attached: nothing to do, CUDA goes on */
+        return 1;                                  /* not attached: nothing to do, CUDA goes on */
     if (act_hooks_group_enabled("activity.cupti")) /* ACCELTRACE_HOOKS may exclude it */
         act_source_cupti_start(NULL);
     return 1;

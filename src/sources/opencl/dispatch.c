@@ -113,8 +113,9 @@ static void act_cl_set_entry(struct _cl_icd_dispatch *t, const char *name, void 
         return;                                                                                    \
     }
     H(clGetKernelInfo)
-    H(clRetainEvent) H(clReleaseEvent) H(clSetEventCallback) H(clGetEventInfo) H(clGetDeviceInfo)
-        H(clGetImageInfo) H(clGetDeviceAndHostTimer) H(clGetHostTimer) H(clRetainCommandQueue)
+    H(clRetainEvent)
+    H(clReleaseEvent) H(clSetEventCallback) H(clGetEventInfo) H(clGetDeviceInfo) H(clGetImageInfo)
+        H(clGetDeviceAndHostTimer) H(clGetHostTimer) H(clRetainCommandQueue)
 #undef H
 }
 
