@@ -24,10 +24,13 @@
 #define ACT_VERSION ACT_VERSION_STRING
 #endif
 
+typedef struct esc_slot esc_slot;
+
 typedef struct writer {
     act_timeline *tl;
     act_obuf *b;
     size_t invalid;
+    esc_slot *esc; /* cache of escaped event strings; NULL: none */
 } writer;
 
 static void wstr(writer *w, const char *s, size_t n)
@@ -42,50 +45,169 @@ static void wcstr(writer *w, const char *s)
 
 /* ---- events ----------------------------------------------------------- */
 
+/* The event loop formats into the buffer through a cursor: one reserve
+ * per event (and per string) instead of one per field, and numbers are
+ * written straight into place. EV_ROOM covers an event's fixed members
+ * and each arg's fixed part (at most three 20-digit numbers and their
+ * punctuation); strings reserve their own room. */
+#define EV_ROOM  192
+#define ARG_ROOM 96
+
+static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930"
+                                 "31323334353637383940414243444546474849505152535455565758596061"
+                                 "62636465666768697071727374757677787980818283848586878889909192"
+                                 "93949596979899";
+
+static inline char *cur_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    int i = 20;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--i] = digits2[d + 1];
+        tmp[--i] = digits2[d];
+    }
+    if (v >= 10) {
+        unsigned d = (unsigned)v * 2;
+        tmp[--i] = digits2[d + 1];
+        tmp[--i] = digits2[d];
+    } else {
+        tmp[--i] = (char)('0' + v);
+    }
+    memcpy(p, tmp + i, (size_t)(20 - i));
+    return p + (20 - i);
+}
+
+/* Nanoseconds as microseconds with exactly three decimals (act_obuf_us3). */
+static inline char *cur_us3(char *p, int64_t ns)
+{
+    uint64_t u = (uint64_t)ns;
+    if (ns < 0) {
+        *p++ = '-';
+        u = (uint64_t)0 - (uint64_t)ns;
+    }
+    p = cur_u64(p, u / 1000);
+    unsigned f = (unsigned)(u % 1000);
+    p[0] = '.';
+    p[1] = (char)('0' + f / 100);
+    p[2] = (char)('0' + f / 10 % 10);
+    p[3] = (char)('0' + f % 10);
+    return p + 4;
+}
+
+#define CUR_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
+
 /* JSON has no integer limit, but common readers (jansson, JavaScript)
  * stop at 2^63 - 1: larger arg values are written as decimal strings so
  * that nothing is lost and every reader still parses the trace. */
-static void write_u64_arg(act_obuf *b, uint64_t v)
+static inline char *cur_u64_arg(char *p, uint64_t v)
 {
-    if (v <= (uint64_t)INT64_MAX) {
-        act_obuf_u64(b, v);
-        return;
-    }
-    act_obuf_putc(b, '"');
-    act_obuf_u64(b, v);
-    act_obuf_putc(b, '"');
+    if (v <= (uint64_t)INT64_MAX)
+        return cur_u64(p, v);
+    *p++ = '"';
+    p = cur_u64(p, v);
+    *p++ = '"';
+    return p;
 }
 
+static inline char *cur_i64(char *p, int64_t v)
+{
+    if (v < 0) {
+        *p++ = '-';
+        return cur_u64(p, (uint64_t)0 - (uint64_t)v);
+    }
+    return cur_u64(p, (uint64_t)v);
+}
+
+/* Escaped strings of events, cached by address: the names, keys and
+ * string values of events are timeline strings (the mapped spool, the
+ * timeline's arena, literals) that do not change or move while the
+ * writer runs, so one address and length always escape to the same bytes
+ * and the same count of invalid sequences. Only event strings go through
+ * the cache (never stack buffers or lines added while writing). */
+#define ESC_SLOTS   512
+#define ESC_MAX_SRC 40 /* escaping at most sextuples a byte: fits ESC_MAX */
+#define ESC_MAX     52
+
+typedef struct esc_slot {
+    const char *p;
+    uint32_t n;
+    uint8_t len; /* escaped bytes, quotes included */
+    uint8_t invalid;
+    char esc[ESC_MAX - 2];
+} esc_slot;
+
+static void wstr_event(writer *w, const char *s, size_t n)
+{
+    if (!w->esc || n > ESC_MAX_SRC) {
+        wstr(w, s, n);
+        return;
+    }
+    uint64_t h = ((uint64_t)(uintptr_t)s ^ n) * 0x9e3779b97f4a7c15ull;
+    esc_slot *e = &w->esc[(h >> 40) & (ESC_SLOTS - 1)];
+    act_obuf *b = w->b;
+    if (e->p == s && e->n == n && e->len) {
+        if (act_obuf_reserve(b, e->len))
+            return;
+        memcpy(b->buf + b->len, e->esc, e->len);
+        b->len += e->len;
+        w->invalid += e->invalid;
+        return;
+    }
+    /* Room for the worst case first, so that no flush happens between
+     * writing the string and copying it into the slot. */
+    if (act_obuf_reserve(b, n * 6 + 2))
+        return;
+    size_t at = b->len;
+    size_t inv = act_json_string(b, s, n);
+    w->invalid += inv;
+    size_t len = b->len - at;
+    if (b->err || len > sizeof(e->esc) || inv > 255)
+        return;
+    e->p = s;
+    e->n = (uint32_t)n;
+    e->len = (uint8_t)len;
+    e->invalid = (uint8_t)inv;
+    memcpy(e->esc, b->buf + at, len);
+}
+
+/* Arg value through the cursor; strings go through wstr_event. */
 static void write_arg_value(writer *w, const act_tl_arg *a)
 {
     act_obuf *b = w->b;
+    if (a->type == ACT_ARG_STR) {
+        wstr_event(w, a->v.s.p, a->v.s.n);
+        return;
+    }
+    if (act_obuf_reserve(b, ARG_ROOM))
+        return;
+    char *p = b->buf + b->len;
     switch (a->type) {
-    case ACT_ARG_U64: write_u64_arg(b, a->v.u); break;
-    case ACT_ARG_I64: act_obuf_i64(b, a->v.i); break;
-    case ACT_ARG_F64: act_obuf_f64(b, a->v.d); break;
-    case ACT_ARG_STR: wstr(w, a->v.s.p, a->v.s.n); break;
+    case ACT_ARG_U64: p = cur_u64_arg(p, a->v.u); break;
+    case ACT_ARG_I64: p = cur_i64(p, a->v.i); break;
+    case ACT_ARG_F64:
+        act_obuf_f64(b, a->v.d);
+        return;
     case ACT_ARG_HEX:
-        act_obuf_putc(b, '"');
+        *p++ = '"';
+        b->len = (size_t)(p - b->buf);
         act_obuf_hex(b, a->v.u);
         act_obuf_putc(b, '"');
-        break;
+        return;
     case ACT_ARG_U64X3:
-        act_obuf_putc(b, '[');
-        write_u64_arg(b, a->v.v3[0]);
-        act_obuf_putc(b, ',');
-        write_u64_arg(b, a->v.v3[1]);
-        act_obuf_putc(b, ',');
-        write_u64_arg(b, a->v.v3[2]);
-        act_obuf_putc(b, ']');
+        *p++ = '[';
+        p = cur_u64_arg(p, a->v.v3[0]);
+        *p++ = ',';
+        p = cur_u64_arg(p, a->v.v3[1]);
+        *p++ = ',';
+        p = cur_u64_arg(p, a->v.v3[2]);
+        *p++ = ']';
         break;
-    case ACT_ARG_BOOL:
-        if (a->v.u)
-            act_obuf_lit(b, "true");
-        else
-            act_obuf_lit(b, "false");
-        break;
-    default: act_obuf_lit(b, "null"); break;
+    case ACT_ARG_BOOL: p = a->v.u ? CUR_LIT(p, "true") : CUR_LIT(p, "false"); break;
+    default: p = CUR_LIT(p, "null"); break;
     }
+    b->len = (size_t)(p - b->buf);
 }
 
 static void write_args(writer *w, const act_tl_event *e)
@@ -95,7 +217,7 @@ static void write_args(writer *w, const act_tl_event *e)
         const act_tl_arg *a = &w->tl->args[e->arg0 + i];
         if (i)
             act_obuf_putc(w->b, ',');
-        wstr(w, a->key.p, a->key.n);
+        wstr_event(w, a->key.p, a->key.n);
         act_obuf_putc(w->b, ':');
         write_arg_value(w, a);
     }
@@ -105,42 +227,53 @@ static void write_args(writer *w, const act_tl_event *e)
 static void write_event(writer *w, const act_tl_event *e)
 {
     act_obuf *b = w->b;
-    char head[16] = "{\"ph\":\"X\"";
-    head[7] = e->ph;
-    act_obuf_put(b, head, 9);
+    if (act_obuf_reserve(b, EV_ROOM))
+        return;
+    char *p = b->buf + b->len;
+    p = CUR_LIT(p, "{\"ph\":\"X\"");
+    p[-2] = e->ph;
     if (e->cat) {
-        act_obuf_lit(b, ",\"cat\":");
-        wcstr(w, act_cat_name(e->cat));
+        p = CUR_LIT(p, ",\"cat\":");
+        b->len = (size_t)(p - b->buf);
+        wstr_event(w, act_cat_name(e->cat), strlen(act_cat_name(e->cat)));
+        if (act_obuf_reserve(b, EV_ROOM))
+            return;
+        p = b->buf + b->len;
     }
-    act_obuf_lit(b, ",\"name\":");
-    wstr(w, e->name.p, e->name.n);
-    act_obuf_lit(b, ",\"pid\":");
-    act_obuf_u64(b, e->pid);
+    p = CUR_LIT(p, ",\"name\":");
+    b->len = (size_t)(p - b->buf);
+    wstr_event(w, e->name.p, e->name.n);
+    if (act_obuf_reserve(b, EV_ROOM))
+        return;
+    p = b->buf + b->len;
+    p = CUR_LIT(p, ",\"pid\":");
+    p = cur_u64(p, e->pid);
     if (!(e->flags & ACT_EVF_NO_TID)) {
-        act_obuf_lit(b, ",\"tid\":");
-        act_obuf_u64(b, e->tid);
+        p = CUR_LIT(p, ",\"tid\":");
+        p = cur_u64(p, e->tid);
     }
     if (e->ph != 'M') {
-        act_obuf_lit(b, ",\"ts\":");
-        act_obuf_us3(b, (int64_t)(e->ts - w->tl->base_ns));
+        p = CUR_LIT(p, ",\"ts\":");
+        p = cur_us3(p, (int64_t)(e->ts - w->tl->base_ns));
     }
     switch (e->ph) {
     case 'X':
-        act_obuf_lit(b, ",\"dur\":");
-        act_obuf_us3(b, (int64_t)e->dur);
+        p = CUR_LIT(p, ",\"dur\":");
+        p = cur_us3(p, (int64_t)e->dur);
         break;
     case 's':
     case 'f':
     case 'b':
     case 'e':
-        act_obuf_lit(b, ",\"id\":");
-        act_obuf_u64(b, e->id);
+        p = CUR_LIT(p, ",\"id\":");
+        p = cur_u64(p, e->id);
         if (e->flags & ACT_EVF_BP_E)
-            act_obuf_lit(b, ",\"bp\":\"e\"");
+            p = CUR_LIT(p, ",\"bp\":\"e\"");
         break;
-    case 'i': act_obuf_lit(b, ",\"s\":\"t\""); break;
+    case 'i': p = CUR_LIT(p, ",\"s\":\"t\""); break;
     default: break;
     }
+    b->len = (size_t)(p - b->buf);
     if (e->nargs)
         write_args(w, e);
     act_obuf_putc(b, '}');
@@ -427,7 +560,7 @@ static const char *trace_name(const act_chrome_opts *o)
 
 int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
 {
-    writer w = {tl, b, 0};
+    writer w = {tl, b, 0, calloc(ESC_SLOTS, sizeof(esc_slot))};
     act_obuf_lit(b, "{\"schemaVersion\":1,\"traceName\":");
     wcstr(&w, trace_name(o));
     act_obuf_lit(b, ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
@@ -441,6 +574,8 @@ int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
         write_event(&w, &tl->ev[i]);
     }
     act_obuf_lit(b, "\n]");
+    free(w.esc); /* only event strings are cached */
+    w.esc = NULL;
     write_tool_metadata(&w, o);
     act_obuf_lit(b, "}\n");
     return b->err ? b->err : tl->err;
