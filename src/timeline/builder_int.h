@@ -103,6 +103,8 @@ typedef struct bld_proc {
     size_t n_argrefs, cap_argrefs;
     bld_mark *marks;
     size_t n_marks, cap_marks;
+    uint32_t *counters; /* COUNTER record indices, emitted with the events */
+    size_t n_counters, cap_counters;
     size_t ops_begin; /* this process's ops in bld.ops */
     /* Capture intervals from CAPTURE records: [on, off) pairs sorted by
      * time; used only when the spool has CAPTURE records. */
@@ -139,6 +141,9 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref);
 /* devices.c */
 uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t handle,
                         uint32_t source);
+/* Device pids and process names (before any event is emitted: a streamed
+ * trace's header lists the devices). */
+void bld_devices_name(bld *b);
 int bld_devices_emit(bld *b);
 
 #endif

@@ -133,7 +133,7 @@ static int op_cmp(const void *a, const void *c, void *ctx)
     return *(const size_t *)a < *(const size_t *)c ? -1 : 1;
 }
 
-static void emit_device_procs(bld *b)
+void bld_devices_name(bld *b)
 {
     act_timeline *tl = b->tl;
     for (size_t i = 0; i < tl->n_devices; i++) {
@@ -149,6 +149,14 @@ static void emit_device_procs(bld *b)
         else
             d->name = act_tl_printf(tl, "%.*s %.*s (device %u)", (int)vendor.n, vendor.p,
                                     (int)d->model.n, d->model.p, d->index);
+    }
+}
+
+static void emit_device_procs(bld *b)
+{
+    act_timeline *tl = b->tl;
+    for (size_t i = 0; i < tl->n_devices; i++) {
+        const act_tl_device *d = &tl->devices[i];
         act_tl_event *e =
             act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_name"), d->pid, 0, 0, 0);
         if (e)

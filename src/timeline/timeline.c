@@ -77,6 +77,12 @@ act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name,
 {
     if (tl->err)
         return NULL;
+    /* The previous event and its args are complete here. */
+    if (tl->sink && tl->n_ev >= ACT_TL_SINK_BATCH) {
+        tl->err = tl->sink(tl, tl->sink_ctx);
+        if (tl->err)
+            return NULL;
+    }
     if (tl->n_ev == tl->cap_ev) {
         size_t nc = tl->cap_ev ? tl->cap_ev * 2 : 1024;
         act_tl_event *ne = realloc(tl->ev, nc * sizeof(*ne));

@@ -131,7 +131,9 @@ typedef struct act_arena_block act_arena_block;
 
 #define ACT_TL_MAX_ERRORS 1000 /* error lines listed in a trace */
 
-typedef struct act_timeline {
+typedef struct act_timeline act_timeline;
+
+struct act_timeline {
     act_tl_event *ev;
     size_t n_ev, cap_ev;
     act_tl_arg *args;
@@ -154,7 +156,16 @@ typedef struct act_timeline {
     int64_t clock_error_ns; /* -1 = unknown */
     int err;                /* sticky ACT_E_NOMEM while building */
     act_arena_block *arena;
-} act_timeline;
+    /* Streaming (act_timeline_build_events): when set, the builder hands
+     * the events it has made to sink() whenever ACT_TL_SINK_BATCH of them
+     * are complete, and at the end; sink writes them out and empties ev
+     * and args (n_ev = n_args = 0). Returns 0 or a negative error, which
+     * becomes tl->err. NULL: every event stays in ev. */
+    int (*sink)(struct act_timeline *tl, void *ctx);
+    void *sink_ctx;
+};
+
+#define ACT_TL_SINK_BATCH 65536
 
 typedef struct act_build_opts {
     uint64_t window_start_ns; /* 0 = open */
@@ -166,6 +177,18 @@ typedef struct act_build_opts {
 int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
                        const act_build_opts *opts);
 void act_timeline_free(act_timeline *tl);
+
+/* The same build in two phases, for a writer that streams: _start reads
+ * every spool and joins (tl then holds devices with their pids, metadata,
+ * time base, counters so far, but no event); _events makes the events,
+ * in the order act_timeline_build makes them, handing them to tl->sink
+ * in batches when it is set. _finish frees the builder's state (not tl),
+ * also after a failure or when _events was never called. */
+typedef struct act_tl_build act_tl_build;
+int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
+                             const act_build_opts *opts, act_tl_build **out);
+int act_timeline_build_events(act_tl_build *s);
+void act_timeline_build_finish(act_tl_build *s);
 
 /* ---- helpers shared by builder files (builder.c, lanes.c, flows.c) ---- */
 

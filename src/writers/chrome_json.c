@@ -31,6 +31,7 @@ typedef struct writer {
     act_obuf *b;
     size_t invalid;
     esc_slot *esc; /* cache of escaped event strings; NULL: none */
+    size_t events;  /* events written so far */
 } writer;
 
 static void wstr(writer *w, const char *s, size_t n)
@@ -558,26 +559,45 @@ static const char *trace_name(const act_chrome_opts *o)
     return "acceltrace";
 }
 
+static void write_head(writer *w, const act_chrome_opts *o)
+{
+    act_obuf *b = w->b;
+    act_obuf_lit(b, "{\"schemaVersion\":1,\"traceName\":");
+    wcstr(w, trace_name(o));
+    act_obuf_lit(b, ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
+    write_count(b, w->tl->base_wall_ns);
+    write_device_props(w);
+    write_user_metadata(w, o);
+    act_obuf_lit(b, ",\n\"traceEvents\":[\n");
+}
+
+/* The events the timeline holds now (all of them, or the next batch of a
+ * streamed build). */
+static void write_events(writer *w)
+{
+    act_timeline *tl = w->tl;
+    for (size_t i = 0; i < tl->n_ev; i++) {
+        if (w->events++)
+            act_obuf_lit(w->b, ",\n");
+        write_event(w, &tl->ev[i]);
+    }
+}
+
+static void write_tail(writer *w, const act_chrome_opts *o)
+{
+    act_obuf_lit(w->b, "\n]");
+    free(w->esc); /* only event strings are cached */
+    w->esc = NULL;
+    write_tool_metadata(w, o);
+    act_obuf_lit(w->b, "}\n");
+}
+
 int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
 {
-    writer w = {tl, b, 0, calloc(ESC_SLOTS, sizeof(esc_slot))};
-    act_obuf_lit(b, "{\"schemaVersion\":1,\"traceName\":");
-    wcstr(&w, trace_name(o));
-    act_obuf_lit(b, ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
-    write_count(b, tl->base_wall_ns);
-    write_device_props(&w);
-    write_user_metadata(&w, o);
-    act_obuf_lit(b, ",\n\"traceEvents\":[\n");
-    for (size_t i = 0; i < tl->n_ev; i++) {
-        if (i)
-            act_obuf_lit(b, ",\n");
-        write_event(&w, &tl->ev[i]);
-    }
-    act_obuf_lit(b, "\n]");
-    free(w.esc); /* only event strings are cached */
-    w.esc = NULL;
-    write_tool_metadata(&w, o);
-    act_obuf_lit(b, "}\n");
+    writer w = {tl, b, 0, calloc(ESC_SLOTS, sizeof(esc_slot)), 0};
+    write_head(&w, o);
+    write_events(&w);
+    write_tail(&w, o);
     return b->err ? b->err : tl->err;
 }
 
@@ -637,46 +657,118 @@ static int install(const char *tmp, const char *path, int force)
     return renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE);
 }
 
-int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
-                          char *err, size_t errlen)
+struct act_chrome_stream {
+    writer w;
+    act_obuf b;
+    act_chrome_opts o;
+    int fd;
+    int force;
+    char *path;
+    char tmp[4200];
+};
+
+int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o,
+                           const char *path, int force, char *err, size_t errlen)
 {
+    *out = NULL;
     struct stat st;
     if (!force && lstat(path, &st) == 0) {
         snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
         return ACT_E_IO;
     }
-    char tmp[4200];
-    int fd = open_temp(path, tmp, sizeof(tmp));
-    if (fd < 0) {
+    act_chrome_stream *s = calloc(1, sizeof(*s));
+    if (s)
+        s->path = strdup(path);
+    if (!s || !s->path) {
+        free(s);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return ACT_E_NOMEM;
+    }
+    s->fd = open_temp(path, s->tmp, sizeof(s->tmp));
+    if (s->fd < 0) {
         snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
                  strerror(errno));
+        free(s->path);
+        free(s);
         return ACT_E_IO;
     }
-    act_obuf b;
-    int rc = act_obuf_init(&b, fd, 4u << 20);
+    s->o = *o;
+    s->force = force;
+    *out = s;
+    act_obuf_init(&s->b, s->fd, 4u << 20);
+    s->w = (writer){tl, &s->b, 0, calloc(ESC_SLOTS, sizeof(esc_slot)), 0};
+    write_head(&s->w, &s->o);
+    return s->b.err;
+}
+
+int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl)
+{
+    s->w.tl = tl;
+    write_events(&s->w);
+    return s->b.err;
+}
+
+int act_chrome_stream_sink(act_timeline *tl, void *ctx)
+{
+    int rc = act_chrome_stream_write(ctx, tl);
+    tl->n_ev = 0;
+    tl->n_args = 0;
+    return rc;
+}
+
+int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errlen)
+{
+    if (!s)
+        return ok ? 0 : ACT_E_INVAL;
+    int rc = ok ? 0 : ACT_E_INVAL;
+    if (!rc) {
+        write_tail(&s->w, &s->o);
+        rc = s->b.err ? s->b.err : s->w.tl->err;
+    }
     if (!rc)
-        rc = act_chrome_write(tl, o, &b);
-    if (!rc)
-        rc = act_obuf_flush(&b);
+        rc = act_obuf_flush(&s->b);
     int saved = errno;
-    act_obuf_free(&b);
-    if (close(fd) && !rc) {
+    free(s->w.esc);
+    act_obuf_free(&s->b);
+    if (close(s->fd) && !rc) {
         saved = errno;
         rc = ACT_E_IO;
     }
-    if (!rc && install(tmp, path, force)) {
+    if (!rc && install(s->tmp, s->path, s->force)) {
         saved = errno;
         rc = ACT_E_IO;
         if (saved == EEXIST) {
-            snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
-            unlink(tmp);
+            snprintf(err, errlen, "%s: already exists (use --force to overwrite)", s->path);
+            unlink(s->tmp);
+            free(s->path);
+            free(s);
             return rc;
         }
     }
     if (rc) {
-        unlink(tmp);
-        snprintf(err, errlen, "%s: %s", path,
-                 rc == ACT_E_NOMEM ? "out of memory" : strerror(saved));
+        unlink(s->tmp);
+        if (ok)
+            snprintf(err, errlen, "%s: %s", s->path,
+                     rc == ACT_E_NOMEM ? "out of memory" : strerror(saved));
     }
+    free(s->path);
+    free(s);
     return rc;
+}
+
+int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
+                          char *err, size_t errlen)
+{
+    act_chrome_stream *s;
+    int rc = act_chrome_stream_open(&s, tl, o, path, force, err, errlen);
+    if (!s)
+        return rc;
+    if (!rc)
+        rc = act_chrome_stream_write(s, tl);
+    if (rc) {
+        act_chrome_stream_close(s, 0, err, errlen);
+        snprintf(err, errlen, "%s: %s", path, rc == ACT_E_NOMEM ? "out of memory" : strerror(EIO));
+        return rc;
+    }
+    return act_chrome_stream_close(s, 1, err, errlen);
 }
