@@ -170,8 +170,9 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     t->owner_idx = (uint32_t)p->n_ranges;
     t->stack[t->depth++] = (uint32_t)p->n_ranges;
     p->n_ranges++;
-    if (act_u64map_put(&p->range_by_ref, (uint64_t)t->serial << 32 | t->pushes, p->n_ranges))
-        b->tl->err = ACT_E_NOMEM;
+    GROW(t->by_seq, t->n_seq, t->cap_seq, &b->tl->err);
+    if (!b->tl->err)
+        t->by_seq[t->n_seq++] = (uint32_t)(p->n_ranges - 1);
 }
 
 static void on_pop(bld *b, bld_proc *p, const act_sp_rec *rec)
@@ -690,10 +691,11 @@ static void proc_free(bld_proc *p, pass_state *ps)
     free(p->keys);
     free(p->extcorr);
     free(p->ranges);
-    for (size_t i = 0; i < p->n_threads; i++)
+    for (size_t i = 0; i < p->n_threads; i++) {
         free(p->threads[i].stack);
+        free(p->threads[i].by_seq);
+    }
     free(p->threads);
-    act_u64map_free(&p->range_by_ref);
     act_u64map_free(&p->thread_by_serial);
     act_u64map_free(&p->dev_by_handle);
     act_u64map_free(&p->queue_label);

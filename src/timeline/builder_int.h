@@ -64,6 +64,10 @@ typedef struct bld_thread {
     uint32_t pushes;                /* RANGE_PUSH records seen: the range sequence */
     uint32_t *stack;                /* open ranges (indices into proc.ranges) */
     size_t depth, cap;
+    /* Range of each push (a dense join table: sequence numbers count up
+     * from 1): by_seq[seq - 1] is its index into proc.ranges. */
+    uint32_t *by_seq;
+    size_t n_seq, cap_seq;
 } bld_thread;
 
 typedef struct bld_range {
@@ -92,7 +96,6 @@ typedef struct bld_proc {
     size_t n_extcorr, cap_extcorr;
     bld_range *ranges;
     size_t n_ranges, cap_ranges;
-    act_u64map range_by_ref; /* (serial << 32 | seq) -> ranges index + 1 */
     bld_thread *threads;
     size_t n_threads;
     act_u64map thread_by_serial; /* serial + 1 -> threads index + 1 */

@@ -113,8 +113,12 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
     uint64_t v;
     if (!ref)
         return 0;
-    if (act_u64map_get(&p->range_by_ref, ref, &v))
-        return p->ranges[v - 1].ext_id;
+    uint64_t seq = ref & 0xffffffffu;
+    if (act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v)) {
+        const bld_thread *t = &p->threads[v - 1];
+        if (seq && seq <= t->n_seq)
+            return p->ranges[t->by_seq[seq - 1]].ext_id;
+    }
     b->tl->counts.unresolved_external++;
     return 0;
 }
