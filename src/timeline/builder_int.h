@@ -92,6 +92,7 @@ typedef struct bld_proc {
     size_t n_api, cap_api;
     bld_key *keys; /* sorted */
     size_t n_keys;
+    size_t join_hint; /* where the last launch search ended (joins.c) */
     bld_key *extcorr; /* (source, vendor corr) -> ext in `start`; sorted */
     size_t n_extcorr, cap_extcorr;
     bld_range *ranges;
