@@ -251,7 +251,7 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, size_t rec_idx)
     GROW(p->argrefs, p->n_argrefs, p->cap_argrefs, &b->tl->err);
     if (b->tl->err)
         return;
-    p->argrefs[p->n_argrefs++] = (bld_argref){(uint32_t)rec_idx, 0};
+    p->argrefs[p->n_argrefs++] = (bld_argref){*rec, 0};
     uint32_t ref = (uint32_t)p->n_argrefs;
     if (args->tail)
         p->argrefs[args->tail - 1].next = ref;
@@ -260,10 +260,16 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, size_t rec_idx)
     args->tail = ref;
 }
 
-static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec, size_t rec_idx)
+static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     const act_rec_thread *t = (const act_rec_thread *)rec->r;
-    if (t->h.aux == 0 && t->tid && act_u64map_put(&p->tid_name, t->tid, rec_idx + 1))
+    if (t->h.aux != 0 || !t->tid)
+        return;
+    GROW(p->tid_names, p->n_tid_names, p->cap_tid_names, &b->tl->err);
+    if (b->tl->err)
+        return;
+    p->tid_names[p->n_tid_names++] = rec->s2;
+    if (act_u64map_put(&p->tid_name, t->tid, p->n_tid_names))
         b->tl->err = ACT_E_NOMEM;
 }
 
@@ -273,13 +279,13 @@ static void on_counter(bld *b, bld_proc *p, size_t rec_idx)
 {
     GROW(p->counters, p->n_counters, p->cap_counters, &b->tl->err);
     if (!b->tl->err)
-        p->counters[p->n_counters++] = (uint32_t)rec_idx;
+        p->counters[p->n_counters++] = p->sp->recs[rec_idx];
 }
 
 static void emit_counters(bld *b, bld_proc *p)
 {
     for (size_t i = 0; i < p->n_counters && !b->tl->err; i++) {
-        const act_sp_rec *rec = &p->sp->recs[p->counters[i]];
+        const act_sp_rec *rec = &p->counters[i];
         const act_rec_counter *c = (const act_rec_counter *)rec->r;
         uint64_t ts = act_spool_ns(p->sp, c->ts);
         if (!bld_in_window(b, p, ts, ts)) {
@@ -415,7 +421,7 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
             break;
         case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
         case ACT_REC_ARG: on_arg(b, p, ps, i); break;
-        case ACT_REC_THREAD: on_thread_name(b, p, rec, i); break;
+        case ACT_REC_THREAD: on_thread_name(b, p, rec); break;
         default: break; /* CAPTURE (load_capture) */
         }
     }
@@ -502,7 +508,7 @@ static void emit_proc_meta(bld *b, bld_proc *p)
         const act_sp_thread *st = act_spool_thread(sp, t->serial);
         uint64_t v;
         act_str given =
-            act_u64map_get(&p->tid_name, t->tid, &v) ? sp->recs[v - 1].s2 : (act_str){"", 0};
+            act_u64map_get(&p->tid_name, t->tid, &v) ? p->tid_names[v - 1] : (act_str){"", 0};
         act_str tname = given.n            ? given
                         : st && st->name.n ? st->name
                         : st && st->tid    ? act_tl_printf(tl, "thread %u", st->tid)
@@ -538,7 +544,7 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
 {
     act_timeline *tl = b->tl;
     for (uint32_t ref = args->head; ref && !tl->err; ref = p->argrefs[ref - 1].next) {
-        const act_sp_rec *rec = &p->sp->recs[p->argrefs[ref - 1].rec];
+        const act_sp_rec *rec = &p->argrefs[ref - 1].rec;
         const act_rec_arg *r = (const act_rec_arg *)rec->r;
         act_str key = rec->s1;
         static const char *const builder_keys[] = {"External id", "truncated", "unclosed"};
@@ -703,12 +709,17 @@ static void proc_free(bld_proc *p, pass_state *ps)
     free(p->argrefs);
     free(p->marks);
     free(p->counters);
+    free(p->tid_names);
     free(ps->async);
     act_u64map_free(&ps->async_by_id);
 }
 
-/* Phase one of a process: read its records, join its device ops. Emits
- * no event (the header of a streamed trace comes between the phases). */
+static void check_nesting(bld *b, const bld_proc *p);
+
+/* Phase one of a process: read its records, join its device ops, check
+ * the nesting of its host lanes. Emits no event (the header of a streamed
+ * trace comes between the phases); afterwards nothing reads the spool's
+ * record list, which is released when the caller allows it. */
 static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp)
 {
     p->sp = sp;
@@ -723,6 +734,10 @@ static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp)
         b->tl->err = ACT_E_NOMEM;
     if (!b->tl->err)
         resolve_ops(b, p);
+    if (b->release_records)
+        act_spool_release_records(sp);
+    if (!b->tl->err)
+        check_nesting(b, p);
 }
 
 /* ---- whole timeline --------------------------------------------------- */
@@ -831,7 +846,8 @@ struct act_tl_build {
 };
 
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
-                             const act_build_opts *opts, act_tl_build **out)
+                             const act_build_opts *opts, int release_records,
+                             act_tl_build **out)
 {
     memset(tl, 0, sizeof(*tl));
     act_tl_build *s = calloc(1, sizeof(*s));
@@ -846,7 +862,8 @@ int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t 
     bld *b = &s->b;
     *b = (bld){.tl = tl,
                .ws = opts ? opts->window_start_ns : 0,
-               .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX};
+               .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX,
+               .release_records = release_records};
     uint32_t max_pid = 0;
     for (size_t i = 0; i < n; i++)
         if (spools[i]->hdr.pid > max_pid)
@@ -870,10 +887,13 @@ int act_timeline_build_events(act_tl_build *s)
     act_timeline *tl = b->tl;
     for (size_t i = 0; i < s->n && !tl->err; i++) {
         bld_proc *p = &s->procs[i];
-        check_nesting(b, p);
         emit_counters(b, p);
         emit_proc_meta(b, p);
         emit_host(b, p, &s->ps[i]);
+        /* Device ops carry what they need from their process. */
+        proc_free(p, &s->ps[i]);
+        memset(p, 0, sizeof(*p));
+        memset(&s->ps[i], 0, sizeof(s->ps[i]));
     }
     if (!tl->err)
         tl->err = bld_devices_emit(b);
@@ -902,7 +922,7 @@ int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
                        const act_build_opts *opts)
 {
     act_tl_build *s;
-    int rc = act_timeline_build_start(tl, spools, n, opts, &s);
+    int rc = act_timeline_build_start(tl, spools, n, opts, 0, &s);
     if (!rc)
         rc = act_timeline_build_events(s);
     act_timeline_build_finish(s);

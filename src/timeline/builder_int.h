@@ -52,7 +52,7 @@ typedef struct bld_args {
 } bld_args;
 
 typedef struct bld_argref {
-    uint32_t rec; /* index into the spool's records */
+    act_sp_rec rec; /* a copy: the spool's record list may be released */
     uint32_t next;
 } bld_argref;
 
@@ -102,12 +102,14 @@ typedef struct bld_proc {
     act_u64map thread_by_serial; /* serial + 1 -> threads index + 1 */
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
     act_u64map queue_label;      /* queue handle -> rec index + 1 */
-    act_u64map tid_name;         /* OS tid -> THREAD(aux 0) rec index + 1 */
+    act_u64map tid_name;         /* OS tid -> tid_names index + 1 */
+    act_str *tid_names;          /* names from THREAD(aux 0) records */
+    size_t n_tid_names, cap_tid_names;
     bld_argref *argrefs;
     size_t n_argrefs, cap_argrefs;
     bld_mark *marks;
     size_t n_marks, cap_marks;
-    uint32_t *counters; /* COUNTER record indices, emitted with the events */
+    act_sp_rec *counters; /* COUNTER records (copies), emitted with the events */
     size_t n_counters, cap_counters;
     size_t ops_begin; /* this process's ops in bld.ops */
     /* Capture intervals from CAPTURE records: [on, off) pairs sorted by
@@ -120,6 +122,7 @@ typedef struct bld_proc {
 typedef struct bld {
     act_timeline *tl;
     uint64_t ws, we; /* capture window (we = UINT64_MAX when open) */
+    int release_records; /* see act_timeline_build_start */
     uint64_t next_ext, next_flow, next_async;
     bld_op *ops;
     size_t n_ops, cap_ops;

@@ -526,6 +526,13 @@ void act_spool_close(act_spool *sp)
     memset(sp, 0, sizeof(*sp));
 }
 
+void act_spool_release_records(act_spool *sp)
+{
+    free(sp->recs);
+    sp->recs = NULL;
+    sp->n_recs = 0;
+}
+
 uint64_t act_spool_ns(const act_spool *sp, uint64_t ts)
 {
     if (!ts || sp->hdr.clock_kind != ACT_CLOCK_TSC)

@@ -183,10 +183,14 @@ void act_timeline_free(act_timeline *tl);
  * time base, counters so far, but no event); _events makes the events,
  * in the order act_timeline_build makes them, handing them to tl->sink
  * in batches when it is set. _finish frees the builder's state (not tl),
- * also after a failure or when _events was never called. */
+ * also after a failure or when _events was never called. With
+ * release_records, _start releases each spool's record list
+ * (act_spool_release_records) once it has read it: the spools' mappings
+ * and strings are all the timeline keeps. */
 typedef struct act_tl_build act_tl_build;
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
-                             const act_build_opts *opts, act_tl_build **out);
+                             const act_build_opts *opts, int release_records,
+                             act_tl_build **out);
 int act_timeline_build_events(act_tl_build *s);
 void act_timeline_build_finish(act_tl_build *s);
 
