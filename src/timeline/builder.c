@@ -768,32 +768,51 @@ static void slice_add(host_slice *v, size_t *n, uint32_t tid, uint64_t start, ui
 /* Proper nesting on the host lanes of one process (its ranges and API
  * calls that are written as slices): counted, never "fixed". Spool files
  * are named by pid, so a process's lanes are its own. */
+/* Sort slices in lane order; ranges (push order) and API calls (record
+ * order) of a single thread mostly come sorted already. */
+static void sort_slices(host_slice *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (host_cmp(&v[i - 1], &v[i]) > 0) {
+            qsort(v, n, sizeof(*v), host_cmp);
+            return;
+        }
+    }
+}
+
 static void check_nesting(bld *b, const bld_proc *p)
 {
     act_timeline *tl = b->tl;
-    size_t cap = p->n_ranges + p->n_api, n = 0;
-    host_slice *v = malloc((cap ? cap : 1) * sizeof(*v));
+    size_t cap = p->n_ranges + p->n_api, nr = 0, na = 0;
+    host_slice *v = malloc((cap ? cap : 1) * 2 * sizeof(*v));
     uint64_t *st = malloc((cap ? cap : 1) * sizeof(*st));
     uint64_t *en = malloc((cap ? cap : 1) * sizeof(*en));
     if (!v || !st || !en) {
         tl->err = ACT_E_NOMEM;
         goto out;
     }
+    /* Ranges in v[0..nr), API calls after them, each sorted, then merged
+     * into the second half of v. */
     for (size_t i = 0; i < p->n_ranges; i++) {
         const bld_range *r = &p->ranges[i];
         if (bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start))
-            slice_add(v, &n, r->tid, r->start, r->end);
+            slice_add(v, &nr, r->tid, r->start, r->end);
     }
+    host_slice *api = v + nr;
     for (size_t i = 0; i < p->n_api; i++)
         if (p->api[i].kept)
-            slice_add(v, &n, p->api[i].tid, p->api[i].start, p->api[i].end);
-    if (n) /* qsort's pointer must not be NULL, even for 0 items */
-        qsort(v, n, sizeof(*v), host_cmp);
+            slice_add(api, &na, p->api[i].tid, p->api[i].start, p->api[i].end);
+    sort_slices(v, nr);
+    sort_slices(api, na);
+    host_slice *m = v + cap;
+    size_t n = 0;
+    for (size_t i = 0, j = 0; i < nr || j < na;)
+        m[n++] = j == na || (i < nr && host_cmp(&v[i], &api[j]) <= 0) ? v[i++] : api[j++];
     for (size_t g = 0; g < n;) {
         size_t e = g;
-        while (e < n && v[e].tid == v[g].tid) {
-            st[e - g] = v[e].start;
-            en[e - g] = v[e].end;
+        while (e < n && m[e].tid == m[g].tid) {
+            st[e - g] = m[e].start;
+            en[e - g] = m[e].end;
             e++;
         }
         tl->counts.nesting_violations += act_lanes_nesting_violations(st, en, e - g);

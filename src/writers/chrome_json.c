@@ -50,18 +50,22 @@ static void wcstr(writer *w, const char *s)
  * per event (and per string) instead of one per field, and numbers are
  * written straight into place. EV_ROOM covers an event's fixed members
  * and each arg's fixed part (at most three 20-digit numbers and their
- * punctuation); strings reserve their own room. */
+ * punctuation) plus the scratch bytes of cur_u64; strings reserve their
+ * own room. */
 #define EV_ROOM  192
-#define ARG_ROOM 96
+#define ARG_ROOM 128
 
 static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930"
                                  "31323334353637383940414243444546474849505152535455565758596061"
                                  "62636465666768697071727374757677787980818283848586878889909192"
                                  "93949596979899";
 
+/* Digits are made backwards into a small buffer and copied with one fixed
+ * 20-byte move (no call, no length-dependent branch): up to 19 bytes past
+ * the number are scratch, which EV_ROOM and ARG_ROOM leave room for. */
 static inline char *cur_u64(char *p, uint64_t v)
 {
-    char tmp[20];
+    char tmp[40];
     int i = 20;
     while (v >= 100) {
         unsigned d = (unsigned)(v % 100) * 2;
@@ -76,7 +80,7 @@ static inline char *cur_u64(char *p, uint64_t v)
     } else {
         tmp[--i] = (char)('0' + v);
     }
-    memcpy(p, tmp + i, (size_t)(20 - i));
+    memcpy(p, tmp + i, 20);
     return p + (20 - i);
 }
 
