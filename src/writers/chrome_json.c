@@ -32,7 +32,18 @@ typedef struct writer {
     size_t invalid;
     esc_slot *esc; /* cache of escaped event strings; NULL: none */
     size_t events;  /* events written so far */
+    /* ',"cat":"name"' of each category, escaped once */
+    char cat_txt[ACT_CAT_MAX][48];
+    uint8_t cat_len[ACT_CAT_MAX];
+    /* ',"pid":P,"tid":T' of the lanes written last (a few alternate) */
+    struct lane_txt {
+        uint32_t pid, tid;
+        uint8_t no_tid, len; /* len 0: empty */
+        char txt[48];
+    } lanes[4];
 } writer;
+
+static void writer_init(writer *w, act_timeline *tl, act_obuf *b);
 
 static void wstr(writer *w, const char *s, size_t n)
 {
@@ -67,6 +78,15 @@ static inline char *cur_u64(char *p, uint64_t v)
 {
     char tmp[40];
     int i = 20;
+    while (v >= 10000) { /* four digits per division */
+        unsigned q = (unsigned)(v % 10000);
+        v /= 10000;
+        unsigned hi = q / 100 * 2, lo = q % 100 * 2;
+        tmp[--i] = digits2[lo + 1];
+        tmp[--i] = digits2[lo];
+        tmp[--i] = digits2[hi + 1];
+        tmp[--i] = digits2[hi];
+    }
     while (v >= 100) {
         unsigned d = (unsigned)(v % 100) * 2;
         v /= 100;
@@ -229,6 +249,26 @@ static void write_args(writer *w, const act_tl_event *e)
     act_obuf_putc(w->b, '}');
 }
 
+/* ',"pid":P' and, unless no_tid, ',"tid":T', from the small cache of
+ * lanes written last; copies a fixed 48 bytes (scratch past the end). */
+static char *put_lane(writer *w, char *p, uint32_t pid, uint32_t tid, int no_tid)
+{
+    struct lane_txt *l = &w->lanes[(pid ^ tid * 31u) & 3];
+    if (!l->len || l->pid != pid || l->tid != tid || l->no_tid != no_tid) {
+        char tmp[96];
+        char *q = CUR_LIT(tmp, ",\"pid\":");
+        q = cur_u64(q, pid);
+        if (!no_tid) {
+            q = CUR_LIT(q, ",\"tid\":");
+            q = cur_u64(q, tid);
+        }
+        *l = (struct lane_txt){pid, tid, (uint8_t)no_tid, (uint8_t)(q - tmp), {0}};
+        memcpy(l->txt, tmp, l->len);
+    }
+    memcpy(p, l->txt, sizeof(l->txt));
+    return p + l->len;
+}
+
 static void write_event(writer *w, const act_tl_event *e)
 {
     act_obuf *b = w->b;
@@ -237,7 +277,10 @@ static void write_event(writer *w, const act_tl_event *e)
     char *p = b->buf + b->len;
     p = CUR_LIT(p, "{\"ph\":\"X\"");
     p[-2] = e->ph;
-    if (e->cat) {
+    if (e->cat && e->cat < ACT_CAT_MAX && w->cat_len[e->cat]) {
+        memcpy(p, w->cat_txt[e->cat], sizeof(w->cat_txt[0]));
+        p += w->cat_len[e->cat];
+    } else if (e->cat) {
         p = CUR_LIT(p, ",\"cat\":");
         b->len = (size_t)(p - b->buf);
         wstr_event(w, act_cat_name(e->cat), strlen(act_cat_name(e->cat)));
@@ -251,12 +294,7 @@ static void write_event(writer *w, const act_tl_event *e)
     if (act_obuf_reserve(b, EV_ROOM))
         return;
     p = b->buf + b->len;
-    p = CUR_LIT(p, ",\"pid\":");
-    p = cur_u64(p, e->pid);
-    if (!(e->flags & ACT_EVF_NO_TID)) {
-        p = CUR_LIT(p, ",\"tid\":");
-        p = cur_u64(p, e->tid);
-    }
+    p = put_lane(w, p, e->pid, e->tid, (e->flags & ACT_EVF_NO_TID) != 0);
     if (e->ph != 'M') {
         p = CUR_LIT(p, ",\"ts\":");
         p = cur_us3(p, (int64_t)(e->ts - w->tl->base_ns));
@@ -563,6 +601,28 @@ static const char *trace_name(const act_chrome_opts *o)
     return "acceltrace";
 }
 
+static void writer_init(writer *w, act_timeline *tl, act_obuf *b)
+{
+    memset(w, 0, sizeof(*w));
+    w->tl = tl;
+    w->b = b;
+    w->esc = calloc(ESC_SLOTS, sizeof(esc_slot));
+    for (int c = 1; c < ACT_CAT_MAX; c++) {
+        act_obuf t;
+        if (act_obuf_init(&t, -1, 64))
+            continue;
+        act_obuf_lit(&t, ",\"cat\":");
+        size_t inv = act_json_string(&t, act_cat_name(c), strlen(act_cat_name(c)));
+        /* Category names are ASCII literals; anything else takes the
+         * general path, which counts what it replaces. */
+        if (!t.err && !inv && t.len <= sizeof(w->cat_txt[0])) {
+            memcpy(w->cat_txt[c], t.buf, t.len);
+            w->cat_len[c] = (uint8_t)t.len;
+        }
+        act_obuf_free(&t);
+    }
+}
+
 static void write_head(writer *w, const act_chrome_opts *o)
 {
     act_obuf *b = w->b;
@@ -598,7 +658,8 @@ static void write_tail(writer *w, const act_chrome_opts *o)
 
 int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
 {
-    writer w = {tl, b, 0, calloc(ESC_SLOTS, sizeof(esc_slot)), 0};
+    writer w;
+    writer_init(&w, tl, b);
     write_head(&w, o);
     write_events(&w);
     write_tail(&w, o);
@@ -700,7 +761,7 @@ int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_
     s->force = force;
     *out = s;
     act_obuf_init(&s->b, s->fd, 4u << 20);
-    s->w = (writer){tl, &s->b, 0, calloc(ESC_SLOTS, sizeof(esc_slot)), 0};
+    writer_init(&s->w, tl, &s->b);
     write_head(&s->w, &s->o);
     return s->b.err;
 }
