@@ -19,8 +19,13 @@
 static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
 {
     uint64_t v;
-    if (act_u64map_get(&p->thread_by_serial, (uint64_t)serial + 1, &v))
+    /* Records come in segments of one thread: the last one found first. */
+    if (p->last_thread && p->threads[p->last_thread - 1].serial == serial)
+        return &p->threads[p->last_thread - 1];
+    if (act_u64map_get(&p->thread_by_serial, (uint64_t)serial + 1, &v)) {
+        p->last_thread = (uint32_t)v;
         return &p->threads[v - 1];
+    }
     bld_thread *nt = realloc(p->threads, (p->n_threads + 1) * sizeof(*nt));
     if (!nt) {
         b->tl->err = ACT_E_NOMEM;
@@ -772,8 +777,21 @@ static void slice_add(host_slice *v, size_t *n, uint32_t tid, uint64_t start, ui
  * order) of a single thread mostly come sorted already. */
 static void sort_slices(host_slice *v, size_t n)
 {
+    /* Insertion sort while the disorder is local (ties in start that the
+     * clock made, a late record); qsort once it has moved n items. */
+    size_t budget = n;
     for (size_t i = 1; i < n; i++) {
-        if (host_cmp(&v[i - 1], &v[i]) > 0) {
+        if (host_cmp(&v[i - 1], &v[i]) <= 0)
+            continue;
+        host_slice x = v[i];
+        size_t j = i;
+        while (j > 0 && host_cmp(&v[j - 1], &x) > 0 && budget) {
+            v[j] = v[j - 1];
+            j--;
+            budget--;
+        }
+        v[j] = x;
+        if (!budget) {
             qsort(v, n, sizeof(*v), host_cmp);
             return;
         }

@@ -100,6 +100,7 @@ typedef struct bld_proc {
     bld_thread *threads;
     size_t n_threads;
     act_u64map thread_by_serial; /* serial + 1 -> threads index + 1 */
+    uint32_t last_thread;        /* threads index + 1 of the last lookup */
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
     act_u64map queue_label;      /* queue handle -> rec index + 1 */
     act_u64map tid_name;         /* OS tid -> tid_names index + 1 */
