@@ -40,7 +40,7 @@ typedef struct writer {
         uint32_t pid, tid;
         uint8_t no_tid, len; /* len 0: empty */
         char txt[48];
-    } lanes[4];
+    } lanes[16];
 } writer;
 
 static void writer_init(writer *w, act_timeline *tl, act_obuf *b);
@@ -173,9 +173,10 @@ static void wstr_event(writer *w, const char *s, size_t n)
     esc_slot *e = &w->esc[(h >> 40) & (ESC_SLOTS - 1)];
     act_obuf *b = w->b;
     if (e->p == s && e->n == n && e->len) {
-        if (act_obuf_reserve(b, e->len))
+        /* a fixed-size copy (no call); the bytes past len are scratch */
+        if (act_obuf_reserve(b, sizeof(e->esc)))
             return;
-        memcpy(b->buf + b->len, e->esc, e->len);
+        memcpy(b->buf + b->len, e->esc, sizeof(e->esc));
         b->len += e->len;
         w->invalid += e->invalid;
         return;
@@ -253,7 +254,8 @@ static void write_args(writer *w, const act_tl_event *e)
  * lanes written last; copies a fixed 48 bytes (scratch past the end). */
 static char *put_lane(writer *w, char *p, uint32_t pid, uint32_t tid, int no_tid)
 {
-    struct lane_txt *l = &w->lanes[(pid ^ tid * 31u) & 3];
+    uint32_t h = (pid * 0x9e3779b1u) ^ (tid * 0x85ebca6bu);
+    struct lane_txt *l = &w->lanes[h >> 28];
     if (!l->len || l->pid != pid || l->tid != tid || l->no_tid != no_tid) {
         char tmp[96];
         char *q = CUR_LIT(tmp, ",\"pid\":");
