@@ -196,13 +196,73 @@ void act_timeline_build_finish(act_tl_build *s);
 
 /* ---- helpers shared by builder files (builder.c, lanes.c, flows.c) ---- */
 
-act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name, uint32_t pid,
-                               uint32_t tid, uint64_t ts, uint64_t dur);
+/* Room for one more event / arg (grows the arrays, or hands a full batch
+ * to the sink first); NULL on error. Used by the inline adders below, which
+ * builder files call millions of times. */
+act_tl_event *act_tl_event_slot_slow(act_timeline *tl);
+act_tl_arg *act_tl_arg_slot_slow(act_timeline *tl);
+
+static inline act_str act_str_c(const char *s);
+
+static inline act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name,
+                                             uint32_t pid, uint32_t tid, uint64_t ts,
+                                             uint64_t dur)
+{
+    act_tl_event *e;
+    if (!tl->err && tl->n_ev < tl->cap_ev && !(tl->sink && tl->n_ev >= ACT_TL_SINK_BATCH))
+        e = &tl->ev[tl->n_ev++];
+    else if (!(e = act_tl_event_slot_slow(tl)))
+        return NULL;
+    *e = (act_tl_event){.ts = ts,
+                        .dur = dur,
+                        .name = name,
+                        .pid = pid,
+                        .tid = tid,
+                        .arg0 = (uint32_t)tl->n_args,
+                        .ph = ph,
+                        .cat = (uint8_t)cat};
+    return e;
+}
+
 /* Args attach to the most recently added event. */
-act_tl_arg *act_tl_arg_add(act_timeline *tl, const char *key);
-void act_tl_arg_u64(act_timeline *tl, const char *key, uint64_t v);
-void act_tl_arg_str(act_timeline *tl, const char *key, act_str s);
-void act_tl_arg_hex(act_timeline *tl, const char *key, uint64_t v);
+static inline act_tl_arg *act_tl_arg_add(act_timeline *tl, const char *key)
+{
+    act_tl_arg *a;
+    if (!tl->err && tl->n_ev && tl->n_args < tl->cap_args)
+        a = &tl->args[tl->n_args++];
+    else if (!(a = act_tl_arg_slot_slow(tl)))
+        return NULL;
+    *a = (act_tl_arg){.key = act_str_c(key)};
+    tl->ev[tl->n_ev - 1].nargs++;
+    return a;
+}
+
+static inline void act_tl_arg_u64(act_timeline *tl, const char *key, uint64_t v)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (a) {
+        a->type = ACT_ARG_U64;
+        a->v.u = v;
+    }
+}
+
+static inline void act_tl_arg_str(act_timeline *tl, const char *key, act_str s)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (a) {
+        a->type = ACT_ARG_STR;
+        a->v.s = s;
+    }
+}
+
+static inline void act_tl_arg_hex(act_timeline *tl, const char *key, uint64_t v)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (a) {
+        a->type = ACT_ARG_HEX;
+        a->v.u = v;
+    }
+}
 /* Copy into the timeline's arena (NUL-terminated). */
 act_str act_tl_strdup(act_timeline *tl, const char *s, size_t n);
 act_str act_tl_printf(act_timeline *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
