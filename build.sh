@@ -68,6 +68,8 @@ case "$cmd" in
     configure_build build-tsan -DACT_SANITIZE=thread -DACT_BUILD_BENCH=OFF
     (cd build-tsan && ctest --output-on-failure -j"$JOBS" -L concurrency)
     if [ -x "$ROOT/scripts/test-extra.sh" ]; then "$ROOT/scripts/test-extra.sh"; fi
+    # Hostile input: each libFuzzer target for 12 s (any crash or report fails).
+    if [ -x "$ROOT/scripts/fuzz.sh" ]; then "$ROOT/scripts/fuzz.sh" 12; fi
     ;;
   bench)
     install_deps

@@ -2,7 +2,8 @@
  * cmd_run.c -- `acceltrace run [OPTIONS] -- PROGRAM [ARGS...]`.
  *
  * Starts PROGRAM with the injection set up (OpenCL layer or preload shim,
- * a private spool directory), waits for it, turns the spools into a trace
+ * NVTX injection, and on request CUDA injection (--cuda) or the mspti
+ * preload (--ascend); a private spool directory), waits for it, turns the spools into a trace
  * and prints the summary. The program's stdout/stderr are untouched, it is
  * started with execvp (no shell), and its exit status is passed through (a
  * death by signal N gives 128+N).
@@ -41,6 +42,8 @@ typedef struct run_opts {
     int by_range;
     int preload;
     int keep_spool;
+    int cuda;   /* --cuda: CUDA_INJECTION64_PATH (the driver starts the CUPTI source) */
+    int ascend; /* --ascend: preload libmspti + libacceltrace, ACCELTRACE_SOURCES=ascend */
     const char *metadata[256];
     int n_metadata;
 } run_opts;
@@ -53,12 +56,13 @@ static const struct {
 } env_options[] = {
     {"buffer-size", "ACCELTRACE_BUFFER_SIZE", "recorder capacity per process (e.g. 64M)"},
     {"chunk-size", "ACCELTRACE_CHUNK_SIZE", "bytes per thread chunk (e.g. 256K)"},
-    {"hooks", "ACCELTRACE_HOOKS", "hook groups to apply: all, or a comma list"},
+    {"hooks", "ACCELTRACE_HOOKS", "hook groups: all, or a comma list (e.g. all,-activity.cupti)"},
     {"capture-range", "ACCELTRACE_CAPTURE_RANGE", "none | api | nvtx:NAME"},
     {"delay", "ACCELTRACE_DELAY", "seconds to wait before recording"},
     {"duration", "ACCELTRACE_DURATION", "seconds to record (0 = until exit)"},
     {"drain-timeout", "ACCELTRACE_DRAIN_TIMEOUT", "ms to wait for device activity at exit"},
     {"log", "ACCELTRACE_LOG", "quiet | error | info | debug"},
+    {"mode", "ACCELTRACE_TRACE_MODE", "trace file permissions, octal (default 0600)"},
 };
 
 static void usage(FILE *f)
@@ -79,7 +83,13 @@ static void usage(FILE *f)
             "      --preload           intercept OpenCL with LD_PRELOAD instead of the\n"
             "                          ICD-loader layer (for loaders without layer support;\n"
             "                          misses programs that dlopen libOpenCL)\n"
-            "      --keep-spool        keep the raw spool directory (its path is printed)\n");
+            "      --keep-spool        keep the raw spool directory (its path is printed)\n"
+            "      --cuda              trace CUDA through CUPTI: the CUDA driver loads\n"
+            "                          libacceltrace.so (CUDA_INJECTION64_PATH) at cuInit\n"
+            "      --ascend            trace Ascend NPUs through mspti: preloads\n"
+            "                          $ASCEND_HOME_PATH/lib64/libmspti.so (or\n"
+            "                          $ACCELTRACE_MSPTI_LIB) and libacceltrace.so, which\n"
+            "                          starts the mspti source when the program loads\n");
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         fprintf(f, "      --%s=VALUE%*s%s [%s]\n", env_options[i].option,
                 (int)(16 - strlen(env_options[i].option)), "", env_options[i].help,
@@ -145,7 +155,16 @@ static int prepend_env(const char *var, const char *value, const char *sep)
 
 static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
 {
-    enum { OPT_NO_SUMMARY = 256, OPT_BY_RANGE, OPT_METADATA, OPT_PRELOAD, OPT_KEEP, OPT_ENV };
+    enum {
+        OPT_NO_SUMMARY = 256,
+        OPT_BY_RANGE,
+        OPT_METADATA,
+        OPT_PRELOAD,
+        OPT_KEEP,
+        OPT_CUDA,
+        OPT_ASCEND,
+        OPT_ENV
+    };
     struct option longs[32] = {
         {"output", required_argument, NULL, 'o'},
         {"force", no_argument, NULL, 'f'},
@@ -155,8 +174,10 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         {"metadata", required_argument, NULL, OPT_METADATA},
         {"preload", no_argument, NULL, OPT_PRELOAD},
         {"keep-spool", no_argument, NULL, OPT_KEEP},
+        {"cuda", no_argument, NULL, OPT_CUDA},
+        {"ascend", no_argument, NULL, OPT_ASCEND},
     };
-    size_t nl = 8;
+    size_t nl = 10;
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         longs[nl++] = (struct option){env_options[i].option, required_argument, NULL,
                                       OPT_ENV + (int)i};
@@ -173,6 +194,8 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         case OPT_BY_RANGE: o->by_range = 1; break;
         case OPT_PRELOAD: o->preload = 1; break;
         case OPT_KEEP: o->keep_spool = 1; break;
+        case OPT_CUDA: o->cuda = 1; break;
+        case OPT_ASCEND: o->ascend = 1; break;
         case OPT_METADATA:
             if (!strchr(optarg, '=') || optarg[0] == '=') {
                 fprintf(stderr, "acceltrace: --metadata wants KEY=VALUE, got '%s'\n", optarg);
@@ -210,21 +233,52 @@ static void forward_signal(int sig)
         kill(child_pid, sig);
 }
 
-/* Configure the child's environment, then exec the program. */
-static void child_exec(char **prog, const char *spool, const char *lib, const run_opts *o)
+/* The libmspti that --ascend preloads (the source's own lookup order,
+ * src/sources/activity/activity.h, minus the bare soname: preloading
+ * needs a file we can name). */
+static int mspti_library(char *out, size_t len)
+{
+    const char *lib = getenv("ACCELTRACE_MSPTI_LIB");
+    if (lib && *lib) {
+        snprintf(out, len, "%s", lib);
+        return 0;
+    }
+    const char *home = getenv("ASCEND_HOME_PATH");
+    if (!home || !*home)
+        return -1;
+    snprintf(out, len, "%s/lib64/libmspti.so", home);
+    return 0;
+}
+
+/* Configure the child's environment, then exec the program. `lib` is what
+ * intercepts OpenCL (the layer, or the preload shim); `core` is the
+ * absolute path of libacceltrace.so (NULL when it was not found); `mspti`
+ * the libmspti to preload (--ascend). */
+static void child_exec(char **prog, const char *spool, const char *lib, const char *core,
+                       const char *mspti, const run_opts *o)
 {
     setenv("ACCELTRACE_SPOOL_DIR", spool, 1);
     if (o->preload)
         prepend_env("LD_PRELOAD", lib, ":");
     else
         prepend_env("OPENCL_LAYERS", lib, ":");
-    /* NVTX (header-only in the program) dlopens this on its first call:
-     * the same path as the layer, so one library instance serves both. */
-    char nvtx[PATH_MAX];
-    if (!o->preload)
-        setenv("NVTX_INJECTION64_PATH", lib, 1);
-    else if (find_library("libacceltrace.so", nvtx, sizeof(nvtx)) == 0)
-        setenv("NVTX_INJECTION64_PATH", nvtx, 1);
+    /* NVTX (header-only in the program) and the CUDA driver dlopen these on
+     * their first call: the same path as the layer, so one library
+     * instance serves them all (a second copy would stand down, see
+     * src/init/conflict.c). */
+    if (core)
+        setenv("NVTX_INJECTION64_PATH", core, 1);
+    if (o->cuda && core)
+        setenv("CUDA_INJECTION64_PATH", core, 1);
+    /* mspti hooks the CANN runtime only when preloaded, and nothing in an
+     * Ascend program calls acceltrace: preload libacceltrace.so too and
+     * ask its load-time start-up (src/init/autostart.c) to start mspti. */
+    if (o->ascend && core && mspti) {
+        char pre[2 * PATH_MAX + 2];
+        snprintf(pre, sizeof(pre), "%s:%s", mspti, core);
+        prepend_env("LD_PRELOAD", pre, ":");
+        prepend_env("ACCELTRACE_SOURCES", "ascend", ",");
+    }
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
@@ -291,6 +345,31 @@ int act_cmd_run(int argc, char **argv)
         return 2;
     }
 
+    /* libacceltrace.so itself, for the injection variables. */
+    char core[PATH_MAX];
+    int have_core = 1;
+    if (o.preload)
+        have_core = find_library("libacceltrace.so", core, sizeof(core)) == 0;
+    else
+        snprintf(core, sizeof(core), "%s", lib);
+    if (!have_core && (o.cuda || o.ascend)) {
+        fprintf(stderr,
+                "acceltrace: --%s: cannot find libacceltrace.so next to the acceltrace "
+                "command (set ACCELTRACE_LIBRARY_DIR)\n",
+                o.cuda ? "cuda" : "ascend");
+        return 2;
+    }
+    char mspti[PATH_MAX];
+    if (o.ascend && mspti_library(mspti, sizeof(mspti)) != 0) {
+        fprintf(stderr, "acceltrace: --ascend: set ASCEND_HOME_PATH (the CANN installation) or "
+                        "ACCELTRACE_MSPTI_LIB to find libmspti.so\n");
+        return 2;
+    }
+    if (o.ascend && strchr(mspti, '/') && access(mspti, R_OK) != 0) {
+        fprintf(stderr, "acceltrace: --ascend: cannot read %s: %s\n", mspti, strerror(errno));
+        return 2;
+    }
+
     const char *tmp = getenv("TMPDIR");
     char spool[PATH_MAX];
     snprintf(spool, sizeof(spool), "%s/acceltrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -308,7 +387,7 @@ int act_cmd_run(int argc, char **argv)
         return 2;
     }
     if (child_pid == 0)
-        child_exec(prog, spool, lib, &o);
+        child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o);
 
     struct sigaction sa = {.sa_handler = forward_signal};
     sigemptyset(&sa.sa_mask);
@@ -338,6 +417,7 @@ int act_cmd_run(int argc, char **argv)
         .summary_by_range = o.by_range,
         .child_status = status,
         .extra_metadata = o.metadata,
+        .trace_mode = cfg.trace_mode,
     };
     int rc = act_trace_export(&eo);
     if (rc < 0 && rc != ACT_E_FORMAT)

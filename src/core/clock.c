@@ -111,10 +111,15 @@ int act_tsc_calibrate(void)
     if (ok) {
         act_tsc_pair(&act_tsc.tsc0, &act_tsc.ns0);
         uint64_t t, n;
+        /* At least 1 ms, and until act_tsc_refine() accepts the interval
+         * (> 2^22 ticks, ~1.7 ms at 2.5 GHz): with a rate of 0 every
+         * reading until the first refine stood still at its anchor (ranges
+         * with equal starts and no duration). Bounded by 100 ms. */
         do
             act_tsc_pair(&t, &n);
-        while (n - act_tsc.ns0 < 1000000);
-        act_tsc_refine(t, n);
+        while (n - act_tsc.ns0 < 1000000 ||
+               (t - act_tsc.tsc0 <= (1ull << 22) && n - act_tsc.ns0 < 100000000));
+        ok = act_tsc_refine(t, n) != 0;
     }
     atomic_store(&act_tsc.usable, ok);
     return ok;

@@ -149,6 +149,25 @@ static int parse_file_path(const char *v, act_config *cfg)
     return n == 0 || n >= 4096 || strchr(v, '\n') ? -1 : 0;
 }
 
+/* Octal permission bits, 3 or 4 digits ("0640", "644"), no set-id or
+ * sticky bit, and the owner can always read and write the trace. */
+static int parse_trace_mode(const char *v, act_config *cfg)
+{
+    size_t n = strlen(v);
+    unsigned m = 0;
+    if (n < 3 || n > 4)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '7')
+            return -1;
+        m = m * 8 + (unsigned)(v[i] - '0');
+    }
+    if (m > 0777 || (m & 0600) != 0600)
+        return -1;
+    cfg->trace_mode = m;
+    return 0;
+}
+
 static int parse_buffer_size(const char *v, act_config *cfg)
 {
     uint64_t b;
@@ -264,6 +283,33 @@ static int parse_log(const char *v, act_config *cfg)
     return -1;
 }
 
+/* A comma list of vendor source names; repeating one is harmless (a
+ * launcher may add to what the user set). */
+static int parse_sources(const char *v, act_config *cfg)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"ascend", ACT_CFG_SOURCE_ASCEND}, {"cuda", ACT_CFG_SOURCE_CUDA}};
+    unsigned bits = 0;
+    for (const char *p = v;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        size_t i = 0;
+        while (i < ACT_ARRAY_SIZE(names) &&
+               !(strlen(names[i].name) == n && !strncmp(names[i].name, p, n)))
+            i++;
+        if (i == ACT_ARRAY_SIZE(names))
+            return -1;
+        bits |= names[i].bit;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    cfg->sources = bits;
+    return 0;
+}
+
 /* The table. Keep docs/configuration.md in step with it. */
 static const act_var vars[] = {
     {"ACCELTRACE_SPOOL_DIR", parse_spool_dir, "an absolute directory path (set by acceltrace run)"},
@@ -284,6 +330,9 @@ static const act_var vars[] = {
     {"ACCELTRACE_LOG", parse_log, "quiet, error, info or debug"},
     {"ACCELTRACE_LIBRARY_DIR", parse_library_dir,
      "an absolute path to the directory holding libacceltrace.so (read by acceltrace run)"},
+    {"ACCELTRACE_TRACE_MODE", parse_trace_mode,
+     "octal permission bits for the trace file, 3 or 4 digits, at most 0777 and including 0600 "
+     "(e.g. 0600, 0640, 0644)"},
     {"ACCELTRACE_LIBRARY", parse_file_path,
      "the path of libacceltrace.so (read by the Python package)"},
     {"ACCELTRACE_TORCH_PLUGIN", parse_file_path,
@@ -293,6 +342,9 @@ static const act_var vars[] = {
      "the path or soname of the libascendcl library file"},
     {"ACCELTRACE_CUPTI_LIB", parse_file_path, "the path or soname of the libcupti library file"},
     {"ACCELTRACE_MSPTI_LIB", parse_file_path, "the path or soname of the libmspti library file"},
+    {"ACCELTRACE_SOURCES", parse_sources,
+     "a comma-separated list of ascend and cuda: vendor sources that start-up starts when "
+     "ACCELTRACE_SPOOL_DIR is set (set by acceltrace run --ascend)"},
 };
 
 void act_config_defaults(act_config *cfg)
@@ -302,7 +354,8 @@ void act_config_defaults(act_config *cfg)
     cfg->chunk_size = 128 * KIB; /* a 64 KiB name fits in one record */
     cfg->drain_timeout_ms = 10000;
     strcpy(cfg->hooks, "all");
-    cfg->log_level = 2; /* info */
+    cfg->log_level = 2;     /* info */
+    cfg->trace_mode = 0600; /* traces can hold names and arguments: private */
 }
 
 /* Nonzero in set-uid/set-gid (and otherwise privileged) processes. */
@@ -319,12 +372,30 @@ static int has_outer_space(const char *v)
     return n && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1]));
 }
 
+/* Up to `max` bytes of `s` for an error message, control bytes written as
+ * \xNN: a hostile value (a newline, an escape sequence) must not turn the
+ * one-line message into several lines or drive the terminal. */
+static void quote_printable(char *out, size_t outlen, const char *s, size_t max)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < max && s[i] && o + 5 < outlen; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f)
+            o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    out[o] = '\0';
+}
+
 /* The quoted value in an error message is cut, never the message. */
 static void set_error(char *err, size_t len, const char *name, const char *value,
                       const char *allowed)
 {
+    char shown[4 * 300 + 1];
+    quote_printable(shown, sizeof(shown), value, 300);
     if (err && len)
-        snprintf(err, len, "Invalid value for %s: '%.300s%s'. Allowed: %s", name, value,
+        snprintf(err, len, "Invalid value for %s: '%s%s'. Allowed: %s", name, shown,
                  strlen(value) > 300 ? "..." : "", allowed);
 }
 
@@ -347,8 +418,9 @@ static int check_unknown(char *err, size_t len)
         if (var_find(*e, n))
             continue;
         if (err && len) {
-            int w =
-                snprintf(err, len, "Unknown variable %.*s. Known:", (int)(n > 200 ? 200 : n), *e);
+            char shown[4 * 200 + 1];
+            quote_printable(shown, sizeof(shown), *e, n > 200 ? 200 : n);
+            int w = snprintf(err, len, "Unknown variable %s. Known:", shown);
             for (size_t i = 0; i < ACT_ARRAY_SIZE(vars) && w > 0 && (size_t)w < len; i++)
                 w += snprintf(err + w, len - (size_t)w, " %s", vars[i].name);
         }
@@ -422,8 +494,11 @@ ACT_EXPORT int act_config_check_var(const char *name, const char *value, char *e
         return ACT_E_INVAL;
     const act_var *v = var_find(name, strlen(name));
     if (!v) {
-        if (err && errlen)
-            snprintf(err, errlen, "Unknown variable %.200s", name);
+        if (err && errlen) {
+            char shown[4 * 200 + 1];
+            quote_printable(shown, sizeof(shown), name, 200);
+            snprintf(err, errlen, "Unknown variable %s", shown);
+        }
         return ACT_E_NOTFOUND;
     }
     act_config c;

@@ -25,7 +25,12 @@ typedef struct act_config {
     uint64_t duration_ns;     /* ACCELTRACE_DURATION: seconds (0 = unbounded) */
     int log_level;            /* ACCELTRACE_LOG: quiet|error|info|debug (0..3, default info) */
     char library_dir[4096];   /* ACCELTRACE_LIBRARY_DIR: where `run` finds the library ("" = beside it) */
+    unsigned trace_mode;      /* ACCELTRACE_TRACE_MODE: permission bits of written traces (default 0600) */
+    unsigned sources;         /* ACCELTRACE_SOURCES: ACT_CFG_SOURCE_* bits, started at start-up */
 } act_config;
+
+/* Vendor sources a launcher asks start-up to start (ACCELTRACE_SOURCES). */
+enum { ACT_CFG_SOURCE_ASCEND = 1u << 0, ACT_CFG_SOURCE_CUDA = 1u << 1 };
 
 /* The process-wide configuration, valid after a successful act_config_load(). */
 extern act_config act_cfg;

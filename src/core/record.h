@@ -226,6 +226,11 @@ typedef struct act_rec_device_op {
     uint32_t pad;
 } act_rec_device_op;
 
+/* act_rec_device.index of a lane that belongs to no device (e.g. the
+ * host-side markers of a vendor's activity API): labelled without a
+ * device number. */
+#define ACT_DEVICE_INDEX_NONE 0xffffffu
+
 typedef struct act_rec_device {
     act_rec_hdr h; /* aux = name string id */
     uint64_t device;

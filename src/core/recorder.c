@@ -91,7 +91,11 @@ struct act_thread {
 
 static struct {
     pthread_mutex_t lock; /* guards open/close, the thread list, the free list */
-    act_spool_header *hdr;
+    /* Written under `lock` (open, close, fork); read without it by drop
+     * counting and the header/path queries, which may race a close: so
+     * every access goes through hdr_get/hdr_set (acquire/release). The
+     * record hot path never reads it (it checks its chunk's cap). */
+    _Atomic(act_spool_header *) hdr;
     char *map;
     size_t map_size;
     uint32_t chunk_size;
@@ -105,6 +109,22 @@ static struct {
     pid_t pid;
     int reopen_pending; /* forked child: open a spool on the next record */
 } sp = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static inline act_spool_header *hdr_get(void)
+{
+    return atomic_load_explicit(&sp.hdr, memory_order_acquire);
+}
+
+static inline void hdr_set(act_spool_header *h)
+{
+    atomic_store_explicit(&sp.hdr, h, memory_order_release);
+}
+
+/* Set when no chunk could be handed out (spool full, nothing to recycle),
+ * cleared when a chunk is recycled or a spool opened. While set, a thread
+ * without a chunk drops its records without taking sp.lock: a full spool
+ * must not turn every record into a mutex round trip. */
+static _Atomic int spool_exhausted;
 
 static __thread act_thread *tls_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t tls_key;
@@ -172,7 +192,7 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
     }
     sp.map = m;
     sp.map_size = capacity;
-    sp.hdr = m;
+    hdr_set(m);
     sp.chunk_size = chunk_size;
     sp.chunk_count = (uint32_t)((capacity - ACT_SPOOL_HEADER_SIZE) / chunk_size);
     memcpy(sp.path, path, (size_t)n + 1);
@@ -182,7 +202,7 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
 
 static void spool_init_header(void)
 {
-    act_spool_header *h = sp.hdr;
+    act_spool_header *h = hdr_get();
     h->version = ACT_SPOOL_VERSION;
     h->header_size = ACT_SPOOL_HEADER_SIZE;
     h->capacity = sp.map_size;
@@ -238,7 +258,7 @@ static void *prefault_main(void *arg)
     pthread_mutex_lock(&pf.lock);
     uint32_t ahead = ACT_PREFAULT_AHEAD / sp.chunk_size + 1;
     while (!pf.stop) {
-        uint64_t used = atomic_load((_Atomic uint64_t *)&sp.hdr->chunks_used);
+        uint64_t used = atomic_load((_Atomic uint64_t *)&hdr_get()->chunks_used);
         uint64_t want = used + ahead < sp.chunk_count ? used + ahead : sp.chunk_count;
         uint32_t idx = atomic_load(&pf.done);
         if (idx < want) {
@@ -300,7 +320,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
     if (capacity < (uint64_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
         return ACT_E_INVAL;
     pthread_mutex_lock(&sp.lock);
-    if (sp.hdr && sp.pid == getpid()) {
+    if (hdr_get() && sp.pid == getpid()) {
         pthread_mutex_unlock(&sp.lock);
         return ACT_E_STATE;
     }
@@ -314,13 +334,14 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
         if (!sp.free_chunks) {
             munmap(sp.map, sp.map_size);
             unlink(sp.path);
-            sp.hdr = NULL;
+            hdr_set(NULL);
             rc = ACT_E_NOMEM;
         }
     }
     if (rc == 0) {
         sp.pid = getpid();
         spool_init_header();
+        atomic_store(&spool_exhausted, 0);
         atomic_fetch_add(&sp.gen, 1);
         prefault_start();
     }
@@ -335,7 +356,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
 void act_recorder_close(void)
 {
     pthread_mutex_lock(&sp.lock);
-    if (!sp.hdr || sp.pid != getpid()) {
+    if (!hdr_get() || sp.pid != getpid()) {
         pthread_mutex_unlock(&sp.lock);
         return;
     }
@@ -344,15 +365,16 @@ void act_recorder_close(void)
     /* Send every thread to the slow path; it will find a new generation. */
     for (act_thread *t = sp.threads; t; t = t->next)
         atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
+    act_spool_header *h = hdr_get();
 #if defined(__x86_64__)
     if (atomic_load(&act_tsc.usable) == 1)
-        act_tsc_pair(&sp.hdr->calib_ts[1], &sp.hdr->calib_ns[1]);
+        act_tsc_pair(&h->calib_ts[1], &h->calib_ns[1]);
 #endif
-    atomic_fetch_or((_Atomic uint32_t *)&sp.hdr->flags, ACT_SPOOL_F_SEALED);
+    atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_SEALED);
     msync(sp.map, sp.map_size, MS_ASYNC);
     /* Keep the mapping: a late device callback may still be writing to it.
      * It is address space only; the file itself is removed by its owner. */
-    sp.hdr = NULL;
+    hdr_set(NULL);
     atomic_fetch_add(&sp.gen, 1);
     pthread_mutex_unlock(&sp.lock);
     act_capture_recorder_closed();
@@ -363,12 +385,12 @@ void act_recorder_close(void)
  * every command. */
 act_spool_header *act_recorder_header(void)
 {
-    return __atomic_load_n(&sp.hdr, __ATOMIC_ACQUIRE);
+    return hdr_get();
 }
 
 const char *act_recorder_path(void)
 {
-    return sp.hdr ? sp.path : "";
+    return hdr_get() ? sp.path : "";
 }
 
 /* ---- per-thread state ------------------------------------------------- */
@@ -377,11 +399,16 @@ static void chunk_release(act_thread *t)
 {
     /* Caller holds sp.lock. A chunk with room left is recycled for the
      * next thread that needs one; its published fill stays as it is. */
-    if (!t->chunk || t->gen != atomic_load(&sp.gen) || !sp.hdr)
+    if (!t->chunk || t->gen != atomic_load(&sp.gen) || !hdr_get())
         return;
-    if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed))
+    if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed)) {
         sp.free_chunks[sp.free_top++] = t->chunk->index;
+        atomic_store_explicit(&spool_exhausted, 0, memory_order_relaxed);
+    }
     t->chunk = NULL;
+    /* The fast path must never write to a chunk this thread gave up:
+     * another thread may own it now, and commit needs t->chunk. */
+    atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
 }
 
 static void thread_destroy(void *arg)
@@ -503,6 +530,9 @@ static uint32_t free_chunk_take(size_t need)
 static int chunk_acquire(act_thread *t, size_t need)
 {
     uint32_t idx = UINT32_MAX;
+    if (atomic_load_explicit(&spool_exhausted, memory_order_relaxed) && !t->chunk &&
+        t->gen == atomic_load(&sp.gen))
+        return -1;
     if (ACT_UNLIKELY(sp.reopen_pending)) {
         char dir[PATH_MAX];
         memcpy(dir, sp.dir, sizeof(dir));
@@ -511,7 +541,7 @@ static int chunk_acquire(act_thread *t, size_t need)
             atomic_store(&act__recording, 0);
     }
     pthread_mutex_lock(&sp.lock);
-    act_spool_header *h = sp.hdr;
+    act_spool_header *h = hdr_get();
     if (!h) {
         pthread_mutex_unlock(&sp.lock);
         return -1;
@@ -519,6 +549,7 @@ static int chunk_acquire(act_thread *t, size_t need)
     uint32_t gen = atomic_load(&sp.gen);
     if (t->gen != gen) {
         t->chunk = NULL;
+        atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
         t->gen = gen;
         thread_reset_strings(t);
         thread_reset_ranges(t);
@@ -532,6 +563,8 @@ static int chunk_acquire(act_thread *t, size_t need)
         else
             atomic_store((_Atomic uint64_t *)&h->chunks_used, sp.chunk_count);
     }
+    if (idx == UINT32_MAX)
+        atomic_store_explicit(&spool_exhausted, 1, memory_order_relaxed);
     pthread_mutex_unlock(&sp.lock);
     if (idx == UINT32_MAX)
         return -1;
@@ -567,7 +600,7 @@ static int chunk_acquire(act_thread *t, size_t need)
 
 void act_rec_drop(uint16_t kind)
 {
-    act_spool_header *h = sp.hdr;
+    act_spool_header *h = hdr_get();
     if (h && kind < ACT_REC_KIND_MAX)
         atomic_fetch_add_explicit((_Atomic uint64_t *)&h->dropped[kind], 1,
                                   memory_order_relaxed);
@@ -630,8 +663,9 @@ static uint32_t str_emit(act_thread *t, const char *s, size_t len)
                  sizeof(act_rec_thread) - sizeof(act_rec_string) - 8;
     if (len > max) {
         len = max;
-        if (sp.hdr)
-            atomic_fetch_add((_Atomic uint64_t *)&sp.hdr->strings_truncated, 1);
+        act_spool_header *h = hdr_get();
+        if (h)
+            atomic_fetch_add((_Atomic uint64_t *)&h->strings_truncated, 1);
     }
     size_t size = (sizeof(act_rec_string) + len + 7) & ~(size_t)7;
     act_rec_string *r = act_rec_reserve(ACT_REC_STRING, size);
@@ -983,10 +1017,10 @@ void act_recorder_atfork_child(void)
     pthread_mutex_init(&sp.lock, NULL);
     pthread_mutex_init(&pf.lock, NULL);
     pthread_cond_init(&pf.wake, NULL);
-    pf.running = 0;           /* the helper thread did not survive the fork */
-    int was = sp.hdr != NULL; /* recording, or paused outside the window */
+    pf.running = 0;              /* the helper thread did not survive the fork */
+    int was = hdr_get() != NULL; /* recording, or paused outside the window */
     atomic_store(&act__recording, 0);
-    sp.hdr = NULL;
+    hdr_set(NULL);
     sp.threads = NULL;
     sp.free_top = 0;
     atomic_fetch_add(&sp.gen, 1);

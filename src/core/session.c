@@ -5,7 +5,9 @@
  *
  * A session does what the launcher and start-up do together: a private
  * spool directory (mkdtemp, 0700) unless the caller names one, the same
- * recorder, start-up (act_init: sources and hook groups), and at the end
+ * recorder, start-up (act_init: sources and hook groups), the vendor
+ * activity sources whose runtimes are loaded (act_activity_session_start),
+ * and at the end
  * the stop handlers (sources drain their device activity), the recorder is
  * sealed and the same exporter as `run` writes the trace. Sessions can
  * follow one another; the recorder starts a new spool generation each time.
@@ -22,9 +24,11 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "config.h"
 #include "init/hooks.h"
 #include "init/init.h"
 #include "internal.h"
+#include "sources/activity/activity.h"
 #include "timeline/export.h"
 
 #define SESSION_DEFAULT_CAPACITY (256ull << 20)
@@ -153,6 +157,10 @@ static int session_begin_locked(const act_options *opts)
             unlink(ses.spool);
         return irc < 0 && irc != ACT_E_DISABLED ? irc : ACT_E_STATE;
     }
+    /* Device activity of every vendor whose runtime the process already
+     * uses (probed: a plain OpenCL or CPU program never gets libcupti or
+     * libmspti loaded into it). Stopped by act_lifecycle_stop at the end. */
+    act_activity_session_start();
     ses.active = 1;
     if (!ses.atexit_registered && atexit(session_at_exit) == 0)
         ses.atexit_registered = 1;
@@ -186,6 +194,7 @@ ACT_EXPORT int act_session_end(const char *trace_path)
             .force = 1,
             .trace_name = ses.trace_name[0] ? ses.trace_name : NULL,
             .child_status = -1,
+            .trace_mode = act_cfg.trace_mode,
         };
         rc = act_trace_export(&eo);
     }

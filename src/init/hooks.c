@@ -34,7 +34,9 @@
 /* The default base order: fixed here and nowhere else. Groups registered
  * but not listed follow in registration order. */
 static const char *const default_order[] = {
-    "opencl.queue", "opencl.kernel", "opencl.transfer", "opencl.sync", NULL,
+    "opencl.queue", "opencl.kernel",  "opencl.transfer",
+    "opencl.sync",  "activity.mspti", "activity.cupti",
+    NULL,
 };
 
 #define GROUP_NAME_MAX 64

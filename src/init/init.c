@@ -1,9 +1,11 @@
 /*
  * init.c -- the library's staged start-up (torch_npu's _initialize, in C).
  *
- * Loading the library runs nothing: there is no constructor, so no device
- * runtime is touched and nothing is printed. act_init() runs on the first
- * intercepted call, annotation or session and executes `stages[]` in order:
+ * Loading the library runs nothing: no device runtime is touched and
+ * nothing is printed (the one constructor, autostart.c, returns at once
+ * unless a launcher set both ACCELTRACE_SPOOL_DIR and ACCELTRACE_SOURCES).
+ * act_init() runs on the first intercepted call, annotation or session (or
+ * that constructor) and executes `stages[]` in order:
  *
  *   check conflicts    another copy of acceltrace already in charge?
  *   load core          configuration, clock, recorder (spool)

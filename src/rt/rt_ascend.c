@@ -20,11 +20,6 @@
 #include "acceltrace.h"
 #include "rt_internal.h"
 
-/* Weak only until the capture window (act_start/act_stop) is on main: then
- * drop these two lines, so that a static link pulls it in too. */
-#pragma weak act_start
-#pragma weak act_stop
-
 /* CANN acl_base.h values. */
 enum {
     ACL_SUCCESS_ = 0,
@@ -166,16 +161,12 @@ static int ascend_stream_destroy(void *stream)
  * acceltrace's capture range (the mspti source records within it). */
 static int ascend_profiler_start(void)
 {
-    return act_start
-               ? act_start()
-               : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED, "ascend: act_start is not in this build");
+    return act_start();
 }
 
 static int ascend_profiler_stop(void)
 {
-    return act_stop
-               ? act_stop()
-               : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED, "ascend: act_stop is not in this build");
+    return act_stop();
 }
 
 /* aclrtGetMemInfo reports the current device: switch to `device` for the

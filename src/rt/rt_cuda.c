@@ -16,10 +16,6 @@
 #include "acceltrace.h"
 #include "rt_internal.h"
 
-/* Weak only until the capture window (act_start/act_stop) is on main: then
- * drop these two lines, so that a static link pulls it in too. */
-#pragma weak act_start
-#pragma weak act_stop
 
 /* The few cudart prototypes used (cudaError_t is an int-sized enum;
  * cudaStream_t is a pointer). */
@@ -127,7 +123,7 @@ static int cuda_profiler_start(void)
     int rc = cu.ProfilerStart();
     if (rc != 0)
         return act_rt__ret("cuda", "cudaProfilerStart", rc);
-    int a = act_start ? act_start() : ACT_E_DISABLED;
+    int a = act_start();
     return a == ACT_E_DISABLED ? ACT_RT_SUCCESS : a;
 }
 
@@ -137,7 +133,7 @@ static int cuda_profiler_stop(void)
     int rc = cu.ProfilerStop();
     if (rc != 0)
         return act_rt__ret("cuda", "cudaProfilerStop", rc);
-    int a = act_stop ? act_stop() : ACT_E_DISABLED;
+    int a = act_stop();
     return a == ACT_E_DISABLED ? ACT_RT_SUCCESS : a;
 }
 

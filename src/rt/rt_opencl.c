@@ -28,11 +28,6 @@
 #include "acceltrace.h"
 #include "rt_internal.h"
 
-/* Weak only until the capture window (act_start/act_stop) is on main: then
- * drop these two lines, so that a static link pulls it in too. */
-#pragma weak act_start
-#pragma weak act_stop
-
 static struct {
     void *lib;
     cl_int (*GetPlatformIDs)(cl_uint, cl_platform_id *, cl_uint *);
@@ -372,16 +367,12 @@ static int ocl_synchronize(void)
 
 static int ocl_profiler_start(void)
 {
-    return act_start
-               ? act_start()
-               : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED, "opencl: act_start is not in this build");
+    return act_start();
 }
 
 static int ocl_profiler_stop(void)
 {
-    return act_stop
-               ? act_stop()
-               : act_rt__fail(ACT_RT_ERROR_UNSUPPORTED, "opencl: act_stop is not in this build");
+    return act_stop();
 }
 
 static int ocl_device_count(int *count)

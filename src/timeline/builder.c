@@ -471,8 +471,16 @@ static void resolve_ops(bld *b, bld_proc *p)
             if (!b->tl->err && act_u64map_put(&p->dev_by_handle, handle, (uint64_t)op->dev + 1))
                 b->tl->err = ACT_E_NOMEM;
         }
-        if (act_u64map_get(&p->queue_label, op->r->queue, &v))
-            op->queue_label = p->sp->recs[v - 1].s1;
+        if (act_u64map_get(&p->queue_label, op->r->queue, &v)) {
+            const act_sp_rec *q = &p->sp->recs[v - 1];
+            op->queue_label = q->s1;
+            /* CUPTI and mspti store their stream id there; OpenCL stores
+             * the queue's property bits, which are no stream. */
+            if (op->r->source == ACT_SOURCE_CUPTI || op->r->source == ACT_SOURCE_MSPTI) {
+                op->stream = ((const act_rec_queue *)q->r)->properties;
+                op->has_stream = 1;
+            }
+        }
         bld_join_op(b, p, op);
         if (!op->kept)
             b->tl->counts.outside_window[ACT_REC_DEVICE_OP]++;

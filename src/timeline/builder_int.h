@@ -42,7 +42,8 @@ typedef struct bld_op {
     uint32_t dev;      /* index into timeline.devices */
     uint32_t lane_tid; /* assigned by devices.c */
     act_str queue_label;
-    uint8_t linked, kept;
+    uint64_t stream; /* vendor stream id (queue record's properties), when has_stream */
+    uint8_t linked, kept, has_stream;
 } bld_op;
 
 /* ARG records attached to an event, as a singly linked list (1-based

@@ -1,9 +1,11 @@
 /*
  * devices.c -- the device side of the timeline: one process per device
- * (pid above every real pid, named "<vendor> <device> (device N)"), one
- * thread per queue, concurrent work on a queue spread over sub-lanes so
- * no two slices of a lane partially overlap, and exactly one ac2g flow
- * pair per device op that has a host launch.
+ * (pid above every real pid, named "<vendor> <device> (device N)", e.g.
+ * "Ascend NPU 0 (device 0)"; a lane of no device, such as a vendor's
+ * host-side markers, just "<vendor> <name>"), one thread per queue,
+ * concurrent work on a queue spread over sub-lanes so no two slices of a
+ * lane partially overlap, and exactly one ac2g flow pair per device op
+ * that has a host launch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,8 +91,12 @@ uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t ha
     return device_add(b, &d, handle ? handle : 1, p->pid);
 }
 
-static int op_cat(uint8_t op)
+/* Vendor markers (mstx) are annotations on the device timeline, as
+ * kineto files them; an OpenCL marker is a synchronisation point. */
+static int op_cat(uint8_t op, uint8_t source)
 {
+    if (op == ACT_OP_MARKER && (source == ACT_SOURCE_MSPTI || source == ACT_SOURCE_CUPTI))
+        return ACT_CAT_GPU_USER_ANNOTATION;
     switch (op) {
     case ACT_OP_KERNEL:
     case ACT_OP_COLLECTIVE: return ACT_CAT_KERNEL;
@@ -104,6 +110,18 @@ static int op_cat(uint8_t op)
     case ACT_OP_BARRIER:
     case ACT_OP_SYNC: return ACT_CAT_GPU_SYNC;
     default: return ACT_CAT_GPU_OP;
+    }
+}
+
+/* What the source's `detail` string is, by op kind: the kernel type, the
+ * collective's communicator, the marker's domain. */
+static const char *detail_key(uint8_t op)
+{
+    switch (op) {
+    case ACT_OP_KERNEL: return "type";
+    case ACT_OP_COLLECTIVE: return "commName";
+    case ACT_OP_MARKER: return "domain";
+    default: return "detail";
     }
 }
 
@@ -162,7 +180,10 @@ void bld_devices_name(bld *b)
          * device name already starts with ("CUDA GPU 0"). */
         int prefixed = d->model.n > vendor.n && !memcmp(d->model.p, vendor.p, vendor.n) &&
                        d->model.p[vendor.n] == ' ';
-        if (prefixed)
+        if (d->index == ACT_DEVICE_INDEX_NONE) /* a lane of no device */
+            d->name = act_tl_printf(tl, "%.*s %.*s", (int)vendor.n, vendor.p, (int)d->model.n,
+                                    d->model.p);
+        else if (prefixed)
             d->name = act_tl_printf(tl, "%.*s (device %u)", (int)d->model.n, d->model.p, d->index);
         else
             d->name = act_tl_printf(tl, "%.*s %.*s (device %u)", (int)vendor.n, vendor.p,
@@ -224,16 +245,19 @@ static void emit_op(bld *b, const bld_op *op)
     else
         tl->counts.negative_durations++;
     act_str name = op->name.n ? op->name : act_str_c(op_default_name(r->op));
-    act_tl_event_add(tl, 'X', op_cat(r->op), name, d->pid, op->lane_tid, op->start, dur);
+    act_tl_event_add(tl, 'X', op_cat(r->op, r->source), name, d->pid, op->lane_tid, op->start, dur);
     if (r->corr)
         act_tl_arg_u64(tl, "correlation", r->corr);
     if (op->ext_id)
         act_tl_arg_u64(tl, "External id", op->ext_id);
-    act_tl_arg_u64(tl, "device", d->index);
+    if (d->index != ACT_DEVICE_INDEX_NONE)
+        act_tl_arg_u64(tl, "device", d->index);
     if (op->queue_label.n)
         act_tl_arg_str(tl, "queue", op->queue_label);
     else
         act_tl_arg_hex(tl, "queue", r->queue);
+    if (op->has_stream)
+        act_tl_arg_u64(tl, "stream", op->stream);
     if (r->op == ACT_OP_KERNEL) {
         act_tl_arg *a = act_tl_arg_add(tl, "global size");
         if (a) {
@@ -245,12 +269,12 @@ static void emit_op(bld *b, const bld_op *op)
             a->type = ACT_ARG_U64X3;
             memcpy(a->v.v3, r->lsize, sizeof(a->v.v3));
         }
-    } else if (r->bytes || op_cat(r->op) == ACT_CAT_GPU_MEMCPY ||
-               op_cat(r->op) == ACT_CAT_GPU_MEMSET) {
+    } else if (r->bytes || op_cat(r->op, r->source) == ACT_CAT_GPU_MEMCPY ||
+               op_cat(r->op, r->source) == ACT_CAT_GPU_MEMSET) {
         act_tl_arg_u64(tl, "bytes", r->bytes);
     }
     if (op->detail.n)
-        act_tl_arg_str(tl, "detail", op->detail);
+        act_tl_arg_str(tl, detail_key(r->op), op->detail);
     if (r->status) {
         act_tl_arg *a = act_tl_arg_add(tl, "status");
         if (a) {

@@ -110,7 +110,8 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
     if (o->summary) {
         rc = act_timeline_build_events(bs);
         if (!rc)
-            rc = act_chrome_write_file(tl, co, o->out_path, o->force, err, sizeof(err));
+            rc = act_chrome_write_file_mode(tl, co, o->out_path, o->force, o->trace_mode, err,
+                                            sizeof(err));
         if (rc && err[0])
             act_log("%s", err);
         if (!rc)
@@ -118,7 +119,8 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         return rc;
     }
     act_chrome_stream *cs;
-    rc = act_chrome_stream_open(&cs, tl, co, o->out_path, o->force, err, sizeof(err));
+    rc = act_chrome_stream_open(&cs, tl, co, o->out_path, o->force, o->trace_mode, err,
+                                sizeof(err));
     if (!rc) {
         tl->sink = act_chrome_stream_sink;
         tl->sink_ctx = cs;

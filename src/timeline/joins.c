@@ -6,7 +6,9 @@
  * Vendor correlation ids are not unique (CUPTI and mspti reuse them), so
  * the launch is the latest API record with the same (source, corr) that
  * started no later than the device op; when every candidate starts later
- * (clock skew) the earliest is taken and the skew is counted.
+ * (clock skew) the earliest is taken and the skew is counted. The op's
+ * range is its own reference, else its launch's, else the vendor's
+ * external-correlation record for its correlation id.
  */
 #include <stdlib.h>
 
@@ -173,10 +175,14 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
     } else {
         op->kept = (uint8_t)bld_in_window(b, p, op->start, op->end);
     }
+    /* The launch found by time is the right one even where the vendor
+     * reused its correlation id; the extcorr table keeps only the last
+     * mapping of an id, so it is the fallback (launch without a range, or
+     * no launch slice at all: the degraded vendor path). */
     uint64_t ref = r->ext;
-    if (!ref && r->corr)
-        ref = find_extcorr(p, r->source, r->corr);
     if (!ref && launch)
         ref = launch->ext;
+    if (!ref && r->corr)
+        ref = find_extcorr(p, r->source, r->corr);
     op->ext_id = bld_resolve_ext(b, p, ref);
 }

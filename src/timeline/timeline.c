@@ -32,6 +32,7 @@ static const char *const cat_names[ACT_CAT_MAX] = {
     [ACT_CAT_GPU_SYNC] = "gpu_sync",
     [ACT_CAT_GPU_OP] = "gpu_op",
     [ACT_CAT_AC2G] = "ac2g",
+    [ACT_CAT_GPU_USER_ANNOTATION] = "gpu_user_annotation",
 };
 
 const char *act_cat_name(int cat)

@@ -34,6 +34,7 @@ enum act_cat {
     ACT_CAT_GPU_SYNC,
     ACT_CAT_GPU_OP,
     ACT_CAT_AC2G,
+    ACT_CAT_GPU_USER_ANNOTATION, /* device-side annotations (mstx markers) */
     ACT_CAT_MAX
 };
 

@@ -735,7 +735,7 @@ struct act_chrome_stream {
 };
 
 int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o,
-                           const char *path, int force, char *err, size_t errlen)
+                           const char *path, int force, unsigned mode, char *err, size_t errlen)
 {
     *out = NULL;
     struct stat st;
@@ -755,6 +755,16 @@ int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_
     if (s->fd < 0) {
         snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
                  strerror(errno));
+        free(s->path);
+        free(s);
+        return ACT_E_IO;
+    }
+    /* Created 0600; another mode only when the user asked for it (set on
+     * the descriptor: exact, whatever the umask, never through a path). */
+    if (mode && mode != 0600 && fchmod(s->fd, mode) != 0) {
+        snprintf(err, errlen, "%s: cannot set mode %04o: %s", path, mode, strerror(errno));
+        close(s->fd);
+        unlink(s->tmp);
         free(s->path);
         free(s);
         return ACT_E_IO;
@@ -826,8 +836,14 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
 int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
                           char *err, size_t errlen)
 {
+    return act_chrome_write_file_mode(tl, o, path, force, 0, err, errlen);
+}
+
+int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const char *path,
+                               int force, unsigned mode, char *err, size_t errlen)
+{
     act_chrome_stream *s;
-    int rc = act_chrome_stream_open(&s, tl, o, path, force, err, errlen);
+    int rc = act_chrome_stream_open(&s, tl, o, path, force, mode, err, errlen);
     if (!s)
         return rc;
     if (!rc)

@@ -29,9 +29,14 @@ int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b);
  * ACT_E_IO or ACT_E_NOMEM with a one-line reason in err. */
 int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
                           char *err, size_t errlen);
+/* The same, the file getting permission bits `mode` (0 = 0600), set on the
+ * descriptor before the rename (exact, whatever the umask). */
+int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const char *path,
+                               int force, unsigned mode, char *err, size_t errlen);
 
 /* The same file written while the timeline is built (streaming, so that
- * the events never all sit in memory): _open writes the header from what
+ * the events never all sit in memory; mode as for
+ * act_chrome_write_file_mode): _open writes the header from what
  * tl holds then (after act_timeline_build_start: devices, metadata, time
  * base); act_chrome_stream_sink, set as tl->sink, writes each batch of
  * events and empties tl->ev/args (act_chrome_stream_write writes them
@@ -41,7 +46,8 @@ int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char
  * _open, *s may still be set and must be closed. */
 typedef struct act_chrome_stream act_chrome_stream;
 int act_chrome_stream_open(act_chrome_stream **s, act_timeline *tl, const act_chrome_opts *o,
-                           const char *path, int force, char *err, size_t errlen);
+                           const char *path, int force, unsigned mode, char *err,
+                           size_t errlen);
 int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl);
 int act_chrome_stream_sink(act_timeline *tl, void *ctx);
 int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errlen);

@@ -149,7 +149,9 @@ void act_obuf_f64(act_obuf *b, double v)
         act_obuf_lit(b, "null");
         return;
     }
-    if (v == (double)(int64_t)v && fabs(v) < 9e15) {
+    /* Range first: converting a double beyond int64 is undefined (a
+     * counter value of 1e300 from a hostile spool reached it). */
+    if (fabs(v) < 9e15 && v == (double)(int64_t)v) {
         act_obuf_i64(b, (int64_t)v);
         return;
     }

@@ -512,6 +512,11 @@ int act_summary_load_json(act_summary *s, const char *path, json_t **root, char 
         snprintf(err, errlen, "%s: is a directory, not a trace file", path);
         return ACT_E_IO;
     }
+    /* A FIFO nobody writes would block forever, a device may never end. */
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file, not a trace file", path);
+        return ACT_E_IO;
+    }
     if (S_ISREG(st.st_mode) && st.st_size == 0) {
         snprintf(err, errlen, "%s: empty file, not a trace", path);
         return ACT_E_FORMAT;

@@ -136,6 +136,8 @@ VARIABLES = [
     ("ACCELTRACE_LOG", "log", ["", "Debug", "verbose", "2", "info "], ["quiet", "error", "info", "debug"]),
     ("ACCELTRACE_LIBRARY_DIR", None, ["", "lib", " /x"], []),
     ("ACCELTRACE_SPOOL_DIR", None, ["", "relative", "/tmp/x "], []),
+    ("ACCELTRACE_SOURCES", None, ["", "Ascend", "ascend,", " cuda", "npu", "ascend, cuda"],
+     ["ascend", "cuda,ascend"]),
 ] + [(v, None, ["", " libx.so", "libx.so "], ["libx.so", "/opt/lib/libx.so.1"])
      for v in ("ACCELTRACE_LIBRARY", "ACCELTRACE_TORCH_PLUGIN", "ACCELTRACE_CUDART_PATH",
                "ACCELTRACE_ASCENDCL_PATH", "ACCELTRACE_CUPTI_LIB", "ACCELTRACE_MSPTI_LIB")]

@@ -46,14 +46,31 @@ static int load_with(const char *name, const char *value, act_config *cfg, char 
     return rc;
 }
 
+/* The value as error messages show it: control bytes as \xNN, so the
+ * message stays one line whatever the value holds. */
+static void shown_value(char *out, size_t len, const char *v)
+{
+    size_t o = 0;
+    for (; *v && o + 5 < len; v++) {
+        unsigned char ch = (unsigned char)*v;
+        if (ch < 0x20 || ch == 0x7f)
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", ch);
+        else
+            out[o++] = (char)ch;
+    }
+    out[o] = '\0';
+}
+
 static void expect_invalid(const char *name, const char *value)
 {
     act_config c;
-    char err[1024], want[1024];
+    char err[1024], want[1024], shown[512];
     int rc = load_with(name, value, &c, err, sizeof(err));
     if (rc != ACT_E_CONFIG)
         fail_msg("%s='%s' was accepted", name, value);
-    snprintf(want, sizeof(want), "Invalid value for %s: '%s'. Allowed: %s", name, value,
+    assert_null(strchr(err, '\n'));
+    shown_value(shown, sizeof(shown), value);
+    snprintf(want, sizeof(want), "Invalid value for %s: '%s'. Allowed: %s", name, shown,
              act_config_allowed(name));
     assert_string_equal(err, want);
     /* The single-variable check gives the same verdict and text. */
@@ -318,6 +335,7 @@ static void test_log(void **state)
     expect_invalid("ACCELTRACE_LOG", "Debug");
     expect_invalid("ACCELTRACE_LOG", "verbose");
     expect_invalid("ACCELTRACE_LOG", "2");
+    expect_invalid("ACCELTRACE_LOG", "info\nACCELTRACE_LOG=debug"); /* one line in the error */
     expect_common_invalid("ACCELTRACE_LOG", "info");
 }
 
@@ -342,6 +360,24 @@ static void test_library_paths(void **state)
         expect_invalid(names[i], "a\nb");
         expect_common_invalid(names[i], "libx.so");
     }
+}
+
+static void test_sources(void **state)
+{
+    (void)state;
+    assert_int_equal(expect_valid("ACCELTRACE_SOURCES", "ascend").sources, ACT_CFG_SOURCE_ASCEND);
+    assert_int_equal(expect_valid("ACCELTRACE_SOURCES", "cuda").sources, ACT_CFG_SOURCE_CUDA);
+    assert_int_equal(expect_valid("ACCELTRACE_SOURCES", "cuda,ascend").sources,
+                     ACT_CFG_SOURCE_ASCEND | ACT_CFG_SOURCE_CUDA);
+    assert_int_equal(expect_valid("ACCELTRACE_SOURCES", "ascend,ascend").sources,
+                     ACT_CFG_SOURCE_ASCEND);
+    expect_invalid("ACCELTRACE_SOURCES", "Ascend");
+    expect_invalid("ACCELTRACE_SOURCES", "ascend,");
+    expect_invalid("ACCELTRACE_SOURCES", ",cuda");
+    expect_invalid("ACCELTRACE_SOURCES", "ascend, cuda");
+    expect_invalid("ACCELTRACE_SOURCES", "npu");
+    expect_invalid("ACCELTRACE_SOURCES", "opencl");
+    expect_common_invalid("ACCELTRACE_SOURCES", "ascend");
 }
 
 static void test_unknown_variable(void **state)
@@ -401,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_log),
         cmocka_unit_test(test_library_dir),
         cmocka_unit_test(test_library_paths),
+        cmocka_unit_test(test_sources),
         cmocka_unit_test(test_unknown_variable),
         cmocka_unit_test(test_error_leaves_config),
     };

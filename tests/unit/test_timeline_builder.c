@@ -306,6 +306,129 @@ static void test_vendor_corr_reuse(void **state)
     tu_free(&b);
 }
 
+/* The process_name of the process holding `ev`. */
+static const char *proc_name_of(built *b, json_t *ev)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach(b->events, i, m)
+    {
+        if (!strcmp(ev_str(m, "ph"), "M") && !strcmp(ev_str(m, "name"), "process_name") &&
+            ev_int(m, "pid") == ev_int(ev, "pid"))
+            return json_string_value(json_object_get(json_object_get(m, "args"), "name"));
+    }
+    return NULL;
+}
+
+static int has_arg(json_t *ev, const char *k)
+{
+    return json_object_get(json_object_get(ev, "args"), k) != NULL;
+}
+
+static const char *arg_str(json_t *ev, const char *k)
+{
+    return json_string_value(json_object_get(json_object_get(ev, "args"), k));
+}
+
+/* What the vendor helper asked of the builder: the time-joined launch's
+ * range wins over the (reused) extcorr mapping; `detail` is named by op
+ * kind; vendor ops carry their stream id; mstx markers are
+ * gpu_user_annotation; device processes read "Ascend NPU 0 (device 0)" and
+ * the host-marker lane has no device number. */
+static void test_vendor_args_and_labels(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    const uint64_t npu = 0x7700000000000001ull, host = 0x7700000000ffffffull;
+    const uint64_t stream9 = 0x7700000100000009ull, hq = 0x77000002000000aaull;
+    tu_mkdir(&b);
+    sb_init(&s, 400, 8192, 2);
+    sb_use_chunk(&s, 0);
+    sb_segment(&s, 1);
+    sb_thread(&s, 1, 400, 0);
+    const char *strs[] = {"outer",     "aclrtLaunchKernel", "inner",        "k",        "AI_CORE",
+                          "allreduce", "hccl_world",        "mark",         "mydomain", "NPU 0",
+                          "Ascend",    "stream 9",          "host markers", "clmark",   "OpenCL",
+                          "queue A"};
+    for (uint32_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+        sb_str(&s, i + 1, strs[i]);
+    sb_device(&s, 10, npu, 11, ACT_SOURCE_MSPTI, 0);
+    sb_device(&s, 13, host, 11, ACT_SOURCE_MSPTI, ACT_DEVICE_INDEX_NONE);
+    act_rec_queue *q = sb_rec(&s, ACT_REC_QUEUE, 12, sizeof(*q));
+    q->queue = stream9;
+    q->device = npu;
+    q->properties = 9;
+    q = sb_rec(&s, ACT_REC_QUEUE, 16, sizeof(*q));
+    q->queue = Q1;
+    q->device = DEV;
+    q->properties = 0x2; /* CL_QUEUE_PROFILING_ENABLE: no stream */
+
+    sb_ts(&s, ACT_REC_RANGE_PUSH, 1, T(0)); /* outer: EXT(1,1) */
+    sb_ts(&s, ACT_REC_RANGE_PUSH, 3, T(5)); /* inner: EXT(1,2) */
+    /* The vendor's table maps corr 7 to outer (a stale, reused id); the
+     * launch itself was made inside inner. */
+    act_rec_extcorr *x = sb_rec(&s, ACT_REC_EXTCORR, ACT_SOURCE_MSPTI, sizeof(*x));
+    x->corr = 7;
+    x->ext = EXT(1, 1);
+    sb_api(&s, 2, T(10), T(11), 7, EXT(1, 2), ACT_SOURCE_MSPTI);
+    /* corr 8: the launch carries no range; the table is the fallback. */
+    x = sb_rec(&s, ACT_REC_EXTCORR, ACT_SOURCE_MSPTI, sizeof(*x));
+    x->corr = 8;
+    x->ext = EXT(1, 1);
+    sb_api(&s, 2, T(12), T(13), 8, 0, ACT_SOURCE_MSPTI);
+    sb_ts(&s, ACT_REC_RANGE_POP, 0, T(90));
+    sb_ts(&s, ACT_REC_RANGE_POP, 0, T(100));
+
+    act_rec_device_op *o =
+        sb_op(&s, 4, ACT_OP_KERNEL, npu, stream9, T(20), T(30), 7, ACT_SOURCE_MSPTI);
+    o->detail = 5;
+    o = sb_op(&s, 4, ACT_OP_KERNEL, npu, stream9, T(31), T(35), 8, ACT_SOURCE_MSPTI);
+    o->detail = 5;
+    o = sb_op(&s, 6, ACT_OP_COLLECTIVE, npu, stream9, T(40), T(50), 0, ACT_SOURCE_MSPTI);
+    o->detail = 7;
+    o = sb_op(&s, 8, ACT_OP_MARKER, npu, stream9, T(60), T(61), 0, ACT_SOURCE_MSPTI);
+    o->detail = 9;
+    o = sb_op(&s, 8, ACT_OP_MARKER, host, hq, T(62), T(63), 0, ACT_SOURCE_MSPTI);
+    o->detail = 9;
+    sb_op(&s, 14, ACT_OP_MARKER, DEV, Q1, T(70), T(71), 0, ACT_SOURCE_OPENCL);
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    assert_non_null(tu_build(&b, 0, 0));
+
+    long long outer = arg_int(tu_find(&b, "X", "outer", 0), "External id");
+    long long inner = arg_int(tu_find(&b, "X", "inner", 0), "External id");
+    assert_true(outer && inner && outer != inner);
+    json_t *k0 = tu_find(&b, "X", "k", 0), *k1 = tu_find(&b, "X", "k", 1);
+    assert_int_equal(arg_int(k0, "External id"), inner);
+    assert_int_equal(arg_int(k1, "External id"), outer);
+
+    assert_string_equal(arg_str(k0, "type"), "AI_CORE");
+    assert_false(has_arg(k0, "detail"));
+    assert_int_equal(arg_int(k0, "stream"), 9);
+    assert_int_equal(arg_int(k0, "device"), 0);
+    assert_string_equal(proc_name_of(&b, k0), "Ascend NPU 0 (device 0)");
+
+    json_t *c = tu_find(&b, "X", "allreduce", 0);
+    assert_string_equal(ev_str(c, "cat"), "kernel");
+    assert_string_equal(arg_str(c, "commName"), "hccl_world");
+    assert_int_equal(arg_int(c, "stream"), 9);
+
+    json_t *m0 = tu_find(&b, "X", "mark", 0), *m1 = tu_find(&b, "X", "mark", 1);
+    assert_string_equal(ev_str(m0, "cat"), "gpu_user_annotation");
+    assert_string_equal(ev_str(m1, "cat"), "gpu_user_annotation");
+    assert_string_equal(arg_str(m0, "domain"), "mydomain");
+    json_t *hm = !strcmp(proc_name_of(&b, m0), "Ascend host markers") ? m0 : m1;
+    assert_string_equal(proc_name_of(&b, hm), "Ascend host markers");
+    assert_false(has_arg(hm, "device"));
+
+    json_t *cl = tu_find(&b, "X", "clmark", 0);
+    assert_string_equal(ev_str(cl, "cat"), "gpu_sync");
+    assert_false(has_arg(cl, "stream"));
+    sb_free(&s);
+    tu_free(&b);
+}
+
 static void test_capture_window(void **state)
 {
     (void)state;
@@ -570,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_lanes_and_device_process),
         cmocka_unit_test(test_recycled_chunks),
         cmocka_unit_test(test_vendor_corr_reuse),
+        cmocka_unit_test(test_vendor_args_and_labels),
         cmocka_unit_test(test_capture_window),
         cmocka_unit_test(test_capture_records),
         cmocka_unit_test(test_recorded_args_and_thread_names),

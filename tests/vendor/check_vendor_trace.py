@@ -7,8 +7,9 @@ then the project's builder and Chrome writer) and validate the JSON:
   - >= 99 % of kernels link to the range they were launched in (the scenario
     names each kernel after its range), the rest are counted;
   - device lanes sort below every host process; each kernel sits on a
-    "stream N" lane; kernel args carry the kernel type;
-  - collectives (mspti) carry their commName in args;
+    "stream N" lane; kernel args carry the kernel type ("type") and the
+    stream id ("stream", the lane's N);
+  - collectives (mspti) carry their communicator in args ("commName");
   - no vendor prefix on names; no error lines in the trace metadata.
 
 usage: check_vendor_trace.py PROGRAM EXPECTED_KERNELS
@@ -76,12 +77,15 @@ def validate(trace, expected):
         if not lane.startswith("stream "):
             fails.append(f"kernel {k['name']} on lane {lane!r}, not a stream")
             break
-        values = [str(v) for v in k.get("args", {}).values()]
-        if not any(t in values for t in ("AI_CORE", "regular")):
-            fails.append(f"kernel {k['name']} args lack the kernel type: {k.get('args')}")
+        args = k.get("args", {})
+        if args.get("type") not in ("AI_CORE", "regular"):
+            fails.append(f"kernel {k['name']} args lack the kernel type: {args}")
+            break
+        if f"stream {args.get('stream')}" != lane.split(" (")[0]:
+            fails.append(f"kernel {k['name']} on lane {lane!r} has stream arg {args.get('stream')}")
             break
     for c in (e for e in ev if e.get("ph") == "X" and e["name"] == "allreduce"):
-        if "hccl_world_group" not in [str(v) for v in c.get("args", {}).values()]:
+        if c.get("args", {}).get("commName") != "hccl_world_group":
             fails.append(f"collective without its commName: {c.get('args')}")
     for e in ev:
         if e.get("name", "").startswith(("mspti::", "cupti::")):

@@ -53,4 +53,12 @@ if(ACT_CUPTI_INCLUDE_DIR)
   add_test(NAME vendor.cupti.injection COMMAND test_cupti_inject $<TARGET_FILE:act_inject_app>
     $<TARGET_FILE:acceltrace> ${ACT_FAKE_DIR}/cupti/libcupti.so)
   set_tests_properties(vendor.cupti.injection PROPERTIES TIMEOUT 60 LABELS "vendor;nosan")
+
+  # `acceltrace run --cuda`: the launcher alone gets CUPTI started in the
+  # same unmodified program (the fake cuInit loads CUDA_INJECTION64_PATH).
+  add_test(NAME vendor.cupti.run COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_run_vendor.py
+    $<TARGET_FILE:act_cli> $<TARGET_FILE:act_inject_app> cuda ${CMAKE_CURRENT_BINARY_DIR}/work 10
+    $<TARGET_FILE:acceltrace>)
+  set_tests_properties(vendor.cupti.run PROPERTIES TIMEOUT 60 LABELS "vendor;integration;nosan"
+    ENVIRONMENT "ACCELTRACE_CUPTI_LIB=${ACT_FAKE_DIR}/cupti/libcupti.so;FAKE_CUDA_LIB=${ACT_FAKE_DIR}/cupti/libcupti.so")
 endif()

@@ -408,6 +408,29 @@ static void case_cycles(void)
     }
 }
 
+/* With --capture-range=api the spool starts paused: the source must still
+ * start, so that kernels launched once act_start() opens the window are
+ * seen. */
+static void case_paused(void)
+{
+    fk.set("delay_ms", 20);
+    CHECK(act_capture_configure(1, "", 0, 0) == 0, "configure api capture");
+    rec_open();
+    CHECK(!act_is_enabled(), "window starts closed");
+    act_activity_opts o = fast_opts();
+    CHECK(act_source_mspti_start(&o) == 0, "start while paused");
+    CHECK(act_start() == 0, "open the window");
+    for (int i = 0; i < 5; i++)
+        fk.kernel("inside", "AI_CORE", 0, 0, 1000);
+    act_stop();
+    act_source_mspti_stop();
+    spool_scan s;
+    rec_close(&s);
+    CHECK(find_op(&s, "inside") != NULL, "kernels launched inside the window recorded");
+    CHECK(count_ops(&s, ACT_OP_KERNEL) == 5, "kernels %zu", count_ops(&s, ACT_OP_KERNEL));
+    spool_scan_free(&s);
+}
+
 /* The whole path: ranges on several threads, launches, then the
  * project's builder and Chrome writer; check_vendor_trace.py validates
  * the JSON (flows, links, lanes). */
@@ -473,6 +496,8 @@ int main(int argc, char **argv)
             case_cycles();
         else if (strcmp(c, "unreadable") == 0)
             case_unreadable();
+        else if (strcmp(c, "paused") == 0)
+            case_paused();
         else {
             fprintf(stderr, "unknown case %s\n", c);
             return 2;

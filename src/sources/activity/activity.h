@@ -4,15 +4,22 @@
  * vendor's buffered activity records through one shared core
  * (activity_core.c) and write acceltrace records; neither formats output.
  *
- * Who calls what:
- *   - start-up's "register sources" stage, or an in-process session, calls
- *     act_source_<vendor>_start() after the recorder is open. Start
- *     registers the matching stop with act_lifecycle_on_stop() (once per
- *     process), so process exit / session end drains the vendor's buffers
- *     before the spool is sealed.
+ * Who calls what (activity_start.c; hook groups "activity.mspti" and
+ * "activity.cupti", so ACCELTRACE_HOOKS selects them):
+ *   - `acceltrace run --ascend` preloads libmspti and libacceltrace.so and
+ *     sets ACCELTRACE_SOURCES=ascend: the load-time constructor
+ *     (src/init/autostart.c) runs start-up, whose hook-group stage starts
+ *     the sources named there;
  *   - `acceltrace run --cuda` sets CUDA_INJECTION64_PATH to libacceltrace.so:
  *     the CUDA driver then calls our exported InitializeInjection(), which
- *     runs act_init() and act_source_cupti_start(NULL).
+ *     runs act_init() and act_source_cupti_start(NULL);
+ *   - an in-process session calls act_activity_session_start(), which
+ *     probes the sources whose vendor runtime is already loaded;
+ *   - a program may call act_source_<vendor>_start() itself once the
+ *     recorder is open.
+ * Start registers the matching stop with act_lifecycle_on_stop() (once per
+ * process), so process exit / session end drains the vendor's buffers
+ * before the spool is sealed.
  *
  * A missing library or symbol, a single-subscriber conflict or a CUPTI
  * version mismatch is not a failure of the program: start returns a
@@ -73,5 +80,12 @@ void act_source_mspti_stats(act_activity_stats *out);
 int act_source_cupti_start(const act_activity_opts *opts);
 void act_source_cupti_stop(void);
 void act_source_cupti_stats(act_activity_stats *out);
+
+/* In-process sessions (act_session_begin): start every vendor source whose
+ * hook group is enabled and whose runtime library is already loaded in the
+ * process (or whose ACCELTRACE_*_LIB is set), as an optional probe: a
+ * library that is absent leaves no error line. Returns how many started.
+ * Launchers use ACCELTRACE_SOURCES instead (activity_start.c). */
+int act_activity_session_start(void);
 
 #endif

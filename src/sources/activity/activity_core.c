@@ -202,9 +202,12 @@ static void lane_announce(act_activity *a, uint32_t device, uint32_t stream)
     char buf[96];
     if (lane_first_seen(a, a->devices, &a->n_devices, dkey)) {
         /* The device's own name; lanes are labelled "<vendor> <name>
-         * (device <index>)" by the builder, e.g. "Ascend NPU (device 0)". */
-        snprintf(buf, sizeof(buf), "%s",
-                 device == ACT_ACTIVITY_HOST_DEVICE ? "host markers" : a->device_word);
+         * (device <index>)" by the builder, e.g. "Ascend NPU 0 (device 0)",
+         * and the host-side lane "Ascend host markers". */
+        if (device == ACT_ACTIVITY_HOST_DEVICE)
+            snprintf(buf, sizeof(buf), "host markers");
+        else
+            snprintf(buf, sizeof(buf), "%s %u", a->device_word, device);
         uint32_t name = act_str_intern_cstr(buf);
         uint32_t vendor = act_str_intern_cstr(a->vendor);
         act_rec_device *r = act_rec_reserve(ACT_REC_DEVICE, sizeof(*r));

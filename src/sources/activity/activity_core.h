@@ -54,7 +54,7 @@
 #define ACT_ACTIVITY_MAX_LANES   256u
 #define ACT_ACTIVITY_ALL_DEVICES                                                                   \
     0xfffffeu /* device ordinal in clock records: every device of the source */
-#define ACT_ACTIVITY_HOST_DEVICE 0xffffffu /* device ordinal of host-side lanes */
+#define ACT_ACTIVITY_HOST_DEVICE ACT_DEVICE_INDEX_NONE /* device ordinal of host-side lanes */
 
 enum act_activity_state {
     ACT_ACTIVITY_OFF = 0,       /* never started or fully stopped */

@@ -396,7 +396,10 @@ static int start_locked(const act_activity_opts *opts)
 {
     if (atomic_load(&M.state) != ACT_ACTIVITY_OFF)
         return ACT_E_STATE;
-    if (!atomic_load(&act__recording))
+    /* Attached, window open or not: with --capture-range the spool starts
+     * paused, and device work launched once the window opens must still be
+     * seen; the builder keeps only what lies inside the window. */
+    if (!act_capture_attached())
         return ACT_E_STATE;
     int rc = mspti_load(opts && opts->optional);
     if (rc != 0)

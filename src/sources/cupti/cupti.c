@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
+#include "init/hooks.h"
 #include "init/init.h"
 #include "sources/activity/activity_core.h"
 
@@ -479,7 +480,8 @@ static void clock_setup(void)
 
 static int start_locked(const act_activity_opts *opts)
 {
-    if (atomic_load(&C.state) != ACT_ACTIVITY_OFF || !atomic_load(&act__recording))
+    /* Attached, window open or not (see mspti.c). */
+    if (atomic_load(&C.state) != ACT_ACTIVITY_OFF || !act_capture_attached())
         return ACT_E_STATE;
     int rc = cupti_load(opts && opts->optional);
     if (rc == 0)
@@ -571,6 +573,7 @@ ACT_EXPORT int InitializeInjection(void)
 {
     if (act_init() != 0)
         return 1; /* not attached: nothing to do, CUDA goes on */
-    act_source_cupti_start(NULL);
+    if (act_hooks_group_enabled("activity.cupti")) /* ACCELTRACE_HOOKS may exclude it */
+        act_source_cupti_start(NULL);
     return 1;
 }

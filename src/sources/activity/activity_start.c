@@ -1,0 +1,106 @@
+/*
+ * activity_start.c -- who starts the vendor activity sources, and when.
+ *
+ * Three ways in, all selectable with ACCELTRACE_HOOKS through the hook
+ * groups "activity.mspti" and "activity.cupti":
+ *
+ *   - a launcher (`acceltrace run --ascend`) sets ACCELTRACE_SOURCES: the
+ *     groups' hooks, applied by start-up once the recorder is open, start
+ *     the sources named there (src/init/autostart.c runs start-up at load
+ *     for such a launched program, which may never call acceltrace);
+ *   - the CUDA driver calls InitializeInjection (`run --cuda`): cupti.c
+ *     starts CUPTI when its hook group is enabled;
+ *   - an in-process session calls act_activity_session_start(): every
+ *     source whose vendor runtime is already loaded in the process is
+ *     probed (optional start), so a plain OpenCL or CPU program never gets
+ *     libcupti or libmspti loaded into it.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include "acceltrace.h"
+#include "config.h"
+#include "init/hooks.h"
+#include "internal.h"
+#include "sources/activity/activity.h"
+
+typedef struct vendor_source {
+    const char *group;
+    unsigned cfg_bit;                /* ACCELTRACE_SOURCES */
+    const char *override_var;        /* ACCELTRACE_*_LIB: the user points at the library */
+    const char *const *runtime_libs; /* sonames whose presence means "this vendor is in use" */
+    int (*start)(const act_activity_opts *);
+} vendor_source;
+
+static const char *const ascend_libs[] = {"libascendcl.so", "libmspti.so", NULL};
+static const char *const cuda_libs[] = {"libcudart.so",
+                                        "libcudart.so.13",
+                                        "libcudart.so.12",
+                                        "libcudart.so.11.0",
+                                        "libcuda.so.1",
+                                        "libcuda.so",
+                                        NULL};
+
+static const vendor_source vendors[] = {
+    {"activity.mspti", ACT_CFG_SOURCE_ASCEND, "ACCELTRACE_MSPTI_LIB", ascend_libs,
+     act_source_mspti_start},
+    {"activity.cupti", ACT_CFG_SOURCE_CUDA, "ACCELTRACE_CUPTI_LIB", cuda_libs,
+     act_source_cupti_start},
+};
+
+/* Start a source the launcher asked for. A source that cannot start has
+ * already recorded why (one error line in the trace); the hook counts as
+ * applied either way, so it is not retried on every later apply. */
+static int start_requested(const vendor_source *v)
+{
+    if (!(act_cfg.sources & v->cfg_bit) || !act_recorder_header())
+        return 0;
+    int rc = v->start(NULL);
+    if (rc < 0 && rc != ACT_E_STATE && act_config_log_level() >= ACT_LOG_DEBUG)
+        act_log("%s: start requested by ACCELTRACE_SOURCES: %s", v->group, act_strerror(rc));
+    return 0;
+}
+
+static int hook_mspti_start(void)
+{
+    return start_requested(&vendors[0]);
+}
+
+static int hook_cupti_start(void)
+{
+    return start_requested(&vendors[1]);
+}
+
+ACT_HOOK("activity.mspti", mspti_start, hook_mspti_start);
+ACT_HOOK("activity.cupti", cupti_start, hook_cupti_start);
+
+/* The vendor's runtime is already in the process (RTLD_NOLOAD loads
+ * nothing), or the user named the vendor library explicitly. */
+static int vendor_in_use(const vendor_source *v)
+{
+    const char *override = secure_getenv(v->override_var);
+    if (override && *override)
+        return 1;
+    for (const char *const *n = v->runtime_libs; *n; n++) {
+        void *h = dlopen(*n, RTLD_NOLOAD | RTLD_LAZY);
+        if (h) {
+            dlclose(h); /* drops the reference NOLOAD took */
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int act_activity_session_start(void)
+{
+    int started = 0;
+    act_activity_opts probe = {.optional = 1};
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(vendors); i++) {
+        const vendor_source *v = &vendors[i];
+        if (!act_hooks_group_enabled(v->group) || !vendor_in_use(v))
+            continue;
+        if (v->start(&probe) == 0)
+            started++;
+    }
+    return started;
+}
