@@ -891,8 +891,7 @@ struct act_tl_build {
 };
 
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
-                             const act_build_opts *opts, int release_records,
-                             act_tl_build **out)
+                             const act_build_opts *opts, int release_records, act_tl_build **out)
 {
     memset(tl, 0, sizeof(*tl));
     act_tl_build *s = calloc(1, sizeof(*s));

@@ -123,7 +123,7 @@ typedef struct bld_proc {
 
 typedef struct bld {
     act_timeline *tl;
-    uint64_t ws, we; /* capture window (we = UINT64_MAX when open) */
+    uint64_t ws, we;     /* capture window (we = UINT64_MAX when open) */
     int release_records; /* see act_timeline_build_start */
     uint64_t next_ext, next_flow, next_async;
     bld_op *ops;

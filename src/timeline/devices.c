@@ -309,8 +309,8 @@ int bld_devices_emit(bld *b)
     for (size_t i = 0; i < b->n_ops; i++) {
         const bld_op *op = &b->ops[i];
         if (op->kept)
-            key[n++] = (op_key){(uint64_t)op->dev << 32 | op->pid, op->r->queue, op->start, op->end,
-                                i};
+            key[n++] =
+                (op_key){(uint64_t)op->dev << 32 | op->pid, op->r->queue, op->start, op->end, i};
     }
     sort_keys(key, n);
     uint32_t *next_tid = calloc(tl->n_devices ? tl->n_devices : 1, sizeof(*next_tid));

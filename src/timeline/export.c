@@ -119,8 +119,8 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         return rc;
     }
     act_chrome_stream *cs;
-    rc = act_chrome_stream_open(&cs, tl, co, o->out_path, o->force, o->trace_mode, err,
-                                sizeof(err));
+    rc =
+        act_chrome_stream_open(&cs, tl, co, o->out_path, o->force, o->trace_mode, err, sizeof(err));
     if (!rc) {
         tl->sink = act_chrome_stream_sink;
         tl->sink_ctx = cs;

@@ -190,8 +190,7 @@ void act_timeline_free(act_timeline *tl);
  * and strings are all the timeline keeps. */
 typedef struct act_tl_build act_tl_build;
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
-                             const act_build_opts *opts, int release_records,
-                             act_tl_build **out);
+                             const act_build_opts *opts, int release_records, act_tl_build **out);
 int act_timeline_build_events(act_tl_build *s);
 void act_timeline_build_finish(act_tl_build *s);
 
@@ -206,8 +205,7 @@ act_tl_arg *act_tl_arg_slot_slow(act_timeline *tl);
 static inline act_str act_str_c(const char *s);
 
 static inline act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name,
-                                             uint32_t pid, uint32_t tid, uint64_t ts,
-                                             uint64_t dur)
+                                             uint32_t pid, uint32_t tid, uint64_t ts, uint64_t dur)
 {
     act_tl_event *e;
     if (!tl->err && tl->n_ev < tl->cap_ev && !(tl->sink && tl->n_ev >= ACT_TL_SINK_BATCH))

@@ -31,7 +31,7 @@ typedef struct writer {
     act_obuf *b;
     size_t invalid;
     esc_slot *esc; /* cache of escaped event strings; NULL: none */
-    size_t events;  /* events written so far */
+    size_t events; /* events written so far */
     /* ',"cat":"name"' of each category, escaped once */
     char cat_txt[ACT_CAT_MAX][48];
     uint8_t cat_len[ACT_CAT_MAX];
@@ -212,9 +212,7 @@ static void write_arg_value(writer *w, const act_tl_arg *a)
     switch (a->type) {
     case ACT_ARG_U64: p = cur_u64_arg(p, a->v.u); break;
     case ACT_ARG_I64: p = cur_i64(p, a->v.i); break;
-    case ACT_ARG_F64:
-        act_obuf_f64(b, a->v.d);
-        return;
+    case ACT_ARG_F64: act_obuf_f64(b, a->v.d); return;
     case ACT_ARG_HEX:
         *p++ = '"';
         b->len = (size_t)(p - b->buf);

@@ -46,8 +46,7 @@ int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const
  * _open, *s may still be set and must be closed. */
 typedef struct act_chrome_stream act_chrome_stream;
 int act_chrome_stream_open(act_chrome_stream **s, act_timeline *tl, const act_chrome_opts *o,
-                           const char *path, int force, unsigned mode, char *err,
-                           size_t errlen);
+                           const char *path, int force, unsigned mode, char *err, size_t errlen);
 int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl);
 int act_chrome_stream_sink(act_timeline *tl, void *ctx);
 int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errlen);

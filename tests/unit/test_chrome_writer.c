@@ -230,7 +230,6 @@ static void test_export_entry_point(void **state)
     sb_free(&s);
 }
 
-
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -297,8 +296,7 @@ static void test_streamed_export_matches(void **state)
     sb_thread(&s, 2, 951, 0);
     sb_str(&s, 1, "worker");
     for (size_t i = 0; i < 100; i++)
-        sb_ts(&s, i % 2 ? ACT_REC_RANGE_POP : ACT_REC_RANGE_PUSH, i % 2 ? 0 : 1,
-              3000000 + i * 100);
+        sb_ts(&s, i % 2 ? ACT_REC_RANGE_POP : ACT_REC_RANGE_PUSH, i % 2 ? 0 : 1, 3000000 + i * 100);
     char path[128], out[2][128];
     snprintf(path, sizeof(path), "%s/950.acts", dir);
     assert_int_equal(sb_write(&s, path), 0);
