@@ -19,8 +19,13 @@
 static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
 {
     uint64_t v;
-    if (act_u64map_get(&p->thread_by_serial, (uint64_t)serial + 1, &v))
+    /* Records come in segments of one thread: the last one found first. */
+    if (p->last_thread && p->threads[p->last_thread - 1].serial == serial)
+        return &p->threads[p->last_thread - 1];
+    if (act_u64map_get(&p->thread_by_serial, (uint64_t)serial + 1, &v)) {
+        p->last_thread = (uint32_t)v;
         return &p->threads[v - 1];
+    }
     bld_thread *nt = realloc(p->threads, (p->n_threads + 1) * sizeof(*nt));
     if (!nt) {
         b->tl->err = ACT_E_NOMEM;
@@ -170,8 +175,9 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     t->owner_idx = (uint32_t)p->n_ranges;
     t->stack[t->depth++] = (uint32_t)p->n_ranges;
     p->n_ranges++;
-    if (act_u64map_put(&p->range_by_ref, (uint64_t)t->serial << 32 | t->pushes, p->n_ranges))
-        b->tl->err = ACT_E_NOMEM;
+    GROW(t->by_seq, t->n_seq, t->cap_seq, &b->tl->err);
+    if (!b->tl->err)
+        t->by_seq[t->n_seq++] = (uint32_t)(p->n_ranges - 1);
 }
 
 static void on_pop(bld *b, bld_proc *p, const act_sp_rec *rec)
@@ -250,7 +256,7 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, size_t rec_idx)
     GROW(p->argrefs, p->n_argrefs, p->cap_argrefs, &b->tl->err);
     if (b->tl->err)
         return;
-    p->argrefs[p->n_argrefs++] = (bld_argref){(uint32_t)rec_idx, 0};
+    p->argrefs[p->n_argrefs++] = (bld_argref){*rec, 0};
     uint32_t ref = (uint32_t)p->n_argrefs;
     if (args->tail)
         p->argrefs[args->tail - 1].next = ref;
@@ -259,29 +265,47 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, size_t rec_idx)
     args->tail = ref;
 }
 
-static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec, size_t rec_idx)
+static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     const act_rec_thread *t = (const act_rec_thread *)rec->r;
-    if (t->h.aux == 0 && t->tid && act_u64map_put(&p->tid_name, t->tid, rec_idx + 1))
+    if (t->h.aux != 0 || !t->tid)
+        return;
+    GROW(p->tid_names, p->n_tid_names, p->cap_tid_names, &b->tl->err);
+    if (b->tl->err)
+        return;
+    p->tid_names[p->n_tid_names++] = rec->s2;
+    if (act_u64map_put(&p->tid_name, t->tid, p->n_tid_names))
         b->tl->err = ACT_E_NOMEM;
 }
 
-static void on_counter(bld *b, bld_proc *p, const act_sp_rec *rec)
+/* Counters wait for the event phase like every other event (the header of
+ * a streamed trace is written between the phases). */
+static void on_counter(bld *b, bld_proc *p, size_t rec_idx)
 {
-    const act_rec_counter *c = (const act_rec_counter *)rec->r;
-    uint64_t ts = act_spool_ns(p->sp, c->ts);
-    if (!bld_in_window(b, p, ts, ts)) {
-        b->tl->counts.outside_window[ACT_REC_COUNTER]++;
-        return;
-    }
-    act_tl_event *e = act_tl_event_add(b->tl, 'C', ACT_CAT_NONE, rec->s1, p->pid, 0, ts, 0);
-    if (e)
-        e->flags |= ACT_EVF_NO_TID;
-    act_tl_arg *a = act_tl_arg_add(b->tl, "");
-    if (a) {
-        a->key = rec->s1;
-        a->type = ACT_ARG_F64;
-        a->v.d = c->value;
+    GROW(p->counters, p->n_counters, p->cap_counters, &b->tl->err);
+    if (!b->tl->err)
+        p->counters[p->n_counters++] = p->sp->recs[rec_idx];
+}
+
+static void emit_counters(bld *b, bld_proc *p)
+{
+    for (size_t i = 0; i < p->n_counters && !b->tl->err; i++) {
+        const act_sp_rec *rec = &p->counters[i];
+        const act_rec_counter *c = (const act_rec_counter *)rec->r;
+        uint64_t ts = act_spool_ns(p->sp, c->ts);
+        if (!bld_in_window(b, p, ts, ts)) {
+            b->tl->counts.outside_window[ACT_REC_COUNTER]++;
+            continue;
+        }
+        act_tl_event *e = act_tl_event_add(b->tl, 'C', ACT_CAT_NONE, rec->s1, p->pid, 0, ts, 0);
+        if (e)
+            e->flags |= ACT_EVF_NO_TID;
+        act_tl_arg *a = act_tl_arg_add(b->tl, "");
+        if (a) {
+            a->key = rec->s1;
+            a->type = ACT_ARG_F64;
+            a->v.d = c->value;
+        }
     }
 }
 
@@ -378,7 +402,7 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
         case ACT_REC_RANGE_START: on_range_start(b, p, ps, rec); break;
         case ACT_REC_RANGE_END: on_range_end(b, p, ps, rec); break;
         case ACT_REC_MARK: on_mark(b, p, rec); break;
-        case ACT_REC_COUNTER: on_counter(b, p, rec); break;
+        case ACT_REC_COUNTER: on_counter(b, p, i); break;
         case ACT_REC_API: on_api(b, p, rec); break;
         case ACT_REC_DEVICE_OP: on_device_op(b, p, rec); break;
         case ACT_REC_DEVICE: {
@@ -402,7 +426,7 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
             break;
         case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
         case ACT_REC_ARG: on_arg(b, p, ps, i); break;
-        case ACT_REC_THREAD: on_thread_name(b, p, rec, i); break;
+        case ACT_REC_THREAD: on_thread_name(b, p, rec); break;
         default: break; /* CAPTURE (load_capture) */
         }
     }
@@ -497,7 +521,7 @@ static void emit_proc_meta(bld *b, bld_proc *p)
         const act_sp_thread *st = act_spool_thread(sp, t->serial);
         uint64_t v;
         act_str given =
-            act_u64map_get(&p->tid_name, t->tid, &v) ? sp->recs[v - 1].s2 : (act_str){"", 0};
+            act_u64map_get(&p->tid_name, t->tid, &v) ? p->tid_names[v - 1] : (act_str){"", 0};
         act_str tname = given.n            ? given
                         : st && st->name.n ? st->name
                         : st && st->tid    ? act_tl_printf(tl, "thread %u", st->tid)
@@ -533,7 +557,7 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
 {
     act_timeline *tl = b->tl;
     for (uint32_t ref = args->head; ref && !tl->err; ref = p->argrefs[ref - 1].next) {
-        const act_sp_rec *rec = &p->sp->recs[p->argrefs[ref - 1].rec];
+        const act_sp_rec *rec = &p->argrefs[ref - 1].rec;
         const act_rec_arg *r = (const act_rec_arg *)rec->r;
         act_str key = rec->s1;
         static const char *const builder_keys[] = {"External id", "truncated", "unclosed"};
@@ -686,86 +710,142 @@ static void proc_free(bld_proc *p, pass_state *ps)
     free(p->keys);
     free(p->extcorr);
     free(p->ranges);
-    for (size_t i = 0; i < p->n_threads; i++)
+    for (size_t i = 0; i < p->n_threads; i++) {
         free(p->threads[i].stack);
+        free(p->threads[i].by_seq);
+    }
     free(p->threads);
-    act_u64map_free(&p->range_by_ref);
     act_u64map_free(&p->thread_by_serial);
     act_u64map_free(&p->dev_by_handle);
     act_u64map_free(&p->queue_label);
     act_u64map_free(&p->tid_name);
     free(p->argrefs);
     free(p->marks);
+    free(p->counters);
+    free(p->tid_names);
     free(ps->async);
     act_u64map_free(&ps->async_by_id);
 }
 
-static void build_process(bld *b, act_spool *sp)
+static void check_nesting(bld *b, const bld_proc *p);
+
+/* Phase one of a process: read its records, join its device ops, check
+ * the nesting of its host lanes. Emits no event (the header of a streamed
+ * trace comes between the phases); afterwards nothing reads the spool's
+ * record list, which is released when the caller allows it. */
+static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp)
 {
-    bld_proc p = {.sp = sp, .pid = sp->hdr.pid, .ops_begin = b->n_ops};
-    pass_state ps = {0};
+    p->sp = sp;
+    p->pid = sp->hdr.pid;
+    p->ops_begin = b->n_ops;
     add_counts(b->tl, sp);
-    add_proc(b->tl, sp, p.pid);
-    load_capture(b, &p);
-    pass_records(b, &p, &ps);
-    close_open(b, &p, &ps);
-    if (!b->tl->err && bld_joins_prepare(&p))
+    add_proc(b->tl, sp, p->pid);
+    load_capture(b, p);
+    pass_records(b, p, ps);
+    close_open(b, p, ps);
+    if (!b->tl->err && bld_joins_prepare(p))
         b->tl->err = ACT_E_NOMEM;
     if (!b->tl->err)
-        resolve_ops(b, &p);
-    if (!b->tl->err) {
-        emit_proc_meta(b, &p);
-        emit_host(b, &p, &ps);
-    }
-    proc_free(&p, &ps);
+        resolve_ops(b, p);
+    if (b->release_records)
+        act_spool_release_records(sp);
+    if (!b->tl->err)
+        check_nesting(b, p);
 }
 
 /* ---- whole timeline --------------------------------------------------- */
 
-static int host_cmp(const void *a, const void *c, void *ctx)
+/* A host slice for the nesting check, in lane order. */
+typedef struct host_slice {
+    uint32_t tid;
+    uint64_t start, end;
+} host_slice;
+
+static int host_cmp(const void *a, const void *c)
 {
-    const act_tl_event *ev = ctx;
-    const act_tl_event *x = &ev[*(const size_t *)a], *y = &ev[*(const size_t *)c];
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
+    const host_slice *x = a, *y = c;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->dur != y->dur)
-        return x->dur > y->dur ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
     return 0;
 }
 
-/* Proper nesting on host lanes: counted, never "fixed". */
-static void check_nesting(bld *b)
+static void slice_add(host_slice *v, size_t *n, uint32_t tid, uint64_t start, uint64_t end)
+{
+    v[(*n)++] = (host_slice){tid, start, end >= start ? end : start};
+}
+
+/* Proper nesting on the host lanes of one process (its ranges and API
+ * calls that are written as slices): counted, never "fixed". Spool files
+ * are named by pid, so a process's lanes are its own. */
+/* Sort slices in lane order; ranges (push order) and API calls (record
+ * order) of a single thread mostly come sorted already. */
+static void sort_slices(host_slice *v, size_t n)
+{
+    /* Insertion sort while the disorder is local (ties in start that the
+     * clock made, a late record); qsort once it has moved n items. */
+    size_t budget = n;
+    for (size_t i = 1; i < n; i++) {
+        if (host_cmp(&v[i - 1], &v[i]) <= 0)
+            continue;
+        host_slice x = v[i];
+        size_t j = i;
+        while (j > 0 && host_cmp(&v[j - 1], &x) > 0 && budget) {
+            v[j] = v[j - 1];
+            j--;
+            budget--;
+        }
+        v[j] = x;
+        if (!budget) {
+            qsort(v, n, sizeof(*v), host_cmp);
+            return;
+        }
+    }
+}
+
+static void check_nesting(bld *b, const bld_proc *p)
 {
     act_timeline *tl = b->tl;
-    size_t n = 0;
-    size_t *idx = malloc((tl->n_ev ? tl->n_ev : 1) * sizeof(*idx));
-    uint64_t *st = malloc((tl->n_ev ? tl->n_ev : 1) * sizeof(*st));
-    uint64_t *en = malloc((tl->n_ev ? tl->n_ev : 1) * sizeof(*en));
-    if (idx && st && en) {
-        for (size_t i = 0; i < tl->n_ev; i++)
-            if (tl->ev[i].ph == 'X' && tl->ev[i].pid < b->dev_pid_base)
-                idx[n++] = i;
-        if (n) /* qsort's pointer must not be NULL, even for 0 items */
-            qsort_r(idx, n, sizeof(*idx), host_cmp, tl->ev);
-        for (size_t g = 0; g < n;) {
-            size_t e = g;
-            const act_tl_event *f = &tl->ev[idx[g]];
-            while (e < n && tl->ev[idx[e]].pid == f->pid && tl->ev[idx[e]].tid == f->tid) {
-                st[e - g] = tl->ev[idx[e]].ts;
-                en[e - g] = tl->ev[idx[e]].ts + tl->ev[idx[e]].dur;
-                e++;
-            }
-            tl->counts.nesting_violations += act_lanes_nesting_violations(st, en, e - g);
-            g = e;
-        }
-    } else {
+    size_t cap = p->n_ranges + p->n_api, nr = 0, na = 0;
+    host_slice *v = malloc((cap ? cap : 1) * 2 * sizeof(*v));
+    uint64_t *st = malloc((cap ? cap : 1) * sizeof(*st));
+    uint64_t *en = malloc((cap ? cap : 1) * sizeof(*en));
+    if (!v || !st || !en) {
         tl->err = ACT_E_NOMEM;
+        goto out;
     }
-    free(idx);
+    /* Ranges in v[0..nr), API calls after them, each sorted, then merged
+     * into the second half of v. */
+    for (size_t i = 0; i < p->n_ranges; i++) {
+        const bld_range *r = &p->ranges[i];
+        if (bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start))
+            slice_add(v, &nr, r->tid, r->start, r->end);
+    }
+    host_slice *api = v + nr;
+    for (size_t i = 0; i < p->n_api; i++)
+        if (p->api[i].kept)
+            slice_add(api, &na, p->api[i].tid, p->api[i].start, p->api[i].end);
+    sort_slices(v, nr);
+    sort_slices(api, na);
+    host_slice *m = v + cap;
+    size_t n = 0;
+    for (size_t i = 0, j = 0; i < nr || j < na;)
+        m[n++] = j == na || (i < nr && host_cmp(&v[i], &api[j]) <= 0) ? v[i++] : api[j++];
+    for (size_t g = 0; g < n;) {
+        size_t e = g;
+        while (e < n && m[e].tid == m[g].tid) {
+            st[e - g] = m[e].start;
+            en[e - g] = m[e].end;
+            e++;
+        }
+        tl->counts.nesting_violations += act_lanes_nesting_violations(st, en, e - g);
+        g = e;
+    }
+out:
+    free(v);
     free(st);
     free(en);
 }
@@ -803,33 +883,92 @@ static void set_clock_default(act_timeline *tl, act_spool *const *sp, size_t n)
     tl->clock_error_ns = 0;
 }
 
-int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
-                       const act_build_opts *opts)
+struct act_tl_build {
+    bld b;
+    bld_proc *procs;
+    pass_state *ps;
+    size_t n;
+};
+
+int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
+                             const act_build_opts *opts, int release_records, act_tl_build **out)
 {
     memset(tl, 0, sizeof(*tl));
-    bld b = {.tl = tl,
-             .ws = opts ? opts->window_start_ns : 0,
-             .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX};
+    act_tl_build *s = calloc(1, sizeof(*s));
+    if (s) {
+        s->procs = calloc(n ? n : 1, sizeof(*s->procs));
+        s->ps = calloc(n ? n : 1, sizeof(*s->ps));
+    }
+    *out = s;
+    if (!s || !s->procs || !s->ps)
+        return tl->err = ACT_E_NOMEM;
+    s->n = n;
+    bld *b = &s->b;
+    *b = (bld){.tl = tl,
+               .ws = opts ? opts->window_start_ns : 0,
+               .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX,
+               .release_records = release_records};
     uint32_t max_pid = 0;
     for (size_t i = 0; i < n; i++)
         if (spools[i]->hdr.pid > max_pid)
             max_pid = spools[i]->hdr.pid;
     /* Device pids sort after every host pid, even implausible ones. */
-    b.dev_pid_base = max_pid < ACT_DEVICE_PID_BASE ? ACT_DEVICE_PID_BASE : max_pid + 1;
-    if (b.dev_pid_base > UINT32_MAX - 65536)
-        b.dev_pid_base = UINT32_MAX - 65536;
+    b->dev_pid_base = max_pid < ACT_DEVICE_PID_BASE ? ACT_DEVICE_PID_BASE : max_pid + 1;
+    if (b->dev_pid_base > UINT32_MAX - 65536)
+        b->dev_pid_base = UINT32_MAX - 65536;
     set_time_base(tl, spools, n);
     for (size_t i = 0; i < n && !tl->err; i++)
-        build_process(&b, spools[i]);
+        read_process(b, &s->procs[i], &s->ps[i], spools[i]);
     if (!tl->err)
-        tl->err = bld_devices_emit(&b);
-    if (!tl->err)
-        check_nesting(&b);
+        bld_devices_name(b);
     set_clock_default(tl, spools, n);
-    free(b.ops);
-    free(b.dev_handle);
-    free(b.dev_host_pid);
-    act_u64map_free(&b.dev_by_desc);
-    act_u64map_free(&b.dev_by_key);
     return tl->err;
+}
+
+int act_timeline_build_events(act_tl_build *s)
+{
+    bld *b = &s->b;
+    act_timeline *tl = b->tl;
+    for (size_t i = 0; i < s->n && !tl->err; i++) {
+        bld_proc *p = &s->procs[i];
+        emit_counters(b, p);
+        emit_proc_meta(b, p);
+        emit_host(b, p, &s->ps[i]);
+        /* Device ops carry what they need from their process. */
+        proc_free(p, &s->ps[i]);
+        memset(p, 0, sizeof(*p));
+        memset(&s->ps[i], 0, sizeof(s->ps[i]));
+    }
+    if (!tl->err)
+        tl->err = bld_devices_emit(b);
+    if (!tl->err && tl->sink && tl->n_ev)
+        tl->err = tl->sink(tl, tl->sink_ctx);
+    return tl->err;
+}
+
+void act_timeline_build_finish(act_tl_build *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        proc_free(&s->procs[i], &s->ps[i]);
+    free(s->procs);
+    free(s->ps);
+    free(s->b.ops);
+    free(s->b.dev_handle);
+    free(s->b.dev_host_pid);
+    act_u64map_free(&s->b.dev_by_desc);
+    act_u64map_free(&s->b.dev_by_key);
+    free(s);
+}
+
+int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
+                       const act_build_opts *opts)
+{
+    act_tl_build *s;
+    int rc = act_timeline_build_start(tl, spools, n, opts, 0, &s);
+    if (!rc)
+        rc = act_timeline_build_events(s);
+    act_timeline_build_finish(s);
+    return rc;
 }

@@ -53,7 +53,7 @@ typedef struct bld_args {
 } bld_args;
 
 typedef struct bld_argref {
-    uint32_t rec; /* index into the spool's records */
+    act_sp_rec rec; /* a copy: the spool's record list may be released */
     uint32_t next;
 } bld_argref;
 
@@ -65,6 +65,10 @@ typedef struct bld_thread {
     uint32_t pushes;                /* RANGE_PUSH records seen: the range sequence */
     uint32_t *stack;                /* open ranges (indices into proc.ranges) */
     size_t depth, cap;
+    /* Range of each push (a dense join table: sequence numbers count up
+     * from 1): by_seq[seq - 1] is its index into proc.ranges. */
+    uint32_t *by_seq;
+    size_t n_seq, cap_seq;
 } bld_thread;
 
 typedef struct bld_range {
@@ -89,21 +93,26 @@ typedef struct bld_proc {
     size_t n_api, cap_api;
     bld_key *keys; /* sorted */
     size_t n_keys;
+    size_t join_hint; /* where the last launch search ended (joins.c) */
     bld_key *extcorr; /* (source, vendor corr) -> ext in `start`; sorted */
     size_t n_extcorr, cap_extcorr;
     bld_range *ranges;
     size_t n_ranges, cap_ranges;
-    act_u64map range_by_ref; /* (serial << 32 | seq) -> ranges index + 1 */
     bld_thread *threads;
     size_t n_threads;
     act_u64map thread_by_serial; /* serial + 1 -> threads index + 1 */
+    uint32_t last_thread;        /* threads index + 1 of the last lookup */
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
     act_u64map queue_label;      /* queue handle -> rec index + 1 */
-    act_u64map tid_name;         /* OS tid -> THREAD(aux 0) rec index + 1 */
+    act_u64map tid_name;         /* OS tid -> tid_names index + 1 */
+    act_str *tid_names;          /* names from THREAD(aux 0) records */
+    size_t n_tid_names, cap_tid_names;
     bld_argref *argrefs;
     size_t n_argrefs, cap_argrefs;
     bld_mark *marks;
     size_t n_marks, cap_marks;
+    act_sp_rec *counters; /* COUNTER records (copies), emitted with the events */
+    size_t n_counters, cap_counters;
     size_t ops_begin; /* this process's ops in bld.ops */
     /* Capture intervals from CAPTURE records: [on, off) pairs sorted by
      * time; used only when the spool has CAPTURE records. */
@@ -114,7 +123,8 @@ typedef struct bld_proc {
 
 typedef struct bld {
     act_timeline *tl;
-    uint64_t ws, we; /* capture window (we = UINT64_MAX when open) */
+    uint64_t ws, we;     /* capture window (we = UINT64_MAX when open) */
+    int release_records; /* see act_timeline_build_start */
     uint64_t next_ext, next_flow, next_async;
     bld_op *ops;
     size_t n_ops, cap_ops;
@@ -140,6 +150,9 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref);
 /* devices.c */
 uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t handle,
                         uint32_t source);
+/* Device pids and process names (before any event is emitted: a streamed
+ * trace's header lists the devices). */
+void bld_devices_name(bld *b);
 int bld_devices_emit(bld *b);
 
 #endif

@@ -133,25 +133,43 @@ static const char *op_default_name(uint8_t op)
     return op < ACT_OP_KIND_MAX ? names[op] : "Device op";
 }
 
-/* Sort order of device work: device, host process, queue, start, longer first. */
-static int op_cmp(const void *a, const void *c, void *ctx)
+/* Sort key of a device op, packed and contiguous so that sorting never
+ * reaches into the ops: device and host process, queue, start, end. */
+typedef struct op_key {
+    uint64_t dev_pid; /* dev << 32 | pid */
+    uint64_t queue;
+    uint64_t start, end;
+    size_t idx;
+} op_key;
+
+/* Sort order of device work: device, host process, queue, start, longer
+ * first, then record order. */
+static int op_cmp(const void *a, const void *c)
 {
-    const bld_op *ops = ctx;
-    const bld_op *x = &ops[*(const size_t *)a], *y = &ops[*(const size_t *)c];
-    if (x->dev != y->dev)
-        return x->dev < y->dev ? -1 : 1;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    if (x->r->queue != y->r->queue)
-        return x->r->queue < y->r->queue ? -1 : 1;
+    const op_key *x = a, *y = c;
+    if (x->dev_pid != y->dev_pid)
+        return x->dev_pid < y->dev_pid ? -1 : 1;
+    if (x->queue != y->queue)
+        return x->queue < y->queue ? -1 : 1;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     if (x->end != y->end)
         return x->end > y->end ? -1 : 1;
-    return *(const size_t *)a < *(const size_t *)c ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static void emit_device_procs(bld *b)
+/* Device work mostly arrives in order: check before sorting. */
+static void sort_keys(op_key *k, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (op_cmp(&k[i - 1], &k[i]) > 0) {
+            qsort(k, n, sizeof(*k), op_cmp);
+            return;
+        }
+    }
+}
+
+void bld_devices_name(bld *b)
 {
     act_timeline *tl = b->tl;
     for (size_t i = 0; i < tl->n_devices; i++) {
@@ -170,6 +188,14 @@ static void emit_device_procs(bld *b)
         else
             d->name = act_tl_printf(tl, "%.*s %.*s (device %u)", (int)vendor.n, vendor.p,
                                     (int)d->model.n, d->model.p, d->index);
+    }
+}
+
+static void emit_device_procs(bld *b)
+{
+    act_timeline *tl = b->tl;
+    for (size_t i = 0; i < tl->n_devices; i++) {
+        const act_tl_device *d = &tl->devices[i];
         act_tl_event *e =
             act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("process_name"), d->pid, 0, 0, 0);
         if (e)
@@ -277,26 +303,27 @@ int bld_devices_emit(bld *b)
     act_timeline *tl = b->tl;
     emit_device_procs(b);
     size_t n = 0;
-    size_t *idx = malloc((b->n_ops ? b->n_ops : 1) * sizeof(*idx));
-    if (!idx)
+    op_key *key = malloc((b->n_ops ? b->n_ops : 1) * sizeof(*key));
+    if (!key)
         return ACT_E_NOMEM;
-    for (size_t i = 0; i < b->n_ops; i++)
-        if (b->ops[i].kept)
-            idx[n++] = i;
-    if (n) /* qsort's pointer must not be NULL, even for 0 items */
-        qsort_r(idx, n, sizeof(*idx), op_cmp, b->ops);
+    for (size_t i = 0; i < b->n_ops; i++) {
+        const bld_op *op = &b->ops[i];
+        if (op->kept)
+            key[n++] =
+                (op_key){(uint64_t)op->dev << 32 | op->pid, op->r->queue, op->start, op->end, i};
+    }
+    sort_keys(key, n);
     uint32_t *next_tid = calloc(tl->n_devices ? tl->n_devices : 1, sizeof(*next_tid));
     uint64_t *st = malloc((n ? n : 1) * sizeof(*st));
     uint64_t *en = malloc((n ? n : 1) * sizeof(*en));
     uint32_t *lane = malloc((n ? n : 1) * sizeof(*lane));
     int rc = (!next_tid || !st || !en || !lane) ? ACT_E_NOMEM : 0;
     for (size_t g = 0; !rc && g < n;) {
-        const bld_op *first = &b->ops[idx[g]];
+        const bld_op *first = &b->ops[key[g].idx];
         size_t e = g;
-        while (e < n && b->ops[idx[e]].dev == first->dev && b->ops[idx[e]].pid == first->pid &&
-               b->ops[idx[e]].r->queue == first->r->queue) {
-            st[e - g] = b->ops[idx[e]].start;
-            en[e - g] = b->ops[idx[e]].end;
+        while (e < n && key[e].dev_pid == key[g].dev_pid && key[e].queue == key[g].queue) {
+            st[e - g] = key[e].start;
+            en[e - g] = key[e].end;
             e++;
         }
         size_t lanes = act_lanes_partition(st, en, e - g, lane);
@@ -308,12 +335,12 @@ int bld_devices_emit(bld *b)
         next_tid[first->dev] += (uint32_t)lanes - 1;
         emit_lane_names(b, first, first_tid, lanes);
         for (size_t i = g; i < e; i++) {
-            b->ops[idx[i]].lane_tid = first_tid + lane[i - g];
-            emit_op(b, &b->ops[idx[i]]);
+            b->ops[key[i].idx].lane_tid = first_tid + lane[i - g];
+            emit_op(b, &b->ops[key[i].idx]);
         }
         g = e;
     }
-    free(idx);
+    free(key);
     free(next_tid);
     free(st);
     free(en);

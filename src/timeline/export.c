@@ -83,6 +83,58 @@ static void close_spools(spool_set *s)
     free(s->failed);
 }
 
+/* Lines the export adds to the trace's error list once the spools are
+ * read, and the wall-clock origin when no spool gave one. */
+static void add_export_notes(act_timeline *tl, const spool_set *set, const char *dir)
+{
+    for (size_t i = 0; !tl->err && i < set->n_failed; i++)
+        act_tl_error(tl, "%s", set->failed[i]);
+    if (!tl->err && !set->n && !set->n_failed)
+        act_tl_error(tl, "%s: no spool files (the program recorded nothing)", dir);
+    if (!tl->base_wall_ns) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        tl->base_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+}
+
+/* Without a summary, the trace is written while the events are made, a
+ * batch at a time (timeline.h, chrome_json.h): the events never all sit
+ * in memory. The summary reads the whole timeline, so with one the
+ * events are kept and written at the end. */
+static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts *o,
+                       const act_chrome_opts *co)
+{
+    char err[512] = "";
+    int rc;
+    if (o->summary) {
+        rc = act_timeline_build_events(bs);
+        if (!rc)
+            rc = act_chrome_write_file_mode(tl, co, o->out_path, o->force, o->trace_mode, err,
+                                            sizeof(err));
+        if (rc && err[0])
+            act_log("%s", err);
+        if (!rc)
+            rc = act_summary_from_timeline(tl, o->summary, o->summary_by_range);
+        return rc;
+    }
+    act_chrome_stream *cs;
+    rc =
+        act_chrome_stream_open(&cs, tl, co, o->out_path, o->force, o->trace_mode, err, sizeof(err));
+    if (!rc) {
+        tl->sink = act_chrome_stream_sink;
+        tl->sink_ctx = cs;
+        rc = act_timeline_build_events(bs);
+        tl->sink = NULL;
+    }
+    int crc = act_chrome_stream_close(cs, !rc, err, sizeof(err));
+    if (!rc && crc)
+        rc = crc;
+    if (rc && err[0])
+        act_log("%s", err);
+    return rc;
+}
+
 int act_trace_export(const act_export_opts *o)
 {
     if (!o || !o->spool_dir || !o->out_path || !o->out_path[0])
@@ -94,35 +146,24 @@ int act_trace_export(const act_export_opts *o)
     }
     spool_set set = {0};
     act_timeline tl;
+    act_tl_build *bs = NULL;
     int rc = open_spools(o->spool_dir, &set);
     act_build_opts bo = {o->window_start_ns, o->window_end_ns};
     if (!rc)
-        rc = act_timeline_build(&tl, set.ptr, set.n, &bo);
+        rc = act_timeline_build_start(&tl, set.ptr, set.n, &bo, 1, &bs);
     else
         memset(&tl, 0, sizeof(tl));
-    for (size_t i = 0; !rc && i < set.n_failed; i++)
-        act_tl_error(&tl, "%s", set.failed[i]);
-    if (!rc && !set.n && !set.n_failed)
-        act_tl_error(&tl, "%s: no spool files (the program recorded nothing)", o->spool_dir);
-    if (!rc && !tl.base_wall_ns) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        tl.base_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    }
-    if (!rc)
+    if (!rc) {
+        add_export_notes(&tl, &set, o->spool_dir);
         rc = tl.err;
+    }
     if (!rc) {
         act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, o->child_status};
-        char err[512];
-        rc = act_chrome_write_file_mode(&tl, &co, o->out_path, o->force, o->trace_mode, err,
-                                        sizeof(err));
-        if (rc)
-            act_log("%s", err);
+        rc = write_trace(&tl, bs, o, &co);
     }
-    if (!rc && o->summary)
-        rc = act_summary_from_timeline(&tl, o->summary, o->summary_by_range);
     if (!rc && set.n_failed)
         rc = ACT_E_FORMAT;
+    act_timeline_build_finish(bs);
     act_timeline_free(&tl);
     close_spools(&set);
     return rc;

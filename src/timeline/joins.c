@@ -38,6 +38,17 @@ static int extcorr_cmp(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* API records mostly come in correlation order: check before sorting. */
+static void sort_keys(bld_key *k, size_t n, int (*cmp)(const void *, const void *))
+{
+    for (size_t i = 1; i < n; i++) {
+        if (cmp(&k[i - 1], &k[i]) > 0) {
+            qsort(k, n, sizeof(*k), cmp);
+            return;
+        }
+    }
+}
+
 int bld_joins_prepare(bld_proc *p)
 {
     size_t n = 0;
@@ -50,10 +61,8 @@ int bld_joins_prepare(bld_proc *p)
         if (p->api[i].corr)
             p->keys[p->n_keys++] =
                 (bld_key){p->api[i].corr, p->api[i].start, p->api[i].source, (uint32_t)i};
-    if (p->n_keys) /* qsort's pointer must not be NULL, even for 0 items */
-        qsort(p->keys, p->n_keys, sizeof(*p->keys), key_cmp);
-    if (p->n_extcorr)
-        qsort(p->extcorr, p->n_extcorr, sizeof(*p->extcorr), extcorr_cmp);
+    sort_keys(p->keys, p->n_keys, key_cmp);
+    sort_keys(p->extcorr, p->n_extcorr, extcorr_cmp);
     return 0;
 }
 
@@ -80,22 +89,38 @@ static size_t upper_bound(const bld_key *keys, size_t n, uint32_t source, uint64
     return source != UINT32_MAX ? lower_bound(keys, n, source + 1, 0) : n;
 }
 
-static const bld_key *find_launch(const bld_proc *p, uint32_t source, uint64_t corr, uint64_t start)
+static int key_is(const bld_key *k, uint32_t source, uint64_t corr)
 {
-    size_t lo = lower_bound(p->keys, p->n_keys, source, corr);
-    if (lo == p->n_keys || p->keys[lo].source != source || p->keys[lo].corr != corr)
+    return k->source == source && k->corr == corr;
+}
+
+static const bld_key *find_launch(bld_proc *p, uint32_t source, uint64_t corr, uint64_t start)
+{
+    const bld_key *keys = p->keys;
+    size_t n = p->n_keys, lo;
+    /* Device ops mostly come in the order of their launches: try where
+     * the previous search ended (the first key of a run) first. */
+    size_t h = p->join_hint;
+    if (h < n && key_is(&keys[h], source, corr) && (!h || !key_is(&keys[h - 1], source, corr)))
+        lo = h;
+    else
+        lo = lower_bound(keys, n, source, corr);
+    if (lo == n || !key_is(&keys[lo], source, corr))
         return NULL;
     /* Within the run of equal keys (sorted by start), the last start <= start. */
-    size_t hi = upper_bound(p->keys, p->n_keys, source, corr);
+    size_t hi = lo + 1 < n && key_is(&keys[lo + 1], source, corr)
+                    ? upper_bound(keys, n, source, corr)
+                    : lo + 1;
+    p->join_hint = hi;
     size_t a = lo, b = hi;
     while (a < b) {
         size_t mid = (a + b) / 2;
-        if (p->keys[mid].start <= start)
+        if (keys[mid].start <= start)
             a = mid + 1;
         else
             b = mid;
     }
-    return a > lo ? &p->keys[a - 1] : &p->keys[lo];
+    return a > lo ? &keys[a - 1] : &keys[lo];
 }
 
 /* The vendor correlation -> range reference mapping; the last recorded
@@ -115,8 +140,12 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
     uint64_t v;
     if (!ref)
         return 0;
-    if (act_u64map_get(&p->range_by_ref, ref, &v))
-        return p->ranges[v - 1].ext_id;
+    uint64_t seq = ref & 0xffffffffu;
+    if (act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v)) {
+        const bld_thread *t = &p->threads[v - 1];
+        if (seq && seq <= t->n_seq)
+            return p->ranges[t->by_seq[seq - 1]].ext_id;
+    }
     b->tl->counts.unresolved_external++;
     return 0;
 }

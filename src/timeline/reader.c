@@ -40,6 +40,11 @@ typedef struct reader {
     act_str *strs;
     size_t n_strs, cap_strs;
     uint64_t unknown_strings;
+#define STR_HITS 8
+    struct str_hit {
+        uint64_t key; /* (serial << 32 | id); 0: empty (id 0 is never looked up) */
+        size_t idx;   /* into strs */
+    } hits[STR_HITS];
 } reader;
 
 /* Smallest size of a record of each kind (larger is accepted: fields
@@ -260,6 +265,7 @@ static int str_define(reader *rd, uint32_t serial, uint32_t id, const char *p, u
     }
     rd->strs[rd->n_strs] = (act_str){p, n};
     rd->n_strs++;
+    rd->hits[id & (STR_HITS - 1)].key = 0; /* a redefinition replaces the old one */
     return act_u64map_put(&rd->strings, (uint64_t)serial << 32 | id, rd->n_strs);
 }
 
@@ -268,8 +274,16 @@ static act_str str_get(reader *rd, uint32_t serial, uint32_t id)
     uint64_t v;
     if (!id)
         return (act_str){"", 0};
-    if (act_u64map_get(&rd->strings, (uint64_t)serial << 32 | id, &v))
+    /* A few names recur record after record: a small cache before the map
+     * (str_define clears the slot of an id it (re)defines). */
+    uint64_t key = (uint64_t)serial << 32 | id;
+    struct str_hit *c = &rd->hits[id & (STR_HITS - 1)];
+    if (c->key == key)
+        return rd->strs[c->idx];
+    if (act_u64map_get(&rd->strings, key, &v)) {
+        *c = (struct str_hit){key, (size_t)v - 1};
         return rd->strs[v - 1];
+    }
     rd->unknown_strings++;
     if (rd->unknown_strings <= 3)
         problem(rd->sp, "thread serial %u: string id %u used before it was defined", serial, id);
@@ -524,6 +538,13 @@ void act_spool_close(act_spool *sp)
     free(sp->threads);
     free(sp->path);
     memset(sp, 0, sizeof(*sp));
+}
+
+void act_spool_release_records(act_spool *sp)
+{
+    free(sp->recs);
+    sp->recs = NULL;
+    sp->n_recs = 0;
 }
 
 uint64_t act_spool_ns(const act_spool *sp, uint64_t ts)

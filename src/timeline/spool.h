@@ -73,6 +73,11 @@ void act_spool_close(act_spool *sp);
  * CLOCK_MONOTONIC_RAW nanoseconds. 0 stays 0 (unknown). */
 uint64_t act_spool_ns(const act_spool *sp, uint64_t ts);
 
+/* Free the decoded record list (recs becomes NULL, n_recs 0) once its
+ * user is done with it; the mapping, strings, threads and counts stay
+ * valid until act_spool_close. */
+void act_spool_release_records(act_spool *sp);
+
 /* Thread of a serial (NULL when unknown). */
 const act_sp_thread *act_spool_thread(const act_spool *sp, uint32_t serial);
 

@@ -73,11 +73,16 @@ int act_cat_is_device_name(const char *cat)
     return -1;
 }
 
-act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name, uint32_t pid,
-                               uint32_t tid, uint64_t ts, uint64_t dur)
+act_tl_event *act_tl_event_slot_slow(act_timeline *tl)
 {
     if (tl->err)
         return NULL;
+    /* The previous event and its args are complete here. */
+    if (tl->sink && tl->n_ev >= ACT_TL_SINK_BATCH) {
+        tl->err = tl->sink(tl, tl->sink_ctx);
+        if (tl->err)
+            return NULL;
+    }
     if (tl->n_ev == tl->cap_ev) {
         size_t nc = tl->cap_ev ? tl->cap_ev * 2 : 1024;
         act_tl_event *ne = realloc(tl->ev, nc * sizeof(*ne));
@@ -88,20 +93,10 @@ act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name,
         tl->ev = ne;
         tl->cap_ev = nc;
     }
-    act_tl_event *e = &tl->ev[tl->n_ev++];
-    memset(e, 0, sizeof(*e));
-    e->ph = ph;
-    e->cat = (uint8_t)cat;
-    e->name = name;
-    e->pid = pid;
-    e->tid = tid;
-    e->ts = ts;
-    e->dur = dur;
-    e->arg0 = (uint32_t)tl->n_args;
-    return e;
+    return &tl->ev[tl->n_ev++];
 }
 
-act_tl_arg *act_tl_arg_add(act_timeline *tl, const char *key)
+act_tl_arg *act_tl_arg_slot_slow(act_timeline *tl)
 {
     if (tl->err || !tl->n_ev)
         return NULL;
@@ -115,38 +110,7 @@ act_tl_arg *act_tl_arg_add(act_timeline *tl, const char *key)
         tl->args = na;
         tl->cap_args = nc;
     }
-    act_tl_arg *a = &tl->args[tl->n_args++];
-    memset(a, 0, sizeof(*a));
-    a->key = act_str_c(key);
-    tl->ev[tl->n_ev - 1].nargs++;
-    return a;
-}
-
-void act_tl_arg_u64(act_timeline *tl, const char *key, uint64_t v)
-{
-    act_tl_arg *a = act_tl_arg_add(tl, key);
-    if (a) {
-        a->type = ACT_ARG_U64;
-        a->v.u = v;
-    }
-}
-
-void act_tl_arg_str(act_timeline *tl, const char *key, act_str s)
-{
-    act_tl_arg *a = act_tl_arg_add(tl, key);
-    if (a) {
-        a->type = ACT_ARG_STR;
-        a->v.s = s;
-    }
-}
-
-void act_tl_arg_hex(act_timeline *tl, const char *key, uint64_t v)
-{
-    act_tl_arg *a = act_tl_arg_add(tl, key);
-    if (a) {
-        a->type = ACT_ARG_HEX;
-        a->v.u = v;
-    }
+    return &tl->args[tl->n_args++];
 }
 
 act_str act_tl_strdup(act_timeline *tl, const char *s, size_t n)

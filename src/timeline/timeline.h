@@ -132,7 +132,9 @@ typedef struct act_arena_block act_arena_block;
 
 #define ACT_TL_MAX_ERRORS 1000 /* error lines listed in a trace */
 
-typedef struct act_timeline {
+typedef struct act_timeline act_timeline;
+
+struct act_timeline {
     act_tl_event *ev;
     size_t n_ev, cap_ev;
     act_tl_arg *args;
@@ -155,7 +157,16 @@ typedef struct act_timeline {
     int64_t clock_error_ns; /* -1 = unknown */
     int err;                /* sticky ACT_E_NOMEM while building */
     act_arena_block *arena;
-} act_timeline;
+    /* Streaming (act_timeline_build_events): when set, the builder hands
+     * the events it has made to sink() whenever ACT_TL_SINK_BATCH of them
+     * are complete, and at the end; sink writes them out and empties ev
+     * and args (n_ev = n_args = 0). Returns 0 or a negative error, which
+     * becomes tl->err. NULL: every event stays in ev. */
+    int (*sink)(struct act_timeline *tl, void *ctx);
+    void *sink_ctx;
+};
+
+#define ACT_TL_SINK_BATCH 65536
 
 typedef struct act_build_opts {
     uint64_t window_start_ns; /* 0 = open */
@@ -168,15 +179,89 @@ int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
                        const act_build_opts *opts);
 void act_timeline_free(act_timeline *tl);
 
+/* The same build in two phases, for a writer that streams: _start reads
+ * every spool and joins (tl then holds devices with their pids, metadata,
+ * time base, counters so far, but no event); _events makes the events,
+ * in the order act_timeline_build makes them, handing them to tl->sink
+ * in batches when it is set. _finish frees the builder's state (not tl),
+ * also after a failure or when _events was never called. With
+ * release_records, _start releases each spool's record list
+ * (act_spool_release_records) once it has read it: the spools' mappings
+ * and strings are all the timeline keeps. */
+typedef struct act_tl_build act_tl_build;
+int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
+                             const act_build_opts *opts, int release_records, act_tl_build **out);
+int act_timeline_build_events(act_tl_build *s);
+void act_timeline_build_finish(act_tl_build *s);
+
 /* ---- helpers shared by builder files (builder.c, lanes.c, flows.c) ---- */
 
-act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name, uint32_t pid,
-                               uint32_t tid, uint64_t ts, uint64_t dur);
+/* Room for one more event / arg (grows the arrays, or hands a full batch
+ * to the sink first); NULL on error. Used by the inline adders below, which
+ * builder files call millions of times. */
+act_tl_event *act_tl_event_slot_slow(act_timeline *tl);
+act_tl_arg *act_tl_arg_slot_slow(act_timeline *tl);
+
+static inline act_str act_str_c(const char *s);
+
+static inline act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat, act_str name,
+                                             uint32_t pid, uint32_t tid, uint64_t ts, uint64_t dur)
+{
+    act_tl_event *e;
+    if (!tl->err && tl->n_ev < tl->cap_ev && !(tl->sink && tl->n_ev >= ACT_TL_SINK_BATCH))
+        e = &tl->ev[tl->n_ev++];
+    else if (!(e = act_tl_event_slot_slow(tl)))
+        return NULL;
+    *e = (act_tl_event){.ts = ts,
+                        .dur = dur,
+                        .name = name,
+                        .pid = pid,
+                        .tid = tid,
+                        .arg0 = (uint32_t)tl->n_args,
+                        .ph = ph,
+                        .cat = (uint8_t)cat};
+    return e;
+}
+
 /* Args attach to the most recently added event. */
-act_tl_arg *act_tl_arg_add(act_timeline *tl, const char *key);
-void act_tl_arg_u64(act_timeline *tl, const char *key, uint64_t v);
-void act_tl_arg_str(act_timeline *tl, const char *key, act_str s);
-void act_tl_arg_hex(act_timeline *tl, const char *key, uint64_t v);
+static inline act_tl_arg *act_tl_arg_add(act_timeline *tl, const char *key)
+{
+    act_tl_arg *a;
+    if (!tl->err && tl->n_ev && tl->n_args < tl->cap_args)
+        a = &tl->args[tl->n_args++];
+    else if (!(a = act_tl_arg_slot_slow(tl)))
+        return NULL;
+    *a = (act_tl_arg){.key = act_str_c(key)};
+    tl->ev[tl->n_ev - 1].nargs++;
+    return a;
+}
+
+static inline void act_tl_arg_u64(act_timeline *tl, const char *key, uint64_t v)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (a) {
+        a->type = ACT_ARG_U64;
+        a->v.u = v;
+    }
+}
+
+static inline void act_tl_arg_str(act_timeline *tl, const char *key, act_str s)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (a) {
+        a->type = ACT_ARG_STR;
+        a->v.s = s;
+    }
+}
+
+static inline void act_tl_arg_hex(act_timeline *tl, const char *key, uint64_t v)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (a) {
+        a->type = ACT_ARG_HEX;
+        a->v.u = v;
+    }
+}
 /* Copy into the timeline's arena (NUL-terminated). */
 act_str act_tl_strdup(act_timeline *tl, const char *s, size_t n);
 act_str act_tl_printf(act_timeline *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

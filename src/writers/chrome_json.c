@@ -24,11 +24,26 @@
 #define ACT_VERSION ACT_VERSION_STRING
 #endif
 
+typedef struct esc_slot esc_slot;
+
 typedef struct writer {
     act_timeline *tl;
     act_obuf *b;
     size_t invalid;
+    esc_slot *esc; /* cache of escaped event strings; NULL: none */
+    size_t events; /* events written so far */
+    /* ',"cat":"name"' of each category, escaped once */
+    char cat_txt[ACT_CAT_MAX][48];
+    uint8_t cat_len[ACT_CAT_MAX];
+    /* ',"pid":P,"tid":T' of the lanes written last (a few alternate) */
+    struct lane_txt {
+        uint32_t pid, tid;
+        uint8_t no_tid, len; /* len 0: empty */
+        char txt[48];
+    } lanes[16];
 } writer;
+
+static void writer_init(writer *w, act_timeline *tl, act_obuf *b);
 
 static void wstr(writer *w, const char *s, size_t n)
 {
@@ -42,50 +57,181 @@ static void wcstr(writer *w, const char *s)
 
 /* ---- events ----------------------------------------------------------- */
 
+/* The event loop formats into the buffer through a cursor: one reserve
+ * per event (and per string) instead of one per field, and numbers are
+ * written straight into place. EV_ROOM covers an event's fixed members
+ * and each arg's fixed part (at most three 20-digit numbers and their
+ * punctuation) plus the scratch bytes of cur_u64; strings reserve their
+ * own room. */
+#define EV_ROOM  192
+#define ARG_ROOM 128
+
+static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930"
+                                 "31323334353637383940414243444546474849505152535455565758596061"
+                                 "62636465666768697071727374757677787980818283848586878889909192"
+                                 "93949596979899";
+
+/* Digits are made backwards into a small buffer and copied with one fixed
+ * 20-byte move (no call, no length-dependent branch): up to 19 bytes past
+ * the number are scratch, which EV_ROOM and ARG_ROOM leave room for. */
+static inline char *cur_u64(char *p, uint64_t v)
+{
+    char tmp[40];
+    int i = 20;
+    while (v >= 10000) { /* four digits per division */
+        unsigned q = (unsigned)(v % 10000);
+        v /= 10000;
+        unsigned hi = q / 100 * 2, lo = q % 100 * 2;
+        tmp[--i] = digits2[lo + 1];
+        tmp[--i] = digits2[lo];
+        tmp[--i] = digits2[hi + 1];
+        tmp[--i] = digits2[hi];
+    }
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--i] = digits2[d + 1];
+        tmp[--i] = digits2[d];
+    }
+    if (v >= 10) {
+        unsigned d = (unsigned)v * 2;
+        tmp[--i] = digits2[d + 1];
+        tmp[--i] = digits2[d];
+    } else {
+        tmp[--i] = (char)('0' + v);
+    }
+    memcpy(p, tmp + i, 20);
+    return p + (20 - i);
+}
+
+/* Nanoseconds as microseconds with exactly three decimals (act_obuf_us3). */
+static inline char *cur_us3(char *p, int64_t ns)
+{
+    uint64_t u = (uint64_t)ns;
+    if (ns < 0) {
+        *p++ = '-';
+        u = (uint64_t)0 - (uint64_t)ns;
+    }
+    p = cur_u64(p, u / 1000);
+    unsigned f = (unsigned)(u % 1000);
+    p[0] = '.';
+    p[1] = (char)('0' + f / 100);
+    p[2] = (char)('0' + f / 10 % 10);
+    p[3] = (char)('0' + f % 10);
+    return p + 4;
+}
+
+#define CUR_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
+
 /* JSON has no integer limit, but common readers (jansson, JavaScript)
  * stop at 2^63 - 1: larger arg values are written as decimal strings so
  * that nothing is lost and every reader still parses the trace. */
-static void write_u64_arg(act_obuf *b, uint64_t v)
+static inline char *cur_u64_arg(char *p, uint64_t v)
 {
-    if (v <= (uint64_t)INT64_MAX) {
-        act_obuf_u64(b, v);
-        return;
-    }
-    act_obuf_putc(b, '"');
-    act_obuf_u64(b, v);
-    act_obuf_putc(b, '"');
+    if (v <= (uint64_t)INT64_MAX)
+        return cur_u64(p, v);
+    *p++ = '"';
+    p = cur_u64(p, v);
+    *p++ = '"';
+    return p;
 }
 
+static inline char *cur_i64(char *p, int64_t v)
+{
+    if (v < 0) {
+        *p++ = '-';
+        return cur_u64(p, (uint64_t)0 - (uint64_t)v);
+    }
+    return cur_u64(p, (uint64_t)v);
+}
+
+/* Escaped strings of events, cached by address: the names, keys and
+ * string values of events are timeline strings (the mapped spool, the
+ * timeline's arena, literals) that do not change or move while the
+ * writer runs, so one address and length always escape to the same bytes
+ * and the same count of invalid sequences. Only event strings go through
+ * the cache (never stack buffers or lines added while writing). */
+#define ESC_SLOTS   512
+#define ESC_MAX_SRC 40 /* escaping at most sextuples a byte: fits ESC_MAX */
+#define ESC_MAX     52
+
+typedef struct esc_slot {
+    const char *p;
+    uint32_t n;
+    uint8_t len; /* escaped bytes, quotes included */
+    uint8_t invalid;
+    char esc[ESC_MAX - 2];
+} esc_slot;
+
+static void wstr_event(writer *w, const char *s, size_t n)
+{
+    if (!w->esc || n > ESC_MAX_SRC) {
+        wstr(w, s, n);
+        return;
+    }
+    uint64_t h = ((uint64_t)(uintptr_t)s ^ n) * 0x9e3779b97f4a7c15ull;
+    esc_slot *e = &w->esc[(h >> 40) & (ESC_SLOTS - 1)];
+    act_obuf *b = w->b;
+    if (e->p == s && e->n == n && e->len) {
+        /* a fixed-size copy (no call); the bytes past len are scratch */
+        if (act_obuf_reserve(b, sizeof(e->esc)))
+            return;
+        memcpy(b->buf + b->len, e->esc, sizeof(e->esc));
+        b->len += e->len;
+        w->invalid += e->invalid;
+        return;
+    }
+    /* Room for the worst case first, so that no flush happens between
+     * writing the string and copying it into the slot. */
+    if (act_obuf_reserve(b, n * 6 + 2))
+        return;
+    size_t at = b->len;
+    size_t inv = act_json_string(b, s, n);
+    w->invalid += inv;
+    size_t len = b->len - at;
+    if (b->err || len > sizeof(e->esc) || inv > 255)
+        return;
+    e->p = s;
+    e->n = (uint32_t)n;
+    e->len = (uint8_t)len;
+    e->invalid = (uint8_t)inv;
+    memcpy(e->esc, b->buf + at, len);
+}
+
+/* Arg value through the cursor; strings go through wstr_event. */
 static void write_arg_value(writer *w, const act_tl_arg *a)
 {
     act_obuf *b = w->b;
+    if (a->type == ACT_ARG_STR) {
+        wstr_event(w, a->v.s.p, a->v.s.n);
+        return;
+    }
+    if (act_obuf_reserve(b, ARG_ROOM))
+        return;
+    char *p = b->buf + b->len;
     switch (a->type) {
-    case ACT_ARG_U64: write_u64_arg(b, a->v.u); break;
-    case ACT_ARG_I64: act_obuf_i64(b, a->v.i); break;
-    case ACT_ARG_F64: act_obuf_f64(b, a->v.d); break;
-    case ACT_ARG_STR: wstr(w, a->v.s.p, a->v.s.n); break;
+    case ACT_ARG_U64: p = cur_u64_arg(p, a->v.u); break;
+    case ACT_ARG_I64: p = cur_i64(p, a->v.i); break;
+    case ACT_ARG_F64: act_obuf_f64(b, a->v.d); return;
     case ACT_ARG_HEX:
-        act_obuf_putc(b, '"');
+        *p++ = '"';
+        b->len = (size_t)(p - b->buf);
         act_obuf_hex(b, a->v.u);
         act_obuf_putc(b, '"');
-        break;
+        return;
     case ACT_ARG_U64X3:
-        act_obuf_putc(b, '[');
-        write_u64_arg(b, a->v.v3[0]);
-        act_obuf_putc(b, ',');
-        write_u64_arg(b, a->v.v3[1]);
-        act_obuf_putc(b, ',');
-        write_u64_arg(b, a->v.v3[2]);
-        act_obuf_putc(b, ']');
+        *p++ = '[';
+        p = cur_u64_arg(p, a->v.v3[0]);
+        *p++ = ',';
+        p = cur_u64_arg(p, a->v.v3[1]);
+        *p++ = ',';
+        p = cur_u64_arg(p, a->v.v3[2]);
+        *p++ = ']';
         break;
-    case ACT_ARG_BOOL:
-        if (a->v.u)
-            act_obuf_lit(b, "true");
-        else
-            act_obuf_lit(b, "false");
-        break;
-    default: act_obuf_lit(b, "null"); break;
+    case ACT_ARG_BOOL: p = a->v.u ? CUR_LIT(p, "true") : CUR_LIT(p, "false"); break;
+    default: p = CUR_LIT(p, "null"); break;
     }
+    b->len = (size_t)(p - b->buf);
 }
 
 static void write_args(writer *w, const act_tl_event *e)
@@ -95,52 +241,82 @@ static void write_args(writer *w, const act_tl_event *e)
         const act_tl_arg *a = &w->tl->args[e->arg0 + i];
         if (i)
             act_obuf_putc(w->b, ',');
-        wstr(w, a->key.p, a->key.n);
+        wstr_event(w, a->key.p, a->key.n);
         act_obuf_putc(w->b, ':');
         write_arg_value(w, a);
     }
     act_obuf_putc(w->b, '}');
 }
 
+/* ',"pid":P' and, unless no_tid, ',"tid":T', from the small cache of
+ * lanes written last; copies a fixed 48 bytes (scratch past the end). */
+static char *put_lane(writer *w, char *p, uint32_t pid, uint32_t tid, int no_tid)
+{
+    uint32_t h = (pid * 0x9e3779b1u) ^ (tid * 0x85ebca6bu);
+    struct lane_txt *l = &w->lanes[h >> 28];
+    if (!l->len || l->pid != pid || l->tid != tid || l->no_tid != no_tid) {
+        char tmp[96];
+        char *q = CUR_LIT(tmp, ",\"pid\":");
+        q = cur_u64(q, pid);
+        if (!no_tid) {
+            q = CUR_LIT(q, ",\"tid\":");
+            q = cur_u64(q, tid);
+        }
+        *l = (struct lane_txt){pid, tid, (uint8_t)no_tid, (uint8_t)(q - tmp), {0}};
+        memcpy(l->txt, tmp, l->len);
+    }
+    memcpy(p, l->txt, sizeof(l->txt));
+    return p + l->len;
+}
+
 static void write_event(writer *w, const act_tl_event *e)
 {
     act_obuf *b = w->b;
-    char head[16] = "{\"ph\":\"X\"";
-    head[7] = e->ph;
-    act_obuf_put(b, head, 9);
-    if (e->cat) {
-        act_obuf_lit(b, ",\"cat\":");
-        wcstr(w, act_cat_name(e->cat));
+    if (act_obuf_reserve(b, EV_ROOM))
+        return;
+    char *p = b->buf + b->len;
+    p = CUR_LIT(p, "{\"ph\":\"X\"");
+    p[-2] = e->ph;
+    if (e->cat && e->cat < ACT_CAT_MAX && w->cat_len[e->cat]) {
+        memcpy(p, w->cat_txt[e->cat], sizeof(w->cat_txt[0]));
+        p += w->cat_len[e->cat];
+    } else if (e->cat) {
+        p = CUR_LIT(p, ",\"cat\":");
+        b->len = (size_t)(p - b->buf);
+        wstr_event(w, act_cat_name(e->cat), strlen(act_cat_name(e->cat)));
+        if (act_obuf_reserve(b, EV_ROOM))
+            return;
+        p = b->buf + b->len;
     }
-    act_obuf_lit(b, ",\"name\":");
-    wstr(w, e->name.p, e->name.n);
-    act_obuf_lit(b, ",\"pid\":");
-    act_obuf_u64(b, e->pid);
-    if (!(e->flags & ACT_EVF_NO_TID)) {
-        act_obuf_lit(b, ",\"tid\":");
-        act_obuf_u64(b, e->tid);
-    }
+    p = CUR_LIT(p, ",\"name\":");
+    b->len = (size_t)(p - b->buf);
+    wstr_event(w, e->name.p, e->name.n);
+    if (act_obuf_reserve(b, EV_ROOM))
+        return;
+    p = b->buf + b->len;
+    p = put_lane(w, p, e->pid, e->tid, (e->flags & ACT_EVF_NO_TID) != 0);
     if (e->ph != 'M') {
-        act_obuf_lit(b, ",\"ts\":");
-        act_obuf_us3(b, (int64_t)(e->ts - w->tl->base_ns));
+        p = CUR_LIT(p, ",\"ts\":");
+        p = cur_us3(p, (int64_t)(e->ts - w->tl->base_ns));
     }
     switch (e->ph) {
     case 'X':
-        act_obuf_lit(b, ",\"dur\":");
-        act_obuf_us3(b, (int64_t)e->dur);
+        p = CUR_LIT(p, ",\"dur\":");
+        p = cur_us3(p, (int64_t)e->dur);
         break;
     case 's':
     case 'f':
     case 'b':
     case 'e':
-        act_obuf_lit(b, ",\"id\":");
-        act_obuf_u64(b, e->id);
+        p = CUR_LIT(p, ",\"id\":");
+        p = cur_u64(p, e->id);
         if (e->flags & ACT_EVF_BP_E)
-            act_obuf_lit(b, ",\"bp\":\"e\"");
+            p = CUR_LIT(p, ",\"bp\":\"e\"");
         break;
-    case 'i': act_obuf_lit(b, ",\"s\":\"t\""); break;
+    case 'i': p = CUR_LIT(p, ",\"s\":\"t\""); break;
     default: break;
     }
+    b->len = (size_t)(p - b->buf);
     if (e->nargs)
         write_args(w, e);
     act_obuf_putc(b, '}');
@@ -425,24 +601,68 @@ static const char *trace_name(const act_chrome_opts *o)
     return "acceltrace";
 }
 
+static void writer_init(writer *w, act_timeline *tl, act_obuf *b)
+{
+    memset(w, 0, sizeof(*w));
+    w->tl = tl;
+    w->b = b;
+    w->esc = calloc(ESC_SLOTS, sizeof(esc_slot));
+    for (int c = 1; c < ACT_CAT_MAX; c++) {
+        act_obuf t;
+        if (act_obuf_init(&t, -1, 64))
+            continue;
+        act_obuf_lit(&t, ",\"cat\":");
+        size_t inv = act_json_string(&t, act_cat_name(c), strlen(act_cat_name(c)));
+        /* Category names are ASCII literals; anything else takes the
+         * general path, which counts what it replaces. */
+        if (!t.err && !inv && t.len <= sizeof(w->cat_txt[0])) {
+            memcpy(w->cat_txt[c], t.buf, t.len);
+            w->cat_len[c] = (uint8_t)t.len;
+        }
+        act_obuf_free(&t);
+    }
+}
+
+static void write_head(writer *w, const act_chrome_opts *o)
+{
+    act_obuf *b = w->b;
+    act_obuf_lit(b, "{\"schemaVersion\":1,\"traceName\":");
+    wcstr(w, trace_name(o));
+    act_obuf_lit(b, ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
+    write_count(b, w->tl->base_wall_ns);
+    write_device_props(w);
+    write_user_metadata(w, o);
+    act_obuf_lit(b, ",\n\"traceEvents\":[\n");
+}
+
+/* The events the timeline holds now (all of them, or the next batch of a
+ * streamed build). */
+static void write_events(writer *w)
+{
+    act_timeline *tl = w->tl;
+    for (size_t i = 0; i < tl->n_ev; i++) {
+        if (w->events++)
+            act_obuf_lit(w->b, ",\n");
+        write_event(w, &tl->ev[i]);
+    }
+}
+
+static void write_tail(writer *w, const act_chrome_opts *o)
+{
+    act_obuf_lit(w->b, "\n]");
+    free(w->esc); /* only event strings are cached */
+    w->esc = NULL;
+    write_tool_metadata(w, o);
+    act_obuf_lit(w->b, "}\n");
+}
+
 int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
 {
-    writer w = {tl, b, 0};
-    act_obuf_lit(b, "{\"schemaVersion\":1,\"traceName\":");
-    wcstr(&w, trace_name(o));
-    act_obuf_lit(b, ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
-    write_count(b, tl->base_wall_ns);
-    write_device_props(&w);
-    write_user_metadata(&w, o);
-    act_obuf_lit(b, ",\n\"traceEvents\":[\n");
-    for (size_t i = 0; i < tl->n_ev; i++) {
-        if (i)
-            act_obuf_lit(b, ",\n");
-        write_event(&w, &tl->ev[i]);
-    }
-    act_obuf_lit(b, "\n]");
-    write_tool_metadata(&w, o);
-    act_obuf_lit(b, "}\n");
+    writer w;
+    writer_init(&w, tl, b);
+    write_head(&w, o);
+    write_events(&w);
+    write_tail(&w, o);
     return b->err ? b->err : tl->err;
 }
 
@@ -502,6 +722,115 @@ static int install(const char *tmp, const char *path, int force)
     return renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE);
 }
 
+struct act_chrome_stream {
+    writer w;
+    act_obuf b;
+    act_chrome_opts o;
+    int fd;
+    int force;
+    char *path;
+    char tmp[4200];
+};
+
+int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o,
+                           const char *path, int force, unsigned mode, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct stat st;
+    if (!force && lstat(path, &st) == 0) {
+        snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
+        return ACT_E_IO;
+    }
+    act_chrome_stream *s = calloc(1, sizeof(*s));
+    if (s)
+        s->path = strdup(path);
+    if (!s || !s->path) {
+        free(s);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return ACT_E_NOMEM;
+    }
+    s->fd = open_temp(path, s->tmp, sizeof(s->tmp));
+    if (s->fd < 0) {
+        snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
+                 strerror(errno));
+        free(s->path);
+        free(s);
+        return ACT_E_IO;
+    }
+    /* Created 0600; another mode only when the user asked for it (set on
+     * the descriptor: exact, whatever the umask, never through a path). */
+    if (mode && mode != 0600 && fchmod(s->fd, mode) != 0) {
+        snprintf(err, errlen, "%s: cannot set mode %04o: %s", path, mode, strerror(errno));
+        close(s->fd);
+        unlink(s->tmp);
+        free(s->path);
+        free(s);
+        return ACT_E_IO;
+    }
+    s->o = *o;
+    s->force = force;
+    *out = s;
+    act_obuf_init(&s->b, s->fd, 4u << 20);
+    writer_init(&s->w, tl, &s->b);
+    write_head(&s->w, &s->o);
+    return s->b.err;
+}
+
+int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl)
+{
+    s->w.tl = tl;
+    write_events(&s->w);
+    return s->b.err;
+}
+
+int act_chrome_stream_sink(act_timeline *tl, void *ctx)
+{
+    int rc = act_chrome_stream_write(ctx, tl);
+    tl->n_ev = 0;
+    tl->n_args = 0;
+    return rc;
+}
+
+int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errlen)
+{
+    if (!s)
+        return ok ? 0 : ACT_E_INVAL;
+    int rc = ok ? 0 : ACT_E_INVAL;
+    if (!rc) {
+        write_tail(&s->w, &s->o);
+        rc = s->b.err ? s->b.err : s->w.tl->err;
+    }
+    if (!rc)
+        rc = act_obuf_flush(&s->b);
+    int saved = errno;
+    free(s->w.esc);
+    act_obuf_free(&s->b);
+    if (close(s->fd) && !rc) {
+        saved = errno;
+        rc = ACT_E_IO;
+    }
+    if (!rc && install(s->tmp, s->path, s->force)) {
+        saved = errno;
+        rc = ACT_E_IO;
+        if (saved == EEXIST) {
+            snprintf(err, errlen, "%s: already exists (use --force to overwrite)", s->path);
+            unlink(s->tmp);
+            free(s->path);
+            free(s);
+            return rc;
+        }
+    }
+    if (rc) {
+        unlink(s->tmp);
+        if (ok)
+            snprintf(err, errlen, "%s: %s", s->path,
+                     rc == ACT_E_NOMEM ? "out of memory" : strerror(saved));
+    }
+    free(s->path);
+    free(s);
+    return rc;
+}
+
 int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
                           char *err, size_t errlen)
 {
@@ -511,51 +840,16 @@ int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char
 int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const char *path,
                                int force, unsigned mode, char *err, size_t errlen)
 {
-    struct stat st;
-    if (!force && lstat(path, &st) == 0) {
-        snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
-        return ACT_E_IO;
-    }
-    char tmp[4200];
-    int fd = open_temp(path, tmp, sizeof(tmp));
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
-                 strerror(errno));
-        return ACT_E_IO;
-    }
-    /* Created 0600; another mode only when the user asked for it (set on
-     * the descriptor: exact, whatever the umask, never through a path). */
-    if (mode && mode != 0600 && fchmod(fd, mode) != 0) {
-        snprintf(err, errlen, "%s: cannot set mode %04o: %s", path, mode, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return ACT_E_IO;
-    }
-    act_obuf b;
-    int rc = act_obuf_init(&b, fd, 4u << 20);
+    act_chrome_stream *s;
+    int rc = act_chrome_stream_open(&s, tl, o, path, force, mode, err, errlen);
+    if (!s)
+        return rc;
     if (!rc)
-        rc = act_chrome_write(tl, o, &b);
-    if (!rc)
-        rc = act_obuf_flush(&b);
-    int saved = errno;
-    act_obuf_free(&b);
-    if (close(fd) && !rc) {
-        saved = errno;
-        rc = ACT_E_IO;
-    }
-    if (!rc && install(tmp, path, force)) {
-        saved = errno;
-        rc = ACT_E_IO;
-        if (saved == EEXIST) {
-            snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
-            unlink(tmp);
-            return rc;
-        }
-    }
+        rc = act_chrome_stream_write(s, tl);
     if (rc) {
-        unlink(tmp);
-        snprintf(err, errlen, "%s: %s", path,
-                 rc == ACT_E_NOMEM ? "out of memory" : strerror(saved));
+        act_chrome_stream_close(s, 0, err, errlen);
+        snprintf(err, errlen, "%s: %s", path, rc == ACT_E_NOMEM ? "out of memory" : strerror(EIO));
+        return rc;
     }
-    return rc;
+    return act_chrome_stream_close(s, 1, err, errlen);
 }

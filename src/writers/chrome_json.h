@@ -34,4 +34,21 @@ int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char
 int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const char *path,
                                int force, unsigned mode, char *err, size_t errlen);
 
+/* The same file written while the timeline is built (streaming, so that
+ * the events never all sit in memory; mode as for
+ * act_chrome_write_file_mode): _open writes the header from what
+ * tl holds then (after act_timeline_build_start: devices, metadata, time
+ * base); act_chrome_stream_sink, set as tl->sink, writes each batch of
+ * events and empties tl->ev/args (act_chrome_stream_write writes them
+ * and keeps them); _close with ok writes the tool metadata (the counters
+ * as they are then) and puts the file in place, without ok it removes the
+ * temporary file. Errors as for act_chrome_write_file; on failure of
+ * _open, *s may still be set and must be closed. */
+typedef struct act_chrome_stream act_chrome_stream;
+int act_chrome_stream_open(act_chrome_stream **s, act_timeline *tl, const act_chrome_opts *o,
+                           const char *path, int force, unsigned mode, char *err, size_t errlen);
+int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl);
+int act_chrome_stream_sink(act_timeline *tl, void *ctx);
+int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errlen);
+
 #endif

@@ -230,12 +230,116 @@ static void test_export_entry_point(void **state)
     sb_free(&s);
 }
 
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Without a summary the export streams events to the writer in batches
+ * (ACT_TL_SINK_BATCH) and releases the spool's record list early; with a
+ * summary it keeps the whole timeline. Both must write the same bytes,
+ * over several batches, with args, counters, marks, thread names, nested
+ * ranges on two threads and linked device ops. */
+static void test_streamed_export_matches(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act_st_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    sb s;
+    sb_init(&s, 950, 8u << 20, 1);
+    sb_use_chunk(&s, 0);
+    sb_segment(&s, 1);
+    sb_thread(&s, 1, 950, 0);
+    sb_str(&s, 1, "step");
+    sb_str(&s, 2, "clEnqueueNDRangeKernel");
+    sb_str(&s, 3, "saxpy");
+    sb_str(&s, 4, "iteration");
+    sb_str(&s, 5, "mem");
+    sb_str(&s, 6, "tick");
+    sb_str(&s, 7, "main thread");
+    act_rec_thread *t = sb_rec(&s, ACT_REC_THREAD, 0, sizeof(*t));
+    t->tid = 950;
+    t->name = 7;
+    size_t units = (ACT_TL_SINK_BATCH / 5) * 2 + 777;
+    uint64_t ts = 2000000;
+    for (size_t i = 0; i < units; i++, ts += 10000) {
+        sb_ts(&s, ACT_REC_RANGE_PUSH, 1, ts);
+        act_rec_arg *a = sb_rec(&s, ACT_REC_ARG, 4, sizeof(*a));
+        a->type = ACT_RECARG_U64;
+        a->v.u = i;
+        sb_ts(&s, ACT_REC_RANGE_PUSH, 1, ts + 100); /* nested */
+        sb_api(&s, 2, ts + 200, ts + 900, i + 1, ((uint64_t)1 << 32) | (2 * i + 2),
+               ACT_SOURCE_OPENCL);
+        sb_ts(&s, ACT_REC_RANGE_POP, 0, ts + 1000);
+        sb_ts(&s, ACT_REC_RANGE_POP, 0, ts + 1100);
+        /* every 7th op overlaps the next one: sub-lanes */
+        sb_op(&s, 3, ACT_OP_KERNEL, 1, 1, ts + 1200, ts + (i % 7 ? 5000 : 15000), i + 1,
+              ACT_SOURCE_OPENCL);
+        if (i % 1000 == 0) {
+            act_rec_counter *c = sb_rec(&s, ACT_REC_COUNTER, 5, sizeof(*c));
+            c->ts = ts + 50;
+            c->value = (double)i / 3;
+            sb_ts(&s, ACT_REC_MARK, 6, ts + 60);
+        }
+    }
+    sb_segment(&s, 2);
+    sb_thread(&s, 2, 951, 0);
+    sb_str(&s, 1, "worker");
+    for (size_t i = 0; i < 100; i++)
+        sb_ts(&s, i % 2 ? ACT_REC_RANGE_POP : ACT_REC_RANGE_PUSH, i % 2 ? 0 : 1, 3000000 + i * 100);
+    char path[128], out[2][128];
+    snprintf(path, sizeof(path), "%s/950.acts", dir);
+    assert_int_equal(sb_write(&s, path), 0);
+    char *sum = NULL;
+    size_t sum_len = 0;
+    for (int k = 0; k < 2; k++) {
+        snprintf(out[k], sizeof(out[k]), "%s/trace%d.json", dir, k);
+        FILE *mem = k ? open_memstream(&sum, &sum_len) : NULL;
+        act_export_opts eo = {
+            .spool_dir = dir, .out_path = out[k], .summary = mem, .child_status = -1};
+        assert_int_equal(act_trace_export(&eo), 0);
+        if (mem)
+            fclose(mem);
+    }
+    size_t n0, n1;
+    char *a = slurp(out[0], &n0), *b = slurp(out[1], &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(a, b, n0);
+    /* and it is the trace: every unit's events are there */
+    json_error_t e;
+    json_t *doc = json_loadb(a, n0, 0, &e);
+    assert_non_null(doc);
+    size_t n_ev = json_array_size(json_object_get(doc, "traceEvents"));
+    assert_true(n_ev > 2 * ACT_TL_SINK_BATCH);
+    assert_true(n_ev >= units * 6);
+    json_decref(doc);
+    free(a);
+    free(b);
+    free(sum);
+    unlink(out[0]);
+    unlink(out[1]);
+    unlink(path);
+    rmdir(dir);
+    sb_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shape_and_metadata),
         cmocka_unit_test(test_write_file_no_overwrite),
         cmocka_unit_test(test_export_entry_point),
+        cmocka_unit_test(test_streamed_export_matches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
