@@ -3,8 +3,9 @@
 #
 #   ./build.sh demo   install what is missing, build, trace the bundled OpenCL
 #                     example on PoCL, write trace.json and print the summary
-#   ./build.sh test   install what is missing, build and run every test
-#                     (plain, AddressSanitizer+UBSan, ThreadSanitizer builds)
+#   ./build.sh test   install what is missing, lint, build and run every test
+#                     (plain, AddressSanitizer+UBSan, ThreadSanitizer builds,
+#                     pytest, a bounded libFuzzer run of each target)
 #   ./build.sh build  install what is missing and build (build/)
 #   ./build.sh bench  build and run the benchmarks (see BENCHMARKS.md)
 #
@@ -59,6 +60,8 @@ case "$cmd" in
     ;;
   test)
     install_deps
+    # Static checks first: clang-format and cppcheck (scripts/lint.sh).
+    "$ROOT/scripts/lint.sh"
     configure_build build
     (cd build && ctest --output-on-failure -j"$JOBS")
     # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.

@@ -112,10 +112,19 @@ static void act_cl_set_entry(struct _cl_icd_dispatch *t, const char *name, void 
         memcpy(&t->nm, &fn, sizeof fn);                                                            \
         return;                                                                                    \
     }
+    /* clang-format cannot lay out a list of statement macros stably. */
+    // clang-format off
     H(clGetKernelInfo)
     H(clRetainEvent)
-    H(clReleaseEvent) H(clSetEventCallback) H(clGetEventInfo) H(clGetDeviceInfo) H(clGetImageInfo)
-        H(clGetDeviceAndHostTimer) H(clGetHostTimer) H(clRetainCommandQueue)
+    H(clReleaseEvent)
+    H(clSetEventCallback)
+    H(clGetEventInfo)
+    H(clGetDeviceInfo)
+    H(clGetImageInfo)
+    H(clGetDeviceAndHostTimer)
+    H(clGetHostTimer)
+    H(clRetainCommandQueue)
+    // clang-format on
 #undef H
 }
 
