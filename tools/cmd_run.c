@@ -13,7 +13,6 @@
  * The whole configuration is validated before the program starts; an
  * invalid value stops here with exit status 2.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -29,6 +28,7 @@
 #include "acceltrace.h"
 #include "cmd.h"
 #include "core/config.h"
+#include "core/internal.h"
 #include "timeline/export.h"
 
 #ifndef ACT_LIBDIR_REL
@@ -286,27 +286,13 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
     _exit(errno == ENOENT ? 127 : 126);
 }
 
-/* The spool directory is ours (mkdtemp, 0700) and flat: remove its
- * regular files without following links, then the directory. */
+/* The spool directory is ours (mkdtemp, 0700) and flat. */
 static void remove_dir(const char *dir)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            unlinkat(fd, e->d_name, 0);
-    }
-    closedir(d);
-    if (rmdir(dir) != 0)
+    int rc = act_dir_remove_flat(dir);
+    if (rc < 0)
         fprintf(stderr, "acceltrace: could not remove the spool directory %s: %s\n", dir,
-                strerror(errno));
+                strerror(-rc));
 }
 
 int act_cmd_run(int argc, char **argv)

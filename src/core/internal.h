@@ -66,6 +66,12 @@ uint64_t act_tsc_refine(uint64_t tsc, uint64_t ns);
  * (half the tightest bracket of several tries). */
 int64_t act_clock_realtime_offset(int64_t *error_ns);
 
+/* ---- fsutil.c --------------------------------------------------------- */
+
+/* Remove the files of a flat directory we own, then the directory itself
+ * (links are not followed). 0 or -errno. */
+int act_dir_remove_flat(const char *dir);
+
 /* ---- log.c ------------------------------------------------------------ */
 
 /* One line on stderr, prefixed "acceltrace: ". Never used on a hot path. */

@@ -12,7 +12,6 @@
  * sealed and the same exporter as `run` writes the trace. Sessions can
  * follow one another; the recorder starts a new spool generation each time.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -47,22 +46,9 @@ static struct {
 /* Our directory is flat and private: remove its files, then itself. */
 static void remove_dir(const char *dir)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            unlinkat(fd, e->d_name, 0);
-    }
-    closedir(d);
-    if (rmdir(dir) != 0)
-        act_log("could not remove the session spool directory %s: %s", dir, strerror(errno));
+    int rc = act_dir_remove_flat(dir);
+    if (rc < 0)
+        act_log("could not remove the session spool directory %s: %s", dir, strerror(-rc));
 }
 
 static void session_discard_files(void)
