@@ -61,6 +61,7 @@
 #include "core/record.h"
 #undef _Static_assert
 #include "timeline/snapshot.h"
+#include "writers/sanitize.h"
 
 #ifndef ACT_TORCH_VERSION
 #error "ACT_TORCH_VERSION (torch.__version__ at build time) must be defined"
@@ -78,49 +79,24 @@ namespace acceltrace_torch
 
 using libkineto::ActivityType;
 
-/* ---- the sanitiser (same rules as acceltrace/torch/_sanitizer.py) ------ */
+/* ---- the sanitiser ------------------------------------------------------ */
 
-static const char *describe(unsigned char c, char *buf, size_t n)
-{
-    switch (c) {
-    case '"': return "double quote";
-    case '\\': return "backslash";
-    case '\n': return "newline";
-    case '\r': return "carriage return";
-    case '\t': return "tab";
-    case '\b': return "backspace";
-    case '\f': return "form feed";
-    default: snprintf(buf, n, "control character U+%04X", c); return buf;
-    }
-}
-
-/* `"`->`'`, `\`->`/`, below U+0020 -> space; notes by code point. UTF-8
- * bytes >= 0x80 are never touched, so the result stays valid UTF-8. */
+/* The C core's exact torch_npu sanitiser (src/writers/sanitize.c): `"`->`'`,
+ * `\`->`/`, below U+0020 -> space, notes by code point. One implementation
+ * for the plugin and the C writer; the Python patch mirrors it and a test
+ * checks the two agree. */
 std::string sanitize(const std::string &in, std::string *notes)
 {
-    std::map<unsigned char, int> counts;
-    std::string out = in;
-    for (auto &ch : out) {
-        unsigned char c = static_cast<unsigned char>(ch);
-        if (c == '"')
-            ch = '\'';
-        else if (c == '\\')
-            ch = '/';
-        else if (c < 0x20)
-            ch = ' ';
-        else
-            continue;
-        counts[c]++;
-    }
+    act_sanitized r{};
+    if (act_sanitize_value(in.data(), in.size(), &r) != 0)
+        throw std::bad_alloc();
+    std::string out(r.text, r.len);
     if (notes) {
-        notes->clear();
-        char buf[40];
-        for (auto &kv : counts) {
-            if (!notes->empty())
-                *notes += ", ";
-            *notes += std::to_string(kv.second) + " " + describe(kv.first, buf, sizeof(buf));
-        }
+        char *joined = act_sanitized_notes_join(&r);
+        *notes = joined ? joined : "";
+        free(joined);
     }
+    act_sanitized_free(&r);
     return out;
 }
 
