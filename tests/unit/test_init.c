@@ -535,7 +535,10 @@ static void test_drain_cut_off_counted(void **state)
     assert_int_equal(r.cut_off, 1);
     assert_int_equal(r.outstanding, 5);
     assert_true(r.elapsed_ns >= 100ull * 1000000);
-    assert_true(r.polls >= 4 && r.polls <= 6);
+    /* Waits are at least 25 ms, so at most 100/25 + 1 polls (+1 slack); a
+     * loaded machine oversleeps, so only "polled again after a wait" is a
+     * lower bound that cannot flake. */
+    assert_true(r.polls >= 2 && r.polls <= 6);
     assert_int_equal(act_drain_cutoffs(), before + 1);
     /* The configured bound (ACCELTRACE_DRAIN_TIMEOUT) applies on request. */
     act_cfg.drain_timeout_ms = 0;
