@@ -98,40 +98,55 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const char 
     }
 }
 
-/* Without a summary, the trace is written while the events are made, a
- * batch at a time (timeline.h, chrome_json.h): the events never all sit
- * in memory. The summary reads the whole timeline, so with one the
- * events are kept and written at the end. */
+/* The sink while a summary is wanted: the summary takes the slices of
+ * each batch before the Chrome writer writes the batch and empties it. */
+typedef struct export_sink {
+    act_chrome_stream *cs;
+    act_summary *sum; /* NULL: no summary */
+} export_sink;
+
+static int export_sink_fn(act_timeline *tl, void *ctx)
+{
+    export_sink *x = ctx;
+    int rc = x->sum ? act_summary_add_events(x->sum, tl) : 0;
+    int wrc = act_chrome_stream_sink(tl, x->cs);
+    return rc ? rc : wrc;
+}
+
+/* The trace is written while the events are made, a batch at a time
+ * (timeline.h, chrome_json.h): the events never all sit in memory. The
+ * summary keeps only its slices (summary.h), fed from the same batches,
+ * and is printed once the file is in place (the writer's counters, such
+ * as invalid UTF-8, are final then): the same output as
+ * act_summary_from_timeline on the whole timeline. */
 static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts *o,
                        const act_chrome_opts *co)
 {
     char err[512] = "";
-    int rc;
-    if (o->summary) {
-        rc = act_timeline_build_events(bs);
-        if (!rc)
-            rc = act_chrome_write_file_mode(tl, co, o->out_path, o->force, o->trace_mode, err,
-                                            sizeof(err));
-        if (rc && err[0])
-            act_log("%s", err);
-        if (!rc)
-            rc = act_summary_from_timeline(tl, o->summary, o->summary_by_range);
-        return rc;
+    /* On the heap: tl keeps a pointer to it while the events are built. */
+    export_sink *x = calloc(1, sizeof(*x));
+    if (!x || (o->summary && !(x->sum = act_summary_new()))) {
+        free(x);
+        return ACT_E_NOMEM;
     }
-    act_chrome_stream *cs;
-    rc =
-        act_chrome_stream_open(&cs, tl, co, o->out_path, o->force, o->trace_mode, err, sizeof(err));
+    int rc = act_chrome_stream_open(&x->cs, tl, co, o->out_path, o->force, o->trace_mode, err,
+                                    sizeof(err));
     if (!rc) {
-        tl->sink = act_chrome_stream_sink;
-        tl->sink_ctx = cs;
+        tl->sink = export_sink_fn;
+        tl->sink_ctx = x;
         rc = act_timeline_build_events(bs);
         tl->sink = NULL;
+        tl->sink_ctx = NULL;
     }
-    int crc = act_chrome_stream_close(cs, !rc, err, sizeof(err));
+    int crc = act_chrome_stream_close(x->cs, !rc, err, sizeof(err));
     if (!rc && crc)
         rc = crc;
     if (rc && err[0])
         act_log("%s", err);
+    if (!rc && x->sum)
+        act_summary_print_timeline(x->sum, tl, o->summary, o->summary_by_range);
+    act_summary_free(x->sum);
+    free(x);
     return rc;
 }
 

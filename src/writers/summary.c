@@ -426,11 +426,8 @@ static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
     return 0;
 }
 
-int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range)
+int act_summary_add_events(act_summary *s, const act_timeline *tl)
 {
-    act_summary *s = act_summary_new();
-    if (!s)
-        return ACT_E_NOMEM;
     int rc = 0;
     for (size_t i = 0; i < tl->n_ev && !rc; i++) {
         const act_tl_event *e = &tl->ev[i];
@@ -446,12 +443,26 @@ int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range)
         if (!rc && !dev && ext && (e->cat == ACT_CAT_USER_ANNOTATION || e->cat == ACT_CAT_CPU_OP))
             rc = act_summary_add_range(s, ext, e->name.p, e->name.n);
     }
-    json_t *counters = rc ? NULL : counters_of(tl);
-    if (!rc) {
-        act_summary_set_counters(s, counters);
-        act_summary_print(s, f, by_range);
-    }
+    return rc;
+}
+
+void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range)
+{
+    json_t *counters = counters_of(tl); /* NULL (no memory): printed as none */
+    act_summary_set_counters(s, counters);
+    act_summary_print(s, f, by_range);
+    act_summary_set_counters(s, NULL);
     json_decref(counters);
+}
+
+int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range)
+{
+    act_summary *s = act_summary_new();
+    if (!s)
+        return ACT_E_NOMEM;
+    int rc = act_summary_add_events(s, tl);
+    if (!rc)
+        act_summary_print_timeline(s, tl, f, by_range);
     act_summary_free(s);
     return rc;
 }

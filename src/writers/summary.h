@@ -39,6 +39,18 @@ void act_summary_print(act_summary *s, FILE *f, int by_range);
 /* Whole summary of a built timeline. Returns 0 or ACT_E_NOMEM. */
 int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range);
 
+/* The same summary from a timeline built in batches (timeline.h, sink):
+ * _add_events takes the slices of the events tl holds now (call it from
+ * the sink, before the batch is emptied; names must outlive s, as they do
+ * while tl is kept), _print_timeline prints with tl's counters once the
+ * build and the trace writer are done. Fed every batch in build order, the
+ * output is byte-identical to act_summary_from_timeline's on the whole
+ * timeline: the same slices reach the same tables in the same order. Only
+ * the slices are kept (no args, flows, metadata). _add_events: 0 or
+ * ACT_E_NOMEM. */
+int act_summary_add_events(act_summary *s, const act_timeline *tl);
+void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range);
+
 /* Load a Chrome trace (object form or bare array) into s. Returns 0, or
  * ACT_E_FORMAT / ACT_E_IO with a one-line reason in err. *root receives the
  * document, which must outlive s (json_decref it afterwards). */
