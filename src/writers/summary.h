@@ -46,8 +46,12 @@ int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range);
  * build and the trace writer are done. Fed every batch in build order, the
  * output is byte-identical to act_summary_from_timeline's on the whole
  * timeline: the same slices reach the same tables in the same order. Only
- * the slices are kept (no args, flows, metadata). _add_events: 0 or
- * ACT_E_NOMEM. */
+ * the slices are kept (no args, flows, metadata). Per-name sums are not
+ * folded while streaming: the totals and busy time are float sums whose
+ * order is the order the sorts leave equal keys in (qsort is not stable
+ * in general), so only the same slice array gives the same bytes; the
+ * busy-time union also needs each lane's slices in start order, which the
+ * batches do not deliver. _add_events: 0 or ACT_E_NOMEM. */
 int act_summary_add_events(act_summary *s, const act_timeline *tl);
 void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range);
 

@@ -245,9 +245,10 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-/* Without a summary the export streams events to the writer in batches
- * (ACT_TL_SINK_BATCH) and releases the spool's record list early; with a
- * summary it keeps the whole timeline. Both must write the same bytes,
+/* The export streams events to the writer in batches (ACT_TL_SINK_BATCH)
+ * and releases the spool's record list early; with a summary the summary
+ * also takes each batch (test_summary_stream.c compares it with the
+ * whole-timeline summary). Both must write the same trace bytes,
  * over several batches, with args, counters, marks, thread names, nested
  * ranges on two threads and linked device ops. */
 static void test_streamed_export_matches(void **state)

@@ -3,12 +3,12 @@
  * the streamed event batches (export.c feeds each batch to
  * act_summary_add_events before the Chrome writer empties it) must print
  * byte for byte what act_summary_from_timeline prints on the whole
- * timeline, built and written as the export did before it streamed with a
- * summary. The constructed spool spans several sink batches and has
- * nested ranges carrying External ids (--by-range attribution), host calls
- * on two threads, overlapping kernels (sub-lanes), device ops with no
- * launching range, and a name with invalid UTF-8 (a counter the writer
- * fills in).
+ * timeline, built and written as the export did before it streamed with
+ * a summary, and the trace file must be the same too. The constructed
+ * spool spans several sink batches and has nested ranges carrying
+ * External ids (--by-range attribution), host calls on two threads,
+ * overlapping kernels (sub-lanes), device ops with no launching range,
+ * and a name with invalid UTF-8 (a counter the writer fills in).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -129,6 +129,32 @@ static char *summary_export(const char *dir, const char *out, int by_range)
     return text;
 }
 
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    char *buf = malloc((size_t)n);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    int same = na == nb && !memcmp(x, y, na);
+    free(x);
+    free(y);
+    return same;
+}
+
 static void test_streamed_summary_matches(void **state)
 {
     (void)state;
@@ -159,6 +185,9 @@ static void test_streamed_summary_matches(void **state)
         if (strcmp(whole, streamed)) /* show both when they differ */
             fprintf(stderr, "whole:\n%s\nstreamed:\n%s\n", whole, streamed);
         assert_string_equal(whole, streamed);
+        /* and taking the batches for the summary leaves the trace as the
+         * whole-timeline writer writes it */
+        assert_true(same_file(out[0], out[1]));
         free(whole);
         free(streamed);
     }
