@@ -49,21 +49,6 @@ static act_activity_opts fast_opts(void)
     return o;
 }
 
-/* Tests that are not about the drain wait until the fake "device" has
- * produced every record before stopping, so a loaded machine (a delivery
- * thread starved past the drain's quiet period) cannot make them flaky.
- * Bounded: 10 s. */
-static void wait_device_idle(void)
-{
-    for (int i = 0; i < 1000; i++) {
-        uint64_t w, d, dl, pending;
-        fk.stats(&w, &d, &dl, &pending);
-        if (pending == 0)
-            return;
-        sleep_ms(10);
-    }
-}
-
 static void case_kinds(int callbacks)
 {
     fk.set("delay_ms", 20);
@@ -81,7 +66,7 @@ static void case_kinds(int callbacks)
     fk.memcpy_(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 4096, 0, 7, 1000);
     fk.memset_(4096, 0, 7, 1000);
     fk.sync(0, 7);
-    wait_device_idle();
+    wait_device_idle(fk.stats);
     act_source_cupti_stop();
     uint64_t t_after = act_clock_now();
     act_activity_stats st;
@@ -163,7 +148,7 @@ static void case_link(void)
         pthread_create(&th[t], NULL, link_thread, (void *)(intptr_t)t);
     for (int t = 0; t < LINK_THREADS; t++)
         pthread_join(th[t], NULL);
-    wait_device_idle();
+    wait_device_idle(fk.stats);
     act_source_cupti_stop();
     spool_scan s;
     rec_close(&s);
@@ -269,7 +254,7 @@ static void case_cycles(void)
         for (int i = 0; i < 20; i++)
             fk.kernel(cycle ? "second" : "first", 0, 0, 1000, 1, 1);
         sleep_ms(20);
-        wait_device_idle();
+        wait_device_idle(fk.stats);
         act_source_cupti_stop();
         spool_scan s;
         rec_close(&s);
@@ -315,7 +300,7 @@ static int case_trace(const char *out)
         pthread_join(th[t], NULL);
     fk.memcpy_(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 0, 9, 2000);
     fk.sync(0, 9);
-    wait_device_idle();
+    wait_device_idle(fk.stats);
     act_source_cupti_stop();
     snprintf(spool_path, sizeof(spool_path), "%s", act_recorder_path());
     int rc = rec_export(out);

@@ -69,21 +69,6 @@ static act_activity_opts fast_opts(void)
 
 /* Every record kind converts, in callback mode and in degraded mode. */
 
-/* Tests that are not about the drain wait until the fake "device" has
- * produced every record before stopping, so a loaded machine (a delivery
- * thread starved past the drain's quiet period) cannot make them flaky.
- * Bounded: 10 s. */
-static void wait_device_idle(void)
-{
-    for (int i = 0; i < 1000; i++) {
-        uint64_t w, d, dl, pending;
-        fk.stats(&w, &d, &dl, &pending);
-        if (pending == 0)
-            return;
-        sleep_ms(10);
-    }
-}
-
 static void case_kinds(int callbacks)
 {
     fk.set("delay_ms", 20);
@@ -108,7 +93,7 @@ static void case_kinds(int callbacks)
     fk.marker(MSPTI_ACTIVITY_FLAG_MARKER_END_WITH_DEVICE, MSPTI_ACTIVITY_SOURCE_KIND_DEVICE, 9,
               NULL, NULL, 0, 3);
     act_range_pop();
-    wait_device_idle();
+    wait_device_idle(fk.stats);
     act_source_mspti_stop();
     act_activity_stats st;
     act_source_mspti_stats(&st);
@@ -207,7 +192,7 @@ static void case_link(void)
         pthread_create(&th[t], NULL, link_thread, (void *)(intptr_t)t);
     for (int t = 0; t < LINK_THREADS; t++)
         pthread_join(th[t], NULL);
-    wait_device_idle();
+    wait_device_idle(fk.stats);
     act_source_mspti_stop();
     spool_scan s;
     rec_close(&s);
@@ -419,7 +404,7 @@ static void case_cycles(void)
         CHECK(act_source_mspti_start(&o) == 0, "start %d", cycle);
         for (int i = 0; i < 20; i++)
             fk.kernel(cycle ? "second" : "first", "AI_CORE", 0, 0, 1000);
-        wait_device_idle();
+        wait_device_idle(fk.stats);
         act_source_mspti_stop();
         spool_scan s;
         rec_close(&s);
@@ -446,7 +431,7 @@ static void case_paused(void)
     for (int i = 0; i < 5; i++)
         fk.kernel("inside", "AI_CORE", 0, 0, 1000);
     act_stop();
-    wait_device_idle();
+    wait_device_idle(fk.stats);
     act_source_mspti_stop();
     spool_scan s;
     rec_close(&s);
@@ -471,7 +456,7 @@ static int case_trace(const char *out)
         pthread_join(th[t], NULL);
     fk.comm("allreduce", "hccl_world_group", 0, 9, 8000);
     fk.memcpy_(MSPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 0, 9, 2000);
-    wait_device_idle();
+    wait_device_idle(fk.stats);
     act_source_mspti_stop();
     snprintf(spool_path, sizeof(spool_path), "%s", act_recorder_path());
     int rc = rec_export(out);

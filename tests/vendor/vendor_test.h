@@ -63,6 +63,21 @@ static inline void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* Tests that are not about the drain wait until the fake "device" has
+ * produced every record before stopping, so a loaded machine (a delivery
+ * thread starved past the drain's quiet period) cannot make them flaky.
+ * `stats` is the fake's fake_<vendor>_stats. Bounded: 10 s. */
+static inline void wait_device_idle(void (*stats)(uint64_t *, uint64_t *, uint64_t *, uint64_t *))
+{
+    for (int i = 0; i < 1000; i++) {
+        uint64_t written, dropped, delivered, pending;
+        stats(&written, &dropped, &delivered, &pending);
+        if (pending == 0)
+            return;
+        sleep_ms(10);
+    }
+}
+
 static inline size_t count_ops(const spool_scan *s, int op)
 {
     size_t n = 0;

@@ -36,20 +36,13 @@ uint64_t act_cl_callbacks_pending(void)
     return atomic_load(&act_cl_pending);
 }
 
-/* The current spool's header: it changes with every in-process session,
- * so it is looked up each time (a plain load; see act_recorder_header). */
-static act_spool_header *act_cl_header(void)
-{
-    return act_recorder_header();
-}
-
 static void act_cl_pending_add(int64_t d)
 {
     if (d > 0)
         atomic_fetch_add(&act_cl_pending, (uint64_t)d);
     else
         atomic_fetch_sub(&act_cl_pending, (uint64_t)-d);
-    act_spool_header *h = act_cl_header();
+    act_spool_header *h = act_recorder_header();
     if (h)
         __atomic_fetch_add(&h->callbacks_pending, (uint64_t)d, __ATOMIC_RELAXED);
 }
@@ -196,7 +189,7 @@ static void act_cl_drain(void)
     }
     uint64_t lost = atomic_load(&act_cl_pending);
     if (lost) {
-        act_spool_header *h = act_cl_header();
+        act_spool_header *h = act_recorder_header();
         if (h)
             __atomic_fetch_add(&h->callbacks_lost, lost, __ATOMIC_RELAXED);
         act_rec_error_emit("opencl: %llu completion callbacks did not arrive within %llu ms",
