@@ -233,11 +233,12 @@ static void recorder_atfork_register(void)
  * The first write to a fresh page of the spool costs a page fault that
  * zeroes the page (and on a VM may fault on the host too): measured at
  * ~10 ns per PUSH+POP pair amortised, a third of the hot path
- * (BENCHMARKS.md). A helper thread keeps the next ACT_PREFAULT_AHEAD bytes
+ * (BENCHMARKS.md). A helper thread keeps up to the next ACT_PREFAULT_AHEAD bytes
  * of fresh chunks faulted in (MADV_POPULATE_WRITE) ahead of the chunks
  * handed out, so recording threads find their pages present. It never
  * touches records; when it falls behind, chunk_acquire populates the chunk
- * itself. It only runs while a spool is open.
+ * itself. It only runs while a spool is open. The distance ahead grows
+ * with use (see prefault_main), so a light recorder pays for little.
  */
 #define ACT_PREFAULT_AHEAD (8u << 20)
 
@@ -256,9 +257,16 @@ static void *prefault_main(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&pf.lock);
-    uint32_t ahead = ACT_PREFAULT_AHEAD / sp.chunk_size + 1;
+    uint64_t max_ahead = ACT_PREFAULT_AHEAD / sp.chunk_size + 1;
     while (!pf.stop) {
         uint64_t used = atomic_load((_Atomic uint64_t *)&hdr_get()->chunks_used);
+        /* As far ahead as has been used so far, from 2 chunks up to the
+         * window: a process that records little (an OpenCL program writes
+         * a few hundred bytes per launch) is not charged the window's
+         * zeroed pages at start-up, in its RSS and again when the spool
+         * is deleted; a heavy recorder reaches the whole window once it
+         * has used as much. */
+        uint64_t ahead = used < 2 ? 2 : used > max_ahead ? max_ahead : used;
         uint64_t want = used + ahead < sp.chunk_count ? used + ahead : sp.chunk_count;
         uint32_t idx = atomic_load(&pf.done);
         if (idx < want) {
