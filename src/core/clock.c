@@ -7,6 +7,7 @@
  * mspti always) are mapped with an offset measured here: the tightest of
  * several bracketed reads, with half the bracket as the error bound.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,8 +53,8 @@ int64_t act_clock_realtime_offset(int64_t *error_ns)
  * the same nanoseconds (records stay on the timeline clock; the spool's
  * clock_kind stays ACT_CLOCK_MONOTONIC_RAW and no reader converts).
  *
- * The rate is measured here: a first estimate over ~1 ms when the recorder
- * opens, refined each time a thread re-anchors (every ACT_TSC_REANCHOR
+ * The rate is measured here: a first estimate over ~1 ms when the first
+ * thread reads the fast clock, refined each time a thread re-anchors (every ACT_TSC_REANCHOR
  * ticks of that thread, see recorder.c) from the origin pair to the new
  * pair, so its error shrinks as 1/elapsed. Each pair is the tightest of a
  * few rdtsc/clock_gettime/rdtsc brackets.
@@ -103,10 +104,8 @@ uint64_t act_tsc_refine(uint64_t tsc, uint64_t ns)
     return atomic_load_explicit(&act_tsc.mult, memory_order_relaxed);
 }
 
-int act_tsc_calibrate(void)
+static void tsc_calibrate_once(void)
 {
-    if (atomic_load(&act_tsc.usable) >= 0)
-        return atomic_load(&act_tsc.usable);
     int ok = tsc_usable();
     if (ok) {
         act_tsc_pair(&act_tsc.tsc0, &act_tsc.ns0);
@@ -122,7 +121,17 @@ int act_tsc_calibrate(void)
         ok = act_tsc_refine(t, n) != 0;
     }
     atomic_store(&act_tsc.usable, ok);
-    return ok;
+}
+
+/* Once per process, by the first thread that needs the fast clock: a
+ * program that records no annotation (an OpenCL or CUDA program, whose
+ * sources read act_clock_now) never pays the ~1-2 ms spin. */
+int act_tsc_calibrate(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (atomic_load(&act_tsc.usable) < 0)
+        pthread_once(&once, tsc_calibrate_once);
+    return atomic_load(&act_tsc.usable);
 }
 #else
 act_tsc_cal act_tsc = {.usable = 0};

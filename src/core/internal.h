@@ -56,7 +56,7 @@ typedef struct act_tsc_cal {
     _Atomic uint64_t mult;
 } act_tsc_cal;
 extern act_tsc_cal act_tsc;
-/* Calibrate once (~1 ms, at recorder open); returns act_tsc.usable. */
+/* Calibrate once (~1 ms, on first use of the fast clock); returns act_tsc.usable. */
 int act_tsc_calibrate(void);
 /* A (tsc, ns) pair from the tightest of a few brackets. */
 void act_tsc_pair(uint64_t *tsc, uint64_t *ns);

@@ -291,8 +291,9 @@ typedef struct act_spool_header {
      * are informational: the recorder reads the TSC on its hot path but
      * converts to CLOCK_MONOTONIC_RAW ns itself (recorder.c, "fast clock"),
      * so readers convert nothing. [0] is the pair the TSC rate was first
-     * measured from, [1] a pair taken at close; both 0 when the TSC was not
-     * used (no invariant TSC or clocksource other than "tsc"). */
+     * measured from, [1] a pair taken at close, both written at close; 0
+     * when the TSC was not used (no invariant TSC, a clocksource other
+     * than "tsc", or no annotation recorded) or the process died first. */
     uint64_t calib_ts[2];
     uint64_t calib_ns[2];
     uint64_t start_realtime_ns;                /* wall clock at spool creation */

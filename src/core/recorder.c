@@ -211,11 +211,6 @@ static void spool_init_header(void)
     h->pid = (uint32_t)getpid();
     h->ppid = (uint32_t)getppid();
     h->clock_kind = ACT_CLOCK_MONOTONIC_RAW;
-    if (act_tsc_calibrate() == 1) {
-        /* Informational: timestamps are already ns (see record.h). */
-        h->calib_ts[0] = act_tsc.tsc0;
-        h->calib_ns[0] = act_tsc.ns0;
-    }
     h->start_realtime_ns = act_clock_realtime();
     h->start_ns = act_clock_now();
     spool_fill_cmdline(h);
@@ -375,8 +370,12 @@ void act_recorder_close(void)
         atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
     act_spool_header *h = hdr_get();
 #if defined(__x86_64__)
-    if (atomic_load(&act_tsc.usable) == 1)
+    if (atomic_load(&act_tsc.usable) == 1) {
+        /* Informational: timestamps are already ns (see record.h). */
+        h->calib_ts[0] = act_tsc.tsc0;
+        h->calib_ns[0] = act_tsc.ns0;
         act_tsc_pair(&h->calib_ts[1], &h->calib_ns[1]);
+    }
 #endif
     atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_SEALED);
     msync(sp.map, sp.map_size, MS_ASYNC);
@@ -800,7 +799,10 @@ static uint64_t thread_clock_slow(act_thread *t)
 {
     uint64_t tsc = 0, ns, m = 0;
 #if defined(__x86_64__)
-    if (atomic_load_explicit(&act_tsc.usable, memory_order_relaxed) == 1) {
+    int usable = atomic_load_explicit(&act_tsc.usable, memory_order_relaxed);
+    if (ACT_UNLIKELY(usable < 0))
+        usable = act_tsc_calibrate();
+    if (usable == 1) {
         act_tsc_pair(&tsc, &ns);
         m = act_tsc_refine(tsc, ns);
     } else
