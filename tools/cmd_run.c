@@ -367,6 +367,7 @@ int act_cmd_run(int argc, char **argv)
     }
 
     fflush(NULL);
+    uint64_t t_start = act_clock_now();
     child_pid = fork();
     if (child_pid < 0) {
         fprintf(stderr, "acceltrace: fork: %s\n", strerror(errno));
@@ -390,6 +391,7 @@ int act_cmd_run(int argc, char **argv)
             break;
         }
     }
+    uint64_t t_exit = act_clock_now();
     int code = WIFEXITED(status)     ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                      : 1;
@@ -411,8 +413,9 @@ int act_cmd_run(int argc, char **argv)
     if (rc < 0 && rc != ACT_E_FORMAT)
         fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", o.out,
                 act_strerror(rc));
-    else
-        fprintf(stderr, "acceltrace: trace written to %s\n", o.out);
+    else /* The two times tell the program's run from what tracing adds after it. */
+        fprintf(stderr, "acceltrace: trace written to %s in %.0f ms (program ran %.3f s)\n", o.out,
+                (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
 
     if (o.keep_spool)
         fprintf(stderr, "acceltrace: spool kept in %s\n", spool);
