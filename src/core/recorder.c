@@ -961,10 +961,27 @@ int act_recorder_range_pop_fast(void)
 
 /* ---- convenience writers ---------------------------------------------- */
 
+/* Intern a name that is usually a string literal (API names, arg keys):
+ * the pointer cache answers a literal seen before without hashing it; the
+ * first sight goes through act_str_intern_literal, which fills the cache
+ * for literals only. A slot is valid for this spool only (the strings of
+ * a new generation are reset when the thread takes its first chunk). */
+static uint32_t intern_name(const char *s)
+{
+    act_thread *t = tls_thread;
+    if (ACT_LIKELY(t && s && t->chunk &&
+                   t->gen == atomic_load_explicit(&sp.gen, memory_order_relaxed))) {
+        const act_ptr_slot *ps = ptr_slot(t, s);
+        if (ps->ptr == s)
+            return ps->id;
+    }
+    return act_str_intern_literal(s);
+}
+
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
                      int32_t result, uint32_t source)
 {
-    uint32_t id = act_str_intern_cstr(name);
+    uint32_t id = intern_name(name);
     act_rec_api *r = act_rec_reserve(ACT_REC_API, sizeof(*r));
     if (!r)
         return -1;
@@ -981,7 +998,7 @@ int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t co
 
 int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str)
 {
-    uint32_t k = act_str_intern_cstr(key);
+    uint32_t k = intern_name(key);
     if (type == ACT_RECARG_STR) {
         bits = act_str_intern_cstr(str);
         if (!bits)
