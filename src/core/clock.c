@@ -7,7 +7,6 @@
  * mspti always) are mapped with an offset measured here: the tightest of
  * several bracketed reads, with half the bracket as the error bound.
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,7 +59,7 @@ int64_t act_clock_realtime_offset(int64_t *error_ns)
  * few rdtsc/clock_gettime/rdtsc brackets.
  */
 #if defined(__x86_64__)
-act_tsc_cal act_tsc = {.usable = -1};
+act_tsc_cal act_tsc = {.usable = ACT_TSC_UNKNOWN};
 
 void act_tsc_pair(uint64_t *tsc, uint64_t *ns)
 {
@@ -104,8 +103,17 @@ uint64_t act_tsc_refine(uint64_t tsc, uint64_t ns)
     return atomic_load_explicit(&act_tsc.mult, memory_order_relaxed);
 }
 
-static void tsc_calibrate_once(void)
+/* Once per process, by the first thread that needs the fast clock: a
+ * program that records no annotation (an OpenCL or CUDA program, whose
+ * sources read act_clock_now) never pays the ~1-2 ms spin. Threads that
+ * come while another calibrates are not held up: they read clock_gettime
+ * until it is done (no pthread_once, which would also leave a child forked
+ * mid-calibration waiting forever; act_tsc_atfork_child reopens it). */
+int act_tsc_calibrate(void)
 {
+    int state = ACT_TSC_UNKNOWN;
+    if (!atomic_compare_exchange_strong(&act_tsc.usable, &state, ACT_TSC_CALIBRATING))
+        return state == 1;
     int ok = tsc_usable();
     if (ok) {
         act_tsc_pair(&act_tsc.tsc0, &act_tsc.ns0);
@@ -121,22 +129,21 @@ static void tsc_calibrate_once(void)
         ok = act_tsc_refine(t, n) != 0;
     }
     atomic_store(&act_tsc.usable, ok);
+    return ok;
 }
 
-/* Once per process, by the first thread that needs the fast clock: a
- * program that records no annotation (an OpenCL or CUDA program, whose
- * sources read act_clock_now) never pays the ~1-2 ms spin. */
-int act_tsc_calibrate(void)
+void act_tsc_atfork_child(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    if (atomic_load(&act_tsc.usable) < 0)
-        pthread_once(&once, tsc_calibrate_once);
-    return atomic_load(&act_tsc.usable);
+    int state = ACT_TSC_CALIBRATING;
+    atomic_compare_exchange_strong(&act_tsc.usable, &state, ACT_TSC_UNKNOWN);
 }
 #else
 act_tsc_cal act_tsc = {.usable = 0};
 int act_tsc_calibrate(void)
 {
     return 0;
+}
+void act_tsc_atfork_child(void)
+{
 }
 #endif

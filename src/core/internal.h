@@ -46,7 +46,8 @@ static inline uint64_t act_clock_now(void)
 uint64_t act_clock_realtime(void);
 
 /* Fast clock support (clock.c): the TSC's rate against the timeline clock.
- * `usable` is -1 until act_tsc_calibrate() ran, then 1 when the TSC may
+ * `usable` is ACT_TSC_UNKNOWN until act_tsc_calibrate() ran (and
+ * ACT_TSC_CALIBRATING while it runs), then 1 when the TSC may
  * stand in for CLOCK_MONOTONIC_RAW (invariant TSC, clocksource "tsc"),
  * else 0. `mult` is ns per tick << 32. The per-thread anchors that turn a
  * TSC reading into timeline ns live in recorder.c. */
@@ -56,8 +57,12 @@ typedef struct act_tsc_cal {
     _Atomic uint64_t mult;
 } act_tsc_cal;
 extern act_tsc_cal act_tsc;
-/* Calibrate once (~1 ms, on first use of the fast clock); returns act_tsc.usable. */
+enum { ACT_TSC_UNKNOWN = -1, ACT_TSC_CALIBRATING = -2 };
+/* Calibrate once (~1 ms, on first use of the fast clock); 1 when the TSC
+ * is usable, 0 when not or while another thread is calibrating. */
 int act_tsc_calibrate(void);
+/* In a forked child: a calibration the parent had under way is redone. */
+void act_tsc_atfork_child(void);
 /* A (tsc, ns) pair from the tightest of a few brackets. */
 void act_tsc_pair(uint64_t *tsc, uint64_t *ns);
 /* Refine the rate with a new pair; returns the rate to use. */

@@ -1042,7 +1042,8 @@ void act_recorder_atfork_child(void)
     pthread_mutex_init(&sp.lock, NULL);
     pthread_mutex_init(&pf.lock, NULL);
     pthread_cond_init(&pf.wake, NULL);
-    pf.running = 0;              /* the helper thread did not survive the fork */
+    pf.running = 0; /* the helper thread did not survive the fork */
+    act_tsc_atfork_child();
     int was = hdr_get() != NULL; /* recording, or paused outside the window */
     atomic_store(&act__recording, 0);
     hdr_set(NULL);

@@ -3,12 +3,19 @@
  * declared usable: annotation timestamps taken right after the recorder
  * opens must advance with time (they used to stand still for the first
  * ~1.7 ms, every range there getting the same start and zero duration).
+ * Calibration is lazy (first use of the fast clock) and never blocks a
+ * thread that comes while another calibrates, nor a child forked then.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 /* cmocka needs the headers above first. */
 #include <cmocka.h>
@@ -37,10 +44,62 @@ static void test_rate_known_when_usable(void **state)
     assert_true(err < 50000 && err > -50000); /* within 50 us over 2 ms */
 }
 
+static void *calibrate_thread(void *arg)
+{
+    (void)arg;
+    act_tsc_calibrate();
+    return NULL;
+}
+
+/* The first test calibrated already; start over as a fresh process would. */
+static void tsc_forget(void)
+{
+    atomic_store(&act_tsc.usable, ACT_TSC_UNKNOWN);
+}
+
+/* While one thread calibrates, another gets an answer at once (0: use
+ * clock_gettime for now), and a child forked in the middle calibrates
+ * for itself instead of waiting on a thread it does not have. */
+static void test_concurrent_and_fork(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act-test-calib-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(act_recorder_open(dir, 4u << 20, 65536), 0); /* registers atfork */
+    tsc_forget();
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, calibrate_thread, NULL), 0);
+    while (atomic_load(&act_tsc.usable) == ACT_TSC_UNKNOWN)
+        ;
+    int seen = atomic_load(&act_tsc.usable);
+    if (seen == ACT_TSC_CALIBRATING) {
+        assert_int_equal(act_tsc_calibrate(), 0); /* not held up */
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            alarm(10); /* a hang fails the test instead of stalling it */
+            int u = act_tsc_calibrate();
+            _exit(u == 1 ? 0 : u == 0 ? 3 : 4);
+        }
+        int st = 0;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        /* 3: the TSC is not usable here (the parent will say so too). */
+        assert_true(WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 3);
+    }
+    pthread_join(th, NULL);
+    assert_true(atomic_load(&act_tsc.usable) >= 0);
+    act_recorder_close();
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rate_known_when_usable),
+        cmocka_unit_test(test_concurrent_and_fork),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
