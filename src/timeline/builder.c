@@ -104,11 +104,21 @@ static void load_capture(bld *b, bld_proc *p)
         b->tl->err = ACT_E_NOMEM;
         return;
     }
+    /* A walk of its own, before the main one: the window decides what
+     * the main walk keeps. Only spools with CAPTURE records pay for it. */
     size_t m = 0;
-    for (size_t i = 0; i < sp->n_recs && m < n; i++)
-        if (sp->recs[i].r->kind == ACT_REC_CAPTURE)
-            ev[m++] = (cap_ev){act_spool_ns(sp, ((const act_rec_ts *)sp->recs[i].r)->ts),
-                               sp->recs[i].r->aux != 0};
+    act_spool_iter *it = act_spool_iter_new(sp);
+    act_sp_rec rec;
+    int rc = it ? 0 : ACT_E_NOMEM;
+    while (it && m < n && (rc = act_spool_iter_next(it, &rec)) > 0)
+        if (rec.r->kind == ACT_REC_CAPTURE)
+            ev[m++] = (cap_ev){act_spool_ns(sp, ((const act_rec_ts *)rec.r)->ts), rec.r->aux != 0};
+    act_spool_iter_free(it);
+    if (rc < 0) {
+        free(ev);
+        b->tl->err = ACT_E_NOMEM;
+        return;
+    }
     if (m)
         qsort(ev, m, sizeof(*ev), cap_cmp);
     int on = !(sp->hdr.flags & ACT_SPOOL_F_CAPTURE_API);
@@ -236,9 +246,8 @@ static void on_mark(bld *b, bld_proc *p, const act_sp_rec *rec)
 
 /* An ARG record belongs to the latest RANGE_PUSH, RANGE_START or MARK of
  * its thread; one with no such record before it is counted as an error. */
-static void on_arg(bld *b, bld_proc *p, pass_state *ps, size_t rec_idx)
+static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
 {
-    const act_sp_rec *rec = &p->sp->recs[rec_idx];
     bld_thread *t = thread_of(b, p, rec->serial);
     if (!t)
         return;
@@ -280,11 +289,11 @@ static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
 
 /* Counters wait for the event phase like every other event (the header of
  * a streamed trace is written between the phases). */
-static void on_counter(bld *b, bld_proc *p, size_t rec_idx)
+static void on_counter(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     GROW(p->counters, p->n_counters, p->cap_counters, &b->tl->err);
     if (!b->tl->err)
-        p->counters[p->n_counters++] = p->sp->recs[rec_idx];
+        p->counters[p->n_counters++] = *rec;
 }
 
 static void emit_counters(bld *b, bld_proc *p)
@@ -391,18 +400,51 @@ static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)
     p->extcorr[p->n_extcorr++] = (bld_key){x->corr, x->ext, x->h.aux, (uint32_t)order};
 }
 
+/* A queue's label and properties, for the device ops on it. */
+static void on_queue(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    const act_rec_queue *q = (const act_rec_queue *)rec->r;
+    if (!q->queue)
+        return;
+    GROW(p->queues, p->n_queues, p->cap_queues, &b->tl->err);
+    if (b->tl->err)
+        return;
+    p->queues[p->n_queues++] = (bld_queue){rec->s1, q->properties};
+    if (act_u64map_put(&p->queue_label, q->queue, p->n_queues))
+        b->tl->err = ACT_E_NOMEM;
+}
+
+/* Room for every record of a kind the spool holds, allocated once: the
+ * survey counted them, and growing by doubling would copy (and fault in)
+ * the array again and again. */
+static void *presize(bld *b, size_t n, size_t size, size_t *cap)
+{
+    void *a = malloc((n ? n : 1) * size);
+    if (!a)
+        b->tl->err = ACT_E_NOMEM;
+    *cap = a ? (n ? n : 1) : 0;
+    return a;
+}
+
 static void pass_records(bld *b, bld_proc *p, pass_state *ps)
 {
     act_spool *sp = p->sp;
-    for (size_t i = 0; i < sp->n_recs && !b->tl->err; i++) {
-        const act_sp_rec *rec = &sp->recs[i];
+    p->api = presize(b, sp->records[ACT_REC_API], sizeof(*p->api), &p->cap_api);
+    p->ranges = presize(b, sp->records[ACT_REC_RANGE_PUSH], sizeof(*p->ranges), &p->cap_ranges);
+    act_spool_iter *it = act_spool_iter_new(sp);
+    if (!it)
+        b->tl->err = ACT_E_NOMEM;
+    act_sp_rec recv;
+    const act_sp_rec *rec = &recv;
+    int rc = 0;
+    for (size_t i = 0; it && !b->tl->err && (rc = act_spool_iter_next(it, &recv)) > 0; i++) {
         switch (rec->r->kind) {
         case ACT_REC_RANGE_PUSH: on_push(b, p, rec); break;
         case ACT_REC_RANGE_POP: on_pop(b, p, rec); break;
         case ACT_REC_RANGE_START: on_range_start(b, p, ps, rec); break;
         case ACT_REC_RANGE_END: on_range_end(b, p, ps, rec); break;
         case ACT_REC_MARK: on_mark(b, p, rec); break;
-        case ACT_REC_COUNTER: on_counter(b, p, i); break;
+        case ACT_REC_COUNTER: on_counter(b, p, rec); break;
         case ACT_REC_API: on_api(b, p, rec); break;
         case ACT_REC_DEVICE_OP: on_device_op(b, p, rec); break;
         case ACT_REC_DEVICE: {
@@ -413,23 +455,21 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
                 b->tl->err = ACT_E_NOMEM;
             break;
         }
-        case ACT_REC_QUEUE: {
-            const act_rec_queue *q = (const act_rec_queue *)rec->r;
-            if (q->queue && act_u64map_put(&p->queue_label, q->queue, i + 1))
-                b->tl->err = ACT_E_NOMEM;
-            break;
-        }
+        case ACT_REC_QUEUE: on_queue(b, p, rec); break;
         case ACT_REC_METADATA: on_metadata(b, rec); break;
         case ACT_REC_CLOCK: on_clock(b, rec); break;
         case ACT_REC_ERROR:
             act_tl_error(b->tl, "pid %u: %.*s", p->pid, (int)rec->s1.n, rec->s1.p);
             break;
         case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
-        case ACT_REC_ARG: on_arg(b, p, ps, i); break;
+        case ACT_REC_ARG: on_arg(b, p, ps, rec); break;
         case ACT_REC_THREAD: on_thread_name(b, p, rec); break;
         default: break; /* CAPTURE (load_capture) */
         }
     }
+    if (rc < 0)
+        b->tl->err = ACT_E_NOMEM;
+    act_spool_iter_free(it);
 }
 
 /* ---- end of a process ------------------------------------------------- */
@@ -462,6 +502,8 @@ static void resolve_ops(bld *b, bld_proc *p)
 {
     for (size_t i = p->ops_begin; i < b->n_ops && !b->tl->err; i++) {
         bld_op *op = &b->ops[i];
+        if ((i - p->ops_begin) % BLD_OPS_PER_DROP == BLD_OPS_PER_DROP - 1)
+            act_spool_drop_pages(p->sp);
         uint64_t v;
         uint64_t handle = op->r->device ? op->r->device : 1;
         if (act_u64map_get(&p->dev_by_handle, handle, &v)) {
@@ -472,12 +514,12 @@ static void resolve_ops(bld *b, bld_proc *p)
                 b->tl->err = ACT_E_NOMEM;
         }
         if (act_u64map_get(&p->queue_label, op->r->queue, &v)) {
-            const act_sp_rec *q = &p->sp->recs[v - 1];
-            op->queue_label = q->s1;
+            const bld_queue *q = &p->queues[v - 1];
+            op->queue_label = q->label;
             /* CUPTI and mspti store their stream id there; OpenCL stores
              * the queue's property bits, which are no stream. */
             if (op->r->source == ACT_SOURCE_CUPTI || op->r->source == ACT_SOURCE_MSPTI) {
-                op->stream = ((const act_rec_queue *)q->r)->properties;
+                op->stream = q->properties;
                 op->has_stream = 1;
             }
         }
@@ -723,6 +765,7 @@ static void proc_free(bld_proc *p, pass_state *ps)
     free(p->marks);
     free(p->counters);
     free(p->tid_names);
+    free(p->queues);
     free(ps->async);
     act_u64map_free(&ps->async_by_id);
 }
@@ -747,8 +790,6 @@ static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp)
         b->tl->err = ACT_E_NOMEM;
     if (!b->tl->err)
         resolve_ops(b, p);
-    if (b->release_records)
-        act_spool_release_records(sp);
     if (!b->tl->err)
         check_nesting(b, p);
 }
@@ -810,15 +851,14 @@ static void check_nesting(bld *b, const bld_proc *p)
 {
     act_timeline *tl = b->tl;
     size_t cap = p->n_ranges + p->n_api, nr = 0, na = 0;
-    host_slice *v = malloc((cap ? cap : 1) * 2 * sizeof(*v));
-    uint64_t *st = malloc((cap ? cap : 1) * sizeof(*st));
-    uint64_t *en = malloc((cap ? cap : 1) * sizeof(*en));
-    if (!v || !st || !en) {
+    host_slice *v = malloc((cap ? cap : 1) * sizeof(*v));
+    if (!v) {
         tl->err = ACT_E_NOMEM;
-        goto out;
+        return;
     }
     /* Ranges in v[0..nr), API calls after them, each sorted, then merged
-     * into the second half of v. */
+     * as they are checked (no merged copy: it was the largest array of
+     * the export). */
     for (size_t i = 0; i < p->n_ranges; i++) {
         const bld_range *r = &p->ranges[i];
         if (bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start))
@@ -830,24 +870,23 @@ static void check_nesting(bld *b, const bld_proc *p)
             slice_add(api, &na, p->api[i].tid, p->api[i].start, p->api[i].end);
     sort_slices(v, nr);
     sort_slices(api, na);
-    host_slice *m = v + cap;
-    size_t n = 0;
-    for (size_t i = 0, j = 0; i < nr || j < na;)
-        m[n++] = j == na || (i < nr && host_cmp(&v[i], &api[j]) <= 0) ? v[i++] : api[j++];
-    for (size_t g = 0; g < n;) {
-        size_t e = g;
-        while (e < n && m[e].tid == m[g].tid) {
-            st[e - g] = m[e].start;
-            en[e - g] = m[e].end;
-            e++;
+    act_nest nest = {0};
+    uint32_t lane = 0;
+    for (size_t i = 0, j = 0; i < nr || j < na;) {
+        const host_slice *m =
+            j == na || (i < nr && host_cmp(&v[i], &api[j]) <= 0) ? &v[i++] : &api[j++];
+        if (m->tid != lane)
+            nest.depth = 0;
+        lane = m->tid;
+        int r = act_nest_add(&nest, m->start, m->end);
+        if (r < 0) {
+            tl->err = ACT_E_NOMEM;
+            break;
         }
-        tl->counts.nesting_violations += act_lanes_nesting_violations(st, en, e - g);
-        g = e;
+        tl->counts.nesting_violations += (uint64_t)r;
     }
-out:
+    act_nest_free(&nest);
     free(v);
-    free(st);
-    free(en);
 }
 
 /* The origin is the earliest time anything happened; the wall clock of
@@ -891,7 +930,7 @@ struct act_tl_build {
 };
 
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
-                             const act_build_opts *opts, int release_records, act_tl_build **out)
+                             const act_build_opts *opts, act_tl_build **out)
 {
     memset(tl, 0, sizeof(*tl));
     act_tl_build *s = calloc(1, sizeof(*s));
@@ -907,11 +946,16 @@ int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t 
     *b = (bld){.tl = tl,
                .ws = opts ? opts->window_start_ns : 0,
                .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX,
-               .release_records = release_records};
+               .spools = spools,
+               .n_spools = n};
     uint32_t max_pid = 0;
-    for (size_t i = 0; i < n; i++)
+    size_t n_ops = 0;
+    for (size_t i = 0; i < n; i++) {
         if (spools[i]->hdr.pid > max_pid)
             max_pid = spools[i]->hdr.pid;
+        n_ops += spools[i]->records[ACT_REC_DEVICE_OP];
+    }
+    b->ops = presize(b, n_ops, sizeof(*b->ops), &b->cap_ops);
     /* Device pids sort after every host pid, even implausible ones. */
     b->dev_pid_base = max_pid < ACT_DEVICE_PID_BASE ? ACT_DEVICE_PID_BASE : max_pid + 1;
     if (b->dev_pid_base > UINT32_MAX - 65536)
@@ -966,7 +1010,7 @@ int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
                        const act_build_opts *opts)
 {
     act_tl_build *s;
-    int rc = act_timeline_build_start(tl, spools, n, opts, 0, &s);
+    int rc = act_timeline_build_start(tl, spools, n, opts, &s);
     if (!rc)
         rc = act_timeline_build_events(s);
     act_timeline_build_finish(s);

@@ -53,7 +53,7 @@ typedef struct bld_args {
 } bld_args;
 
 typedef struct bld_argref {
-    act_sp_rec rec; /* a copy: the spool's record list may be released */
+    act_sp_rec rec; /* a copy: records are decoded one at a time */
     uint32_t next;
 } bld_argref;
 
@@ -86,6 +86,12 @@ typedef struct bld_mark {
     bld_args args;
 } bld_mark;
 
+/* A QUEUE record's label and properties (stream id for CUPTI/mspti). */
+typedef struct bld_queue {
+    act_str label;
+    uint64_t properties;
+} bld_queue;
+
 typedef struct bld_proc {
     act_spool *sp;
     uint32_t pid;
@@ -103,9 +109,11 @@ typedef struct bld_proc {
     act_u64map thread_by_serial; /* serial + 1 -> threads index + 1 */
     uint32_t last_thread;        /* threads index + 1 of the last lookup */
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
-    act_u64map queue_label;      /* queue handle -> rec index + 1 */
-    act_u64map tid_name;         /* OS tid -> tid_names index + 1 */
-    act_str *tid_names;          /* names from THREAD(aux 0) records */
+    act_u64map queue_label;      /* queue handle -> queues index + 1 */
+    bld_queue *queues;
+    size_t n_queues, cap_queues;
+    act_u64map tid_name; /* OS tid -> tid_names index + 1 */
+    act_str *tid_names;  /* names from THREAD(aux 0) records */
     size_t n_tid_names, cap_tid_names;
     bld_argref *argrefs;
     size_t n_argrefs, cap_argrefs;
@@ -121,13 +129,18 @@ typedef struct bld_proc {
     int capture_used;
 } bld_proc;
 
+/* Ops read their records (bld_op.r) again after the walk; every so many
+ * ops the spools' pages are dropped (act_spool_drop_pages). */
+#define BLD_OPS_PER_DROP 16384
+
 typedef struct bld {
     act_timeline *tl;
-    uint64_t ws, we;     /* capture window (we = UINT64_MAX when open) */
-    int release_records; /* see act_timeline_build_start */
+    uint64_t ws, we; /* capture window (we = UINT64_MAX when open) */
     uint64_t next_ext, next_flow, next_async;
     bld_op *ops;
     size_t n_ops, cap_ops;
+    act_spool *const *spools; /* ops point into their mappings */
+    size_t n_spools;
     uint32_t dev_pid_base;
     /* device identity, parallel to tl->devices: which host pids use it */
     uint64_t *dev_handle;   /* handle for devices known only by handle */

@@ -308,6 +308,9 @@ int bld_devices_emit(bld *b)
         return ACT_E_NOMEM;
     for (size_t i = 0; i < b->n_ops; i++) {
         const bld_op *op = &b->ops[i];
+        if (i % BLD_OPS_PER_DROP == BLD_OPS_PER_DROP - 1)
+            for (size_t k = 0; k < b->n_spools; k++)
+                act_spool_drop_pages(b->spools[k]);
         if (op->kept)
             key[n++] =
                 (op_key){(uint64_t)op->dev << 32 | op->pid, op->r->queue, op->start, op->end, i};
@@ -337,6 +340,9 @@ int bld_devices_emit(bld *b)
         for (size_t i = g; i < e; i++) {
             b->ops[key[i].idx].lane_tid = first_tid + lane[i - g];
             emit_op(b, &b->ops[key[i].idx]);
+            if (i % BLD_OPS_PER_DROP == BLD_OPS_PER_DROP - 1)
+                for (size_t k = 0; k < b->n_spools; k++)
+                    act_spool_drop_pages(b->spools[k]);
         }
         g = e;
     }

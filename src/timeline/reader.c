@@ -1,8 +1,14 @@
 /*
  * reader.c -- decode one spool file (record.h) for the builder; see
- * spool.h. Two passes: first walk every chunk's published prefix and cut
- * it into segments (a SEGMENT record starts each), then visit segments in
- * global sequence order, resolving strings per thread serial.
+ * spool.h. act_spool_open walks every chunk's published prefix and cuts it
+ * into segments (a SEGMENT record starts each), then surveys the segments
+ * in global sequence order (strings per thread serial, threads, counts,
+ * times, problems). Records are decoded again, one at a time, by an
+ * iterator (act_spool_iter_*) instead of being listed: a list of every
+ * record cost 48 bytes per record, as much memory as the spool itself.
+ * Both walks drop the pages of the mapping they have read (they are file
+ * pages and come back on the next touch), so reading a spool does not
+ * keep it resident.
  *
  * Nothing in the file is trusted: the header's geometry is checked against
  * the file size, each chunk's `used` against the chunk size, each record's
@@ -25,18 +31,21 @@
 #include "acceltrace.h"
 #include "u64map.h"
 
-typedef struct segment {
+typedef struct act_sp_seg {
     uint64_t seq;
     uint32_t serial;
     uint32_t chunk;
     size_t begin, end; /* byte offsets in the file */
 } segment;
 
+/* Decoding state of one walk over the segments: the string tables as they
+ * stand at the current record (a string id may be redefined later). */
 typedef struct reader {
     act_spool *sp;
-    segment *segs;
-    size_t n_segs, cap_segs;
-    act_u64map strings; /* (serial << 32 | id) -> index + 1 into strs */
+    int survey; /* 1: the walk of act_spool_open (counts, problems) */
+    size_t cap_segs;
+    size_t read_since_drop; /* bytes read since the mapping was last dropped */
+    act_u64map strings;     /* (serial << 32 | id) -> index + 1 into strs */
     act_str *strs;
     size_t n_strs, cap_strs;
     uint64_t unknown_strings;
@@ -96,6 +105,40 @@ static void problem(act_spool *sp, const char *fmt, ...)
     snprintf(line, len, "%s: %s", sp->path, msg);
     sp->errors = ne;
     sp->errors[sp->n_errors++] = line;
+}
+
+/* Problems are reported by the survey only; the iterator's walk decodes
+ * the same bytes again and would only repeat them. */
+#define rd_problem(rd, ...)                                                                        \
+    do {                                                                                           \
+        if ((rd)->survey)                                                                          \
+            problem((rd)->sp, __VA_ARGS__);                                                        \
+    } while (0)
+
+/* The mapping is read-only and never written: dropping its pages loses
+ * nothing (the next touch maps the page cache's copy again), and keeps
+ * the resident size of a spool near the bytes read since the last drop.
+ * Pointers into the mapping (strings, records) stay valid. */
+#define DROP_EVERY (4u << 20)
+
+static void drop_pages(const act_spool *sp)
+{
+    if (sp->map && sp->map_len)
+        (void)madvise((void *)sp->map, sp->map_len, MADV_DONTNEED);
+}
+
+void act_spool_drop_pages(const act_spool *sp)
+{
+    drop_pages(sp);
+}
+
+static void note_read(reader *rd, size_t bytes)
+{
+    rd->read_since_drop += bytes;
+    if (rd->read_since_drop >= DROP_EVERY) {
+        drop_pages(rd->sp);
+        rd->read_since_drop = 0;
+    }
 }
 
 static void set_err(char *err, size_t errlen, const char *path, const char *what)
@@ -170,15 +213,16 @@ static int check_header(act_spool *sp, size_t file_size, char *err, size_t errle
 
 static int seg_add(reader *rd, const segment *s)
 {
-    if (rd->n_segs == rd->cap_segs) {
+    act_spool *sp = rd->sp;
+    if (sp->n_segs == rd->cap_segs) {
         size_t nc = rd->cap_segs ? rd->cap_segs * 2 : 64;
-        segment *ns = realloc(rd->segs, nc * sizeof(*ns));
+        segment *ns = realloc(sp->segs, nc * sizeof(*ns));
         if (!ns)
             return ACT_E_NOMEM;
-        rd->segs = ns;
+        sp->segs = ns;
         rd->cap_segs = nc;
     }
-    rd->segs[rd->n_segs++] = *s;
+    sp->segs[sp->n_segs++] = *s;
     return 0;
 }
 
@@ -251,7 +295,7 @@ static int seg_cmp(const void *a, const void *b)
     return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
 }
 
-/* ---- pass 2: records in segment order --------------------------------- */
+/* ---- records in segment order ----------------------------------------- */
 
 static int str_define(reader *rd, uint32_t serial, uint32_t id, const char *p, uint32_t n)
 {
@@ -286,7 +330,7 @@ static act_str str_get(reader *rd, uint32_t serial, uint32_t id)
     }
     rd->unknown_strings++;
     if (rd->unknown_strings <= 3)
-        problem(rd->sp, "thread serial %u: string id %u used before it was defined", serial, id);
+        rd_problem(rd, "thread serial %u: string id %u used before it was defined", serial, id);
     static const char unknown[] = "(unknown string)";
     return (act_str){unknown, sizeof(unknown) - 1};
 }
@@ -343,18 +387,9 @@ static void note_times(act_spool *sp, const act_rec_hdr *h)
     }
 }
 
-static int rec_add(reader *rd, const act_rec_hdr *h, uint32_t serial, size_t *cap)
+/* Resolve the strings of a record that is handed out. */
+static void rec_decode(reader *rd, const act_rec_hdr *h, uint32_t serial, act_sp_rec *r)
 {
-    act_spool *sp = rd->sp;
-    if (sp->n_recs == *cap) {
-        size_t nc = *cap ? *cap * 2 : 1024;
-        act_sp_rec *nr = realloc(sp->recs, nc * sizeof(*nr));
-        if (!nr)
-            return ACT_E_NOMEM;
-        sp->recs = nr;
-        *cap = nc;
-    }
-    act_sp_rec *r = &sp->recs[sp->n_recs++];
     r->r = h;
     r->serial = serial;
     r->s1 = (act_str){"", 0};
@@ -391,50 +426,64 @@ static int rec_add(reader *rd, const act_rec_hdr *h, uint32_t serial, size_t *ca
     }
     default: break;
     }
-    note_times(sp, h);
-    return 0;
 }
 
-static int read_segment(reader *rd, const segment *sg, size_t *cap)
+/* The next record of segment `sg` from *off: 1 with *out filled, 0 at the
+ * end of the segment, or ACT_E_NOMEM. The survey also counts, notes times
+ * and threads, and reports problems; both walks skip the same records and
+ * define the same strings, so the iterator resolves what the survey did.
+ * Sizes were checked by scan_chunk, and are checked again: the iterator
+ * reads the file a second time. */
+static int seg_next(reader *rd, const segment *sg, size_t *off, act_sp_rec *out)
 {
     act_spool *sp = rd->sp;
-    size_t off = sg->begin;
-    while (off < sg->end) {
-        const act_rec_hdr *h = (const act_rec_hdr *)(sp->map + off);
+    while (*off + sizeof(act_rec_hdr) <= sg->end) {
+        const act_rec_hdr *h = (const act_rec_hdr *)(sp->map + *off);
         size_t size = (size_t)h->size8 * 8;
-        off += size; /* sizes were checked in pass 1 */
+        if (!size || size > sg->end - *off) {
+            rd_problem(rd, "chunk %u: record size changed while reading; rest of segment skipped",
+                       sg->chunk);
+            *off = sg->end;
+            return 0;
+        }
+        *off += size;
+        note_read(rd, size);
         if (h->kind >= ACT_REC_KIND_MAX) {
-            problem(sp, "chunk %u: unknown record kind %u; skipped", sg->chunk, h->kind);
+            rd_problem(rd, "chunk %u: unknown record kind %u; skipped", sg->chunk, h->kind);
             continue;
         }
         if (size < min_size[h->kind]) {
-            problem(sp, "chunk %u: record of kind %u is %zu bytes, needs %u; skipped", sg->chunk,
-                    h->kind, size, min_size[h->kind]);
+            rd_problem(rd, "chunk %u: record of kind %u is %zu bytes, needs %u; skipped", sg->chunk,
+                       h->kind, size, min_size[h->kind]);
             continue;
         }
         if (h->kind == ACT_REC_PAD || h->kind == ACT_REC_SEGMENT)
             continue;
-        sp->records[h->kind]++;
+        if (rd->survey)
+            sp->records[h->kind]++;
         if (h->kind == ACT_REC_STRING) {
             const act_rec_string *s = (const act_rec_string *)h;
             if (s->len > size - sizeof(*s) || !h->aux) {
-                problem(sp, "chunk %u: STRING record with length %u in %zu bytes (id %u); skipped",
-                        sg->chunk, s->len, size, h->aux);
+                rd_problem(rd,
+                           "chunk %u: STRING record with length %u in %zu bytes (id %u); skipped",
+                           sg->chunk, s->len, size, h->aux);
                 continue;
             }
             if (str_define(rd, sg->serial, h->aux, (const char *)(s + 1), s->len))
                 return ACT_E_NOMEM;
             continue;
         }
-        if (h->kind == ACT_REC_THREAD && h->aux) {
+        if (rd->survey && h->kind == ACT_REC_THREAD && h->aux) {
             /* aux 0 names some OS thread of the process (nvtxNameOsThread);
-             * the builder reads it from the record list. */
+             * the builder reads it from the records. */
             const act_rec_thread *t = (const act_rec_thread *)h;
             if (thread_set(sp, h->aux, t->tid, str_get(rd, sg->serial, t->name)))
                 return ACT_E_NOMEM;
         }
-        if (rec_add(rd, h, sg->serial, cap))
-            return ACT_E_NOMEM;
+        rec_decode(rd, h, sg->serial, out);
+        if (rd->survey)
+            note_times(sp, h);
+        return 1;
     }
     return 0;
 }
@@ -445,9 +494,15 @@ static int thread_cmp(const void *a, const void *b)
     return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
+static void reader_free(reader *rd)
+{
+    free(rd->strs);
+    act_u64map_free(&rd->strings);
+}
+
 static int decode(act_spool *sp, size_t file_size)
 {
-    reader rd = {.sp = sp};
+    reader rd = {.sp = sp, .survey = 1};
     int rc = 0;
     size_t n_chunks = (file_size - sp->hdr.header_size) / sp->hdr.chunk_size;
     if (sp->hdr.chunk_count > n_chunks)
@@ -457,25 +512,70 @@ static int decode(act_spool *sp, size_t file_size)
         n_chunks = sp->hdr.chunk_count;
     if (sp->hdr.chunks_used < n_chunks)
         n_chunks = (size_t)sp->hdr.chunks_used;
-    for (size_t i = 0; i < n_chunks && !rc; i++)
+    for (size_t i = 0; i < n_chunks && !rc; i++) {
         rc = scan_chunk(&rd, (uint32_t)i);
+        note_read(&rd, sp->hdr.chunk_size);
+    }
     if (!rc) {
-        if (rd.n_segs) /* qsort's pointer must not be NULL, even for 0 items */
-            qsort(rd.segs, rd.n_segs, sizeof(*rd.segs), seg_cmp);
-        sp->records[ACT_REC_SEGMENT] = rd.n_segs;
-        size_t cap = 0;
-        for (size_t i = 0; i < rd.n_segs && !rc; i++)
-            rc = read_segment(&rd, &rd.segs[i], &cap);
+        if (sp->n_segs) /* qsort's pointer must not be NULL, even for 0 items */
+            qsort(sp->segs, sp->n_segs, sizeof(*sp->segs), seg_cmp);
+        sp->records[ACT_REC_SEGMENT] = sp->n_segs;
+        act_sp_rec rec;
+        for (size_t i = 0; i < sp->n_segs && !rc; i++) {
+            size_t off = sp->segs[i].begin;
+            while ((rc = seg_next(&rd, &sp->segs[i], &off, &rec)) > 0)
+                ;
+        }
     }
     if (rd.unknown_strings > 3)
         problem(sp, "%llu uses of undefined string ids in all",
                 (unsigned long long)rd.unknown_strings);
     if (sp->n_threads)
         qsort(sp->threads, sp->n_threads, sizeof(*sp->threads), thread_cmp);
-    free(rd.segs);
-    free(rd.strs);
-    act_u64map_free(&rd.strings);
+    reader_free(&rd);
+    drop_pages(sp);
     return rc;
+}
+
+/* ---- iteration --------------------------------------------------------- */
+
+struct act_spool_iter {
+    reader rd;
+    size_t seg; /* current segment */
+    size_t off; /* next record's offset in it */
+};
+
+act_spool_iter *act_spool_iter_new(const act_spool *sp)
+{
+    act_spool_iter *it = calloc(1, sizeof(*it));
+    if (!it)
+        return NULL;
+    /* The iterator only reads the spool: it neither counts nor reports. */
+    it->rd.sp = (act_spool *)sp;
+    it->off = sp->n_segs ? sp->segs[0].begin : 0;
+    return it;
+}
+
+int act_spool_iter_next(act_spool_iter *it, act_sp_rec *rec)
+{
+    const act_spool *sp = it->rd.sp;
+    while (it->seg < sp->n_segs) {
+        int rc = seg_next(&it->rd, &sp->segs[it->seg], &it->off, rec);
+        if (rc)
+            return rc;
+        if (++it->seg < sp->n_segs)
+            it->off = sp->segs[it->seg].begin;
+    }
+    return 0;
+}
+
+void act_spool_iter_free(act_spool_iter *it)
+{
+    if (!it)
+        return;
+    drop_pages(it->rd.sp);
+    reader_free(&it->rd);
+    free(it);
 }
 
 /* ---- public ----------------------------------------------------------- */
@@ -534,17 +634,10 @@ void act_spool_close(act_spool *sp)
     for (size_t i = 0; i < sp->n_errors; i++)
         free(sp->errors[i]);
     free(sp->errors);
-    free(sp->recs);
+    free(sp->segs);
     free(sp->threads);
     free(sp->path);
     memset(sp, 0, sizeof(*sp));
-}
-
-void act_spool_release_records(act_spool *sp)
-{
-    free(sp->recs);
-    sp->recs = NULL;
-    sp->n_recs = 0;
 }
 
 uint64_t act_spool_ns(const act_spool *sp, uint64_t ts)
