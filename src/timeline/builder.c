@@ -57,6 +57,19 @@ static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
         }                                                                                          \
     } while (0)
 
+void *bld_scratch(bld *b, size_t bytes)
+{
+    if (bytes <= b->scratch_cap)
+        return b->scratch;
+    /* realloc would copy contents nobody needs: a new block instead. */
+    free(b->scratch);
+    b->scratch = malloc(bytes);
+    b->scratch_cap = b->scratch ? bytes : 0;
+    if (!b->scratch)
+        b->tl->err = ACT_E_NOMEM;
+    return b->scratch;
+}
+
 /* ---- capture window --------------------------------------------------- */
 
 int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end)
@@ -749,7 +762,6 @@ static void proc_free(bld_proc *p, pass_state *ps)
 {
     free(p->capture);
     free(p->api);
-    free(p->keys);
     free(p->extcorr);
     free(p->ranges);
     for (size_t i = 0; i < p->n_threads; i++) {
@@ -786,10 +798,14 @@ static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp)
     load_capture(b, p);
     pass_records(b, p, ps);
     close_open(b, p, ps);
-    if (!b->tl->err && bld_joins_prepare(p))
+    if (!b->tl->err && bld_joins_prepare(b, p))
         b->tl->err = ACT_E_NOMEM;
     if (!b->tl->err)
         resolve_ops(b, p);
+    /* The keys live in the scratch block, which the nesting check reuses:
+     * nothing reads them after the joins. */
+    p->keys = NULL;
+    p->n_keys = 0;
     if (!b->tl->err)
         check_nesting(b, p);
 }
@@ -851,11 +867,9 @@ static void check_nesting(bld *b, const bld_proc *p)
 {
     act_timeline *tl = b->tl;
     size_t cap = p->n_ranges + p->n_api, nr = 0, na = 0;
-    host_slice *v = malloc((cap ? cap : 1) * sizeof(*v));
-    if (!v) {
-        tl->err = ACT_E_NOMEM;
+    host_slice *v = bld_scratch(b, (cap ? cap : 1) * sizeof(*v));
+    if (!v)
         return;
-    }
     /* Ranges in v[0..nr), API calls after them, each sorted, then merged
      * as they are checked (no merged copy: it was the largest array of
      * the export). */
@@ -886,7 +900,6 @@ static void check_nesting(bld *b, const bld_proc *p)
         tl->counts.nesting_violations += (uint64_t)r;
     }
     act_nest_free(&nest);
-    free(v);
 }
 
 /* The origin is the earliest time anything happened; the wall clock of
@@ -999,6 +1012,7 @@ void act_timeline_build_finish(act_tl_build *s)
     free(s->procs);
     free(s->ps);
     free(s->b.ops);
+    free(s->b.scratch);
     free(s->b.dev_handle);
     free(s->b.dev_host_pid);
     act_u64map_free(&s->b.dev_by_desc);

@@ -97,7 +97,7 @@ typedef struct bld_proc {
     uint32_t pid;
     bld_api *api;
     size_t n_api, cap_api;
-    bld_key *keys; /* sorted */
+    bld_key *keys; /* sorted; in b->scratch, only while its ops are joined */
     size_t n_keys;
     size_t join_hint; /* where the last launch search ended (joins.c) */
     bld_key *extcorr; /* (source, vendor corr) -> ext in `start`; sorted */
@@ -147,14 +147,24 @@ typedef struct bld {
     uint32_t *dev_host_pid; /* first host pid, or UINT32_MAX when shared */
     act_u64map dev_by_desc; /* hash of a description -> devices index + 1 */
     act_u64map dev_by_key;  /* hash of (pid, source, handle) -> index + 1 */
+    /* One block for the temporaries that never live at the same time: a
+     * process's join keys, its nesting check, the device ops' sort keys
+     * and lanes. Fresh memory costs a page fault per page (and the kernel
+     * time to free it again); reused, it costs that once. */
+    void *scratch;
+    size_t scratch_cap;
 } bld;
+
+/* The scratch block with room for `bytes` (its contents are not kept);
+ * NULL and tl->err set when out of memory. */
+void *bld_scratch(bld *b, size_t bytes);
 
 /* Inside the capture window: the run's window (opts) and, when the
  * process recorded CAPTURE on/off records, one of its capture intervals. */
 int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end);
 
 /* joins.c */
-int bld_joins_prepare(bld_proc *p);
+int bld_joins_prepare(bld *b, bld_proc *p);
 void bld_join_op(bld *b, bld_proc *p, bld_op *op);
 /* External id of a range reference ((serial << 32) | seq); 0 = none
  * (counted as unresolved when ref was set). */

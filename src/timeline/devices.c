@@ -142,6 +142,8 @@ typedef struct op_key {
     size_t idx;
 } op_key;
 
+_Static_assert(sizeof(op_key) % sizeof(uint64_t) == 0, "the scratch block's arrays follow op_key");
+
 /* Sort order of device work: device, host process, queue, start, longer
  * first, then record order. */
 static int op_cmp(const void *a, const void *c)
@@ -302,8 +304,10 @@ int bld_devices_emit(bld *b)
 {
     act_timeline *tl = b->tl;
     emit_device_procs(b);
-    size_t n = 0;
-    op_key *key = malloc((b->n_ops ? b->n_ops : 1) * sizeof(*key));
+    size_t n = 0, m = b->n_ops ? b->n_ops : 1;
+    /* Sort keys, then starts, ends and lanes of a queue's ops, in one
+     * scratch block (op_key keeps the 8-byte alignment of what follows). */
+    op_key *key = bld_scratch(b, m * (sizeof(*key) + 2 * sizeof(uint64_t) + sizeof(uint32_t)));
     if (!key)
         return ACT_E_NOMEM;
     for (size_t i = 0; i < b->n_ops; i++) {
@@ -317,10 +321,10 @@ int bld_devices_emit(bld *b)
     }
     sort_keys(key, n);
     uint32_t *next_tid = calloc(tl->n_devices ? tl->n_devices : 1, sizeof(*next_tid));
-    uint64_t *st = malloc((n ? n : 1) * sizeof(*st));
-    uint64_t *en = malloc((n ? n : 1) * sizeof(*en));
-    uint32_t *lane = malloc((n ? n : 1) * sizeof(*lane));
-    int rc = (!next_tid || !st || !en || !lane) ? ACT_E_NOMEM : 0;
+    uint64_t *st = (uint64_t *)(key + m);
+    uint64_t *en = st + m;
+    uint32_t *lane = (uint32_t *)(en + m);
+    int rc = !next_tid ? ACT_E_NOMEM : 0;
     for (size_t g = 0; !rc && g < n;) {
         const bld_op *first = &b->ops[key[g].idx];
         size_t e = g;
@@ -346,10 +350,6 @@ int bld_devices_emit(bld *b)
         }
         g = e;
     }
-    free(key);
     free(next_tid);
-    free(st);
-    free(en);
-    free(lane);
     return rc ? rc : tl->err;
 }

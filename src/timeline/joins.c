@@ -49,12 +49,12 @@ static void sort_keys(bld_key *k, size_t n, int (*cmp)(const void *, const void 
     }
 }
 
-int bld_joins_prepare(bld_proc *p)
+int bld_joins_prepare(bld *b, bld_proc *p)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->n_api; i++)
         n += p->api[i].corr != 0;
-    p->keys = malloc((n ? n : 1) * sizeof(*p->keys));
+    p->keys = bld_scratch(b, (n ? n : 1) * sizeof(*p->keys));
     if (!p->keys)
         return -1;
     for (size_t i = 0; i < p->n_api; i++)
