@@ -44,8 +44,9 @@ typedef struct reader {
     act_spool *sp;
     int survey; /* 1: the walk of act_spool_open (counts, problems) */
     size_t cap_segs;
-    size_t read_since_drop; /* bytes read since the mapping was last dropped */
-    act_u64map strings;     /* (serial << 32 | id) -> index + 1 into strs */
+    size_t read_since_drop;    /* bytes read since the mapping was last dropped */
+    uint64_t raw_min, raw_max; /* survey: earliest (nonzero) / latest raw time */
+    act_u64map strings;        /* (serial << 32 | id) -> index + 1 into strs */
     act_str *strs;
     size_t n_strs, cap_strs;
     uint64_t unknown_strings;
@@ -313,17 +314,10 @@ static int str_define(reader *rd, uint32_t serial, uint32_t id, const char *p, u
     return act_u64map_put(&rd->strings, (uint64_t)serial << 32 | id, rd->n_strs);
 }
 
-static act_str str_get(reader *rd, uint32_t serial, uint32_t id)
+static act_str str_get_slow(reader *rd, uint32_t serial, uint32_t id, uint64_t key,
+                            struct str_hit *c)
 {
     uint64_t v;
-    if (!id)
-        return (act_str){"", 0};
-    /* A few names recur record after record: a small cache before the map
-     * (str_define clears the slot of an id it (re)defines). */
-    uint64_t key = (uint64_t)serial << 32 | id;
-    struct str_hit *c = &rd->hits[id & (STR_HITS - 1)];
-    if (c->key == key)
-        return rd->strs[c->idx];
     if (act_u64map_get(&rd->strings, key, &v)) {
         *c = (struct str_hit){key, (size_t)v - 1};
         return rd->strs[v - 1];
@@ -333,6 +327,19 @@ static act_str str_get(reader *rd, uint32_t serial, uint32_t id)
         rd_problem(rd, "thread serial %u: string id %u used before it was defined", serial, id);
     static const char unknown[] = "(unknown string)";
     return (act_str){unknown, sizeof(unknown) - 1};
+}
+
+static inline act_str str_get(reader *rd, uint32_t serial, uint32_t id)
+{
+    if (!id)
+        return (act_str){"", 0};
+    /* A few names recur record after record: a small cache before the map
+     * (str_define clears the slot of an id it (re)defines). */
+    uint64_t key = (uint64_t)serial << 32 | id;
+    struct str_hit *c = &rd->hits[id & (STR_HITS - 1)];
+    if (c->key == key)
+        return rd->strs[c->idx];
+    return str_get_slow(rd, serial, id, key, c);
 }
 
 static int thread_set(act_spool *sp, uint32_t serial, uint32_t tid, act_str name)
@@ -352,36 +359,38 @@ static int thread_set(act_spool *sp, uint32_t serial, uint32_t tid, act_str name
     return 0;
 }
 
-static void note_ts(act_spool *sp, uint64_t raw)
+/* Raw times are compared and converted once at the end: act_spool_ns is
+ * non-decreasing (the header check ensures a positive TSC rate), so the
+ * earliest and latest raw times give the earliest and latest ns. */
+static inline void note_ts(reader *rd, uint64_t raw)
 {
     if (!raw)
         return;
-    uint64_t ns = act_spool_ns(sp, raw);
-    if (!sp->first_ts || ns < sp->first_ts)
-        sp->first_ts = ns;
-    if (ns > sp->last_ts)
-        sp->last_ts = ns;
+    if (raw < rd->raw_min)
+        rd->raw_min = raw;
+    if (raw > rd->raw_max)
+        rd->raw_max = raw;
 }
 
 /* Timestamps a record carries, for the process's first/last time. */
-static void note_times(act_spool *sp, const act_rec_hdr *h)
+static inline void note_times(reader *rd, const act_rec_hdr *h)
 {
     switch (h->kind) {
     case ACT_REC_RANGE_PUSH:
     case ACT_REC_RANGE_POP:
     case ACT_REC_MARK:
     case ACT_REC_ERROR:
-    case ACT_REC_CAPTURE: note_ts(sp, ((const act_rec_ts *)h)->ts); break;
+    case ACT_REC_CAPTURE: note_ts(rd, ((const act_rec_ts *)h)->ts); break;
     case ACT_REC_RANGE_START:
-    case ACT_REC_RANGE_END: note_ts(sp, ((const act_rec_range_id *)h)->ts); break;
-    case ACT_REC_COUNTER: note_ts(sp, ((const act_rec_counter *)h)->ts); break;
+    case ACT_REC_RANGE_END: note_ts(rd, ((const act_rec_range_id *)h)->ts); break;
+    case ACT_REC_COUNTER: note_ts(rd, ((const act_rec_counter *)h)->ts); break;
     case ACT_REC_API:
-        note_ts(sp, ((const act_rec_api *)h)->start);
-        note_ts(sp, ((const act_rec_api *)h)->end);
+        note_ts(rd, ((const act_rec_api *)h)->start);
+        note_ts(rd, ((const act_rec_api *)h)->end);
         break;
     case ACT_REC_DEVICE_OP:
-        note_ts(sp, ((const act_rec_device_op *)h)->start);
-        note_ts(sp, ((const act_rec_device_op *)h)->end);
+        note_ts(rd, ((const act_rec_device_op *)h)->start);
+        note_ts(rd, ((const act_rec_device_op *)h)->end);
         break;
     default: break;
     }
@@ -434,46 +443,50 @@ static void rec_decode(reader *rd, const act_rec_hdr *h, uint32_t serial, act_sp
  * define the same strings, so the iterator resolves what the survey did.
  * Sizes were checked by scan_chunk, and are checked again: the iterator
  * reads the file a second time. */
-static int seg_next(reader *rd, const segment *sg, size_t *off, act_sp_rec *out)
+static inline __attribute__((always_inline)) int
+seg_next_impl(reader *rd, const segment *sg, size_t *off, act_sp_rec *out, const int survey)
 {
     act_spool *sp = rd->sp;
     while (*off + sizeof(act_rec_hdr) <= sg->end) {
         const act_rec_hdr *h = (const act_rec_hdr *)(sp->map + *off);
         size_t size = (size_t)h->size8 * 8;
         if (!size || size > sg->end - *off) {
-            rd_problem(rd, "chunk %u: record size changed while reading; rest of segment skipped",
-                       sg->chunk);
+            if (survey)
+                problem(sp, "chunk %u: record size changed while reading; rest of segment skipped",
+                        sg->chunk);
             *off = sg->end;
             return 0;
         }
         *off += size;
-        note_read(rd, size);
         if (h->kind >= ACT_REC_KIND_MAX) {
-            rd_problem(rd, "chunk %u: unknown record kind %u; skipped", sg->chunk, h->kind);
+            if (survey)
+                problem(sp, "chunk %u: unknown record kind %u; skipped", sg->chunk, h->kind);
             continue;
         }
         if (size < min_size[h->kind]) {
-            rd_problem(rd, "chunk %u: record of kind %u is %zu bytes, needs %u; skipped", sg->chunk,
-                       h->kind, size, min_size[h->kind]);
+            if (survey)
+                problem(sp, "chunk %u: record of kind %u is %zu bytes, needs %u; skipped",
+                        sg->chunk, h->kind, size, min_size[h->kind]);
             continue;
         }
         if (h->kind == ACT_REC_PAD || h->kind == ACT_REC_SEGMENT)
             continue;
-        if (rd->survey)
+        if (survey)
             sp->records[h->kind]++;
         if (h->kind == ACT_REC_STRING) {
             const act_rec_string *s = (const act_rec_string *)h;
             if (s->len > size - sizeof(*s) || !h->aux) {
-                rd_problem(rd,
-                           "chunk %u: STRING record with length %u in %zu bytes (id %u); skipped",
-                           sg->chunk, s->len, size, h->aux);
+                if (survey)
+                    problem(sp,
+                            "chunk %u: STRING record with length %u in %zu bytes (id %u); skipped",
+                            sg->chunk, s->len, size, h->aux);
                 continue;
             }
             if (str_define(rd, sg->serial, h->aux, (const char *)(s + 1), s->len))
                 return ACT_E_NOMEM;
             continue;
         }
-        if (rd->survey && h->kind == ACT_REC_THREAD && h->aux) {
+        if (survey && h->kind == ACT_REC_THREAD && h->aux) {
             /* aux 0 names some OS thread of the process (nvtxNameOsThread);
              * the builder reads it from the records. */
             const act_rec_thread *t = (const act_rec_thread *)h;
@@ -481,11 +494,18 @@ static int seg_next(reader *rd, const segment *sg, size_t *off, act_sp_rec *out)
                 return ACT_E_NOMEM;
         }
         rec_decode(rd, h, sg->serial, out);
-        if (rd->survey)
-            note_times(sp, h);
+        if (survey)
+            note_times(rd, h);
         return 1;
     }
     return 0;
+}
+
+/* Two copies, so that the iterator's walk carries none of the survey's
+ * tests (this loop runs twice per record). */
+static int seg_next(reader *rd, const segment *sg, size_t *off, act_sp_rec *out)
+{
+    return rd->survey ? seg_next_impl(rd, sg, off, out, 1) : seg_next_impl(rd, sg, off, out, 0);
 }
 
 static int thread_cmp(const void *a, const void *b)
@@ -502,7 +522,7 @@ static void reader_free(reader *rd)
 
 static int decode(act_spool *sp, size_t file_size)
 {
-    reader rd = {.sp = sp, .survey = 1};
+    reader rd = {.sp = sp, .survey = 1, .raw_min = UINT64_MAX};
     int rc = 0;
     size_t n_chunks = (file_size - sp->hdr.header_size) / sp->hdr.chunk_size;
     if (sp->hdr.chunk_count > n_chunks)
@@ -525,7 +545,12 @@ static int decode(act_spool *sp, size_t file_size)
             size_t off = sp->segs[i].begin;
             while ((rc = seg_next(&rd, &sp->segs[i], &off, &rec)) > 0)
                 ;
+            note_read(&rd, sp->segs[i].end - sp->segs[i].begin);
         }
+    }
+    if (rd.raw_max) {
+        sp->first_ts = act_spool_ns(sp, rd.raw_min);
+        sp->last_ts = act_spool_ns(sp, rd.raw_max);
     }
     if (rd.unknown_strings > 3)
         problem(sp, "%llu uses of undefined string ids in all",
@@ -563,6 +588,7 @@ int act_spool_iter_next(act_spool_iter *it, act_sp_rec *rec)
         int rc = seg_next(&it->rd, &sp->segs[it->seg], &it->off, rec);
         if (rc)
             return rc;
+        note_read(&it->rd, sp->segs[it->seg].end - sp->segs[it->seg].begin);
         if (++it->seg < sp->n_segs)
             it->off = sp->segs[it->seg].begin;
     }
