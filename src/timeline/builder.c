@@ -369,6 +369,11 @@ static void on_device_op(bld *b, bld_proc *p, const act_sp_rec *rec)
     op->detail = rec->s2;
     op->start = act_spool_ns(p->sp, r->start);
     op->end = act_spool_ns(p->sp, r->end);
+    op->corr = r->corr;
+    op->queue = r->queue;
+    op->x.ext_ref = r->ext;
+    op->d.device = r->device;
+    op->source = r->source;
     op->pid = p->pid;
 }
 
@@ -419,11 +424,11 @@ static void on_queue(bld *b, bld_proc *p, const act_sp_rec *rec)
     const act_rec_queue *q = (const act_rec_queue *)rec->r;
     if (!q->queue)
         return;
-    GROW(p->queues, p->n_queues, p->cap_queues, &b->tl->err);
+    GROW(b->queues, b->n_queues, b->cap_queues, &b->tl->err);
     if (b->tl->err)
         return;
-    p->queues[p->n_queues++] = (bld_queue){rec->s1, q->properties};
-    if (act_u64map_put(&p->queue_label, q->queue, p->n_queues))
+    b->queues[b->n_queues++] = (bld_queue){rec->s1, q->properties};
+    if (act_u64map_put(&p->queue_label, q->queue, b->n_queues))
         b->tl->err = ACT_E_NOMEM;
 }
 
@@ -515,27 +520,17 @@ static void resolve_ops(bld *b, bld_proc *p)
 {
     for (size_t i = p->ops_begin; i < b->n_ops && !b->tl->err; i++) {
         bld_op *op = &b->ops[i];
-        if ((i - p->ops_begin) % BLD_OPS_PER_DROP == BLD_OPS_PER_DROP - 1)
-            act_spool_drop_pages(p->sp);
         uint64_t v;
-        uint64_t handle = op->r->device ? op->r->device : 1;
+        uint64_t handle = op->d.device ? op->d.device : 1;
         if (act_u64map_get(&p->dev_by_handle, handle, &v)) {
             op->dev = (uint32_t)(v - 1);
         } else {
-            op->dev = bld_device_for(b, p, NULL, op->r->device, op->r->source);
+            op->dev = bld_device_for(b, p, NULL, op->d.device, op->source);
             if (!b->tl->err && act_u64map_put(&p->dev_by_handle, handle, (uint64_t)op->dev + 1))
                 b->tl->err = ACT_E_NOMEM;
         }
-        if (act_u64map_get(&p->queue_label, op->r->queue, &v)) {
-            const bld_queue *q = &p->queues[v - 1];
-            op->queue_label = q->label;
-            /* CUPTI and mspti store their stream id there; OpenCL stores
-             * the queue's property bits, which are no stream. */
-            if (op->r->source == ACT_SOURCE_CUPTI || op->r->source == ACT_SOURCE_MSPTI) {
-                op->stream = q->properties;
-                op->has_stream = 1;
-            }
-        }
+        if (act_u64map_get(&p->queue_label, op->queue, &v))
+            op->queue_ref = (uint32_t)v;
         bld_join_op(b, p, op);
         if (!op->kept)
             b->tl->counts.outside_window[ACT_REC_DEVICE_OP]++;
@@ -777,7 +772,6 @@ static void proc_free(bld_proc *p, pass_state *ps)
     free(p->marks);
     free(p->counters);
     free(p->tid_names);
-    free(p->queues);
     free(ps->async);
     act_u64map_free(&ps->async_by_id);
 }
@@ -1013,6 +1007,7 @@ void act_timeline_build_finish(act_tl_build *s)
     free(s->ps);
     free(s->b.ops);
     free(s->b.scratch);
+    free(s->b.queues);
     free(s->b.dev_handle);
     free(s->b.dev_host_pid);
     act_u64map_free(&s->b.dev_by_desc);

@@ -30,20 +30,31 @@ typedef struct bld_key {
     uint32_t idx;
 } bld_key;
 
-/* A device op of any process, joined and waiting for its lane. */
+/* A device op of any process, joined and waiting for its lane. The
+ * fields the joins and the lane layout read are copied from the record:
+ * only writing the op reads the record again (its pages were dropped
+ * after the walk, and every read of them faults them back in). Each union
+ * holds a field of the record until the join replaces it with what it
+ * found (resolve_ops, in this order: device, then bld_join_op). */
 typedef struct bld_op {
     const act_rec_device_op *r;
     act_str name, detail;
     uint64_t start, end;
-    uint64_t ext_id;       /* resolved External id, 0 = none */
-    uint64_t launch_start; /* host launch, when linked */
+    uint64_t corr, queue;
+    union {
+        uint64_t ext_ref; /* the record's range reference, until joined */
+        uint64_t ext_id;  /* then the resolved External id, 0 = none */
+    } x;
+    union {
+        uint64_t device;       /* the record's device handle, until mapped to dev */
+        uint64_t launch_start; /* then the host launch's start, when linked */
+    } d;
     uint32_t launch_tid;
-    uint32_t pid;      /* host process */
-    uint32_t dev;      /* index into timeline.devices */
-    uint32_t lane_tid; /* assigned by devices.c */
-    act_str queue_label;
-    uint64_t stream; /* vendor stream id (queue record's properties), when has_stream */
-    uint8_t linked, kept, has_stream;
+    uint32_t pid;       /* host process */
+    uint32_t dev;       /* index into timeline.devices */
+    uint32_t lane_tid;  /* assigned by devices.c */
+    uint32_t queue_ref; /* bld.queues index + 1 of its QUEUE record; 0 = none */
+    uint8_t source, linked, kept;
 } bld_op;
 
 /* ARG records attached to an event, as a singly linked list (1-based
@@ -109,11 +120,9 @@ typedef struct bld_proc {
     act_u64map thread_by_serial; /* serial + 1 -> threads index + 1 */
     uint32_t last_thread;        /* threads index + 1 of the last lookup */
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
-    act_u64map queue_label;      /* queue handle -> queues index + 1 */
-    bld_queue *queues;
-    size_t n_queues, cap_queues;
-    act_u64map tid_name; /* OS tid -> tid_names index + 1 */
-    act_str *tid_names;  /* names from THREAD(aux 0) records */
+    act_u64map queue_label;      /* queue handle -> bld.queues index + 1 */
+    act_u64map tid_name;         /* OS tid -> tid_names index + 1 */
+    act_str *tid_names;          /* names from THREAD(aux 0) records */
     size_t n_tid_names, cap_tid_names;
     bld_argref *argrefs;
     size_t n_argrefs, cap_argrefs;
@@ -129,8 +138,9 @@ typedef struct bld_proc {
     int capture_used;
 } bld_proc;
 
-/* Ops read their records (bld_op.r) again after the walk; every so many
- * ops the spools' pages are dropped (act_spool_drop_pages). */
+/* Writing the ops reads their records (bld_op.r) again after the walk;
+ * every so many ops the spools' pages are dropped (act_spool_drop_pages)
+ * so that the spools do not become resident whole again. */
 #define BLD_OPS_PER_DROP 16384
 
 typedef struct bld {
@@ -141,6 +151,8 @@ typedef struct bld {
     size_t n_ops, cap_ops;
     act_spool *const *spools; /* ops point into their mappings */
     size_t n_spools;
+    bld_queue *queues; /* QUEUE records of every process (bld_op.queue_ref) */
+    size_t n_queues, cap_queues;
     uint32_t dev_pid_base;
     /* device identity, parallel to tl->devices: which host pids use it */
     uint64_t *dev_handle;   /* handle for devices known only by handle */

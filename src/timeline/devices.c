@@ -211,15 +211,22 @@ static void emit_device_procs(bld *b)
     }
 }
 
+/* The label of the op's queue (its QUEUE record's name; empty when none). */
+static act_str queue_label(const bld *b, const bld_op *op)
+{
+    return op->queue_ref ? b->queues[op->queue_ref - 1].label : (act_str){"", 0};
+}
+
 static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t lanes)
 {
     act_timeline *tl = b->tl;
     const act_tl_device *d = &tl->devices[op->dev];
     char qname[128];
-    if (op->queue_label.n)
-        snprintf(qname, sizeof(qname), "%.*s", (int)op->queue_label.n, op->queue_label.p);
+    act_str label = queue_label(b, op);
+    if (label.n)
+        snprintf(qname, sizeof(qname), "%.*s", (int)label.n, label.p);
     else
-        snprintf(qname, sizeof(qname), "queue 0x%llx", (unsigned long long)op->r->queue);
+        snprintf(qname, sizeof(qname), "queue 0x%llx", (unsigned long long)op->queue);
     int shared = b->dev_host_pid[op->dev] == UINT32_MAX;
     for (size_t k = 0; k < lanes; k++) {
         char extra[64] = "";
@@ -247,19 +254,23 @@ static void emit_op(bld *b, const bld_op *op)
     else
         tl->counts.negative_durations++;
     act_str name = op->name.n ? op->name : act_str_c(op_default_name(r->op));
-    act_tl_event_add(tl, 'X', op_cat(r->op, r->source), name, d->pid, op->lane_tid, op->start, dur);
-    if (r->corr)
-        act_tl_arg_u64(tl, "correlation", r->corr);
-    if (op->ext_id)
-        act_tl_arg_u64(tl, "External id", op->ext_id);
+    act_tl_event_add(tl, 'X', op_cat(r->op, op->source), name, d->pid, op->lane_tid, op->start,
+                     dur);
+    if (op->corr)
+        act_tl_arg_u64(tl, "correlation", op->corr);
+    if (op->x.ext_id)
+        act_tl_arg_u64(tl, "External id", op->x.ext_id);
     if (d->index != ACT_DEVICE_INDEX_NONE)
         act_tl_arg_u64(tl, "device", d->index);
-    if (op->queue_label.n)
-        act_tl_arg_str(tl, "queue", op->queue_label);
+    act_str label = queue_label(b, op);
+    if (label.n)
+        act_tl_arg_str(tl, "queue", label);
     else
-        act_tl_arg_hex(tl, "queue", r->queue);
-    if (op->has_stream)
-        act_tl_arg_u64(tl, "stream", op->stream);
+        act_tl_arg_hex(tl, "queue", op->queue);
+    /* CUPTI and mspti store their stream id in the queue record's
+     * properties; OpenCL stores the queue's property bits, no stream. */
+    if (op->queue_ref && (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI))
+        act_tl_arg_u64(tl, "stream", b->queues[op->queue_ref - 1].properties);
     if (r->op == ACT_OP_KERNEL) {
         act_tl_arg *a = act_tl_arg_add(tl, "global size");
         if (a) {
@@ -271,8 +282,8 @@ static void emit_op(bld *b, const bld_op *op)
             a->type = ACT_ARG_U64X3;
             memcpy(a->v.v3, r->lsize, sizeof(a->v.v3));
         }
-    } else if (r->bytes || op_cat(r->op, r->source) == ACT_CAT_GPU_MEMCPY ||
-               op_cat(r->op, r->source) == ACT_CAT_GPU_MEMSET) {
+    } else if (r->bytes || op_cat(r->op, op->source) == ACT_CAT_GPU_MEMCPY ||
+               op_cat(r->op, op->source) == ACT_CAT_GPU_MEMSET) {
         act_tl_arg_u64(tl, "bytes", r->bytes);
     }
     if (op->detail.n)
@@ -289,7 +300,7 @@ static void emit_op(bld *b, const bld_op *op)
     uint64_t id = ++b->next_flow;
     tl->counts.flows++;
     act_tl_event *s = act_tl_event_add(tl, 's', ACT_CAT_AC2G, act_str_c("ac2g"), op->pid,
-                                       op->launch_tid, op->launch_start, 0);
+                                       op->launch_tid, op->d.launch_start, 0);
     if (s)
         s->id = id;
     act_tl_event *f = act_tl_event_add(tl, 'f', ACT_CAT_AC2G, act_str_c("ac2g"), d->pid,
@@ -312,12 +323,9 @@ int bld_devices_emit(bld *b)
         return ACT_E_NOMEM;
     for (size_t i = 0; i < b->n_ops; i++) {
         const bld_op *op = &b->ops[i];
-        if (i % BLD_OPS_PER_DROP == BLD_OPS_PER_DROP - 1)
-            for (size_t k = 0; k < b->n_spools; k++)
-                act_spool_drop_pages(b->spools[k]);
         if (op->kept)
             key[n++] =
-                (op_key){(uint64_t)op->dev << 32 | op->pid, op->r->queue, op->start, op->end, i};
+                (op_key){(uint64_t)op->dev << 32 | op->pid, op->queue, op->start, op->end, i};
     }
     sort_keys(key, n);
     uint32_t *next_tid = calloc(tl->n_devices ? tl->n_devices : 1, sizeof(*next_tid));

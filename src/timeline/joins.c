@@ -152,18 +152,19 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
 
 void bld_join_op(bld *b, bld_proc *p, bld_op *op)
 {
-    const act_rec_device_op *r = op->r;
     const bld_api *launch = NULL;
-    if (r->corr) {
-        const bld_key *k = find_launch(p, r->source, r->corr, op->start);
+    uint64_t ref = op->x.ext_ref; /* replaced by ext_id below */
+    if (op->corr) {
+        const bld_key *k = find_launch(p, op->source, op->corr, op->start);
         if (k)
             launch = &p->api[k->idx];
         else
             b->tl->counts.unlinked_device_ops++;
     }
+    op->d.launch_start = 0; /* the device handle was mapped before */
     if (launch) {
         op->linked = 1;
-        op->launch_start = launch->start;
+        op->d.launch_start = launch->start;
         op->launch_tid = launch->tid;
         op->kept = launch->kept;
         if (op->start < launch->start) {
@@ -179,10 +180,9 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
      * reused its correlation id; the extcorr table keeps only the last
      * mapping of an id, so it is the fallback (launch without a range, or
      * no launch slice at all: the degraded vendor path). */
-    uint64_t ref = r->ext;
     if (!ref && launch)
         ref = launch->ext;
-    if (!ref && r->corr)
-        ref = find_extcorr(p, r->source, r->corr);
-    op->ext_id = bld_resolve_ext(b, p, ref);
+    if (!ref && op->corr)
+        ref = find_extcorr(p, op->source, op->corr);
+    op->x.ext_id = bld_resolve_ext(b, p, ref);
 }
