@@ -824,11 +824,6 @@ static int host_cmp(const void *a, const void *c)
     return 0;
 }
 
-static void slice_add(host_slice *v, size_t *n, uint32_t tid, uint64_t start, uint64_t end)
-{
-    v[(*n)++] = (host_slice){tid, start, end >= start ? end : start};
-}
-
 /* Proper nesting on the host lanes of one process (its ranges and API
  * calls that are written as slices): counted, never "fixed". Spool files
  * are named by pid, so a process's lanes are its own. */
@@ -857,32 +852,98 @@ static void sort_slices(host_slice *v, size_t n)
     }
 }
 
+/* The slice of range (kind 0) or API call (kind 1) i of a process: 1
+ * when it is written, i.e. checked. */
+static int slice_of(const bld *b, const bld_proc *p, int kind, size_t i, host_slice *s)
+{
+    if (kind == 0) {
+        const bld_range *r = &p->ranges[i];
+        if (!bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start))
+            return 0;
+        *s = (host_slice){r->tid, r->start, r->end >= r->start ? r->end : r->start};
+        return 1;
+    }
+    const bld_api *a = &p->api[i];
+    if (!a->kept)
+        return 0;
+    *s = (host_slice){a->tid, a->start, a->end >= a->start ? a->end : a->start};
+    return 1;
+}
+
+/* The checked slices of one kind in lane order: read straight from the
+ * ranges or API calls when they come in lane order already (a process
+ * with one recording thread: no copy, no sort), else from a sorted copy
+ * in v. */
+typedef struct slice_cursor {
+    const bld *b;
+    const bld_proc *p;
+    int kind;
+    size_t i, n;
+    const host_slice *v; /* the sorted copy, or NULL */
+} slice_cursor;
+
+static int cursor_next(slice_cursor *c, host_slice *s)
+{
+    if (c->v) {
+        if (c->i == c->n)
+            return 0;
+        *s = c->v[c->i++];
+        return 1;
+    }
+    while (c->i < c->n)
+        if (slice_of(c->b, c->p, c->kind, c->i++, s))
+            return 1;
+    return 0;
+}
+
+static int in_lane_order(const bld *b, const bld_proc *p, int kind, size_t n, size_t *kept)
+{
+    host_slice prev = {0}, cur;
+    int ordered = 1;
+    *kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!slice_of(b, p, kind, i, &cur))
+            continue;
+        if (*kept && host_cmp(&prev, &cur) > 0)
+            ordered = 0;
+        prev = cur;
+        (*kept)++;
+    }
+    return ordered;
+}
+
 static void check_nesting(bld *b, const bld_proc *p)
 {
     act_timeline *tl = b->tl;
-    size_t cap = p->n_ranges + p->n_api, nr = 0, na = 0;
-    host_slice *v = bld_scratch(b, (cap ? cap : 1) * sizeof(*v));
-    if (!v)
+    slice_cursor c[2] = {{b, p, 0, 0, p->n_ranges, NULL}, {b, p, 1, 0, p->n_api, NULL}};
+    size_t kept[2];
+    int ordered[2];
+    for (int k = 0; k < 2; k++)
+        ordered[k] = in_lane_order(b, p, k, c[k].n, &kept[k]);
+    size_t copies = (ordered[0] ? 0 : kept[0]) + (ordered[1] ? 0 : kept[1]);
+    host_slice *v = copies ? bld_scratch(b, copies * sizeof(*v)) : NULL;
+    if (copies && !v)
         return;
-    /* Ranges in v[0..nr), API calls after them, each sorted, then merged
-     * as they are checked (no merged copy: it was the largest array of
-     * the export). */
-    for (size_t i = 0; i < p->n_ranges; i++) {
-        const bld_range *r = &p->ranges[i];
-        if (bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start))
-            slice_add(v, &nr, r->tid, r->start, r->end);
+    for (int k = 0; k < 2; k++) {
+        if (ordered[k])
+            continue;
+        size_t m = 0;
+        for (size_t i = 0; i < c[k].n; i++)
+            if (slice_of(b, p, k, i, &v[m]))
+                m++;
+        sort_slices(v, m);
+        c[k] = (slice_cursor){b, p, k, 0, m, v};
+        v += m;
     }
-    host_slice *api = v + nr;
-    for (size_t i = 0; i < p->n_api; i++)
-        if (p->api[i].kept)
-            slice_add(api, &na, p->api[i].tid, p->api[i].start, p->api[i].end);
-    sort_slices(v, nr);
-    sort_slices(api, na);
+    /* Ranges and API calls merged as they are checked (ranges first on a
+     * tie), lane after lane. */
     act_nest nest = {0};
     uint32_t lane = 0;
-    for (size_t i = 0, j = 0; i < nr || j < na;) {
-        const host_slice *m =
-            j == na || (i < nr && host_cmp(&v[i], &api[j]) <= 0) ? &v[i++] : &api[j++];
+    host_slice h[2];
+    int has[2] = {cursor_next(&c[0], &h[0]), cursor_next(&c[1], &h[1])};
+    while (has[0] || has[1]) {
+        int k = !has[1] || (has[0] && host_cmp(&h[0], &h[1]) <= 0) ? 0 : 1;
+        const host_slice *m = &h[k];
         if (m->tid != lane)
             nest.depth = 0;
         lane = m->tid;
@@ -892,6 +953,7 @@ static void check_nesting(bld *b, const bld_proc *p)
             break;
         }
         tl->counts.nesting_violations += (uint64_t)r;
+        has[k] = cursor_next(&c[k], &h[k]);
     }
     act_nest_free(&nest);
 }
