@@ -753,10 +753,19 @@ static void add_proc(act_timeline *tl, const act_spool *sp, uint32_t pid)
     }
 }
 
-static void proc_free(bld_proc *p, pass_state *ps)
+static void proc_free(bld *b, bld_proc *p, pass_state *ps)
 {
     free(p->capture);
-    free(p->api);
+    /* The API calls' block, written whole, becomes the scratch block when
+     * it is the larger: the device ops' sort keys that follow then reuse
+     * pages that are already there instead of faulting in new ones. */
+    if (p->api && p->cap_api * sizeof(*p->api) > b->scratch_cap) {
+        free(b->scratch);
+        b->scratch = p->api;
+        b->scratch_cap = p->cap_api * sizeof(*p->api);
+    } else {
+        free(p->api);
+    }
     free(p->extcorr);
     free(p->ranges);
     for (size_t i = 0; i < p->n_threads; i++) {
@@ -1048,7 +1057,7 @@ int act_timeline_build_events(act_tl_build *s)
         emit_proc_meta(b, p);
         emit_host(b, p, &s->ps[i]);
         /* Device ops carry what they need from their process. */
-        proc_free(p, &s->ps[i]);
+        proc_free(b, p, &s->ps[i]);
         memset(p, 0, sizeof(*p));
         memset(&s->ps[i], 0, sizeof(s->ps[i]));
     }
@@ -1064,7 +1073,7 @@ void act_timeline_build_finish(act_tl_build *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->n; i++)
-        proc_free(&s->procs[i], &s->ps[i]);
+        proc_free(&s->b, &s->procs[i], &s->ps[i]);
     free(s->procs);
     free(s->ps);
     free(s->b.ops);
