@@ -10,6 +10,7 @@
  * range is its own reference, else its launch's, else the vendor's
  * external-correlation record for its correlation id.
  */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "builder_int.h"
@@ -98,6 +99,7 @@ static const bld_key *find_launch(bld_proc *p, uint32_t source, uint64_t corr, u
 {
     const bld_key *keys = p->keys;
     size_t n = p->n_keys, lo;
+    assert(keys); /* the keys live in the scratch block only while ops are joined */
     /* Device ops mostly come in the order of their launches: try where
      * the previous search ended (the first key of a run) first. */
     size_t h = p->join_hint;

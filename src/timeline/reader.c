@@ -17,6 +17,7 @@
  */
 #include "spool.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -458,6 +459,7 @@ seg_next_impl(reader *rd, const segment *sg, size_t *off, act_sp_rec *out, const
             return 0;
         }
         *off += size;
+        assert(*off <= sg->end); /* a record never crosses its segment's end */
         if (h->kind >= ACT_REC_KIND_MAX) {
             if (survey)
                 problem(sp, "chunk %u: unknown record kind %u; skipped", sg->chunk, h->kind);

@@ -4,6 +4,7 @@
  */
 #include "obuf.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -110,6 +111,7 @@ static int bg_flush(act_obuf *b)
     if (!b->len)
         return 0;
     pthread_mutex_lock(&g->mu);
+    assert(!g->busy); /* one buffer at the thread at a time (bg_wait above) */
     g->pending = b->buf;
     g->pending_len = b->len;
     g->busy = 1;
