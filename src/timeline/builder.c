@@ -57,6 +57,19 @@ static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
         }                                                                                          \
     } while (0)
 
+void *bld_scratch(bld *b, size_t bytes)
+{
+    if (bytes <= b->scratch_cap)
+        return b->scratch;
+    /* realloc would copy contents nobody needs: a new block instead. */
+    free(b->scratch);
+    b->scratch = malloc(bytes);
+    b->scratch_cap = b->scratch ? bytes : 0;
+    if (!b->scratch)
+        b->tl->err = ACT_E_NOMEM;
+    return b->scratch;
+}
+
 /* ---- capture window --------------------------------------------------- */
 
 int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end)
@@ -104,11 +117,21 @@ static void load_capture(bld *b, bld_proc *p)
         b->tl->err = ACT_E_NOMEM;
         return;
     }
+    /* A walk of its own, before the main one: the window decides what
+     * the main walk keeps. Only spools with CAPTURE records pay for it. */
     size_t m = 0;
-    for (size_t i = 0; i < sp->n_recs && m < n; i++)
-        if (sp->recs[i].r->kind == ACT_REC_CAPTURE)
-            ev[m++] = (cap_ev){act_spool_ns(sp, ((const act_rec_ts *)sp->recs[i].r)->ts),
-                               sp->recs[i].r->aux != 0};
+    act_spool_iter *it = act_spool_iter_new(sp);
+    act_sp_rec rec;
+    int rc = it ? 0 : ACT_E_NOMEM;
+    while (it && m < n && (rc = act_spool_iter_next(it, &rec)) > 0)
+        if (rec.r->kind == ACT_REC_CAPTURE)
+            ev[m++] = (cap_ev){act_spool_ns(sp, ((const act_rec_ts *)rec.r)->ts), rec.r->aux != 0};
+    act_spool_iter_free(it);
+    if (rc < 0) {
+        free(ev);
+        b->tl->err = ACT_E_NOMEM;
+        return;
+    }
     if (m)
         qsort(ev, m, sizeof(*ev), cap_cmp);
     int on = !(sp->hdr.flags & ACT_SPOOL_F_CAPTURE_API);
@@ -236,9 +259,8 @@ static void on_mark(bld *b, bld_proc *p, const act_sp_rec *rec)
 
 /* An ARG record belongs to the latest RANGE_PUSH, RANGE_START or MARK of
  * its thread; one with no such record before it is counted as an error. */
-static void on_arg(bld *b, bld_proc *p, pass_state *ps, size_t rec_idx)
+static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
 {
-    const act_sp_rec *rec = &p->sp->recs[rec_idx];
     bld_thread *t = thread_of(b, p, rec->serial);
     if (!t)
         return;
@@ -280,11 +302,11 @@ static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
 
 /* Counters wait for the event phase like every other event (the header of
  * a streamed trace is written between the phases). */
-static void on_counter(bld *b, bld_proc *p, size_t rec_idx)
+static void on_counter(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     GROW(p->counters, p->n_counters, p->cap_counters, &b->tl->err);
     if (!b->tl->err)
-        p->counters[p->n_counters++] = p->sp->recs[rec_idx];
+        p->counters[p->n_counters++] = *rec;
 }
 
 static void emit_counters(bld *b, bld_proc *p)
@@ -347,6 +369,11 @@ static void on_device_op(bld *b, bld_proc *p, const act_sp_rec *rec)
     op->detail = rec->s2;
     op->start = act_spool_ns(p->sp, r->start);
     op->end = act_spool_ns(p->sp, r->end);
+    op->corr = r->corr;
+    op->queue = r->queue;
+    op->x.ext_ref = r->ext;
+    op->d.device = r->device;
+    op->source = r->source;
     op->pid = p->pid;
 }
 
@@ -391,18 +418,51 @@ static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)
     p->extcorr[p->n_extcorr++] = (bld_key){x->corr, x->ext, x->h.aux, (uint32_t)order};
 }
 
+/* A queue's label and properties, for the device ops on it. */
+static void on_queue(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    const act_rec_queue *q = (const act_rec_queue *)rec->r;
+    if (!q->queue)
+        return;
+    GROW(b->queues, b->n_queues, b->cap_queues, &b->tl->err);
+    if (b->tl->err)
+        return;
+    b->queues[b->n_queues++] = (bld_queue){rec->s1, q->properties};
+    if (act_u64map_put(&p->queue_label, q->queue, b->n_queues))
+        b->tl->err = ACT_E_NOMEM;
+}
+
+/* Room for every record of a kind the spool holds, allocated once: the
+ * survey counted them, and growing by doubling would copy (and fault in)
+ * the array again and again. */
+static void *presize(bld *b, size_t n, size_t size, size_t *cap)
+{
+    void *a = malloc((n ? n : 1) * size);
+    if (!a)
+        b->tl->err = ACT_E_NOMEM;
+    *cap = a ? (n ? n : 1) : 0;
+    return a;
+}
+
 static void pass_records(bld *b, bld_proc *p, pass_state *ps)
 {
     act_spool *sp = p->sp;
-    for (size_t i = 0; i < sp->n_recs && !b->tl->err; i++) {
-        const act_sp_rec *rec = &sp->recs[i];
+    p->api = presize(b, sp->records[ACT_REC_API], sizeof(*p->api), &p->cap_api);
+    p->ranges = presize(b, sp->records[ACT_REC_RANGE_PUSH], sizeof(*p->ranges), &p->cap_ranges);
+    act_spool_iter *it = act_spool_iter_new(sp);
+    if (!it)
+        b->tl->err = ACT_E_NOMEM;
+    act_sp_rec recv;
+    const act_sp_rec *rec = &recv;
+    int rc = 0;
+    for (size_t i = 0; it && !b->tl->err && (rc = act_spool_iter_next(it, &recv)) > 0; i++) {
         switch (rec->r->kind) {
         case ACT_REC_RANGE_PUSH: on_push(b, p, rec); break;
         case ACT_REC_RANGE_POP: on_pop(b, p, rec); break;
         case ACT_REC_RANGE_START: on_range_start(b, p, ps, rec); break;
         case ACT_REC_RANGE_END: on_range_end(b, p, ps, rec); break;
         case ACT_REC_MARK: on_mark(b, p, rec); break;
-        case ACT_REC_COUNTER: on_counter(b, p, i); break;
+        case ACT_REC_COUNTER: on_counter(b, p, rec); break;
         case ACT_REC_API: on_api(b, p, rec); break;
         case ACT_REC_DEVICE_OP: on_device_op(b, p, rec); break;
         case ACT_REC_DEVICE: {
@@ -413,23 +473,21 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
                 b->tl->err = ACT_E_NOMEM;
             break;
         }
-        case ACT_REC_QUEUE: {
-            const act_rec_queue *q = (const act_rec_queue *)rec->r;
-            if (q->queue && act_u64map_put(&p->queue_label, q->queue, i + 1))
-                b->tl->err = ACT_E_NOMEM;
-            break;
-        }
+        case ACT_REC_QUEUE: on_queue(b, p, rec); break;
         case ACT_REC_METADATA: on_metadata(b, rec); break;
         case ACT_REC_CLOCK: on_clock(b, rec); break;
         case ACT_REC_ERROR:
             act_tl_error(b->tl, "pid %u: %.*s", p->pid, (int)rec->s1.n, rec->s1.p);
             break;
         case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
-        case ACT_REC_ARG: on_arg(b, p, ps, i); break;
+        case ACT_REC_ARG: on_arg(b, p, ps, rec); break;
         case ACT_REC_THREAD: on_thread_name(b, p, rec); break;
         default: break; /* CAPTURE (load_capture) */
         }
     }
+    if (rc < 0)
+        b->tl->err = ACT_E_NOMEM;
+    act_spool_iter_free(it);
 }
 
 /* ---- end of a process ------------------------------------------------- */
@@ -463,24 +521,16 @@ static void resolve_ops(bld *b, bld_proc *p)
     for (size_t i = p->ops_begin; i < b->n_ops && !b->tl->err; i++) {
         bld_op *op = &b->ops[i];
         uint64_t v;
-        uint64_t handle = op->r->device ? op->r->device : 1;
+        uint64_t handle = op->d.device ? op->d.device : 1;
         if (act_u64map_get(&p->dev_by_handle, handle, &v)) {
             op->dev = (uint32_t)(v - 1);
         } else {
-            op->dev = bld_device_for(b, p, NULL, op->r->device, op->r->source);
+            op->dev = bld_device_for(b, p, NULL, op->d.device, op->source);
             if (!b->tl->err && act_u64map_put(&p->dev_by_handle, handle, (uint64_t)op->dev + 1))
                 b->tl->err = ACT_E_NOMEM;
         }
-        if (act_u64map_get(&p->queue_label, op->r->queue, &v)) {
-            const act_sp_rec *q = &p->sp->recs[v - 1];
-            op->queue_label = q->s1;
-            /* CUPTI and mspti store their stream id there; OpenCL stores
-             * the queue's property bits, which are no stream. */
-            if (op->r->source == ACT_SOURCE_CUPTI || op->r->source == ACT_SOURCE_MSPTI) {
-                op->stream = ((const act_rec_queue *)q->r)->properties;
-                op->has_stream = 1;
-            }
-        }
+        if (act_u64map_get(&p->queue_label, op->queue, &v))
+            op->queue_ref = (uint32_t)v;
         bld_join_op(b, p, op);
         if (!op->kept)
             b->tl->counts.outside_window[ACT_REC_DEVICE_OP]++;
@@ -703,11 +753,19 @@ static void add_proc(act_timeline *tl, const act_spool *sp, uint32_t pid)
     }
 }
 
-static void proc_free(bld_proc *p, pass_state *ps)
+static void proc_free(bld *b, bld_proc *p, pass_state *ps)
 {
     free(p->capture);
-    free(p->api);
-    free(p->keys);
+    /* The API calls' block, written whole, becomes the scratch block when
+     * it is the larger: the device ops' sort keys that follow then reuse
+     * pages that are already there instead of faulting in new ones. */
+    if (p->api && p->cap_api * sizeof(*p->api) > b->scratch_cap) {
+        free(b->scratch);
+        b->scratch = p->api;
+        b->scratch_cap = p->cap_api * sizeof(*p->api);
+    } else {
+        free(p->api);
+    }
     free(p->extcorr);
     free(p->ranges);
     for (size_t i = 0; i < p->n_threads; i++) {
@@ -743,12 +801,14 @@ static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp)
     load_capture(b, p);
     pass_records(b, p, ps);
     close_open(b, p, ps);
-    if (!b->tl->err && bld_joins_prepare(p))
+    if (!b->tl->err && bld_joins_prepare(b, p))
         b->tl->err = ACT_E_NOMEM;
     if (!b->tl->err)
         resolve_ops(b, p);
-    if (b->release_records)
-        act_spool_release_records(sp);
+    /* The keys live in the scratch block, which the nesting check reuses:
+     * nothing reads them after the joins. */
+    p->keys = NULL;
+    p->n_keys = 0;
     if (!b->tl->err)
         check_nesting(b, p);
 }
@@ -771,11 +831,6 @@ static int host_cmp(const void *a, const void *c)
     if (x->end != y->end)
         return x->end > y->end ? -1 : 1;
     return 0;
-}
-
-static void slice_add(host_slice *v, size_t *n, uint32_t tid, uint64_t start, uint64_t end)
-{
-    v[(*n)++] = (host_slice){tid, start, end >= start ? end : start};
 }
 
 /* Proper nesting on the host lanes of one process (its ranges and API
@@ -806,48 +861,110 @@ static void sort_slices(host_slice *v, size_t n)
     }
 }
 
+/* The slice of range (kind 0) or API call (kind 1) i of a process: 1
+ * when it is written, i.e. checked. */
+static int slice_of(const bld *b, const bld_proc *p, int kind, size_t i, host_slice *s)
+{
+    if (kind == 0) {
+        const bld_range *r = &p->ranges[i];
+        if (!bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start))
+            return 0;
+        *s = (host_slice){r->tid, r->start, r->end >= r->start ? r->end : r->start};
+        return 1;
+    }
+    const bld_api *a = &p->api[i];
+    if (!a->kept)
+        return 0;
+    *s = (host_slice){a->tid, a->start, a->end >= a->start ? a->end : a->start};
+    return 1;
+}
+
+/* The checked slices of one kind in lane order: read straight from the
+ * ranges or API calls when they come in lane order already (a process
+ * with one recording thread: no copy, no sort), else from a sorted copy
+ * in v. */
+typedef struct slice_cursor {
+    const bld *b;
+    const bld_proc *p;
+    int kind;
+    size_t i, n;
+    const host_slice *v; /* the sorted copy, or NULL */
+} slice_cursor;
+
+static int cursor_next(slice_cursor *c, host_slice *s)
+{
+    if (c->v) {
+        if (c->i == c->n)
+            return 0;
+        *s = c->v[c->i++];
+        return 1;
+    }
+    while (c->i < c->n)
+        if (slice_of(c->b, c->p, c->kind, c->i++, s))
+            return 1;
+    return 0;
+}
+
+static int in_lane_order(const bld *b, const bld_proc *p, int kind, size_t n, size_t *kept)
+{
+    host_slice prev = {0}, cur;
+    int ordered = 1;
+    *kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!slice_of(b, p, kind, i, &cur))
+            continue;
+        if (*kept && host_cmp(&prev, &cur) > 0)
+            ordered = 0;
+        prev = cur;
+        (*kept)++;
+    }
+    return ordered;
+}
+
 static void check_nesting(bld *b, const bld_proc *p)
 {
     act_timeline *tl = b->tl;
-    size_t cap = p->n_ranges + p->n_api, nr = 0, na = 0;
-    host_slice *v = malloc((cap ? cap : 1) * 2 * sizeof(*v));
-    uint64_t *st = malloc((cap ? cap : 1) * sizeof(*st));
-    uint64_t *en = malloc((cap ? cap : 1) * sizeof(*en));
-    if (!v || !st || !en) {
-        tl->err = ACT_E_NOMEM;
-        goto out;
+    slice_cursor c[2] = {{b, p, 0, 0, p->n_ranges, NULL}, {b, p, 1, 0, p->n_api, NULL}};
+    size_t kept[2];
+    int ordered[2];
+    for (int k = 0; k < 2; k++)
+        ordered[k] = in_lane_order(b, p, k, c[k].n, &kept[k]);
+    size_t copies = (ordered[0] ? 0 : kept[0]) + (ordered[1] ? 0 : kept[1]);
+    host_slice *v = copies ? bld_scratch(b, copies * sizeof(*v)) : NULL;
+    if (copies && !v)
+        return;
+    for (int k = 0; k < 2; k++) {
+        if (ordered[k])
+            continue;
+        size_t m = 0;
+        for (size_t i = 0; i < c[k].n; i++)
+            if (slice_of(b, p, k, i, &v[m]))
+                m++;
+        sort_slices(v, m);
+        c[k] = (slice_cursor){b, p, k, 0, m, v};
+        v += m;
     }
-    /* Ranges in v[0..nr), API calls after them, each sorted, then merged
-     * into the second half of v. */
-    for (size_t i = 0; i < p->n_ranges; i++) {
-        const bld_range *r = &p->ranges[i];
-        if (bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start))
-            slice_add(v, &nr, r->tid, r->start, r->end);
-    }
-    host_slice *api = v + nr;
-    for (size_t i = 0; i < p->n_api; i++)
-        if (p->api[i].kept)
-            slice_add(api, &na, p->api[i].tid, p->api[i].start, p->api[i].end);
-    sort_slices(v, nr);
-    sort_slices(api, na);
-    host_slice *m = v + cap;
-    size_t n = 0;
-    for (size_t i = 0, j = 0; i < nr || j < na;)
-        m[n++] = j == na || (i < nr && host_cmp(&v[i], &api[j]) <= 0) ? v[i++] : api[j++];
-    for (size_t g = 0; g < n;) {
-        size_t e = g;
-        while (e < n && m[e].tid == m[g].tid) {
-            st[e - g] = m[e].start;
-            en[e - g] = m[e].end;
-            e++;
+    /* Ranges and API calls merged as they are checked (ranges first on a
+     * tie), lane after lane. */
+    act_nest nest = {0};
+    uint32_t lane = 0;
+    host_slice h[2];
+    int has[2] = {cursor_next(&c[0], &h[0]), cursor_next(&c[1], &h[1])};
+    while (has[0] || has[1]) {
+        int k = !has[1] || (has[0] && host_cmp(&h[0], &h[1]) <= 0) ? 0 : 1;
+        const host_slice *m = &h[k];
+        if (m->tid != lane)
+            nest.depth = 0;
+        lane = m->tid;
+        int r = act_nest_add(&nest, m->start, m->end);
+        if (r < 0) {
+            tl->err = ACT_E_NOMEM;
+            break;
         }
-        tl->counts.nesting_violations += act_lanes_nesting_violations(st, en, e - g);
-        g = e;
+        tl->counts.nesting_violations += (uint64_t)r;
+        has[k] = cursor_next(&c[k], &h[k]);
     }
-out:
-    free(v);
-    free(st);
-    free(en);
+    act_nest_free(&nest);
 }
 
 /* The origin is the earliest time anything happened; the wall clock of
@@ -891,7 +1008,7 @@ struct act_tl_build {
 };
 
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
-                             const act_build_opts *opts, int release_records, act_tl_build **out)
+                             const act_build_opts *opts, act_tl_build **out)
 {
     memset(tl, 0, sizeof(*tl));
     act_tl_build *s = calloc(1, sizeof(*s));
@@ -907,11 +1024,16 @@ int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t 
     *b = (bld){.tl = tl,
                .ws = opts ? opts->window_start_ns : 0,
                .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX,
-               .release_records = release_records};
+               .spools = spools,
+               .n_spools = n};
     uint32_t max_pid = 0;
-    for (size_t i = 0; i < n; i++)
+    size_t n_ops = 0;
+    for (size_t i = 0; i < n; i++) {
         if (spools[i]->hdr.pid > max_pid)
             max_pid = spools[i]->hdr.pid;
+        n_ops += spools[i]->records[ACT_REC_DEVICE_OP];
+    }
+    b->ops = presize(b, n_ops, sizeof(*b->ops), &b->cap_ops);
     /* Device pids sort after every host pid, even implausible ones. */
     b->dev_pid_base = max_pid < ACT_DEVICE_PID_BASE ? ACT_DEVICE_PID_BASE : max_pid + 1;
     if (b->dev_pid_base > UINT32_MAX - 65536)
@@ -935,7 +1057,7 @@ int act_timeline_build_events(act_tl_build *s)
         emit_proc_meta(b, p);
         emit_host(b, p, &s->ps[i]);
         /* Device ops carry what they need from their process. */
-        proc_free(p, &s->ps[i]);
+        proc_free(b, p, &s->ps[i]);
         memset(p, 0, sizeof(*p));
         memset(&s->ps[i], 0, sizeof(s->ps[i]));
     }
@@ -951,10 +1073,12 @@ void act_timeline_build_finish(act_tl_build *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->n; i++)
-        proc_free(&s->procs[i], &s->ps[i]);
+        proc_free(&s->b, &s->procs[i], &s->ps[i]);
     free(s->procs);
     free(s->ps);
     free(s->b.ops);
+    free(s->b.scratch);
+    free(s->b.queues);
     free(s->b.dev_handle);
     free(s->b.dev_host_pid);
     act_u64map_free(&s->b.dev_by_desc);
@@ -966,7 +1090,7 @@ int act_timeline_build(act_timeline *tl, act_spool *const *spools, size_t n,
                        const act_build_opts *opts)
 {
     act_tl_build *s;
-    int rc = act_timeline_build_start(tl, spools, n, opts, 0, &s);
+    int rc = act_timeline_build_start(tl, spools, n, opts, &s);
     if (!rc)
         rc = act_timeline_build_events(s);
     act_timeline_build_finish(s);

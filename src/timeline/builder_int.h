@@ -30,20 +30,31 @@ typedef struct bld_key {
     uint32_t idx;
 } bld_key;
 
-/* A device op of any process, joined and waiting for its lane. */
+/* A device op of any process, joined and waiting for its lane. The
+ * fields the joins and the lane layout read are copied from the record:
+ * only writing the op reads the record again (its pages were dropped
+ * after the walk, and every read of them faults them back in). Each union
+ * holds a field of the record until the join replaces it with what it
+ * found (resolve_ops, in this order: device, then bld_join_op). */
 typedef struct bld_op {
     const act_rec_device_op *r;
     act_str name, detail;
     uint64_t start, end;
-    uint64_t ext_id;       /* resolved External id, 0 = none */
-    uint64_t launch_start; /* host launch, when linked */
+    uint64_t corr, queue;
+    union {
+        uint64_t ext_ref; /* the record's range reference, until joined */
+        uint64_t ext_id;  /* then the resolved External id, 0 = none */
+    } x;
+    union {
+        uint64_t device;       /* the record's device handle, until mapped to dev */
+        uint64_t launch_start; /* then the host launch's start, when linked */
+    } d;
     uint32_t launch_tid;
-    uint32_t pid;      /* host process */
-    uint32_t dev;      /* index into timeline.devices */
-    uint32_t lane_tid; /* assigned by devices.c */
-    act_str queue_label;
-    uint64_t stream; /* vendor stream id (queue record's properties), when has_stream */
-    uint8_t linked, kept, has_stream;
+    uint32_t pid;       /* host process */
+    uint32_t dev;       /* index into timeline.devices */
+    uint32_t lane_tid;  /* assigned by devices.c */
+    uint32_t queue_ref; /* bld.queues index + 1 of its QUEUE record; 0 = none */
+    uint8_t source, linked, kept;
 } bld_op;
 
 /* ARG records attached to an event, as a singly linked list (1-based
@@ -53,7 +64,7 @@ typedef struct bld_args {
 } bld_args;
 
 typedef struct bld_argref {
-    act_sp_rec rec; /* a copy: the spool's record list may be released */
+    act_sp_rec rec; /* a copy: records are decoded one at a time */
     uint32_t next;
 } bld_argref;
 
@@ -86,12 +97,18 @@ typedef struct bld_mark {
     bld_args args;
 } bld_mark;
 
+/* A QUEUE record's label and properties (stream id for CUPTI/mspti). */
+typedef struct bld_queue {
+    act_str label;
+    uint64_t properties;
+} bld_queue;
+
 typedef struct bld_proc {
     act_spool *sp;
     uint32_t pid;
     bld_api *api;
     size_t n_api, cap_api;
-    bld_key *keys; /* sorted */
+    bld_key *keys; /* sorted; in b->scratch, only while its ops are joined */
     size_t n_keys;
     size_t join_hint; /* where the last launch search ended (joins.c) */
     bld_key *extcorr; /* (source, vendor corr) -> ext in `start`; sorted */
@@ -103,7 +120,7 @@ typedef struct bld_proc {
     act_u64map thread_by_serial; /* serial + 1 -> threads index + 1 */
     uint32_t last_thread;        /* threads index + 1 of the last lookup */
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
-    act_u64map queue_label;      /* queue handle -> rec index + 1 */
+    act_u64map queue_label;      /* queue handle -> bld.queues index + 1 */
     act_u64map tid_name;         /* OS tid -> tid_names index + 1 */
     act_str *tid_names;          /* names from THREAD(aux 0) records */
     size_t n_tid_names, cap_tid_names;
@@ -121,27 +138,45 @@ typedef struct bld_proc {
     int capture_used;
 } bld_proc;
 
+/* Writing the ops reads their records (bld_op.r) again after the walk;
+ * every so many ops the spools' pages are dropped (act_spool_drop_pages)
+ * so that the spools do not become resident whole again. */
+#define BLD_OPS_PER_DROP 16384
+
 typedef struct bld {
     act_timeline *tl;
-    uint64_t ws, we;     /* capture window (we = UINT64_MAX when open) */
-    int release_records; /* see act_timeline_build_start */
+    uint64_t ws, we; /* capture window (we = UINT64_MAX when open) */
     uint64_t next_ext, next_flow, next_async;
     bld_op *ops;
     size_t n_ops, cap_ops;
+    act_spool *const *spools; /* ops point into their mappings */
+    size_t n_spools;
+    bld_queue *queues; /* QUEUE records of every process (bld_op.queue_ref) */
+    size_t n_queues, cap_queues;
     uint32_t dev_pid_base;
     /* device identity, parallel to tl->devices: which host pids use it */
     uint64_t *dev_handle;   /* handle for devices known only by handle */
     uint32_t *dev_host_pid; /* first host pid, or UINT32_MAX when shared */
     act_u64map dev_by_desc; /* hash of a description -> devices index + 1 */
     act_u64map dev_by_key;  /* hash of (pid, source, handle) -> index + 1 */
+    /* One block for the temporaries that never live at the same time: a
+     * process's join keys, its nesting check, the device ops' sort keys
+     * and lanes. Fresh memory costs a page fault per page (and the kernel
+     * time to free it again); reused, it costs that once. */
+    void *scratch;
+    size_t scratch_cap;
 } bld;
+
+/* The scratch block with room for `bytes` (its contents are not kept);
+ * NULL and tl->err set when out of memory. */
+void *bld_scratch(bld *b, size_t bytes);
 
 /* Inside the capture window: the run's window (opts) and, when the
  * process recorded CAPTURE on/off records, one of its capture intervals. */
 int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end);
 
 /* joins.c */
-int bld_joins_prepare(bld_proc *p);
+int bld_joins_prepare(bld *b, bld_proc *p);
 void bld_join_op(bld *b, bld_proc *p, bld_op *op);
 /* External id of a range reference ((serial << 32) | seq); 0 = none
  * (counted as unresolved when ref was set). */

@@ -142,6 +142,8 @@ typedef struct op_key {
     size_t idx;
 } op_key;
 
+_Static_assert(sizeof(op_key) % sizeof(uint64_t) == 0, "the scratch block's arrays follow op_key");
+
 /* Sort order of device work: device, host process, queue, start, longer
  * first, then record order. */
 static int op_cmp(const void *a, const void *c)
@@ -209,15 +211,22 @@ static void emit_device_procs(bld *b)
     }
 }
 
+/* The label of the op's queue (its QUEUE record's name; empty when none). */
+static act_str queue_label(const bld *b, const bld_op *op)
+{
+    return op->queue_ref ? b->queues[op->queue_ref - 1].label : (act_str){"", 0};
+}
+
 static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t lanes)
 {
     act_timeline *tl = b->tl;
     const act_tl_device *d = &tl->devices[op->dev];
     char qname[128];
-    if (op->queue_label.n)
-        snprintf(qname, sizeof(qname), "%.*s", (int)op->queue_label.n, op->queue_label.p);
+    act_str label = queue_label(b, op);
+    if (label.n)
+        snprintf(qname, sizeof(qname), "%.*s", (int)label.n, label.p);
     else
-        snprintf(qname, sizeof(qname), "queue 0x%llx", (unsigned long long)op->r->queue);
+        snprintf(qname, sizeof(qname), "queue 0x%llx", (unsigned long long)op->queue);
     int shared = b->dev_host_pid[op->dev] == UINT32_MAX;
     for (size_t k = 0; k < lanes; k++) {
         char extra[64] = "";
@@ -245,19 +254,23 @@ static void emit_op(bld *b, const bld_op *op)
     else
         tl->counts.negative_durations++;
     act_str name = op->name.n ? op->name : act_str_c(op_default_name(r->op));
-    act_tl_event_add(tl, 'X', op_cat(r->op, r->source), name, d->pid, op->lane_tid, op->start, dur);
-    if (r->corr)
-        act_tl_arg_u64(tl, "correlation", r->corr);
-    if (op->ext_id)
-        act_tl_arg_u64(tl, "External id", op->ext_id);
+    act_tl_event_add(tl, 'X', op_cat(r->op, op->source), name, d->pid, op->lane_tid, op->start,
+                     dur);
+    if (op->corr)
+        act_tl_arg_u64(tl, "correlation", op->corr);
+    if (op->x.ext_id)
+        act_tl_arg_u64(tl, "External id", op->x.ext_id);
     if (d->index != ACT_DEVICE_INDEX_NONE)
         act_tl_arg_u64(tl, "device", d->index);
-    if (op->queue_label.n)
-        act_tl_arg_str(tl, "queue", op->queue_label);
+    act_str label = queue_label(b, op);
+    if (label.n)
+        act_tl_arg_str(tl, "queue", label);
     else
-        act_tl_arg_hex(tl, "queue", r->queue);
-    if (op->has_stream)
-        act_tl_arg_u64(tl, "stream", op->stream);
+        act_tl_arg_hex(tl, "queue", op->queue);
+    /* CUPTI and mspti store their stream id in the queue record's
+     * properties; OpenCL stores the queue's property bits, no stream. */
+    if (op->queue_ref && (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI))
+        act_tl_arg_u64(tl, "stream", b->queues[op->queue_ref - 1].properties);
     if (r->op == ACT_OP_KERNEL) {
         act_tl_arg *a = act_tl_arg_add(tl, "global size");
         if (a) {
@@ -269,8 +282,8 @@ static void emit_op(bld *b, const bld_op *op)
             a->type = ACT_ARG_U64X3;
             memcpy(a->v.v3, r->lsize, sizeof(a->v.v3));
         }
-    } else if (r->bytes || op_cat(r->op, r->source) == ACT_CAT_GPU_MEMCPY ||
-               op_cat(r->op, r->source) == ACT_CAT_GPU_MEMSET) {
+    } else if (r->bytes || op_cat(r->op, op->source) == ACT_CAT_GPU_MEMCPY ||
+               op_cat(r->op, op->source) == ACT_CAT_GPU_MEMSET) {
         act_tl_arg_u64(tl, "bytes", r->bytes);
     }
     if (op->detail.n)
@@ -287,7 +300,7 @@ static void emit_op(bld *b, const bld_op *op)
     uint64_t id = ++b->next_flow;
     tl->counts.flows++;
     act_tl_event *s = act_tl_event_add(tl, 's', ACT_CAT_AC2G, act_str_c("ac2g"), op->pid,
-                                       op->launch_tid, op->launch_start, 0);
+                                       op->launch_tid, op->d.launch_start, 0);
     if (s)
         s->id = id;
     act_tl_event *f = act_tl_event_add(tl, 'f', ACT_CAT_AC2G, act_str_c("ac2g"), d->pid,
@@ -302,22 +315,24 @@ int bld_devices_emit(bld *b)
 {
     act_timeline *tl = b->tl;
     emit_device_procs(b);
-    size_t n = 0;
-    op_key *key = malloc((b->n_ops ? b->n_ops : 1) * sizeof(*key));
+    size_t n = 0, m = b->n_ops ? b->n_ops : 1;
+    /* Sort keys, then starts, ends and lanes of a queue's ops, in one
+     * scratch block (op_key keeps the 8-byte alignment of what follows). */
+    op_key *key = bld_scratch(b, m * (sizeof(*key) + 2 * sizeof(uint64_t) + sizeof(uint32_t)));
     if (!key)
         return ACT_E_NOMEM;
     for (size_t i = 0; i < b->n_ops; i++) {
         const bld_op *op = &b->ops[i];
         if (op->kept)
             key[n++] =
-                (op_key){(uint64_t)op->dev << 32 | op->pid, op->r->queue, op->start, op->end, i};
+                (op_key){(uint64_t)op->dev << 32 | op->pid, op->queue, op->start, op->end, i};
     }
     sort_keys(key, n);
     uint32_t *next_tid = calloc(tl->n_devices ? tl->n_devices : 1, sizeof(*next_tid));
-    uint64_t *st = malloc((n ? n : 1) * sizeof(*st));
-    uint64_t *en = malloc((n ? n : 1) * sizeof(*en));
-    uint32_t *lane = malloc((n ? n : 1) * sizeof(*lane));
-    int rc = (!next_tid || !st || !en || !lane) ? ACT_E_NOMEM : 0;
+    uint64_t *st = (uint64_t *)(key + m);
+    uint64_t *en = st + m;
+    uint32_t *lane = (uint32_t *)(en + m);
+    int rc = !next_tid ? ACT_E_NOMEM : 0;
     for (size_t g = 0; !rc && g < n;) {
         const bld_op *first = &b->ops[key[g].idx];
         size_t e = g;
@@ -337,13 +352,12 @@ int bld_devices_emit(bld *b)
         for (size_t i = g; i < e; i++) {
             b->ops[key[i].idx].lane_tid = first_tid + lane[i - g];
             emit_op(b, &b->ops[key[i].idx]);
+            if (i % BLD_OPS_PER_DROP == BLD_OPS_PER_DROP - 1)
+                for (size_t k = 0; k < b->n_spools; k++)
+                    act_spool_drop_pages(b->spools[k]);
         }
         g = e;
     }
-    free(key);
     free(next_tid);
-    free(st);
-    free(en);
-    free(lane);
     return rc ? rc : tl->err;
 }

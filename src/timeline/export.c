@@ -165,7 +165,7 @@ int act_trace_export(const act_export_opts *o)
     int rc = open_spools(o->spool_dir, &set);
     act_build_opts bo = {o->window_start_ns, o->window_end_ns};
     if (!rc)
-        rc = act_timeline_build_start(&tl, set.ptr, set.n, &bo, 1, &bs);
+        rc = act_timeline_build_start(&tl, set.ptr, set.n, &bo, &bs);
     else
         memset(&tl, 0, sizeof(tl));
     if (!rc) {

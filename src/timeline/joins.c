@@ -10,6 +10,7 @@
  * range is its own reference, else its launch's, else the vendor's
  * external-correlation record for its correlation id.
  */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "builder_int.h"
@@ -49,12 +50,12 @@ static void sort_keys(bld_key *k, size_t n, int (*cmp)(const void *, const void 
     }
 }
 
-int bld_joins_prepare(bld_proc *p)
+int bld_joins_prepare(bld *b, bld_proc *p)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->n_api; i++)
         n += p->api[i].corr != 0;
-    p->keys = malloc((n ? n : 1) * sizeof(*p->keys));
+    p->keys = bld_scratch(b, (n ? n : 1) * sizeof(*p->keys));
     if (!p->keys)
         return -1;
     for (size_t i = 0; i < p->n_api; i++)
@@ -98,6 +99,7 @@ static const bld_key *find_launch(bld_proc *p, uint32_t source, uint64_t corr, u
 {
     const bld_key *keys = p->keys;
     size_t n = p->n_keys, lo;
+    assert(keys); /* the keys live in the scratch block only while ops are joined */
     /* Device ops mostly come in the order of their launches: try where
      * the previous search ended (the first key of a run) first. */
     size_t h = p->join_hint;
@@ -152,18 +154,19 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
 
 void bld_join_op(bld *b, bld_proc *p, bld_op *op)
 {
-    const act_rec_device_op *r = op->r;
     const bld_api *launch = NULL;
-    if (r->corr) {
-        const bld_key *k = find_launch(p, r->source, r->corr, op->start);
+    uint64_t ref = op->x.ext_ref; /* replaced by ext_id below */
+    if (op->corr) {
+        const bld_key *k = find_launch(p, op->source, op->corr, op->start);
         if (k)
             launch = &p->api[k->idx];
         else
             b->tl->counts.unlinked_device_ops++;
     }
+    op->d.launch_start = 0; /* the device handle was mapped before */
     if (launch) {
         op->linked = 1;
-        op->launch_start = launch->start;
+        op->d.launch_start = launch->start;
         op->launch_tid = launch->tid;
         op->kept = launch->kept;
         if (op->start < launch->start) {
@@ -179,10 +182,9 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
      * reused its correlation id; the extcorr table keeps only the last
      * mapping of an id, so it is the fallback (launch without a range, or
      * no launch slice at all: the degraded vendor path). */
-    uint64_t ref = r->ext;
     if (!ref && launch)
         ref = launch->ext;
-    if (!ref && r->corr)
-        ref = find_extcorr(p, r->source, r->corr);
-    op->ext_id = bld_resolve_ext(b, p, ref);
+    if (!ref && op->corr)
+        ref = find_extcorr(p, op->source, op->corr);
+    op->x.ext_id = bld_resolve_ext(b, p, ref);
 }

@@ -72,31 +72,42 @@ size_t act_lanes_partition(const uint64_t *start, const uint64_t *end, size_t n,
     return used ? used : 1;
 }
 
-uint64_t act_lanes_nesting_violations(const uint64_t *start, const uint64_t *end, size_t n)
+int act_nest_add(act_nest *s, uint64_t start, uint64_t end)
 {
     /* A stack of open slice ends: a slice must end no later than every
      * slice it starts inside. */
-    uint64_t bad = 0;
-    size_t depth = 0, cap = 16;
-    uint64_t *stack = malloc(cap * sizeof(*stack));
-    if (!stack)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        while (depth && stack[depth - 1] <= start[i])
-            depth--;
-        if (depth && end[i] > stack[depth - 1]) {
-            bad++;
-            continue; /* not pushed: judge later slices against the rest */
-        }
-        if (depth == cap) {
-            uint64_t *ns = realloc(stack, cap * 2 * sizeof(*ns));
-            if (!ns)
-                break;
-            stack = ns;
-            cap *= 2;
-        }
-        stack[depth++] = end[i];
+    while (s->depth && s->stack[s->depth - 1] <= start)
+        s->depth--;
+    if (s->depth && end > s->stack[s->depth - 1])
+        return 1; /* not pushed: judge later slices against the rest */
+    if (s->depth == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 16;
+        uint64_t *ns = realloc(s->stack, nc * sizeof(*ns));
+        if (!ns)
+            return -1;
+        s->stack = ns;
+        s->cap = nc;
     }
-    free(stack);
+    s->stack[s->depth++] = end;
+    return 0;
+}
+
+void act_nest_free(act_nest *s)
+{
+    free(s->stack);
+    *s = (act_nest){0};
+}
+
+uint64_t act_lanes_nesting_violations(const uint64_t *start, const uint64_t *end, size_t n)
+{
+    uint64_t bad = 0;
+    act_nest s = {0};
+    for (size_t i = 0; i < n; i++) {
+        int r = act_nest_add(&s, start[i], end[i]);
+        if (r < 0)
+            break;
+        bad += (uint64_t)r;
+    }
+    act_nest_free(&s);
     return bad;
 }

@@ -1,8 +1,14 @@
 /*
  * reader.c -- decode one spool file (record.h) for the builder; see
- * spool.h. Two passes: first walk every chunk's published prefix and cut
- * it into segments (a SEGMENT record starts each), then visit segments in
- * global sequence order, resolving strings per thread serial.
+ * spool.h. act_spool_open walks every chunk's published prefix and cuts it
+ * into segments (a SEGMENT record starts each), then surveys the segments
+ * in global sequence order (strings per thread serial, threads, counts,
+ * times, problems). Records are decoded again, one at a time, by an
+ * iterator (act_spool_iter_*) instead of being listed: a list of every
+ * record cost 48 bytes per record, as much memory as the spool itself.
+ * Both walks drop the pages of the mapping they have read (they are file
+ * pages and come back on the next touch), so reading a spool does not
+ * keep it resident.
  *
  * Nothing in the file is trusted: the header's geometry is checked against
  * the file size, each chunk's `used` against the chunk size, each record's
@@ -11,6 +17,7 @@
  */
 #include "spool.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,18 +32,22 @@
 #include "acceltrace.h"
 #include "u64map.h"
 
-typedef struct segment {
+typedef struct act_sp_seg {
     uint64_t seq;
     uint32_t serial;
     uint32_t chunk;
     size_t begin, end; /* byte offsets in the file */
 } segment;
 
+/* Decoding state of one walk over the segments: the string tables as they
+ * stand at the current record (a string id may be redefined later). */
 typedef struct reader {
     act_spool *sp;
-    segment *segs;
-    size_t n_segs, cap_segs;
-    act_u64map strings; /* (serial << 32 | id) -> index + 1 into strs */
+    int survey; /* 1: the walk of act_spool_open (counts, problems) */
+    size_t cap_segs;
+    size_t read_since_drop;    /* bytes read since the mapping was last dropped */
+    uint64_t raw_min, raw_max; /* survey: earliest (nonzero) / latest raw time */
+    act_u64map strings;        /* (serial << 32 | id) -> index + 1 into strs */
     act_str *strs;
     size_t n_strs, cap_strs;
     uint64_t unknown_strings;
@@ -96,6 +107,40 @@ static void problem(act_spool *sp, const char *fmt, ...)
     snprintf(line, len, "%s: %s", sp->path, msg);
     sp->errors = ne;
     sp->errors[sp->n_errors++] = line;
+}
+
+/* Problems are reported by the survey only; the iterator's walk decodes
+ * the same bytes again and would only repeat them. */
+#define rd_problem(rd, ...)                                                                        \
+    do {                                                                                           \
+        if ((rd)->survey)                                                                          \
+            problem((rd)->sp, __VA_ARGS__);                                                        \
+    } while (0)
+
+/* The mapping is read-only and never written: dropping its pages loses
+ * nothing (the next touch maps the page cache's copy again), and keeps
+ * the resident size of a spool near the bytes read since the last drop.
+ * Pointers into the mapping (strings, records) stay valid. */
+#define DROP_EVERY (4u << 20)
+
+static void drop_pages(const act_spool *sp)
+{
+    if (sp->map && sp->map_len)
+        (void)madvise((void *)sp->map, sp->map_len, MADV_DONTNEED);
+}
+
+void act_spool_drop_pages(const act_spool *sp)
+{
+    drop_pages(sp);
+}
+
+static void note_read(reader *rd, size_t bytes)
+{
+    rd->read_since_drop += bytes;
+    if (rd->read_since_drop >= DROP_EVERY) {
+        drop_pages(rd->sp);
+        rd->read_since_drop = 0;
+    }
 }
 
 static void set_err(char *err, size_t errlen, const char *path, const char *what)
@@ -170,15 +215,16 @@ static int check_header(act_spool *sp, size_t file_size, char *err, size_t errle
 
 static int seg_add(reader *rd, const segment *s)
 {
-    if (rd->n_segs == rd->cap_segs) {
+    act_spool *sp = rd->sp;
+    if (sp->n_segs == rd->cap_segs) {
         size_t nc = rd->cap_segs ? rd->cap_segs * 2 : 64;
-        segment *ns = realloc(rd->segs, nc * sizeof(*ns));
+        segment *ns = realloc(sp->segs, nc * sizeof(*ns));
         if (!ns)
             return ACT_E_NOMEM;
-        rd->segs = ns;
+        sp->segs = ns;
         rd->cap_segs = nc;
     }
-    rd->segs[rd->n_segs++] = *s;
+    sp->segs[sp->n_segs++] = *s;
     return 0;
 }
 
@@ -251,7 +297,7 @@ static int seg_cmp(const void *a, const void *b)
     return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
 }
 
-/* ---- pass 2: records in segment order --------------------------------- */
+/* ---- records in segment order ----------------------------------------- */
 
 static int str_define(reader *rd, uint32_t serial, uint32_t id, const char *p, uint32_t n)
 {
@@ -269,9 +315,23 @@ static int str_define(reader *rd, uint32_t serial, uint32_t id, const char *p, u
     return act_u64map_put(&rd->strings, (uint64_t)serial << 32 | id, rd->n_strs);
 }
 
-static act_str str_get(reader *rd, uint32_t serial, uint32_t id)
+static act_str str_get_slow(reader *rd, uint32_t serial, uint32_t id, uint64_t key,
+                            struct str_hit *c)
 {
     uint64_t v;
+    if (act_u64map_get(&rd->strings, key, &v)) {
+        *c = (struct str_hit){key, (size_t)v - 1};
+        return rd->strs[v - 1];
+    }
+    rd->unknown_strings++;
+    if (rd->unknown_strings <= 3)
+        rd_problem(rd, "thread serial %u: string id %u used before it was defined", serial, id);
+    static const char unknown[] = "(unknown string)";
+    return (act_str){unknown, sizeof(unknown) - 1};
+}
+
+static inline act_str str_get(reader *rd, uint32_t serial, uint32_t id)
+{
     if (!id)
         return (act_str){"", 0};
     /* A few names recur record after record: a small cache before the map
@@ -280,15 +340,7 @@ static act_str str_get(reader *rd, uint32_t serial, uint32_t id)
     struct str_hit *c = &rd->hits[id & (STR_HITS - 1)];
     if (c->key == key)
         return rd->strs[c->idx];
-    if (act_u64map_get(&rd->strings, key, &v)) {
-        *c = (struct str_hit){key, (size_t)v - 1};
-        return rd->strs[v - 1];
-    }
-    rd->unknown_strings++;
-    if (rd->unknown_strings <= 3)
-        problem(rd->sp, "thread serial %u: string id %u used before it was defined", serial, id);
-    static const char unknown[] = "(unknown string)";
-    return (act_str){unknown, sizeof(unknown) - 1};
+    return str_get_slow(rd, serial, id, key, c);
 }
 
 static int thread_set(act_spool *sp, uint32_t serial, uint32_t tid, act_str name)
@@ -308,53 +360,46 @@ static int thread_set(act_spool *sp, uint32_t serial, uint32_t tid, act_str name
     return 0;
 }
 
-static void note_ts(act_spool *sp, uint64_t raw)
+/* Raw times are compared and converted once at the end: act_spool_ns is
+ * non-decreasing (the header check ensures a positive TSC rate), so the
+ * earliest and latest raw times give the earliest and latest ns. */
+static inline void note_ts(reader *rd, uint64_t raw)
 {
     if (!raw)
         return;
-    uint64_t ns = act_spool_ns(sp, raw);
-    if (!sp->first_ts || ns < sp->first_ts)
-        sp->first_ts = ns;
-    if (ns > sp->last_ts)
-        sp->last_ts = ns;
+    if (raw < rd->raw_min)
+        rd->raw_min = raw;
+    if (raw > rd->raw_max)
+        rd->raw_max = raw;
 }
 
 /* Timestamps a record carries, for the process's first/last time. */
-static void note_times(act_spool *sp, const act_rec_hdr *h)
+static inline void note_times(reader *rd, const act_rec_hdr *h)
 {
     switch (h->kind) {
     case ACT_REC_RANGE_PUSH:
     case ACT_REC_RANGE_POP:
     case ACT_REC_MARK:
     case ACT_REC_ERROR:
-    case ACT_REC_CAPTURE: note_ts(sp, ((const act_rec_ts *)h)->ts); break;
+    case ACT_REC_CAPTURE: note_ts(rd, ((const act_rec_ts *)h)->ts); break;
     case ACT_REC_RANGE_START:
-    case ACT_REC_RANGE_END: note_ts(sp, ((const act_rec_range_id *)h)->ts); break;
-    case ACT_REC_COUNTER: note_ts(sp, ((const act_rec_counter *)h)->ts); break;
+    case ACT_REC_RANGE_END: note_ts(rd, ((const act_rec_range_id *)h)->ts); break;
+    case ACT_REC_COUNTER: note_ts(rd, ((const act_rec_counter *)h)->ts); break;
     case ACT_REC_API:
-        note_ts(sp, ((const act_rec_api *)h)->start);
-        note_ts(sp, ((const act_rec_api *)h)->end);
+        note_ts(rd, ((const act_rec_api *)h)->start);
+        note_ts(rd, ((const act_rec_api *)h)->end);
         break;
     case ACT_REC_DEVICE_OP:
-        note_ts(sp, ((const act_rec_device_op *)h)->start);
-        note_ts(sp, ((const act_rec_device_op *)h)->end);
+        note_ts(rd, ((const act_rec_device_op *)h)->start);
+        note_ts(rd, ((const act_rec_device_op *)h)->end);
         break;
     default: break;
     }
 }
 
-static int rec_add(reader *rd, const act_rec_hdr *h, uint32_t serial, size_t *cap)
+/* Resolve the strings of a record that is handed out. */
+static void rec_decode(reader *rd, const act_rec_hdr *h, uint32_t serial, act_sp_rec *r)
 {
-    act_spool *sp = rd->sp;
-    if (sp->n_recs == *cap) {
-        size_t nc = *cap ? *cap * 2 : 1024;
-        act_sp_rec *nr = realloc(sp->recs, nc * sizeof(*nr));
-        if (!nr)
-            return ACT_E_NOMEM;
-        sp->recs = nr;
-        *cap = nc;
-    }
-    act_sp_rec *r = &sp->recs[sp->n_recs++];
     r->r = h;
     r->serial = serial;
     r->s1 = (act_str){"", 0};
@@ -391,52 +436,78 @@ static int rec_add(reader *rd, const act_rec_hdr *h, uint32_t serial, size_t *ca
     }
     default: break;
     }
-    note_times(sp, h);
-    return 0;
 }
 
-static int read_segment(reader *rd, const segment *sg, size_t *cap)
+/* The next record of segment `sg` from *off: 1 with *out filled, 0 at the
+ * end of the segment, or ACT_E_NOMEM. The survey also counts, notes times
+ * and threads, and reports problems; both walks skip the same records and
+ * define the same strings, so the iterator resolves what the survey did.
+ * Sizes were checked by scan_chunk, and are checked again: the iterator
+ * reads the file a second time. */
+static inline __attribute__((always_inline)) int
+seg_next_impl(reader *rd, const segment *sg, size_t *off, act_sp_rec *out, const int survey)
 {
     act_spool *sp = rd->sp;
-    size_t off = sg->begin;
-    while (off < sg->end) {
-        const act_rec_hdr *h = (const act_rec_hdr *)(sp->map + off);
+    while (*off + sizeof(act_rec_hdr) <= sg->end) {
+        const act_rec_hdr *h = (const act_rec_hdr *)(sp->map + *off);
         size_t size = (size_t)h->size8 * 8;
-        off += size; /* sizes were checked in pass 1 */
+        if (!size || size > sg->end - *off) {
+            if (survey)
+                problem(sp, "chunk %u: record size changed while reading; rest of segment skipped",
+                        sg->chunk);
+            *off = sg->end;
+            return 0;
+        }
+        *off += size;
+        assert(*off <= sg->end); /* a record never crosses its segment's end */
         if (h->kind >= ACT_REC_KIND_MAX) {
-            problem(sp, "chunk %u: unknown record kind %u; skipped", sg->chunk, h->kind);
+            if (survey)
+                problem(sp, "chunk %u: unknown record kind %u; skipped", sg->chunk, h->kind);
             continue;
         }
         if (size < min_size[h->kind]) {
-            problem(sp, "chunk %u: record of kind %u is %zu bytes, needs %u; skipped", sg->chunk,
-                    h->kind, size, min_size[h->kind]);
+            if (survey)
+                problem(sp, "chunk %u: record of kind %u is %zu bytes, needs %u; skipped",
+                        sg->chunk, h->kind, size, min_size[h->kind]);
             continue;
         }
         if (h->kind == ACT_REC_PAD || h->kind == ACT_REC_SEGMENT)
             continue;
-        sp->records[h->kind]++;
+        if (survey)
+            sp->records[h->kind]++;
         if (h->kind == ACT_REC_STRING) {
             const act_rec_string *s = (const act_rec_string *)h;
             if (s->len > size - sizeof(*s) || !h->aux) {
-                problem(sp, "chunk %u: STRING record with length %u in %zu bytes (id %u); skipped",
-                        sg->chunk, s->len, size, h->aux);
+                if (survey)
+                    problem(sp,
+                            "chunk %u: STRING record with length %u in %zu bytes (id %u); skipped",
+                            sg->chunk, s->len, size, h->aux);
                 continue;
             }
             if (str_define(rd, sg->serial, h->aux, (const char *)(s + 1), s->len))
                 return ACT_E_NOMEM;
             continue;
         }
-        if (h->kind == ACT_REC_THREAD && h->aux) {
+        if (survey && h->kind == ACT_REC_THREAD && h->aux) {
             /* aux 0 names some OS thread of the process (nvtxNameOsThread);
-             * the builder reads it from the record list. */
+             * the builder reads it from the records. */
             const act_rec_thread *t = (const act_rec_thread *)h;
             if (thread_set(sp, h->aux, t->tid, str_get(rd, sg->serial, t->name)))
                 return ACT_E_NOMEM;
         }
-        if (rec_add(rd, h, sg->serial, cap))
-            return ACT_E_NOMEM;
+        rec_decode(rd, h, sg->serial, out);
+        if (survey)
+            note_times(rd, h);
+        return 1;
     }
     return 0;
+}
+
+/* Two copies, so that the iterator's walk carries none of the survey's
+ * tests (this loop runs twice per record). */
+static int seg_next(reader *rd, const segment *sg, size_t *off, act_sp_rec *out)
+{
+    return rd->survey ? seg_next_impl(rd, sg, off, out, 1) : seg_next_impl(rd, sg, off, out, 0);
 }
 
 static int thread_cmp(const void *a, const void *b)
@@ -445,9 +516,15 @@ static int thread_cmp(const void *a, const void *b)
     return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
+static void reader_free(reader *rd)
+{
+    free(rd->strs);
+    act_u64map_free(&rd->strings);
+}
+
 static int decode(act_spool *sp, size_t file_size)
 {
-    reader rd = {.sp = sp};
+    reader rd = {.sp = sp, .survey = 1, .raw_min = UINT64_MAX};
     int rc = 0;
     size_t n_chunks = (file_size - sp->hdr.header_size) / sp->hdr.chunk_size;
     if (sp->hdr.chunk_count > n_chunks)
@@ -457,25 +534,76 @@ static int decode(act_spool *sp, size_t file_size)
         n_chunks = sp->hdr.chunk_count;
     if (sp->hdr.chunks_used < n_chunks)
         n_chunks = (size_t)sp->hdr.chunks_used;
-    for (size_t i = 0; i < n_chunks && !rc; i++)
+    for (size_t i = 0; i < n_chunks && !rc; i++) {
         rc = scan_chunk(&rd, (uint32_t)i);
+        note_read(&rd, sp->hdr.chunk_size);
+    }
     if (!rc) {
-        if (rd.n_segs) /* qsort's pointer must not be NULL, even for 0 items */
-            qsort(rd.segs, rd.n_segs, sizeof(*rd.segs), seg_cmp);
-        sp->records[ACT_REC_SEGMENT] = rd.n_segs;
-        size_t cap = 0;
-        for (size_t i = 0; i < rd.n_segs && !rc; i++)
-            rc = read_segment(&rd, &rd.segs[i], &cap);
+        if (sp->n_segs) /* qsort's pointer must not be NULL, even for 0 items */
+            qsort(sp->segs, sp->n_segs, sizeof(*sp->segs), seg_cmp);
+        sp->records[ACT_REC_SEGMENT] = sp->n_segs;
+        act_sp_rec rec;
+        for (size_t i = 0; i < sp->n_segs && !rc; i++) {
+            size_t off = sp->segs[i].begin;
+            while ((rc = seg_next(&rd, &sp->segs[i], &off, &rec)) > 0)
+                ;
+            note_read(&rd, sp->segs[i].end - sp->segs[i].begin);
+        }
+    }
+    if (rd.raw_max) {
+        sp->first_ts = act_spool_ns(sp, rd.raw_min);
+        sp->last_ts = act_spool_ns(sp, rd.raw_max);
     }
     if (rd.unknown_strings > 3)
         problem(sp, "%llu uses of undefined string ids in all",
                 (unsigned long long)rd.unknown_strings);
     if (sp->n_threads)
         qsort(sp->threads, sp->n_threads, sizeof(*sp->threads), thread_cmp);
-    free(rd.segs);
-    free(rd.strs);
-    act_u64map_free(&rd.strings);
+    reader_free(&rd);
+    drop_pages(sp);
     return rc;
+}
+
+/* ---- iteration --------------------------------------------------------- */
+
+struct act_spool_iter {
+    reader rd;
+    size_t seg; /* current segment */
+    size_t off; /* next record's offset in it */
+};
+
+act_spool_iter *act_spool_iter_new(const act_spool *sp)
+{
+    act_spool_iter *it = calloc(1, sizeof(*it));
+    if (!it)
+        return NULL;
+    /* The iterator only reads the spool: it neither counts nor reports. */
+    it->rd.sp = (act_spool *)sp;
+    it->off = sp->n_segs ? sp->segs[0].begin : 0;
+    return it;
+}
+
+int act_spool_iter_next(act_spool_iter *it, act_sp_rec *rec)
+{
+    const act_spool *sp = it->rd.sp;
+    while (it->seg < sp->n_segs) {
+        int rc = seg_next(&it->rd, &sp->segs[it->seg], &it->off, rec);
+        if (rc)
+            return rc;
+        note_read(&it->rd, sp->segs[it->seg].end - sp->segs[it->seg].begin);
+        if (++it->seg < sp->n_segs)
+            it->off = sp->segs[it->seg].begin;
+    }
+    return 0;
+}
+
+void act_spool_iter_free(act_spool_iter *it)
+{
+    if (!it)
+        return;
+    drop_pages(it->rd.sp);
+    reader_free(&it->rd);
+    free(it);
 }
 
 /* ---- public ----------------------------------------------------------- */
@@ -534,17 +662,10 @@ void act_spool_close(act_spool *sp)
     for (size_t i = 0; i < sp->n_errors; i++)
         free(sp->errors[i]);
     free(sp->errors);
-    free(sp->recs);
+    free(sp->segs);
     free(sp->threads);
     free(sp->path);
     memset(sp, 0, sizeof(*sp));
-}
-
-void act_spool_release_records(act_spool *sp)
-{
-    free(sp->recs);
-    sp->recs = NULL;
-    sp->n_recs = 0;
 }
 
 uint64_t act_spool_ns(const act_spool *sp, uint64_t ts)

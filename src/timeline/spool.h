@@ -1,7 +1,9 @@
 /*
  * spool.h -- the spool reader: turns one <pid>.acts file (format in
- * core/record.h) into a validated, ordered list of records with their
- * interned strings resolved, for the timeline builder.
+ * core/record.h) into validated records, in order, with their interned
+ * strings resolved, for the timeline builder. Opening a spool surveys it
+ * (threads, counts per kind, first/last time, problems); the records
+ * themselves are handed out one at a time by an iterator, never listed.
  *
  * Spool files may come from a process that crashed mid-write, or from a
  * user who hands us any file at all: every size, offset, count and string
@@ -52,8 +54,8 @@ typedef struct act_spool {
     int sealed;           /* ACT_SPOOL_F_SEALED was set */
     char **argv;          /* from hdr.cmdline; argc entries, malloc'ed */
     int argc;
-    act_sp_rec *recs;
-    size_t n_recs;
+    struct act_sp_seg *segs; /* segments in reading order (reader.c) */
+    size_t n_segs;
     act_sp_thread *threads; /* sorted by serial */
     size_t n_threads;
     uint64_t records[ACT_REC_KIND_MAX]; /* records read per kind */
@@ -73,10 +75,24 @@ void act_spool_close(act_spool *sp);
  * CLOCK_MONOTONIC_RAW nanoseconds. 0 stays 0 (unknown). */
 uint64_t act_spool_ns(const act_spool *sp, uint64_t ts);
 
-/* Free the decoded record list (recs becomes NULL, n_recs 0) once its
- * user is done with it; the mapping, strings, threads and counts stay
- * valid until act_spool_close. */
-void act_spool_release_records(act_spool *sp);
+/* The records of an opened spool in reading order, decoded one at a
+ * time (the same records, strings and skips as the survey of
+ * act_spool_open; problems were reported there). Several iterators may
+ * walk one spool; a record and its strings point into the mapping and
+ * stay valid until act_spool_close. The pages read are dropped from the
+ * mapping as the walk goes (they come back when touched): iterating keeps
+ * a few MB of the spool resident, not all of it.
+ * act_spool_iter_next: 1 and *rec filled, 0 at the end, ACT_E_NOMEM. */
+typedef struct act_spool_iter act_spool_iter;
+act_spool_iter *act_spool_iter_new(const act_spool *sp); /* NULL: out of memory */
+int act_spool_iter_next(act_spool_iter *it, act_sp_rec *rec);
+void act_spool_iter_free(act_spool_iter *it);
+
+/* Drop the pages of the mapping that are resident: for a user that reads
+ * records again through pointers it kept (they stay valid; what it reads
+ * next comes back from the page cache). Keeps the spool from becoming
+ * resident whole while such a user walks it. */
+void act_spool_drop_pages(const act_spool *sp);
 
 /* Thread of a serial (NULL when unknown). */
 const act_sp_thread *act_spool_thread(const act_spool *sp, uint32_t serial);

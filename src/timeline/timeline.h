@@ -184,13 +184,12 @@ void act_timeline_free(act_timeline *tl);
  * time base, counters so far, but no event); _events makes the events,
  * in the order act_timeline_build makes them, handing them to tl->sink
  * in batches when it is set. _finish frees the builder's state (not tl),
- * also after a failure or when _events was never called. With
- * release_records, _start releases each spool's record list
- * (act_spool_release_records) once it has read it: the spools' mappings
- * and strings are all the timeline keeps. */
+ * also after a failure or when _events was never called. _start walks
+ * each spool's records once (act_spool_iter_*); the spools' mappings and
+ * strings are all the timeline keeps of them. */
 typedef struct act_tl_build act_tl_build;
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
-                             const act_build_opts *opts, int release_records, act_tl_build **out);
+                             const act_build_opts *opts, act_tl_build **out);
 int act_timeline_build_events(act_tl_build *s);
 void act_timeline_build_finish(act_tl_build *s);
 
@@ -284,5 +283,16 @@ size_t act_lanes_partition(const uint64_t *start, const uint64_t *end, size_t n,
 /* Nesting check (lanes.c): slices of one lane sorted by (start asc, end
  * desc); returns how many partially overlap a slice they start inside. */
 uint64_t act_lanes_nesting_violations(const uint64_t *start, const uint64_t *end, size_t n);
+
+/* The same check one slice at a time, for slices that are merged as they
+ * are checked: act_nest_add returns 1 when the slice partially overlaps
+ * one it starts inside, 0 when not, -1 when out of memory. A new lane
+ * starts with depth = 0. */
+typedef struct act_nest {
+    uint64_t *stack; /* ends of the open slices */
+    size_t depth, cap;
+} act_nest;
+int act_nest_add(act_nest *s, uint64_t start, uint64_t end);
+void act_nest_free(act_nest *s);
 
 #endif

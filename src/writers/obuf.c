@@ -4,8 +4,11 @@
  */
 #include "obuf.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -26,24 +29,161 @@ int act_obuf_init(act_obuf *b, int fd, size_t cap)
     return 0;
 }
 
-int act_obuf_flush(act_obuf *b)
+/* write(2) all of it; 0 or the errno of the failure. */
+static int write_all(int fd, const char *p, size_t n)
 {
-    if (b->fd < 0 || b->err)
-        return b->err;
     size_t off = 0;
-    while (off < b->len) {
-        ssize_t w = write(b->fd, b->buf + off, b->len - off);
+    while (off < n) {
+        ssize_t w = write(fd, p + off, n - off);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            b->err = ACT_E_IO;
-            return b->err;
+            return errno ? errno : EIO;
         }
         off += (size_t)w;
+    }
+    return 0;
+}
+
+/* ---- background writer ------------------------------------------------ */
+
+/* One full buffer at a time goes to the thread (`busy`); the caller waits
+ * for it only when it has filled the other buffer too. The thread owns
+ * `pending` while busy, the caller owns everything else. */
+struct act_obuf_bg {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int fd;
+    const char *pending;
+    size_t pending_len;
+    int busy, quit;
+    int sys_errno; /* first write failure, sticky */
+    char *spare;   /* the buffer not being filled */
+};
+
+static void *bg_main(void *arg)
+{
+    act_obuf_bg *g = arg;
+    pthread_mutex_lock(&g->mu);
+    for (;;) {
+        while (!g->busy && !g->quit)
+            pthread_cond_wait(&g->cv, &g->mu);
+        if (!g->busy)
+            break; /* quit, nothing pending */
+        const char *p = g->pending;
+        size_t n = g->pending_len;
+        int failed = g->sys_errno;
+        pthread_mutex_unlock(&g->mu);
+        int e = failed ? 0 : write_all(g->fd, p, n); /* after a failure: nothing more */
+        pthread_mutex_lock(&g->mu);
+        if (e && !g->sys_errno)
+            g->sys_errno = e;
+        g->busy = 0;
+        pthread_cond_broadcast(&g->cv);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+/* Wait until the thread is idle; ACT_E_IO (errno set) if a write failed. */
+static int bg_wait(act_obuf *b)
+{
+    act_obuf_bg *g = b->bg;
+    pthread_mutex_lock(&g->mu);
+    while (g->busy)
+        pthread_cond_wait(&g->cv, &g->mu);
+    int e = g->sys_errno;
+    pthread_mutex_unlock(&g->mu);
+    if (e && !b->err) {
+        b->err = ACT_E_IO;
+        b->sys_errno = e;
+    }
+    return b->err;
+}
+
+/* Hand the filled buffer to the thread and go on in the spare one. */
+static int bg_flush(act_obuf *b)
+{
+    act_obuf_bg *g = b->bg;
+    if (bg_wait(b))
+        return b->err;
+    if (!b->len)
+        return 0;
+    pthread_mutex_lock(&g->mu);
+    assert(!g->busy); /* one buffer at the thread at a time (bg_wait above) */
+    g->pending = b->buf;
+    g->pending_len = b->len;
+    g->busy = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    char *next = g->spare;
+    g->spare = b->buf;
+    b->buf = next;
+    b->written += b->len;
+    b->len = 0;
+    return 0;
+}
+
+int act_obuf_init_bg(act_obuf *b, int fd, size_t cap)
+{
+    if (act_obuf_init(b, fd, cap) || fd < 0)
+        return b->err;
+    act_obuf_bg *g = calloc(1, sizeof(*g));
+    if (g)
+        g->spare = malloc(b->cap);
+    if (!g || !g->spare || pthread_mutex_init(&g->mu, NULL)) {
+        if (g)
+            free(g->spare);
+        free(g);
+        return 0; /* writes itself */
+    }
+    pthread_cond_init(&g->cv, NULL);
+    g->fd = fd;
+    /* The thread takes no signal of the program's (an in-process session
+     * exports inside the traced program). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&g->thread, NULL, bg_main, g);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        pthread_cond_destroy(&g->cv);
+        pthread_mutex_destroy(&g->mu);
+        free(g->spare);
+        free(g);
+        return 0;
+    }
+    b->bg = g;
+    return 0;
+}
+
+static int flush_now(act_obuf *b)
+{
+    if (b->fd < 0 || b->err)
+        return b->err;
+    if (b->bg) {
+        bg_flush(b);
+        return bg_wait(b);
+    }
+    int e = write_all(b->fd, b->buf, b->len);
+    if (e) {
+        b->err = ACT_E_IO;
+        b->sys_errno = e;
+        return b->err;
     }
     b->written += b->len;
     b->len = 0;
     return 0;
+}
+
+int act_obuf_flush(act_obuf *b)
+{
+    int rc = flush_now(b);
+    /* The failure may date from an earlier, implicit flush. */
+    if (rc == ACT_E_IO && b->sys_errno)
+        errno = b->sys_errno;
+    return rc;
 }
 
 int act_obuf_reserve_slow(act_obuf *b, size_t n)
@@ -51,10 +191,30 @@ int act_obuf_reserve_slow(act_obuf *b, size_t n)
     if (b->err)
         return b->err;
     if (b->fd >= 0) {
-        if (act_obuf_flush(b))
+        if (b->bg ? bg_flush(b) : flush_now(b))
             return b->err;
         if (b->cap - b->len >= n)
             return 0;
+        if (b->bg) {
+            /* A record larger than the buffer: both buffers grow alike
+             * once the thread is done with the spare one. */
+            if (bg_wait(b))
+                return b->err;
+            size_t ncap = b->cap;
+            while (ncap - b->len < n) {
+                if (ncap > SIZE_MAX / 2) {
+                    b->err = ACT_E_NOMEM;
+                    return b->err;
+                }
+                ncap *= 2;
+            }
+            char *ns = realloc(b->bg->spare, ncap);
+            if (!ns) {
+                b->err = ACT_E_NOMEM;
+                return b->err;
+            }
+            b->bg->spare = ns;
+        }
     }
     size_t ncap = b->cap ? b->cap : 4096;
     while (ncap - b->len < n) {
@@ -76,6 +236,19 @@ int act_obuf_reserve_slow(act_obuf *b, size_t n)
 
 void act_obuf_free(act_obuf *b)
 {
+    act_obuf_bg *g = b->bg;
+    if (g) {
+        pthread_mutex_lock(&g->mu);
+        g->quit = 1;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        pthread_join(g->thread, NULL); /* finishes a pending write first */
+        pthread_cond_destroy(&g->cv);
+        pthread_mutex_destroy(&g->mu);
+        free(g->spare);
+        free(g);
+        b->bg = NULL;
+    }
     free(b->buf);
     b->buf = NULL;
     b->len = b->cap = 0;

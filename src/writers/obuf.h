@@ -2,7 +2,10 @@
  * obuf.h -- the big buffered output used by every writer: bytes are
  * appended to one large buffer that is flushed to a file descriptor with
  * write(2) when full, or grown in memory when there is no descriptor (tests,
- * strings built for later use). Numbers are formatted by hand because the
+ * strings built for later use). A file buffer may hand its writes to a
+ * thread of its own (act_obuf_init_bg): while the kernel copies one full
+ * buffer into the page cache, the caller formats the next one. Numbers
+ * are formatted by hand because the
  * Chrome writer is benchmarked (millions of events per second) and fprintf
  * per field is an order of magnitude too slow.
  */
@@ -13,19 +16,32 @@
 #include <stdint.h>
 #include <string.h>
 
+typedef struct act_obuf_bg act_obuf_bg;
+
 typedef struct act_obuf {
     char *buf;
     size_t len;
     size_t cap;
     int fd;           /* -1: memory buffer that grows */
     int err;          /* first error (negative ACT_E_*), sticky */
+    int sys_errno;    /* errno of the write(2) failure behind ACT_E_IO */
     uint64_t written; /* bytes handed to write(2) so far */
+    act_obuf_bg *bg;  /* background writer (act_obuf_init_bg), or NULL */
 } act_obuf;
 
 /* fd >= 0: flush to fd; fd < 0: grow in memory. */
 int act_obuf_init(act_obuf *b, int fd, size_t cap);
-/* Write out what is buffered (fd mode). Returns b->err. */
+/* fd mode with a writer thread and a second buffer of `cap`: a full
+ * buffer is handed to the thread and formatting goes on in the other.
+ * Without a thread (it could not be started) the buffer writes itself,
+ * as act_obuf_init's does. b->buf changes at every flush: keep offsets,
+ * not pointers, across a reserve. */
+int act_obuf_init_bg(act_obuf *b, int fd, size_t cap);
+/* Write out what is buffered (fd mode) and wait until it is written.
+ * Returns b->err; after ACT_E_IO, errno says why. */
 int act_obuf_flush(act_obuf *b);
+/* Stops the writer thread, if any (call act_obuf_flush first: what is
+ * still buffered is not written). */
 void act_obuf_free(act_obuf *b);
 /* Make room for `n` more bytes; returns 0 or the sticky error. */
 int act_obuf_reserve_slow(act_obuf *b, size_t n);

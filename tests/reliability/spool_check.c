@@ -149,8 +149,16 @@ int main(int argc, char **argv)
             return 1;
         }
         printf("%s%u", i ? "," : "", sp.hdr.pid);
-        for (size_t j = 0; j < sp.n_recs; j++)
-            check_rec(&sp.recs[j]);
+        act_spool_iter *it = act_spool_iter_new(&sp);
+        act_sp_rec rec;
+        int rc = it ? 0 : ACT_E_NOMEM;
+        while (it && (rc = act_spool_iter_next(it, &rec)) > 0)
+            check_rec(&rec);
+        act_spool_iter_free(it);
+        if (rc < 0) {
+            fprintf(stderr, "%s: out of memory\n", paths[i]);
+            return 1;
+        }
         for (int k = 0; k < ACT_REC_KIND_MAX; k++) {
             records[k] += sp.records[k];
             dropped[k] += sp.hdr.dropped[k];

@@ -120,6 +120,77 @@ static void test_shape_and_metadata(void **state)
     tu_free(&b);
 }
 
+/* Integers are written digit by digit into place: every length, and the
+ * edges around each power of ten, read back as the value written (above
+ * INT64_MAX as a decimal string). */
+static void test_integer_args(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    sb_init(&s, 810, 1u << 20, 1);
+    sb_use_chunk(&s, 0);
+    sb_segment(&s, 1);
+    sb_thread(&s, 1, 810, 0);
+    sb_str(&s, 1, "r");
+    sb_str(&s, 2, "v");
+    uint64_t vals[64];
+    size_t n = 0;
+    vals[n++] = 0;
+    for (uint64_t p = 10; n + 3 <= 60; p *= 10) {
+        vals[n++] = p - 1;
+        vals[n++] = p;
+        vals[n++] = p + 1;
+        if (p > UINT64_MAX / 10)
+            break;
+    }
+    vals[n++] = (uint64_t)INT64_MAX;
+    vals[n++] = (uint64_t)INT64_MAX + 1;
+    vals[n++] = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        sb_ts(&s, ACT_REC_RANGE_PUSH, 1, 2000000 + i * 10);
+        act_rec_arg *a = sb_rec(&s, ACT_REC_ARG, 2, sizeof(*a));
+        a->type = ACT_RECARG_U64;
+        a->v.u = vals[i];
+        sb_ts(&s, ACT_REC_RANGE_POP, 0, 2000005 + i * 10);
+    }
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    act_build_opts o = {0, 0};
+    assert_int_equal(act_timeline_build(&b.tl, b.ptr, b.n, &o), 0);
+    act_obuf ob;
+    act_obuf_init(&ob, -1, 256);
+    act_chrome_opts co = {NULL, NULL, 0, NULL, -1};
+    assert_int_equal(act_chrome_write(&b.tl, &co, &ob), 0);
+    act_obuf_putc(&ob, '\0');
+    json_error_t e;
+    b.doc = json_loads(ob.buf, 0, &e);
+    assert_non_null(b.doc);
+    act_obuf_free(&ob);
+    json_t *events = json_object_get(b.doc, "traceEvents"), *ev;
+    size_t i, k = 0;
+    json_array_foreach(events, i, ev)
+    {
+        json_t *v = json_object_get(json_object_get(ev, "args"), "v");
+        if (!v)
+            continue;
+        assert_true(k < n);
+        if (vals[k] <= (uint64_t)INT64_MAX) {
+            assert_true(json_is_integer(v));
+            assert_true((uint64_t)json_integer_value(v) == vals[k]);
+        } else {
+            char want[32];
+            snprintf(want, sizeof(want), "%llu", (unsigned long long)vals[k]);
+            assert_string_equal(json_string_value(v), want);
+        }
+        k++;
+    }
+    assert_int_equal(k, n);
+    sb_free(&s);
+    tu_free(&b);
+}
+
 static int count_entries(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -337,9 +408,8 @@ static void test_streamed_export_matches(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shape_and_metadata),
-        cmocka_unit_test(test_write_file_no_overwrite),
-        cmocka_unit_test(test_export_entry_point),
+        cmocka_unit_test(test_shape_and_metadata),      cmocka_unit_test(test_integer_args),
+        cmocka_unit_test(test_write_file_no_overwrite), cmocka_unit_test(test_export_entry_point),
         cmocka_unit_test(test_streamed_export_matches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

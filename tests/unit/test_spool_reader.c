@@ -303,12 +303,65 @@ static void test_fuzz(void **state)
     sb_free(&s);
 }
 
+/* The iterator hands out the records the survey counted, in segment
+ * order, each string as defined at that point (an id redefined later
+ * keeps its old meaning for earlier records), and its pointers stay valid
+ * after the mapping's pages are dropped. */
+static void test_iterator(void **state)
+{
+    (void)state;
+    sb s;
+    valid_spool(&s);
+    sb_use_chunk(&s, 2);
+    sb_segment(&s, 1); /* thread 1 again, after thread 2's segment */
+    sb_str(&s, 1, "range2");
+    sb_ts(&s, ACT_REC_RANGE_PUSH, 1, 2000500);
+    sb_ts(&s, ACT_REC_RANGE_POP, 0, 2000600);
+    act_spool sp;
+    char err[256] = "";
+    assert_int_equal(open_bytes(s.buf, s.size, &sp, err, sizeof(err)), 0);
+    assert_int_equal(sp.n_errors, 0);
+    static const uint16_t kinds[] = {ACT_REC_THREAD,    ACT_REC_RANGE_PUSH, ACT_REC_API,
+                                     ACT_REC_RANGE_POP, ACT_REC_THREAD,     ACT_REC_DEVICE,
+                                     ACT_REC_DEVICE_OP, ACT_REC_METADATA,   ACT_REC_RANGE_PUSH,
+                                     ACT_REC_RANGE_POP};
+    const char *push_names[2] = {"range", "range2"};
+    for (int pass = 0; pass < 2; pass++) {
+        act_spool_iter *it = act_spool_iter_new(&sp);
+        assert_non_null(it);
+        act_sp_rec rec;
+        size_t n = 0, pushes = 0;
+        while (act_spool_iter_next(it, &rec) == 1) {
+            assert_true(n < sizeof(kinds) / sizeof(kinds[0]));
+            assert_int_equal(rec.r->kind, kinds[n]);
+            if (rec.r->kind == ACT_REC_RANGE_PUSH) {
+                act_spool_drop_pages(&sp);
+                assert_int_equal(rec.s1.n, strlen(push_names[pushes]));
+                assert_memory_equal(rec.s1.p, push_names[pushes], rec.s1.n);
+                pushes++;
+            }
+            if (rec.r->kind == ACT_REC_DEVICE_OP)
+                assert_memory_equal(rec.s1.p, "kernel", 6);
+            n++;
+        }
+        assert_int_equal(n, sizeof(kinds) / sizeof(kinds[0]));
+        assert_int_equal(pushes, 2);
+        assert_int_equal(act_spool_iter_next(it, &rec), 0); /* stays at the end */
+        act_spool_iter_free(it);
+    }
+    assert_int_equal(sp.records[ACT_REC_RANGE_PUSH], 2);
+    assert_int_equal(sp.records[ACT_REC_STRING], 5);
+    act_spool_close(&sp);
+    sb_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),          cmocka_unit_test(test_empty_small_and_bad_headers),
         cmocka_unit_test(test_truncated_file), cmocka_unit_test(test_hostile_chunks_and_records),
         cmocka_unit_test(test_tsc_conversion), cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_iterator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,7 +97,7 @@ static char *summary_whole(const char *spool, const char *out, int by_range, siz
     act_timeline tl;
     act_tl_build *bs = NULL;
     act_build_opts bo = {0, 0};
-    assert_int_equal(act_timeline_build_start(&tl, &ptr, 1, &bo, 1, &bs), 0);
+    assert_int_equal(act_timeline_build_start(&tl, &ptr, 1, &bo, &bs), 0);
     assert_int_equal(act_timeline_build_events(bs), 0);
     *n_ev = tl.n_ev;
     act_chrome_opts co = {NULL, NULL, 0, NULL, -1};

@@ -588,6 +588,43 @@ static void test_truncated_and_unbalanced(void **state)
     tu_free(&b);
 }
 
+/* Two threads whose ranges and API calls interleave in the spool, so that
+ * neither list is in lane order (the nesting check sorts copies): a
+ * partial overlap on each lane is counted, slices of different lanes that
+ * overlap are not. */
+static void test_nesting_interleaved_threads(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    sb_init(&s, 620, 4096, 1);
+    sb_use_chunk(&s, 0);
+    sb_segment(&s, 2);
+    sb_thread(&s, 2, 621, 0);
+    sb_str(&s, 1, "B");
+    sb_str(&s, 2, "call");
+    sb_ts(&s, ACT_REC_RANGE_PUSH, 1, T(2));
+    sb_segment(&s, 1);
+    sb_thread(&s, 1, 620, 0);
+    sb_str(&s, 1, "A");
+    sb_str(&s, 2, "call");
+    sb_ts(&s, ACT_REC_RANGE_PUSH, 1, T(0));
+    sb_api(&s, 2, T(1), T(3), 0, 0, ACT_SOURCE_OPENCL);
+    sb_segment(&s, 2);
+    sb_api(&s, 2, T(15), T(25), 0, 0, ACT_SOURCE_OPENCL); /* ends after B */
+    sb_ts(&s, ACT_REC_RANGE_POP, 0, T(20));
+    sb_segment(&s, 1);
+    sb_api(&s, 2, T(8), T(12), 0, 0, ACT_SOURCE_OPENCL); /* ends after A */
+    sb_ts(&s, ACT_REC_RANGE_POP, 0, T(10));
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    assert_non_null(tu_build(&b, 0, 0));
+    assert_int_equal(b.tl.counts.nesting_violations, 2);
+    sb_free(&s);
+    tu_free(&b);
+}
+
 /* Two processes: the device pid sits above both, host lanes keep OS tids,
  * and a partially overlapping host slice is counted as a nesting
  * violation, not hidden. */
@@ -699,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_recorded_args_and_thread_names),
         cmocka_unit_test(test_truncated_and_unbalanced),
         cmocka_unit_test(test_two_processes_and_nesting),
+        cmocka_unit_test(test_nesting_interleaved_threads),
         cmocka_unit_test(test_pathological_sizes),
         cmocka_unit_test(test_partition_helper),
     };
