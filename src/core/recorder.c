@@ -799,7 +799,9 @@ static uint64_t thread_clock_slow(act_thread *t)
 {
     uint64_t tsc = 0, ns, m = 0;
 #if defined(__x86_64__)
-    int usable = atomic_load_explicit(&act_tsc.usable, memory_order_relaxed);
+    /* Acquire: the calibrating thread wrote the origin pair before it
+     * published usable = 1, and act_tsc_refine reads that pair. */
+    int usable = atomic_load_explicit(&act_tsc.usable, memory_order_acquire);
     if (ACT_UNLIKELY(usable < 0))
         usable = act_tsc_calibrate();
     if (usable == 1) {
