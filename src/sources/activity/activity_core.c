@@ -8,6 +8,8 @@
  * convert records into the calling thread's recorder chunk.
  */
 #include <assert.h>
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,67 @@ void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *o
         o.drain_timeout_ms =
             act_cfg.drain_timeout_ms ? act_cfg.drain_timeout_ms : DEFAULT_DRAIN_TIMEOUT_MS;
     *out = o;
+}
+
+/* ---- the vendor library ---------------------------------------------- */
+
+/* dlopen one place of the search, and add it to the `tried` list. */
+static void *lib_try(const act_activity_lib_path *p, char *tried, size_t n, size_t *used)
+{
+    char path[PATH_MAX];
+    const char *dir = "";
+    if (p->env) {
+        dir = getenv(p->env);
+        if (!dir || !*dir)
+            return NULL; /* the variable names no place */
+    }
+    snprintf(path, sizeof(path), "%s%s", dir, p->file);
+    if (*used < n)
+        *used += (size_t)snprintf(tried + *used, n - *used, "%s%s%s%s%s", *used ? ", " : "", path,
+                                  p->note ? " (" : "", p->note ? p->note : "", p->note ? ")" : "");
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+static void *lib_open(const act_activity_lib *lib, char *tried, size_t n)
+{
+    const char *override = getenv(lib->override_var);
+    if (override && *override) {
+        snprintf(tried, n, "%s", override);
+        return dlopen(override, RTLD_NOW | RTLD_LOCAL);
+    }
+    size_t used = 0;
+    tried[0] = '\0';
+    for (size_t i = 0; i < lib->n_paths; i++) {
+        void *h = lib_try(&lib->paths[i], tried, n, &used);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
+int act_activity_load(act_activity *a, const act_activity_lib *lib, int optional)
+{
+    if (!a->lib) {
+        char tried[PATH_MAX * 2];
+        a->lib = lib_open(lib, tried, sizeof(tried));
+        if (!a->lib) {
+            if (optional)
+                return ACT_E_NOTFOUND; /* probing: absence is not an error */
+            act_activity_error(a, "%s not loadable (tried %s): %s; %s device lane left empty",
+                               lib->file_word, tried, dlerror(), a->vendor);
+            return ACT_E_NOTFOUND;
+        }
+    }
+    for (size_t i = 0; i < lib->n_syms; i++) {
+        const act_activity_sym *sym = &lib->syms[i];
+        *sym->slot = dlsym(a->lib, sym->name);
+        if (!*sym->slot && sym->required) {
+            act_activity_error(a, "symbol %s missing in %s; %s device lane left empty", sym->name,
+                               lib->in_word, a->vendor);
+            return ACT_E_NOTFOUND;
+        }
+    }
+    return 0;
 }
 
 /* ---- pool ------------------------------------------------------------- */

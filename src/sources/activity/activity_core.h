@@ -68,6 +68,8 @@ typedef struct act_activity {
     const char *device_word; /* "NPU", "GPU" */
     uint32_t source;         /* enum act_source */
 
+    void *lib; /* the vendor library: opened once, never closed */
+
     /* Pool: buf_count buffers of buf_size bytes, mapped and pre-faulted
      * once, never unmapped (a late vendor thread may still hold one). */
     uint8_t *pool;
@@ -111,6 +113,40 @@ typedef struct act_activity_op {
     const char *name;   /* copied (interned) during the call */
     const char *detail; /* kernel type, commName, ... (may be NULL) */
 } act_activity_op;
+
+/* One place to look for the vendor library: `file` itself, or, with
+ * `env`, getenv(env) followed by `file` (skipped while the variable is
+ * unset or empty). The "not loadable" line lists each place tried, with
+ * " (note)" after it where a note is given. */
+typedef struct act_activity_lib_path {
+    const char *env;
+    const char *file;
+    const char *note;
+} act_activity_lib_path;
+
+/* A vendor function, resolved with dlsym into *slot (NULL when missing). */
+typedef struct act_activity_sym {
+    void **slot;
+    const char *name;
+    int required; /* missing: the start fails, reported */
+} act_activity_sym;
+
+/* The vendor library and what is read from it. */
+typedef struct act_activity_lib {
+    const char *override_var; /* ACCELTRACE_<VENDOR>_LIB: when set, the only place tried */
+    const act_activity_lib_path *paths;
+    size_t n_paths; /* else these, first that loads wins */
+    const act_activity_sym *syms;
+    size_t n_syms;
+    const char *file_word; /* error lines: "<file_word> not loadable (tried ...)" */
+    const char *in_word;   /* ... and "symbol X missing in <in_word>" */
+} act_activity_lib;
+
+/* Open the library (the first time: it stays open, as vendor threads may
+ * call our callbacks until the process ends) and resolve its symbols.
+ * 0, or ACT_E_NOTFOUND, reported -- except an absent library while
+ * `optional` (probing), which is not an error. */
+int act_activity_load(act_activity *a, const act_activity_lib *lib, int optional);
 
 /* Set up the pool (first start) and reset the cycle's counters. */
 int act_activity_begin(act_activity *a, const act_activity_opts *opts);

@@ -18,8 +18,6 @@
  * at start (both offsets are written as ACT_REC_CLOCK records so a reader
  * can see the drift). Declarations come from mspti_decls.h (our own).
  */
-#include <dlfcn.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +39,6 @@ static act_activity M = {
 
 static struct {
     pthread_mutex_t lock; /* start/stop */
-    void *lib;
     msptiSubscribe_fn Subscribe;
     msptiUnsubscribe_fn Unsubscribe;
     msptiEnableDomain_fn EnableDomain; /* optional: callbacks */
@@ -69,66 +66,37 @@ static struct {
 
 /* ---- loading ---------------------------------------------------------- */
 
-static void *load_library(char *tried, size_t n)
-{
-    const char *override = getenv("ACCELTRACE_MSPTI_LIB");
-    if (override && *override) {
-        snprintf(tried, n, "%s", override);
-        return dlopen(override, RTLD_NOW | RTLD_LOCAL);
-    }
-    char path[PATH_MAX];
-    const char *home = getenv("ASCEND_HOME_PATH");
-    tried[0] = '\0';
-    if (home && *home) {
-        snprintf(path, sizeof(path), "%s/lib64/libmspti.so", home);
-        snprintf(tried, n, "%s, ", path);
-        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (h)
-            return h;
-    }
-    size_t used = strlen(tried);
-    snprintf(tried + used, n - used, "libmspti.so (loader path)");
-    return dlopen("libmspti.so", RTLD_NOW | RTLD_LOCAL);
-}
+/* Where libmspti is looked for when ACCELTRACE_MSPTI_LIB is unset (docs/vendors.md). */
+static const act_activity_lib_path mspti_paths[] = {
+    {"ASCEND_HOME_PATH", "/lib64/libmspti.so", NULL},
+    {NULL, "libmspti.so", "loader path"},
+};
 
-#define RESOLVE(field, sym, required)                                                              \
-    do {                                                                                           \
-        ms.field = (sym##_fn)dlsym(ms.lib, #sym);                                                  \
-        if (!ms.field && (required)) {                                                             \
-            act_activity_error(&M,                                                                 \
-                               "symbol %s missing in the mspti library; "                          \
-                               "Ascend device lane left empty",                                    \
-                               #sym);                                                              \
-            return ACT_E_NOTFOUND;                                                                 \
-        }                                                                                          \
-    } while (0)
-
-/* Resolve once per process; the library is never closed (vendor threads
- * may call into our callbacks until the process ends). */
-static int mspti_load(int optional)
-{
-    if (!ms.lib) {
-        char tried[PATH_MAX + 64];
-        ms.lib = load_library(tried, sizeof(tried));
-        if (!ms.lib) {
-            if (optional)
-                return ACT_E_NOTFOUND; /* probing: absence is not an error */
-            act_activity_error(
-                &M, "libmspti.so not loadable (tried %s): %s; Ascend device lane left empty", tried,
-                dlerror());
-            return ACT_E_NOTFOUND;
-        }
+/* Function pointers are written through void **, the idiom dlsym(3) shows. */
+#define SYM(field, sym, required)                                                                  \
+    {                                                                                              \
+        (void **)&ms.field, #sym, required                                                         \
     }
-    RESOLVE(Subscribe, msptiSubscribe, 1);
-    RESOLVE(Unsubscribe, msptiUnsubscribe, 1);
-    RESOLVE(RegisterCallbacks, msptiActivityRegisterCallbacks, 1);
-    RESOLVE(Enable, msptiActivityEnable, 1);
-    RESOLVE(Disable, msptiActivityDisable, 1);
-    RESOLVE(GetNextRecord, msptiActivityGetNextRecord, 1);
-    RESOLVE(FlushAll, msptiActivityFlushAll, 1);
-    RESOLVE(EnableDomain, msptiEnableDomain, 0);
-    return 0;
-}
+static const act_activity_sym mspti_syms[] = {
+    SYM(Subscribe, msptiSubscribe, 1),
+    SYM(Unsubscribe, msptiUnsubscribe, 1),
+    SYM(RegisterCallbacks, msptiActivityRegisterCallbacks, 1),
+    SYM(Enable, msptiActivityEnable, 1),
+    SYM(Disable, msptiActivityDisable, 1),
+    SYM(GetNextRecord, msptiActivityGetNextRecord, 1),
+    SYM(FlushAll, msptiActivityFlushAll, 1),
+    SYM(EnableDomain, msptiEnableDomain, 0),
+};
+
+static const act_activity_lib mspti_lib = {
+    .override_var = "ACCELTRACE_MSPTI_LIB",
+    .paths = mspti_paths,
+    .n_paths = ACT_ARRAY_SIZE(mspti_paths),
+    .syms = mspti_syms,
+    .n_syms = ACT_ARRAY_SIZE(mspti_syms),
+    .file_word = "libmspti.so",
+    .in_word = "the mspti library",
+};
 
 /* ---- conversion ------------------------------------------------------- */
 
@@ -401,7 +369,7 @@ static int start_locked(const act_activity_opts *opts)
      * seen; the builder keeps only what lies inside the window. */
     if (!act_capture_attached())
         return ACT_E_STATE;
-    int rc = mspti_load(opts && opts->optional);
+    int rc = act_activity_load(&M, &mspti_lib, opts && opts->optional);
     if (rc != 0)
         return rc;
     act_activity_opts_resolve(opts, &ms.opts);

@@ -20,8 +20,6 @@
  * Entry through CUDA_INJECTION64_PATH: InitializeInjection() below.
  */
 #include <cupti.h>
-#include <dlfcn.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +65,6 @@ typedef CUptiResult (*GetResultString_fn)(CUptiResult, const char **);
 
 static struct {
     pthread_mutex_t lock;
-    void *lib;
     GetVersion_fn GetVersion;
     Subscribe_fn Subscribe;
     Unsubscribe_fn Unsubscribe;
@@ -92,74 +89,45 @@ static struct {
 
 /* ---- loading ---------------------------------------------------------- */
 
-static void *load_library(char *tried, size_t n)
-{
-    const char *override = getenv("ACCELTRACE_CUPTI_LIB");
-    if (override && *override) {
-        snprintf(tried, n, "%s", override);
-        return dlopen(override, RTLD_NOW | RTLD_LOCAL);
-    }
-    char cuda_home[PATH_MAX] = "";
-    const char *home = getenv("CUDA_HOME");
-    if (home && *home)
-        snprintf(cuda_home, sizeof(cuda_home), "%s/lib64/libcupti.so", home);
-    const char *candidates[] = {"libcupti.so.13", "libcupti.so", cuda_home,
-                                "/usr/local/cuda/lib64/libcupti.so"};
-    size_t used = 0;
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(candidates); i++) {
-        if (!candidates[i][0])
-            continue;
-        if (used < n)
-            used +=
-                (size_t)snprintf(tried + used, n - used, "%s%s", used ? ", " : "", candidates[i]);
-        void *h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
-        if (h)
-            return h;
-    }
-    return NULL;
-}
+/* Where libcupti is looked for when ACCELTRACE_CUPTI_LIB is unset (docs/vendors.md). */
+static const act_activity_lib_path cupti_paths[] = {
+    {NULL, "libcupti.so.13", NULL},
+    {NULL, "libcupti.so", NULL},
+    {"CUDA_HOME", "/lib64/libcupti.so", NULL},
+    {NULL, "/usr/local/cuda/lib64/libcupti.so", NULL},
+};
 
-#define RESOLVE(field, sym, required)                                                              \
-    do {                                                                                           \
-        *(void **)&cu.field = dlsym(cu.lib, #sym);                                                 \
-        if (!cu.field && (required)) {                                                             \
-            act_activity_error(&C, "symbol %s missing in libcupti; CUDA device lane left empty",   \
-                               #sym);                                                              \
-            return ACT_E_NOTFOUND;                                                                 \
-        }                                                                                          \
-    } while (0)
-
-static int cupti_load(int optional)
-{
-    if (!cu.lib) {
-        char tried[PATH_MAX * 2];
-        tried[0] = '\0';
-        cu.lib = load_library(tried, sizeof(tried));
-        if (!cu.lib) {
-            if (optional)
-                return ACT_E_NOTFOUND; /* probing: absence is not an error */
-            act_activity_error(&C,
-                               "libcupti not loadable (tried %s): %s; CUDA device lane left empty",
-                               tried, dlerror());
-            return ACT_E_NOTFOUND;
-        }
+/* Function pointers are written through void **, the idiom dlsym(3) shows. */
+#define SYM(field, sym, required)                                                                  \
+    {                                                                                              \
+        (void **)&cu.field, #sym, required                                                         \
     }
-    RESOLVE(GetVersion, cuptiGetVersion, 1);
-    RESOLVE(Subscribe, cuptiSubscribe, 1);
-    RESOLVE(Unsubscribe, cuptiUnsubscribe, 1);
-    RESOLVE(RegisterCallbacks, cuptiActivityRegisterCallbacks, 1);
-    RESOLVE(Enable, cuptiActivityEnable, 1);
-    RESOLVE(Disable, cuptiActivityDisable, 1);
-    RESOLVE(GetNextRecord, cuptiActivityGetNextRecord, 1);
-    RESOLVE(FlushAll, cuptiActivityFlushAll, 1);
-    RESOLVE(EnableDomain, cuptiEnableDomain, 0);
-    RESOLVE(RegisterTimestampCallback, cuptiActivityRegisterTimestampCallback, 0);
-    RESOLVE(GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, 0);
-    RESOLVE(PushExt, cuptiActivityPushExternalCorrelationId, 0);
-    RESOLVE(PopExt, cuptiActivityPopExternalCorrelationId, 0);
-    RESOLVE(GetResultString, cuptiGetResultString, 0);
-    return 0;
-}
+static const act_activity_sym cupti_syms[] = {
+    SYM(GetVersion, cuptiGetVersion, 1),
+    SYM(Subscribe, cuptiSubscribe, 1),
+    SYM(Unsubscribe, cuptiUnsubscribe, 1),
+    SYM(RegisterCallbacks, cuptiActivityRegisterCallbacks, 1),
+    SYM(Enable, cuptiActivityEnable, 1),
+    SYM(Disable, cuptiActivityDisable, 1),
+    SYM(GetNextRecord, cuptiActivityGetNextRecord, 1),
+    SYM(FlushAll, cuptiActivityFlushAll, 1),
+    SYM(EnableDomain, cuptiEnableDomain, 0),
+    SYM(RegisterTimestampCallback, cuptiActivityRegisterTimestampCallback, 0),
+    SYM(GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, 0),
+    SYM(PushExt, cuptiActivityPushExternalCorrelationId, 0),
+    SYM(PopExt, cuptiActivityPopExternalCorrelationId, 0),
+    SYM(GetResultString, cuptiGetResultString, 0),
+};
+
+static const act_activity_lib cupti_lib = {
+    .override_var = "ACCELTRACE_CUPTI_LIB",
+    .paths = cupti_paths,
+    .n_paths = ACT_ARRAY_SIZE(cupti_paths),
+    .syms = cupti_syms,
+    .n_syms = ACT_ARRAY_SIZE(cupti_syms),
+    .file_word = "libcupti",
+    .in_word = "libcupti",
+};
 
 /* Records are read with the layouts of the cupti.h compiled in; CUPTI
  * versions are xxyyzz and record structs change between minor releases
@@ -483,7 +451,7 @@ static int start_locked(const act_activity_opts *opts)
     /* Attached, window open or not (see mspti.c). */
     if (atomic_load(&C.state) != ACT_ACTIVITY_OFF || !act_capture_attached())
         return ACT_E_STATE;
-    int rc = cupti_load(opts && opts->optional);
+    int rc = act_activity_load(&C, &cupti_lib, opts && opts->optional);
     if (rc == 0)
         rc = cupti_version_check();
     if (rc != 0)
