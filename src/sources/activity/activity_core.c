@@ -198,7 +198,9 @@ int act_activity_begin(act_activity *a, const act_activity_opts *opts)
     return 0;
 }
 
-void act_activity_unreadable(act_activity *a, int code)
+/* A buffer whose iteration stopped on an error (not the normal end):
+ * counted, and reported once per cycle. */
+static void buffer_unreadable(act_activity *a, int code)
 {
     atomic_fetch_add(&a->unreadable, 1);
     if (!atomic_exchange(&a->unreadable_reported, 1))
@@ -209,12 +211,37 @@ void act_activity_unreadable(act_activity *a, int code)
             code);
 }
 
-void act_activity_count_late(act_activity *a, uint64_t n)
+/* Records that arrived after the source stopped: counted, not written. */
+static void count_late(act_activity *a, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++)
         act_rec_drop(ACT_REC_DEVICE_OP); /* counted in the spool too while it is open */
     /* After the drops: a reader of `late` then also sees them. */
     atomic_fetch_add(&a->late, n);
+}
+
+int act_activity_buffer_read(act_activity *a, uint8_t *buf, size_t valid, act_activity_next_fn next,
+                             void (*convert)(const void *rec))
+{
+    if (!buf)
+        return 0;
+    /* Read once: a buffer is converted, or counted late, as a whole. */
+    int converting = atomic_load_explicit(&a->state, memory_order_acquire) != ACT_ACTIVITY_OFF;
+    void *rec = NULL;
+    uint64_t n = 0;
+    int code = 0, r;
+    while ((r = next(buf, valid, &rec, &code)) > 0) {
+        n++;
+        if (converting)
+            convert(rec);
+    }
+    if (r < 0)
+        buffer_unreadable(a, code);
+    if (converting)
+        atomic_fetch_add(&a->records, n);
+    else
+        count_late(a, n);
+    return 1;
 }
 
 void act_activity_error(act_activity *a, const char *fmt, ...)

@@ -154,16 +154,18 @@ int act_activity_begin(act_activity *a, const act_activity_opts *opts);
  * counted as one dropped device record). release: give it back. */
 uint8_t *act_activity_buffer_take(act_activity *a, size_t *size);
 void act_activity_buffer_give(act_activity *a, uint8_t *buf);
-/* Nonzero while completed buffers should be converted. */
-static inline int act_activity_converting(act_activity *a)
-{
-    return atomic_load_explicit(&a->state, memory_order_acquire) != ACT_ACTIVITY_OFF;
-}
-/* A buffer whose iteration stopped on an error (not the normal end):
- * counted, and reported once per cycle. */
-void act_activity_unreadable(act_activity *a, int code);
-/* Count records that arrived after the source stopped. */
-void act_activity_count_late(act_activity *a, uint64_t n);
+
+/* One step through a completed buffer, in the vendor's terms: 1 (a
+ * record, in *rec), 0 (the normal end) or -1 (the vendor failed; its
+ * result in *code). *rec keeps its value from one call to the next. */
+typedef int (*act_activity_next_fn)(uint8_t *buf, size_t valid, void **rec, int *code);
+/* A completed buffer: step through every record, to the end, converting
+ * each while the source captures and counting them as late after it
+ * stopped; a failure part-way is counted and reported once per cycle.
+ * 0 for a NULL buffer (nothing read), else 1. The caller gives the buffer
+ * back. */
+int act_activity_buffer_read(act_activity *a, uint8_t *buf, size_t valid, act_activity_next_fn next,
+                             void (*convert)(const void *rec));
 
 /* Vendor timestamp -> timeline (0 stays 0). */
 static inline uint64_t act_activity_ts(const act_activity *a, uint64_t t)

@@ -171,8 +171,9 @@ static uint8_t memcpy_op(uint32_t kind, const char **name)
     }
 }
 
-static void convert(const msptiActivity *rec)
+static void convert(const void *record)
 {
+    const msptiActivity *rec = record;
     act_activity_op op = {0};
     switch (rec->kind) {
     case MSPTI_ACTIVITY_KIND_KERNEL: {
@@ -275,28 +276,25 @@ static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records
     *max_records = 0; /* as many as fit */
 }
 
+/* Always iterate to the end: mspti's cursor is per thread and only
+ * resets when it reaches `valid`. */
+static int next_record(uint8_t *buf, size_t valid, void **rec, int *code)
+{
+    msptiActivity *next = *rec;
+    msptiResult r = ms.GetNextRecord(buf, valid, &next);
+    *rec = next;
+    if (r == MSPTI_SUCCESS)
+        return next ? 1 : 0;
+    if (r == MSPTI_ERROR_MAX_LIMIT_REACHED)
+        return 0;   /* the normal end */
+    *code = (int)r; /* e.g. INNER: a kind this build does not know */
+    return -1;
+}
+
 static void buffer_completed(uint8_t *buffer, size_t size, size_t valid)
 {
     (void)size;
-    if (!buffer)
-        return;
-    int converting = act_activity_converting(&M);
-    msptiActivity *rec = NULL;
-    uint64_t n = 0;
-    /* Always iterate to the end: mspti's cursor is per thread and only
-     * resets when it reaches `valid`. */
-    msptiResult r;
-    while ((r = ms.GetNextRecord(buffer, valid, &rec)) == MSPTI_SUCCESS && rec) {
-        n++;
-        if (converting)
-            convert(rec);
-    }
-    if (r != MSPTI_SUCCESS && r != MSPTI_ERROR_MAX_LIMIT_REACHED)
-        act_activity_unreadable(&M, (int)r); /* e.g. INNER: a kind this build does not know */
-    if (converting)
-        atomic_fetch_add(&M.records, n);
-    else
-        act_activity_count_late(&M, n);
+    act_activity_buffer_read(&M, buffer, valid, next_record, convert);
     act_activity_buffer_give(&M, buffer);
 }
 

@@ -251,8 +251,9 @@ static void convert_api(const CUpti_ActivityAPI *a, int driver)
         atomic_fetch_add(&C.converted, 1);
 }
 
-static void convert(const CUpti_Activity *rec)
+static void convert(const void *record)
 {
+    const CUpti_Activity *rec = record;
     act_activity_op op = {0};
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -336,27 +337,25 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     *max_records = 0;
 }
 
+static int next_record(uint8_t *buf, size_t valid, void **rec, int *code)
+{
+    CUpti_Activity *next = *rec;
+    CUptiResult r = cu.GetNextRecord(buf, valid, &next);
+    *rec = next;
+    if (r == CUPTI_SUCCESS)
+        return 1;
+    if (r == CUPTI_ERROR_MAX_LIMIT_REACHED)
+        return 0; /* the normal end */
+    *code = (int)r;
+    return -1;
+}
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                       size_t valid)
 {
     (void)size;
-    if (!buffer)
+    if (!act_activity_buffer_read(&C, buffer, valid, next_record, convert))
         return;
-    int converting = act_activity_converting(&C);
-    CUpti_Activity *rec = NULL;
-    uint64_t n = 0;
-    CUptiResult r;
-    while ((r = cu.GetNextRecord(buffer, valid, &rec)) == CUPTI_SUCCESS) {
-        n++;
-        if (converting)
-            convert(rec);
-    }
-    if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)
-        act_activity_unreadable(&C, (int)r);
-    if (converting)
-        atomic_fetch_add(&C.records, n);
-    else
-        act_activity_count_late(&C, n);
     size_t dropped = 0;
     if (cu.GetNumDroppedRecords &&
         cu.GetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
