@@ -25,7 +25,8 @@
 #define DEFAULT_BUFFER_COUNT     16u
 #define DEFAULT_DRAIN_TIMEOUT_MS 10000u
 
-void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *out)
+/* Resolved options with defaults filled in. */
+static void opts_resolve(const act_activity_opts *in, act_activity_opts *out)
 {
     act_activity_opts o = {0};
     if (in)
@@ -170,11 +171,10 @@ void act_activity_buffer_give(act_activity *a, uint8_t *buf)
 
 /* ---- cycle ------------------------------------------------------------ */
 
-int act_activity_begin(act_activity *a, const act_activity_opts *opts)
+/* Set up the pool (first start) and reset the cycle's counters. */
+static int cycle_begin(act_activity *a, const act_activity_opts *o)
 {
-    act_activity_opts o;
-    act_activity_opts_resolve(opts, &o);
-    int rc = pool_setup(a, o.buffer_size, o.buffer_count);
+    int rc = pool_setup(a, o->buffer_size, o->buffer_count);
     if (rc != 0)
         return rc;
     atomic_store(&a->records, 0);
@@ -369,7 +369,8 @@ int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext)
     return 0;
 }
 
-void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err)
+/* Write a clock record: method string and the current offset. */
+static void emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err)
 {
     uint32_t m = act_str_intern_cstr(method);
     act_rec_clock *r = act_rec_reserve(ACT_REC_CLOCK, sizeof(*r));
@@ -381,6 +382,37 @@ void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset
     r->offset_ns = offset;
     r->error_ns = err;
     act_rec_commit();
+}
+
+void act_activity_clock_realtime(act_activity *a)
+{
+    char method[64];
+    int64_t err = 0;
+    a->offset_ns = act_clock_realtime_offset(&err);
+    a->offset_start_ns = a->offset_ns;
+    a->offset_err_ns = err;
+    snprintf(method, sizeof(method), "%s realtime offset at start", a->name);
+    emit_clock(a, method, a->offset_ns, err);
+}
+
+void act_activity_clock_timeline(act_activity *a, const char *method)
+{
+    a->offset_ns = 0;
+    a->offset_start_ns = 0;
+    emit_clock(a, method, 0, 0);
+}
+
+/* The clock again at stop, for the drift in the metadata. An offset of 0
+ * means the vendor stamps our clock: nothing to measure. */
+static int64_t clock_at_stop(act_activity *a, int64_t *err)
+{
+    char method[64];
+    *err = 0;
+    int64_t off = a->offset_ns ? act_clock_realtime_offset(err) : 0;
+    snprintf(method, sizeof(method), "%s %s at stop", a->name,
+             a->offset_ns ? "realtime offset" : "timestamp callback");
+    emit_clock(a, method, off, *err);
+    return off;
 }
 
 /* ---- launch-thread API callbacks -------------------------------------- */
@@ -469,7 +501,7 @@ int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int3
     return f->pushed;
 }
 
-/* ---- stop ------------------------------------------------------------- */
+/* ---- drain and end of a cycle ---------------------------------------- */
 
 /* One drain poll: flush, then report how many records (or refusals) came
  * in since the previous poll. */
@@ -490,16 +522,16 @@ static int64_t drain_poll(void *arg, int64_t *outstanding)
     return got;
 }
 
-void act_activity_drain(act_activity *a, void (*flush)(void), const act_activity_opts *opts)
+/* Drain through act_drain (init.h), bounded by the cycle's drain timeout;
+ * the poll count goes into the stats. */
+static void drain(act_activity *a)
 {
-    act_activity_opts o;
-    act_activity_opts_resolve(opts, &o);
-    drain_ctx d = {a, flush, atomic_load(&a->records) + atomic_load(&a->refused)};
+    drain_ctx d = {a, a->ops->flush, atomic_load(&a->records) + atomic_load(&a->refused)};
     act_drain_result r = {0};
     /* The project's drain: FlushAll every 25 ms until three polls in a row
      * bring nothing new, bounded; a cut-off is counted and written into
      * the trace by act_drain itself. */
-    act_drain(a->name, drain_poll, &d, o.drain_timeout_ms, &r);
+    act_drain(a->name, drain_poll, &d, a->opts.drain_timeout_ms, &r);
     a->drain_polls = r.polls;
     a->drain_bound_hit = r.cut_off;
 }
@@ -525,7 +557,8 @@ static void clock_metadata(act_activity *a, int64_t stop_err)
     act_metadata_set_json(key, json);
 }
 
-void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
+/* End of stop: state off, offset at stop, errors for anything lost. */
+static void cycle_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
 {
     atomic_store_explicit(&a->state, ACT_ACTIVITY_OFF, memory_order_release);
     a->offset_stop_ns = stop_offset;
@@ -538,6 +571,125 @@ void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
         act_activity_error(a, "%llu activity records dropped by the vendor library",
                            (unsigned long long)vdrop);
     clock_metadata(a, stop_err);
+}
+
+/* ---- start and stop --------------------------------------------------- */
+
+/* Error lines for a vendor call that failed and left the lane empty. */
+static void call_failed(act_activity *a, const char *call, int r, const char *detail)
+{
+    act_activity_error(a, "%s%s failed (%d%s%s); %s device lane left empty", a->name, call, r,
+                       detail ? ", " : "", detail ? detail : "", a->vendor);
+}
+
+static int subscribe(act_activity *a, const act_activity_ops *ops)
+{
+    int r = ops->subscribe();
+    if (r == 0)
+        return 0;
+    if (r == ops->conflict) {
+        act_activity_error(a, "%s; %s device lane left empty", ops->conflict_text, a->vendor);
+        return ACT_E_CONFLICT;
+    }
+    call_failed(a, "Subscribe", r, ops->result_string ? ops->result_string(r) : NULL);
+    return ACT_E_NOTFOUND;
+}
+
+/* Enable each kind; the ones refused are listed in one error line (mspti
+ * refuses MEMCPY and MEMSET without its LD_PRELOAD) and the rest still
+ * captured. */
+static void kinds_enable(act_activity *a, const act_activity_ops *ops)
+{
+    char failed[256] = "", one[96];
+    size_t used = 0;
+    assert(ops->n_kinds <= ACT_ACTIVITY_MAX_KINDS);
+    a->n_enabled = 0;
+    for (size_t i = 0; i < ops->n_kinds; i++) {
+        int r = ops->enable_kind(ops->kinds[i]);
+        if (r == 0) {
+            a->enabled[a->n_enabled++] = ops->kinds[i];
+        } else if (used < sizeof(failed)) {
+            ops->refusal(ops->kinds[i], r, one, sizeof(one));
+            used += (size_t)snprintf(failed + used, sizeof(failed) - used, "%s%s", used ? ", " : "",
+                                     one);
+        }
+    }
+    if (failed[0])
+        act_activity_error(a, "%sActivityEnable failed for %s", a->name, failed);
+}
+
+static int start_locked(act_activity *a, const act_activity_ops *ops, const act_activity_opts *opts)
+{
+    /* Attached, window open or not: with --capture-range the spool starts
+     * paused, and device work launched once the window opens must still be
+     * seen; the builder keeps only what lies inside the window. */
+    if (atomic_load(&a->state) != ACT_ACTIVITY_OFF || !act_capture_attached())
+        return ACT_E_STATE;
+    int rc = act_activity_load(a, ops->lib, opts && opts->optional);
+    if (rc == 0 && ops->check)
+        rc = ops->check();
+    if (rc != 0)
+        return rc;
+    a->ops = ops;
+    opts_resolve(opts, &a->opts);
+    rc = cycle_begin(a, &a->opts);
+    if (rc != 0) {
+        act_activity_error(a, "cannot map the activity buffer pool");
+        return rc;
+    }
+    if (ops->clock_before_subscribe)
+        ops->clock_before_subscribe(a);
+    rc = subscribe(a, ops);
+    if (rc != 0)
+        return rc;
+    int callbacks = ops->enable_callbacks();
+    atomic_store(&a->callbacks, callbacks);
+    if (!callbacks)
+        act_log("%s: %s callbacks unavailable; launches are not linked to ranges", a->name,
+                ops->callbacks_word);
+    if (ops->clock_before_register)
+        ops->clock_before_register(a); /* before any kind is enabled, as CUPTI requires */
+    atomic_store_explicit(&a->state, ACT_ACTIVITY_CAPTURING, memory_order_release);
+    int r = ops->register_buffers();
+    if (r != 0) {
+        atomic_store(&a->state, ACT_ACTIVITY_OFF);
+        ops->unsubscribe();
+        call_failed(a, "ActivityRegisterCallbacks", r, NULL);
+        return ACT_E_NOTFOUND;
+    }
+    kinds_enable(a, ops);
+    act_lifecycle_on_stop(a->name, ops->stop); /* once: the lifecycle ignores repeats */
+    return 0;
+}
+
+int act_activity_start(act_activity *a, const act_activity_ops *ops, const act_activity_opts *opts)
+{
+    pthread_mutex_lock(&a->cycle_lock);
+    int rc = start_locked(a, ops, opts);
+    pthread_mutex_unlock(&a->cycle_lock);
+    return rc;
+}
+
+static void stop_locked(act_activity *a)
+{
+    const act_activity_ops *ops = a->ops;
+    atomic_store(&a->state, ACT_ACTIVITY_DRAINING);
+    drain(a);
+    for (uint32_t i = 0; i < a->n_enabled; i++)
+        ops->disable_kind(a->enabled[i]);
+    ops->unsubscribe();
+    ops->flush(); /* once more: what came in while disabling */
+    int64_t err = 0;
+    int64_t off = clock_at_stop(a, &err);
+    cycle_end(a, off, err);
+}
+
+void act_activity_stop(act_activity *a)
+{
+    pthread_mutex_lock(&a->cycle_lock);
+    if (atomic_load(&a->state) == ACT_ACTIVITY_CAPTURING)
+        stop_locked(a);
+    pthread_mutex_unlock(&a->cycle_lock);
 }
 
 void act_activity_stats_get(act_activity *a, act_activity_stats *out)

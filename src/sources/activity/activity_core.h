@@ -3,7 +3,8 @@
  * bounded buffer pool preallocated before capture, the capture state that
  * completion callbacks test, timestamp mapping, lane records, conversion of
  * one vendor record into an act_rec_device_op, the launch-thread API
- * callback bookkeeping, and the stop drain loop.
+ * callback bookkeeping, and the start/stop sequence, which each vendor
+ * fills in with its own calls (act_activity_ops).
  *
  * How launches are linked to acceltrace ranges (the design):
  *   Both vendors call our API callback on the launching thread, at ENTER
@@ -52,6 +53,7 @@
 
 #define ACT_ACTIVITY_MAX_BUFFERS 64u
 #define ACT_ACTIVITY_MAX_LANES   256u
+#define ACT_ACTIVITY_MAX_KINDS   16u /* activity kinds one vendor enables */
 #define ACT_ACTIVITY_ALL_DEVICES                                                                   \
     0xfffffeu /* device ordinal in clock records: every device of the source */
 #define ACT_ACTIVITY_HOST_DEVICE ACT_DEVICE_INDEX_NONE /* device ordinal of host-side lanes */
@@ -62,13 +64,25 @@ enum act_activity_state {
     ACT_ACTIVITY_DRAINING = 2,  /* stop in progress: still converted */
 };
 
+typedef struct act_activity_ops act_activity_ops;
+
 typedef struct act_activity {
-    const char *name;        /* "mspti", "cupti": log and error prefix */
+    /* "mspti", "cupti": log and error prefix, and the prefix of the
+     * vendor's function names that error lines quote (msptiSubscribe). */
+    const char *name;
     const char *vendor;      /* "Ascend", "CUDA": device lane label */
     const char *device_word; /* "NPU", "GPU" */
     uint32_t source;         /* enum act_source */
 
     void *lib; /* the vendor library: opened once, never closed */
+
+    /* Start/stop (act_activity_start): the lock orders them; the rest is
+     * set by the start that began the current cycle. */
+    pthread_mutex_t cycle_lock;
+    const act_activity_ops *ops;
+    act_activity_opts opts;                   /* resolved */
+    uint32_t enabled[ACT_ACTIVITY_MAX_KINDS]; /* kinds the vendor accepted, disabled at stop */
+    uint32_t n_enabled;
 
     /* Pool: buf_count buffers of buf_size bytes, mapped and pre-faulted
      * once, never unmapped (a late vendor thread may still hold one). */
@@ -148,8 +162,66 @@ typedef struct act_activity_lib {
  * `optional` (probing), which is not an error. */
 int act_activity_load(act_activity *a, const act_activity_lib *lib, int optional);
 
-/* Set up the pool (first start) and reset the cycle's counters. */
-int act_activity_begin(act_activity *a, const act_activity_opts *opts);
+/* ---- start and stop ---------------------------------------------------
+ *
+ * A vendor as the core drives it: its library, its words in the error
+ * lines, and its calls. Vendor results are ints, 0 = success (both
+ * vendors' SUCCESS). What the vendor API fixes to its own signatures (the
+ * buffer and API callbacks, registered by `subscribe` and
+ * `register_buffers`) stays in the vendor file, as does the conversion of
+ * its records. */
+struct act_activity_ops {
+    const act_activity_lib *lib;
+    /* After loading, before anything is set up (NULL: nothing to check):
+     * 0, or ACT_E_*, reported. CUPTI checks the library's version. */
+    int (*check)(void);
+    /* Set the clock mapping (act_activity_clock_*): one of the two is
+     * given, run at its place in the order of act_activity_start. */
+    void (*clock_before_subscribe)(act_activity *a);
+    void (*clock_before_register)(act_activity *a);
+    int (*subscribe)(void); /* with the vendor's launch-thread API callback */
+    int conflict;           /* subscribe's result: another tool holds the only subscription */
+    const char
+        *conflict_text; /* ... and its error line, less "; <vendor> device lane left empty" */
+    const char *(*result_string)(int result); /* NULL: failures show the number alone */
+    int (*enable_callbacks)(void);            /* 1: the launch-thread callbacks are on */
+    const char *callbacks_word;               /* log line "<word> callbacks unavailable; ..." */
+    int (*register_buffers)(void);
+    const uint32_t *kinds; /* activity kinds, enabled in this order */
+    size_t n_kinds;
+    int (*enable_kind)(uint32_t kind);
+    void (*disable_kind)(uint32_t kind);
+    /* One entry of the "<name>ActivityEnable failed for ..." list. */
+    void (*refusal)(uint32_t kind, int result, char *out, size_t n);
+    void (*unsubscribe)(void);
+    void (*flush)(void); /* hand back every buffer with records, partly filled too */
+    void (*stop)(void);  /* the source's public stop: the lifecycle runs it at exit */
+};
+
+/* Start a cycle, in this order: load (and check); set up the pool and
+ * reset the counters; subscribe before any other activity call (mspti
+ * expects it first; a second subscriber is reported and the lane left
+ * empty); the launch-thread callback
+ * domains; the clock, before any kind is enabled; buffers registered
+ * while already capturing, so the first completed buffer is converted;
+ * the kinds; the stop registered with the lifecycle. Returns 0, or
+ * ACT_E_STATE (running, or not attached), ACT_E_NOTFOUND, ACT_E_CONFLICT,
+ * ACT_E_NOMEM, or check's code -- each but ACT_E_STATE reported. */
+int act_activity_start(act_activity *a, const act_activity_ops *ops, const act_activity_opts *opts);
+/* Stop the cycle: drain (act_drain: flush every 25 ms until three polls
+ * in a row bring nothing new, bounded), disable the kinds, unsubscribe,
+ * flush once more, measure the clock again, report anything lost.
+ * Idempotent. */
+void act_activity_stop(act_activity *a);
+
+/* Clock mappings, for the ops' clock hooks. realtime: the vendor stamps
+ * CLOCK_REALTIME; the offset to the timeline is measured now and again at
+ * stop ("<name> realtime offset at start/stop"). timeline: the vendor
+ * stamps acceltrace's own clock (CUPTI's timestamp callback), nothing to
+ * map; `method` names how. */
+void act_activity_clock_realtime(act_activity *a);
+void act_activity_clock_timeline(act_activity *a, const char *method);
+
 /* Buffer callbacks' halves. request: a free pool buffer or NULL (refused,
  * counted as one dropped device record). release: give it back. */
 uint8_t *act_activity_buffer_take(act_activity *a, size_t *size);
@@ -179,8 +251,6 @@ uint64_t act_activity_queue_key(const act_activity *a, uint32_t device, uint32_t
 int act_activity_emit_op(act_activity *a, const act_activity_op *op);
 /* Write an external-correlation mapping. */
 int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext);
-/* Write a clock record: method string and the current offset. */
-void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err);
 
 /* Launch-thread callback halves. enter returns 1 when the call is
  * recorded (ext_out: the innermost acceltrace range of the thread, 0 =
@@ -193,18 +263,8 @@ int act_activity_api_enter(act_activity *a, uint64_t corr, uint64_t *ext_out);
 void act_activity_api_mark_pushed(void);
 int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result);
 
-/* Drain through act_drain (init.h): `flush` every 25 ms until three
- * polls in a row bring no new record, or the bound passes (reported and
- * counted by act_drain); the poll count goes into the stats. */
-void act_activity_drain(act_activity *a, void (*flush)(void), const act_activity_opts *opts);
-/* End of stop: state off, offset at stop, errors for anything lost. */
-void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err);
-
 void act_activity_stats_get(act_activity *a, act_activity_stats *out);
 /* Log one line and write one error record into the trace. */
 void act_activity_error(act_activity *a, const char *fmt, ...) ACT_PRINTF(2, 3);
-
-/* Resolved options with defaults filled in. */
-void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *out);
 
 #endif

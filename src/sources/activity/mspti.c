@@ -14,6 +14,8 @@
  *   stop:  FlushAll every 25 ms until three polls in a row bring nothing
  *          new (bounded by the drain timeout) -> disable -> unsubscribe ->
  *          FlushAll once more -> REALTIME offset at stop.
+ * The core runs that sequence (act_activity_start/stop); this file gives
+ * it mspti's calls, callbacks and words (mspti_ops), and converts records.
  * mspti stamps CLOCK_REALTIME; records are mapped with the offset measured
  * at start (both offsets are written as ACT_REC_CLOCK records so a reader
  * can see the drift). Declarations come from mspti_decls.h (our own).
@@ -33,12 +35,12 @@ static act_activity M = {
     .device_word = "NPU",
     .source = ACT_SOURCE_MSPTI,
     .lane_lock = PTHREAD_MUTEX_INITIALIZER,
+    .cycle_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 #define MSPTI_HOST_DEVICE ACT_ACTIVITY_HOST_DEVICE /* lane of host-side mstx markers */
 
 static struct {
-    pthread_mutex_t lock; /* start/stop */
     msptiSubscribe_fn Subscribe;
     msptiUnsubscribe_fn Unsubscribe;
     msptiEnableDomain_fn EnableDomain; /* optional: callbacks */
@@ -48,9 +50,7 @@ static struct {
     msptiActivityGetNextRecord_fn GetNextRecord;
     msptiActivityFlushAll_fn FlushAll;
     msptiSubscriberHandle sub;
-    act_activity_opts opts;
-    uint32_t enabled_mask; /* bit per msptiActivityKind */
-} ms = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} ms;
 
 /* Open start markers waiting for their end (mstx ranges). */
 #define MARKERS_OPEN 128
@@ -312,14 +312,26 @@ static void api_callback(void *userdata, msptiCallbackDomain domain, msptiCallba
         act_activity_api_exit(&M, d->functionName, d->correlationId, 0);
 }
 
-static void flush_all(void)
+/* ---- the calls the core's start and stop make ------------------------- */
+
+_Static_assert(MSPTI_SUCCESS == 0, "the core takes 0 as success");
+
+static int subscribe(void)
 {
-    ms.FlushAll(1);
+    return (int)ms.Subscribe(&ms.sub, api_callback, NULL);
 }
 
-/* ---- start/stop ------------------------------------------------------- */
+static int enable_callbacks(void)
+{
+    return ms.EnableDomain && ms.EnableDomain(1, ms.sub, MSPTI_CB_DOMAIN_RUNTIME) == MSPTI_SUCCESS;
+}
 
-static const msptiActivityKind wanted[] = {
+static int register_buffers(void)
+{
+    return (int)ms.RegisterCallbacks(buffer_requested, buffer_completed);
+}
+
+static const uint32_t wanted[] = {
     MSPTI_ACTIVITY_KIND_KERNEL,
     MSPTI_ACTIVITY_KIND_COMMUNICATION,
     MSPTI_ACTIVITY_KIND_MEMCPY,
@@ -328,120 +340,74 @@ static const msptiActivityKind wanted[] = {
     MSPTI_ACTIVITY_KIND_API,
     MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
+_Static_assert(ACT_ARRAY_SIZE(wanted) <= ACT_ACTIVITY_MAX_KINDS, "room for the kinds");
 
-static const char *kind_name(msptiActivityKind k)
+static int enable_kind(uint32_t kind)
+{
+    return (int)ms.Enable((msptiActivityKind)kind);
+}
+
+static void disable_kind(uint32_t kind)
+{
+    ms.Disable((msptiActivityKind)kind);
+}
+
+static const char *kind_name(uint32_t k)
 {
     static const char *names[] = {"invalid",       "MARKER", "KERNEL",
                                   "API",           "HCCL",   "MEMORY",
                                   "MEMSET",        "MEMCPY", "EXTERNAL_CORRELATION",
                                   "COMMUNICATION", "ACL_API"};
-    return (unsigned)k < ACT_ARRAY_SIZE(names) ? names[k] : "?";
+    return k < ACT_ARRAY_SIZE(names) ? names[k] : "?";
 }
 
-static void enable_kinds(void)
+/* Without the preload mspti refuses MEMCPY and MEMSET: say what fixes it. */
+static void refusal(uint32_t kind, int r, char *out, size_t n)
 {
-    char failed[256] = "";
-    size_t used = 0;
-    ms.enabled_mask = 0;
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(wanted); i++) {
-        msptiResult r = ms.Enable(wanted[i]);
-        if (r == MSPTI_SUCCESS) {
-            ms.enabled_mask |= 1u << wanted[i];
-        } else if (used < sizeof(failed)) {
-            used += (size_t)snprintf(
-                failed + used, sizeof(failed) - used, "%s%s (%d%s)", used ? ", " : "",
-                kind_name(wanted[i]), (int)r,
-                r == MSPTI_ERROR_WITHOUT_LD_PRELOAD ? ": needs LD_PRELOAD=libmspti.so" : "");
-        }
-    }
-    if (failed[0])
-        act_activity_error(&M, "msptiActivityEnable failed for %s", failed);
+    snprintf(out, n, "%s (%d%s)", kind_name(kind), r,
+             r == MSPTI_ERROR_WITHOUT_LD_PRELOAD ? ": needs LD_PRELOAD=libmspti.so" : "");
 }
 
-static int start_locked(const act_activity_opts *opts)
+static void unsubscribe(void)
 {
-    if (atomic_load(&M.state) != ACT_ACTIVITY_OFF)
-        return ACT_E_STATE;
-    /* Attached, window open or not: with --capture-range the spool starts
-     * paused, and device work launched once the window opens must still be
-     * seen; the builder keeps only what lies inside the window. */
-    if (!act_capture_attached())
-        return ACT_E_STATE;
-    int rc = act_activity_load(&M, &mspti_lib, opts && opts->optional);
-    if (rc != 0)
-        return rc;
-    act_activity_opts_resolve(opts, &ms.opts);
-    rc = act_activity_begin(&M, &ms.opts);
-    if (rc != 0) {
-        act_activity_error(&M, "cannot map the activity buffer pool");
-        return rc;
-    }
-    int64_t err = 0;
-    M.offset_ns = act_clock_realtime_offset(&err);
-    M.offset_start_ns = M.offset_ns;
-    M.offset_err_ns = err;
-    act_activity_emit_clock(&M, "mspti realtime offset at start", M.offset_ns, err);
-
-    /* Subscribe before anything else, as mspti expects. */
-    msptiResult r = ms.Subscribe(&ms.sub, api_callback, NULL);
-    if (r == MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        act_activity_error(&M,
-                           "another mspti subscriber is active (msprof, torch_npu's profiler?); "
-                           "Ascend device lane left empty");
-        return ACT_E_CONFLICT;
-    }
-    if (r != MSPTI_SUCCESS) {
-        act_activity_error(&M, "msptiSubscribe failed (%d); Ascend device lane left empty", (int)r);
-        return ACT_E_NOTFOUND;
-    }
-    int callbacks =
-        ms.EnableDomain && ms.EnableDomain(1, ms.sub, MSPTI_CB_DOMAIN_RUNTIME) == MSPTI_SUCCESS;
-    atomic_store(&M.callbacks, callbacks);
-    if (!callbacks)
-        act_log("mspti: runtime callbacks unavailable; launches are not linked to ranges");
-    atomic_store_explicit(&M.state, ACT_ACTIVITY_CAPTURING, memory_order_release);
-    r = ms.RegisterCallbacks(buffer_requested, buffer_completed);
-    if (r != MSPTI_SUCCESS) {
-        atomic_store(&M.state, ACT_ACTIVITY_OFF);
-        ms.Unsubscribe(ms.sub);
-        act_activity_error(
-            &M, "msptiActivityRegisterCallbacks failed (%d); Ascend device lane left empty",
-            (int)r);
-        return ACT_E_NOTFOUND;
-    }
-    enable_kinds();
-    act_lifecycle_on_stop("mspti", act_source_mspti_stop); /* once: the lifecycle ignores repeats */
-    return 0;
+    ms.Unsubscribe(ms.sub);
+    ms.sub = NULL;
 }
+
+static void flush_all(void)
+{
+    ms.FlushAll(1);
+}
+
+/* mspti stamps CLOCK_REALTIME: the offset is measured before subscribing,
+ * so even a refused start leaves it in the trace. */
+static const act_activity_ops mspti_ops = {
+    .lib = &mspti_lib,
+    .clock_before_subscribe = act_activity_clock_realtime,
+    .subscribe = subscribe,
+    .conflict = MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+    .conflict_text = "another mspti subscriber is active (msprof, torch_npu's profiler?)",
+    .enable_callbacks = enable_callbacks,
+    .callbacks_word = "runtime",
+    .register_buffers = register_buffers,
+    .kinds = wanted,
+    .n_kinds = ACT_ARRAY_SIZE(wanted),
+    .enable_kind = enable_kind,
+    .disable_kind = disable_kind,
+    .refusal = refusal,
+    .unsubscribe = unsubscribe,
+    .flush = flush_all,
+    .stop = act_source_mspti_stop,
+};
 
 int act_source_mspti_start(const act_activity_opts *opts)
 {
-    pthread_mutex_lock(&ms.lock);
-    int rc = start_locked(opts);
-    pthread_mutex_unlock(&ms.lock);
-    return rc;
+    return act_activity_start(&M, &mspti_ops, opts);
 }
 
 void act_source_mspti_stop(void)
 {
-    pthread_mutex_lock(&ms.lock);
-    if (atomic_load(&M.state) != ACT_ACTIVITY_CAPTURING) {
-        pthread_mutex_unlock(&ms.lock);
-        return;
-    }
-    atomic_store(&M.state, ACT_ACTIVITY_DRAINING);
-    act_activity_drain(&M, flush_all, &ms.opts);
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(wanted); i++)
-        if (ms.enabled_mask & (1u << wanted[i]))
-            ms.Disable(wanted[i]);
-    ms.Unsubscribe(ms.sub);
-    ms.sub = NULL;
-    ms.FlushAll(1);
-    int64_t err = 0;
-    int64_t off = act_clock_realtime_offset(&err);
-    act_activity_emit_clock(&M, "mspti realtime offset at stop", off, err);
-    act_activity_end(&M, off, err);
-    pthread_mutex_unlock(&ms.lock);
+    act_activity_stop(&M);
 }
 
 void act_source_mspti_stats(act_activity_stats *out)

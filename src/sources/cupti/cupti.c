@@ -17,6 +17,8 @@
  *          DRIVER, SYNCHRONIZATION, EXTERNAL_CORRELATION.
  *   stop:  cuptiActivityFlushAll(FORCED) polled until three polls bring
  *          nothing new (bounded) -> disable -> unsubscribe -> forced flush.
+ * The core runs that sequence (act_activity_start/stop); this file gives
+ * it CUPTI's calls, callbacks and words (cupti_ops), and converts records.
  * Entry through CUDA_INJECTION64_PATH: InitializeInjection() below.
  */
 #include <cupti.h>
@@ -45,6 +47,7 @@ static act_activity C = {
     .device_word = "GPU",
     .source = ACT_SOURCE_CUPTI,
     .lane_lock = PTHREAD_MUTEX_INITIALIZER,
+    .cycle_lock = PTHREAD_MUTEX_INITIALIZER,
     .outermost_only = 1,
 };
 
@@ -64,7 +67,6 @@ typedef CUptiResult (*PopExt_fn)(CUpti_ExternalCorrelationKind, uint64_t *);
 typedef CUptiResult (*GetResultString_fn)(CUptiResult, const char **);
 
 static struct {
-    pthread_mutex_t lock;
     GetVersion_fn GetVersion;
     Subscribe_fn Subscribe;
     Unsubscribe_fn Unsubscribe;
@@ -79,11 +81,8 @@ static struct {
     PopExt_fn PopExt;
     GetResultString_fn GetResultString;
     CUpti_SubscriberHandle sub;
-    act_activity_opts opts;
-    uint32_t enabled[8];
-    int n_enabled;
     uint32_t version;
-} cu = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} cu;
 
 #define EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
 
@@ -394,14 +393,44 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
     }
 }
 
-static void flush_forced(void)
+/* ---- the calls the core's start and stop make ------------------------- */
+
+_Static_assert(CUPTI_SUCCESS == 0, "the core takes 0 as success");
+
+static int subscribe(void)
 {
-    cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    return (int)cu.Subscribe(&cu.sub, api_callback, NULL);
 }
 
-/* ---- start/stop ------------------------------------------------------- */
+static const char *result_string(int r)
+{
+    return cu_err((CUptiResult)r);
+}
 
-static const CUpti_ActivityKind wanted[] = {
+static int enable_callbacks(void)
+{
+    return cu.EnableDomain &&
+           cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+           cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
+}
+
+/* Once subscribed (a timestamp callback registered while another tool
+ * holds CUPTI would restamp its records), before any kind is enabled. */
+static void clock_setup(act_activity *a)
+{
+    if (cu.RegisterTimestampCallback &&
+        cu.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS)
+        act_activity_clock_timeline(a, "cupti timestamp callback (monotonic_raw)");
+    else
+        act_activity_clock_realtime(a); /* CUPTI's default clock is CLOCK_REALTIME */
+}
+
+static int register_buffers(void)
+{
+    return (int)cu.RegisterCallbacks(buffer_requested, buffer_completed);
+}
+
+static const uint32_t wanted[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET,
@@ -410,119 +439,63 @@ static const CUpti_ActivityKind wanted[] = {
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
+_Static_assert(ACT_ARRAY_SIZE(wanted) <= ACT_ACTIVITY_MAX_KINDS, "room for the kinds");
 
-static void enable_kinds(void)
+static int enable_kind(uint32_t kind)
 {
-    char failed[256] = "";
-    size_t used = 0;
-    cu.n_enabled = 0;
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(wanted); i++) {
-        CUptiResult r = cu.Enable(wanted[i]);
-        if (r == CUPTI_SUCCESS)
-            cu.enabled[cu.n_enabled++] = wanted[i];
-        else if (used < sizeof(failed))
-            used += (size_t)snprintf(failed + used, sizeof(failed) - used, "%skind %d (error %d)",
-                                     used ? ", " : "", (int)wanted[i], (int)r);
-    }
-    if (failed[0])
-        act_activity_error(&C, "cuptiActivityEnable failed for %s", failed);
+    return (int)cu.Enable((CUpti_ActivityKind)kind);
 }
 
-static void clock_setup(void)
+static void disable_kind(uint32_t kind)
 {
-    if (cu.RegisterTimestampCallback &&
-        cu.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS) {
-        C.offset_ns = 0;
-        C.offset_start_ns = 0;
-        act_activity_emit_clock(&C, "cupti timestamp callback (monotonic_raw)", 0, 0);
-        return;
-    }
-    /* CUPTI's default clock is CLOCK_REALTIME: map it like mspti's. */
-    int64_t err = 0;
-    C.offset_ns = act_clock_realtime_offset(&err);
-    C.offset_start_ns = C.offset_ns;
-    C.offset_err_ns = err;
-    act_activity_emit_clock(&C, "cupti realtime offset at start", C.offset_ns, err);
+    cu.Disable((CUpti_ActivityKind)kind);
 }
 
-static int start_locked(const act_activity_opts *opts)
+static void refusal(uint32_t kind, int r, char *out, size_t n)
 {
-    /* Attached, window open or not (see mspti.c). */
-    if (atomic_load(&C.state) != ACT_ACTIVITY_OFF || !act_capture_attached())
-        return ACT_E_STATE;
-    int rc = act_activity_load(&C, &cupti_lib, opts && opts->optional);
-    if (rc == 0)
-        rc = cupti_version_check();
-    if (rc != 0)
-        return rc;
-    act_activity_opts_resolve(opts, &cu.opts);
-    rc = act_activity_begin(&C, &cu.opts);
-    if (rc != 0) {
-        act_activity_error(&C, "cannot map the activity buffer pool");
-        return rc;
-    }
-    CUptiResult r = cu.Subscribe(&cu.sub, api_callback, NULL);
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        act_activity_error(
-            &C, "another CUPTI subscriber is active (Nsight, PyTorch's profiler, cuda-gdb?); "
-                "CUDA device lane left empty");
-        return ACT_E_CONFLICT;
-    }
-    if (r != CUPTI_SUCCESS) {
-        act_activity_error(&C, "cuptiSubscribe failed (%d, %s); CUDA device lane left empty",
-                           (int)r, cu_err(r));
-        return ACT_E_NOTFOUND;
-    }
-    int callbacks = cu.EnableDomain &&
-                    cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
-                    cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
-    atomic_store(&C.callbacks, callbacks);
-    if (!callbacks)
-        act_log("cupti: API callbacks unavailable; launches are not linked to ranges");
-    clock_setup(); /* before any kind is enabled, as CUPTI requires */
-    atomic_store_explicit(&C.state, ACT_ACTIVITY_CAPTURING, memory_order_release);
-    r = cu.RegisterCallbacks(buffer_requested, buffer_completed);
-    if (r != CUPTI_SUCCESS) {
-        atomic_store(&C.state, ACT_ACTIVITY_OFF);
-        cu.Unsubscribe(cu.sub);
-        act_activity_error(
-            &C, "cuptiActivityRegisterCallbacks failed (%d); CUDA device lane left empty", (int)r);
-        return ACT_E_NOTFOUND;
-    }
-    enable_kinds();
-    act_lifecycle_on_stop("cupti", act_source_cupti_stop); /* once: the lifecycle ignores repeats */
-    return 0;
+    snprintf(out, n, "kind %d (error %d)", (int)kind, r);
 }
+
+static void unsubscribe(void)
+{
+    cu.Unsubscribe(cu.sub);
+    cu.sub = NULL;
+}
+
+static void flush_forced(void)
+{
+    cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+static const act_activity_ops cupti_ops = {
+    .lib = &cupti_lib,
+    .check = cupti_version_check,
+    .subscribe = subscribe,
+    .conflict = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+    .conflict_text = "another CUPTI subscriber is active (Nsight, PyTorch's profiler, cuda-gdb?)",
+    .result_string = result_string,
+    .enable_callbacks = enable_callbacks,
+    .callbacks_word = "API",
+    .clock_before_register = clock_setup,
+    .register_buffers = register_buffers,
+    .kinds = wanted,
+    .n_kinds = ACT_ARRAY_SIZE(wanted),
+    .enable_kind = enable_kind,
+    .disable_kind = disable_kind,
+    .refusal = refusal,
+    .unsubscribe = unsubscribe,
+    .flush = flush_forced,
+    .stop = act_source_cupti_stop,
+};
 
 int act_source_cupti_start(const act_activity_opts *opts)
 {
-    pthread_mutex_lock(&cu.lock);
-    int rc = start_locked(opts);
-    pthread_mutex_unlock(&cu.lock);
-    return rc;
+    return act_activity_start(&C, &cupti_ops, opts);
 }
 
 void act_source_cupti_stop(void)
 {
-    pthread_mutex_lock(&cu.lock);
-    if (atomic_load(&C.state) != ACT_ACTIVITY_CAPTURING) {
-        pthread_mutex_unlock(&cu.lock);
-        return;
-    }
-    atomic_store(&C.state, ACT_ACTIVITY_DRAINING);
-    act_activity_drain(&C, flush_forced, &cu.opts);
-    for (int i = 0; i < cu.n_enabled; i++)
-        cu.Disable((CUpti_ActivityKind)cu.enabled[i]);
-    cu.Unsubscribe(cu.sub);
-    cu.sub = NULL;
-    cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    int64_t err = 0;
-    int64_t off = C.offset_ns ? act_clock_realtime_offset(&err) : 0;
-    act_activity_emit_clock(
-        &C, C.offset_ns ? "cupti realtime offset at stop" : "cupti timestamp callback at stop", off,
-        err);
-    act_activity_end(&C, off, err);
-    pthread_mutex_unlock(&cu.lock);
+    act_activity_stop(&C);
 }
 
 void act_source_cupti_stats(act_activity_stats *out)
