@@ -141,7 +141,7 @@ static int pool_setup(act_activity *a, size_t size, uint32_t count)
     return 0;
 }
 
-uint8_t *act_activity_buffer_take(act_activity *a, size_t *size)
+static uint8_t *buffer_take(act_activity *a, size_t *size)
 {
     uint64_t m = atomic_load_explicit(&a->free_mask, memory_order_acquire);
     while (m) {
@@ -158,6 +158,12 @@ uint8_t *act_activity_buffer_take(act_activity *a, size_t *size)
     act_rec_drop(ACT_REC_DEVICE_OP);
     *size = 0;
     return NULL;
+}
+
+void act_activity_buffer_request(act_activity *a, uint8_t **buf, size_t *size, size_t *max_records)
+{
+    *buf = buffer_take(a, size);
+    *max_records = 0; /* as many as fit */
 }
 
 void act_activity_buffer_give(act_activity *a, uint8_t *buf)
@@ -357,16 +363,36 @@ int act_activity_emit_op(act_activity *a, const act_activity_op *op)
     return 0;
 }
 
-int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext)
+void act_activity_extcorr_record(act_activity *a, int foreign, uint64_t corr, uint64_t ext)
 {
+    if (foreign) {
+        atomic_fetch_add(&a->foreign_extcorr, 1);
+        return;
+    }
     act_rec_extcorr *r = act_rec_reserve(ACT_REC_EXTCORR, sizeof(*r));
     if (!r)
-        return -1;
+        return;
     r->h.aux = a->source;
     r->corr = corr;
     r->ext = ext;
     act_rec_commit();
-    return 0;
+    atomic_fetch_add(&a->converted, 1);
+}
+
+int act_activity_api_superseded(act_activity *a)
+{
+    if (!atomic_load(&a->callbacks))
+        return 0;
+    atomic_fetch_add(&a->api_superseded, 1);
+    return 1;
+}
+
+void act_activity_emit_api(act_activity *a, const char *name, uint64_t start, uint64_t end,
+                           uint64_t corr, int32_t result)
+{
+    if (act_rec_api_emit(name, act_activity_ts(a, start), act_activity_ts(a, end), corr, 0, result,
+                         a->source) == 0)
+        atomic_fetch_add(&a->converted, 1);
 }
 
 /* Write a clock record: method string and the current offset. */

@@ -128,6 +128,14 @@ typedef struct act_activity_op {
     const char *detail; /* kernel type, commName, ... (may be NULL) */
 } act_activity_op;
 
+/* An op with the fields every vendor device record has; the rest zero. */
+static inline act_activity_op act_activity_op_on(uint8_t kind, uint32_t device, uint32_t stream,
+                                                 uint64_t start, uint64_t end, uint64_t corr)
+{
+    return (act_activity_op){
+        .op = kind, .device = device, .stream = stream, .start = start, .end = end, .corr = corr};
+}
+
 /* One place to look for the vendor library: `file` itself, or, with
  * `env`, getenv(env) followed by `file` (skipped while the variable is
  * unset or empty). The "not loadable" line lists each place tried, with
@@ -222,9 +230,10 @@ void act_activity_stop(act_activity *a);
 void act_activity_clock_realtime(act_activity *a);
 void act_activity_clock_timeline(act_activity *a, const char *method);
 
-/* Buffer callbacks' halves. request: a free pool buffer or NULL (refused,
- * counted as one dropped device record). release: give it back. */
-uint8_t *act_activity_buffer_take(act_activity *a, size_t *size);
+/* Buffer callbacks' halves. request: a free pool buffer, for as many
+ * records as fit, or NULL (refused, counted as one dropped device
+ * record). give: back to the pool. */
+void act_activity_buffer_request(act_activity *a, uint8_t **buf, size_t *size, size_t *max_records);
 void act_activity_buffer_give(act_activity *a, uint8_t *buf);
 
 /* One step through a completed buffer, in the vendor's terms: 1 (a
@@ -249,8 +258,16 @@ uint64_t act_activity_queue_key(const act_activity *a, uint32_t device, uint32_t
 
 /* Write one device op (and its lane records the first time). 0 or -1. */
 int act_activity_emit_op(act_activity *a, const act_activity_op *op);
-/* Write an external-correlation mapping. */
-int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext);
+/* A vendor EXTERNAL_CORRELATION record: written as a mapping, or only
+ * counted when `foreign` (pushed by someone else, or not needed). */
+void act_activity_extcorr_record(act_activity *a, int foreign, uint64_t corr, uint64_t ext);
+/* A vendor API activity record. While the launch-thread callbacks are on
+ * they wrote the call already: superseded says so (and counts it), and
+ * the record is dropped. Else emit_api writes it as a host slice (on the
+ * delivery thread: it carries no range). */
+int act_activity_api_superseded(act_activity *a);
+void act_activity_emit_api(act_activity *a, const char *name, uint64_t start, uint64_t end,
+                           uint64_t corr, int32_t result);
 
 /* Launch-thread callback halves. enter returns 1 when the call is
  * recorded (ext_out: the innermost acceltrace range of the thread, 0 =

@@ -171,67 +171,62 @@ static uint8_t memcpy_op(uint32_t kind, const char **name)
     }
 }
 
+/* Kernel, Communication and Hccl records name their place the same way. */
+static act_activity_op op_at(uint8_t kind, msptiDeviceStream ds, uint64_t start, uint64_t end,
+                             uint64_t corr)
+{
+    return act_activity_op_on(kind, ds.deviceId, ds.streamId, start, end, corr);
+}
+
+/* A collective (Communication, or its older form Hccl) on its stream. */
+static act_activity_op collective(msptiDeviceStream ds, uint64_t start, uint64_t end, uint64_t corr,
+                                  const char *name, const char *comm)
+{
+    act_activity_op op = op_at(ACT_OP_COLLECTIVE, ds, start, end, corr);
+    op.name = name;
+    op.detail = comm;
+    return op;
+}
+
+/* Device records into ops; the rest as host slices, mappings or markers. */
 static void convert(const void *record)
 {
     const msptiActivity *rec = record;
-    act_activity_op op = {0};
+    act_activity_op op;
+    const char *name;
     switch (rec->kind) {
     case MSPTI_ACTIVITY_KIND_KERNEL: {
         const msptiActivityKernel *k = (const msptiActivityKernel *)rec;
-        op.op = ACT_OP_KERNEL;
+        op = op_at(ACT_OP_KERNEL, k->ds, k->start, k->end, k->correlationId);
         op.name = k->name ? k->name : (k->type ? k->type : "kernel");
         op.detail = k->type;
-        op.device = k->ds.deviceId;
-        op.stream = k->ds.streamId;
-        op.start = k->start;
-        op.end = k->end;
-        op.corr = k->correlationId;
         break;
     }
     case MSPTI_ACTIVITY_KIND_COMMUNICATION: {
         const msptiActivityCommunication *c = (const msptiActivityCommunication *)rec;
-        op.op = ACT_OP_COLLECTIVE;
-        op.name = c->name ? c->name : "communication";
-        op.detail = c->commName;
-        op.device = c->ds.deviceId;
-        op.stream = c->ds.streamId;
-        op.start = c->start;
-        op.end = c->end;
-        op.corr = c->correlationId;
+        op = collective(c->ds, c->start, c->end, c->correlationId,
+                        c->name ? c->name : "communication", c->commName);
         break;
     }
     case MSPTI_ACTIVITY_KIND_HCCL: {
         const msptiActivityHccl *c = (const msptiActivityHccl *)rec;
-        op.op = ACT_OP_COLLECTIVE;
-        op.name = c->name ? c->name : "hccl";
-        op.detail = c->commName;
-        op.device = c->ds.deviceId;
-        op.stream = c->ds.streamId;
-        op.start = c->start;
-        op.end = c->end;
+        op = collective(c->ds, c->start, c->end, 0, c->name ? c->name : "hccl", c->commName);
         break;
     }
     case MSPTI_ACTIVITY_KIND_MEMCPY: {
         const msptiActivityMemcpy *m = (const msptiActivityMemcpy *)rec;
-        op.op = memcpy_op((uint32_t)m->copyKind, &op.name);
-        op.device = m->deviceId;
-        op.stream = m->streamId;
-        op.start = m->start;
-        op.end = m->end;
+        uint8_t kind = memcpy_op((uint32_t)m->copyKind, &name);
+        op = act_activity_op_on(kind, m->deviceId, m->streamId, m->start, m->end, m->correlationId);
+        op.name = name;
         op.bytes = m->bytes;
-        op.corr = m->correlationId;
         break;
     }
     case MSPTI_ACTIVITY_KIND_MEMSET: {
         const msptiActivityMemset *m = (const msptiActivityMemset *)rec;
-        op.op = ACT_OP_MEMSET;
+        op = act_activity_op_on(ACT_OP_MEMSET, m->deviceId, m->streamId, m->start, m->end,
+                                m->correlationId);
         op.name = "Memset";
-        op.device = m->deviceId;
-        op.stream = m->streamId;
-        op.start = m->start;
-        op.end = m->end;
         op.bytes = m->bytes;
-        op.corr = m->correlationId;
         break;
     }
     case MSPTI_ACTIVITY_KIND_MARKER: convert_marker((const msptiActivityMarker *)rec); return;
@@ -239,15 +234,10 @@ static void convert(const void *record)
     case MSPTI_ACTIVITY_KIND_ACL_API:
     case MSPTI_ACTIVITY_KIND_NODE_API:
     case MSPTI_ACTIVITY_KIND_RUNTIME_API: {
-        if (atomic_load(&M.callbacks)) {
-            atomic_fetch_add(&M.api_superseded, 1); /* written on the launching thread */
-            return;
-        }
         const msptiActivityApi *a = (const msptiActivityApi *)rec;
-        if (act_rec_api_emit(a->name ? a->name : "api", act_activity_ts(&M, a->start),
-                             act_activity_ts(&M, a->end), a->correlationId, 0, 0,
-                             ACT_SOURCE_MSPTI) == 0)
-            atomic_fetch_add(&M.converted, 1);
+        if (!act_activity_api_superseded(&M))
+            act_activity_emit_api(&M, a->name ? a->name : "api", a->start, a->end, a->correlationId,
+                                  0);
         return;
     }
     case MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -255,12 +245,7 @@ static void convert(const void *record)
         /* mspti's external-correlation stack is process-global: with the
          * launch-thread callbacks on, our own mapping is exact and these
          * are not needed; without them they are the best there is. */
-        if (atomic_load(&M.callbacks)) {
-            atomic_fetch_add(&M.foreign_extcorr, 1);
-            return;
-        }
-        if (act_activity_emit_extcorr(&M, e->correlationId, e->externalId) == 0)
-            atomic_fetch_add(&M.converted, 1);
+        act_activity_extcorr_record(&M, atomic_load(&M.callbacks), e->correlationId, e->externalId);
         return;
     }
     default: atomic_fetch_add(&M.unknown, 1); return;
@@ -272,8 +257,7 @@ static void convert(const void *record)
 
 static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    *buffer = act_activity_buffer_take(&M, size);
-    *max_records = 0; /* as many as fit */
+    act_activity_buffer_request(&M, buffer, size, max_records);
 }
 
 /* Always iterate to the end: mspti's cursor is per thread and only

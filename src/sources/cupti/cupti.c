@@ -238,89 +238,74 @@ static uint32_t ctx_device(uint32_t ctx)
 
 static void convert_api(const CUpti_ActivityAPI *a, int driver)
 {
-    if (atomic_load(&C.callbacks)) {
-        atomic_fetch_add(&C.api_superseded, 1); /* written on the launching thread */
-        return;
-    }
+    if (act_activity_api_superseded(&C))
+        return; /* written on the launching thread */
     char name[48];
     snprintf(name, sizeof(name), "%s cbid %u", driver ? "cuda driver" : "cuda runtime",
              (unsigned)a->cbid);
-    if (act_rec_api_emit(name, act_activity_ts(&C, a->start), act_activity_ts(&C, a->end),
-                         a->correlationId, 0, (int32_t)a->returnValue, ACT_SOURCE_CUPTI) == 0)
-        atomic_fetch_add(&C.converted, 1);
+    act_activity_emit_api(&C, name, a->start, a->end, a->correlationId, (int32_t)a->returnValue);
 }
 
+/* A kernel with its launch type and its grid as work-items (grid x block). */
+static act_activity_op kernel_op(const CUpti_ActivityKernel10 *k)
+{
+    act_activity_op op = act_activity_op_on(ACT_OP_KERNEL, k->deviceId, k->streamId, k->start,
+                                            k->end, k->correlationId);
+    op.name = k->name;
+    op.detail = launch_type(k->launchType);
+    op.queued = k->queued;
+    op.submit = k->submitted;
+    op.lsize[0] = (uint64_t)k->blockX, op.lsize[1] = (uint64_t)k->blockY,
+    op.lsize[2] = (uint64_t)k->blockZ;
+    op.gsize[0] = (uint64_t)k->gridX * op.lsize[0];
+    op.gsize[1] = (uint64_t)k->gridY * op.lsize[1];
+    op.gsize[2] = (uint64_t)k->gridZ * op.lsize[2];
+    ctx_learn(k->contextId, k->deviceId);
+    return op;
+}
+
+/* Device records into ops; the rest as host slices or mappings. */
 static void convert(const void *record)
 {
     const CUpti_Activity *rec = record;
-    act_activity_op op = {0};
+    act_activity_op op;
+    const char *name;
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-        op.op = ACT_OP_KERNEL;
-        op.name = k->name;
-        op.detail = launch_type(k->launchType);
-        op.device = k->deviceId;
-        op.stream = k->streamId;
-        op.start = k->start;
-        op.end = k->end;
-        op.queued = k->queued;
-        op.submit = k->submitted;
-        op.corr = k->correlationId;
-        op.lsize[0] = (uint64_t)k->blockX, op.lsize[1] = (uint64_t)k->blockY,
-        op.lsize[2] = (uint64_t)k->blockZ;
-        op.gsize[0] = (uint64_t)k->gridX * op.lsize[0];
-        op.gsize[1] = (uint64_t)k->gridY * op.lsize[1];
-        op.gsize[2] = (uint64_t)k->gridZ * op.lsize[2];
-        ctx_learn(k->contextId, k->deviceId);
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        op = kernel_op((const CUpti_ActivityKernel10 *)rec);
         break;
-    }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
-        op.op = memcpy_op(m->copyKind, &op.name);
-        op.device = m->deviceId;
-        op.stream = m->streamId;
-        op.start = m->start;
-        op.end = m->end;
+        uint8_t kind = memcpy_op(m->copyKind, &name);
+        op = act_activity_op_on(kind, m->deviceId, m->streamId, m->start, m->end, m->correlationId);
+        op.name = name;
         op.bytes = m->bytes;
-        op.corr = m->correlationId;
         ctx_learn(m->contextId, m->deviceId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
-        op.op = ACT_OP_MEMSET;
+        op = act_activity_op_on(ACT_OP_MEMSET, m->deviceId, m->streamId, m->start, m->end,
+                                m->correlationId);
         op.name = "Memset";
-        op.device = m->deviceId;
-        op.stream = m->streamId;
-        op.start = m->start;
-        op.end = m->end;
         op.bytes = m->bytes;
-        op.corr = m->correlationId;
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)rec;
-        op.op = ACT_OP_SYNC;
+        op = act_activity_op_on(ACT_OP_SYNC, ctx_device(s->contextId), s->streamId, s->start,
+                                s->end, s->correlationId);
         op.name = sync_name((uint32_t)s->type);
-        op.device = ctx_device(s->contextId);
-        op.stream = s->streamId;
-        op.start = s->start;
-        op.end = s->end;
-        op.corr = s->correlationId;
         break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME: convert_api((const CUpti_ActivityAPI *)rec, 0); return;
     case CUPTI_ACTIVITY_KIND_DRIVER: convert_api((const CUpti_ActivityAPI *)rec, 1); return;
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
-        if (e->externalKind != EXT_KIND) {
-            atomic_fetch_add(&C.foreign_extcorr, 1); /* another tool's ids */
-            return;
-        }
-        if (act_activity_emit_extcorr(&C, e->correlationId, e->externalId) == 0)
-            atomic_fetch_add(&C.converted, 1);
+        /* Ids of another kind are another tool's. */
+        act_activity_extcorr_record(&C, e->externalKind != EXT_KIND, e->correlationId,
+                                    e->externalId);
         return;
     }
     default: atomic_fetch_add(&C.unknown, 1); return;
@@ -332,8 +317,7 @@ static void convert(const void *record)
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    *buffer = act_activity_buffer_take(&C, size);
-    *max_records = 0;
+    act_activity_buffer_request(&C, buffer, size, max_records);
 }
 
 static int next_record(uint8_t *buf, size_t valid, void **rec, int *code)
