@@ -628,14 +628,14 @@ static void kinds_enable(act_activity *a, const act_activity_ops *ops)
 {
     char failed[256] = "", one[96];
     size_t used = 0;
-    assert(ops->n_kinds <= ACT_ACTIVITY_MAX_KINDS);
     a->n_enabled = 0;
-    for (size_t i = 0; i < ops->n_kinds; i++) {
-        int r = ops->enable_kind(ops->kinds[i]);
+    for (const uint32_t *k = ops->kinds; *k; k++) {
+        int r = ops->switch_kind(*k, 1);
         if (r == 0) {
-            a->enabled[a->n_enabled++] = ops->kinds[i];
+            assert(a->n_enabled < ACT_ACTIVITY_MAX_KINDS);
+            a->enabled[a->n_enabled++] = *k;
         } else if (used < sizeof(failed)) {
-            ops->refusal(ops->kinds[i], r, one, sizeof(one));
+            ops->refusal(*k, r, one, sizeof(one));
             used += (size_t)snprintf(failed + used, sizeof(failed) - used, "%s%s", used ? ", " : "",
                                      one);
         }
@@ -702,7 +702,7 @@ static void stop_locked(act_activity *a)
     atomic_store(&a->state, ACT_ACTIVITY_DRAINING);
     drain(a);
     for (uint32_t i = 0; i < a->n_enabled; i++)
-        ops->disable_kind(a->enabled[i]);
+        ops->switch_kind(a->enabled[i], 0);
     ops->unsubscribe();
     ops->flush(); /* once more: what came in while disabling */
     int64_t err = 0;

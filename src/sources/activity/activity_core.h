@@ -153,6 +153,14 @@ typedef struct act_activity_sym {
     int required; /* missing: the start fails, reported */
 } act_activity_sym;
 
+/* An act_activity_sym for member `field` of the vendor's table of
+ * functions `fns`. Function pointers are written through void **, the
+ * idiom dlsym(3) shows. */
+#define ACT_ACTIVITY_SYM(fns, field, sym, required)                                                \
+    {                                                                                              \
+        (void **)&(fns).field, #sym, required                                                      \
+    }
+
 /* The vendor library and what is read from it. */
 typedef struct act_activity_lib {
     const char *override_var; /* ACCELTRACE_<VENDOR>_LIB: when set, the only place tried */
@@ -163,6 +171,12 @@ typedef struct act_activity_lib {
     const char *file_word; /* error lines: "<file_word> not loadable (tried ...)" */
     const char *in_word;   /* ... and "symbol X missing in <in_word>" */
 } act_activity_lib;
+
+/* An act_activity_lib over the arrays `paths` and `syms`. */
+#define ACT_ACTIVITY_LIB(override_var, paths, syms, file_word, in_word)                            \
+    {                                                                                              \
+        override_var, paths, ACT_ARRAY_SIZE(paths), syms, ACT_ARRAY_SIZE(syms), file_word, in_word \
+    }
 
 /* Open the library (the first time: it stays open, as vendor threads may
  * call our callbacks until the process ends) and resolve its symbols.
@@ -195,16 +209,21 @@ struct act_activity_ops {
     int (*enable_callbacks)(void);            /* 1: the launch-thread callbacks are on */
     const char *callbacks_word;               /* log line "<word> callbacks unavailable; ..." */
     int (*register_buffers)(void);
-    const uint32_t *kinds; /* activity kinds, enabled in this order */
-    size_t n_kinds;
-    int (*enable_kind)(uint32_t kind);
-    void (*disable_kind)(uint32_t kind);
+    const uint32_t *kinds; /* activity kinds, enabled in this order; 0 (INVALID) ends them */
+    int (*switch_kind)(uint32_t kind, int on); /* Enable (on) or Disable: the vendor's result */
     /* One entry of the "<name>ActivityEnable failed for ..." list. */
     void (*refusal)(uint32_t kind, int result, char *out, size_t n);
     void (*unsubscribe)(void);
     void (*flush)(void); /* hand back every buffer with records, partly filled too */
     void (*stop)(void);  /* the source's public stop: the lifecycle runs it at exit */
 };
+
+/* The calls of act_activity_ops that each vendor file defines under these
+ * names, the same in both; the rest of its ops it spells out. */
+#define ACT_ACTIVITY_VENDOR_CALLS                                                                  \
+    .subscribe = subscribe, .enable_callbacks = enable_callbacks,                                  \
+    .register_buffers = register_buffers, .kinds = wanted, .switch_kind = switch_kind,             \
+    .refusal = refusal, .unsubscribe = unsubscribe, .flush = flush
 
 /* Start a cycle, in this order: load (and check); set up the pool and
  * reset the counters; subscribe before any other activity call (mspti

@@ -40,15 +40,22 @@ static act_activity M = {
 
 #define MSPTI_HOST_DEVICE ACT_ACTIVITY_HOST_DEVICE /* lane of host-side mstx markers */
 
+/* The mspti functions used, each named once: member of `ms`, symbol (of
+ * type <symbol>_fn, mspti_decls.h), required. Both the members and the
+ * dlsym table (mspti_syms) are made from this list. */
+#define MSPTI_FUNCTIONS(X)                                                                         \
+    X(Subscribe, msptiSubscribe, 1)                                                                \
+    X(Unsubscribe, msptiUnsubscribe, 1)                                                            \
+    X(RegisterCallbacks, msptiActivityRegisterCallbacks, 1)                                        \
+    X(Enable, msptiActivityEnable, 1)                                                              \
+    X(Disable, msptiActivityDisable, 1)                                                            \
+    X(GetNextRecord, msptiActivityGetNextRecord, 1)                                                \
+    X(FlushAll, msptiActivityFlushAll, 1)                                                          \
+    X(EnableDomain, msptiEnableDomain, 0) /* optional: without it, no callbacks */
+
+#define MSPTI_MEMBER(field, sym, required) sym##_fn field;
 static struct {
-    msptiSubscribe_fn Subscribe;
-    msptiUnsubscribe_fn Unsubscribe;
-    msptiEnableDomain_fn EnableDomain; /* optional: callbacks */
-    msptiActivityRegisterCallbacks_fn RegisterCallbacks;
-    msptiActivityEnable_fn Enable;
-    msptiActivityDisable_fn Disable;
-    msptiActivityGetNextRecord_fn GetNextRecord;
-    msptiActivityFlushAll_fn FlushAll;
+    MSPTI_FUNCTIONS(MSPTI_MEMBER)
     msptiSubscriberHandle sub;
 } ms;
 
@@ -72,31 +79,11 @@ static const act_activity_lib_path mspti_paths[] = {
     {NULL, "libmspti.so", "loader path"},
 };
 
-/* Function pointers are written through void **, the idiom dlsym(3) shows. */
-#define SYM(field, sym, required)                                                                  \
-    {                                                                                              \
-        (void **)&ms.field, #sym, required                                                         \
-    }
-static const act_activity_sym mspti_syms[] = {
-    SYM(Subscribe, msptiSubscribe, 1),
-    SYM(Unsubscribe, msptiUnsubscribe, 1),
-    SYM(RegisterCallbacks, msptiActivityRegisterCallbacks, 1),
-    SYM(Enable, msptiActivityEnable, 1),
-    SYM(Disable, msptiActivityDisable, 1),
-    SYM(GetNextRecord, msptiActivityGetNextRecord, 1),
-    SYM(FlushAll, msptiActivityFlushAll, 1),
-    SYM(EnableDomain, msptiEnableDomain, 0),
-};
+#define MSPTI_SYM(field, sym, required) ACT_ACTIVITY_SYM(ms, field, sym, required),
+static const act_activity_sym mspti_syms[] = {MSPTI_FUNCTIONS(MSPTI_SYM)};
 
-static const act_activity_lib mspti_lib = {
-    .override_var = "ACCELTRACE_MSPTI_LIB",
-    .paths = mspti_paths,
-    .n_paths = ACT_ARRAY_SIZE(mspti_paths),
-    .syms = mspti_syms,
-    .n_syms = ACT_ARRAY_SIZE(mspti_syms),
-    .file_word = "libmspti.so",
-    .in_word = "the mspti library",
-};
+static const act_activity_lib mspti_lib = ACT_ACTIVITY_LIB(
+    "ACCELTRACE_MSPTI_LIB", mspti_paths, mspti_syms, "libmspti.so", "the mspti library");
 
 /* ---- conversion ------------------------------------------------------- */
 
@@ -323,17 +310,14 @@ static const uint32_t wanted[] = {
     MSPTI_ACTIVITY_KIND_MARKER,
     MSPTI_ACTIVITY_KIND_API,
     MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    MSPTI_ACTIVITY_KIND_INVALID, /* the end */
 };
-_Static_assert(ACT_ARRAY_SIZE(wanted) <= ACT_ACTIVITY_MAX_KINDS, "room for the kinds");
+_Static_assert(ACT_ARRAY_SIZE(wanted) - 1 <= ACT_ACTIVITY_MAX_KINDS, "room for the kinds");
 
-static int enable_kind(uint32_t kind)
+static int switch_kind(uint32_t kind, int on)
 {
-    return (int)ms.Enable((msptiActivityKind)kind);
-}
-
-static void disable_kind(uint32_t kind)
-{
-    ms.Disable((msptiActivityKind)kind);
+    msptiActivityKind k = (msptiActivityKind)kind;
+    return (int)(on ? ms.Enable(k) : ms.Disable(k));
 }
 
 static const char *kind_name(uint32_t k)
@@ -358,7 +342,7 @@ static void unsubscribe(void)
     ms.sub = NULL;
 }
 
-static void flush_all(void)
+static void flush(void)
 {
     ms.FlushAll(1);
 }
@@ -366,21 +350,12 @@ static void flush_all(void)
 /* mspti stamps CLOCK_REALTIME: the offset is measured before subscribing,
  * so even a refused start leaves it in the trace. */
 static const act_activity_ops mspti_ops = {
+    ACT_ACTIVITY_VENDOR_CALLS,
     .lib = &mspti_lib,
-    .clock_before_subscribe = act_activity_clock_realtime,
-    .subscribe = subscribe,
     .conflict = MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
     .conflict_text = "another mspti subscriber is active (msprof, torch_npu's profiler?)",
-    .enable_callbacks = enable_callbacks,
     .callbacks_word = "runtime",
-    .register_buffers = register_buffers,
-    .kinds = wanted,
-    .n_kinds = ACT_ARRAY_SIZE(wanted),
-    .enable_kind = enable_kind,
-    .disable_kind = disable_kind,
-    .refusal = refusal,
-    .unsubscribe = unsubscribe,
-    .flush = flush_all,
+    .clock_before_subscribe = act_activity_clock_realtime,
     .stop = act_source_mspti_stop,
 };
 

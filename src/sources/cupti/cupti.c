@@ -66,20 +66,29 @@ typedef CUptiResult (*PushExt_fn)(CUpti_ExternalCorrelationKind, uint64_t);
 typedef CUptiResult (*PopExt_fn)(CUpti_ExternalCorrelationKind, uint64_t *);
 typedef CUptiResult (*GetResultString_fn)(CUptiResult, const char **);
 
+/* The CUPTI functions used, each named once: type, member of `cu`,
+ * symbol, required. Both the members and the dlsym table (cupti_syms) are
+ * made from this list. */
+#define CUPTI_FUNCTIONS(X)                                                                         \
+    X(GetVersion_fn, GetVersion, cuptiGetVersion, 1)                                               \
+    X(Subscribe_fn, Subscribe, cuptiSubscribe, 1)                                                  \
+    X(Unsubscribe_fn, Unsubscribe, cuptiUnsubscribe, 1)                                            \
+    X(RegisterCallbacks_fn, RegisterCallbacks, cuptiActivityRegisterCallbacks, 1)                  \
+    X(Kind_fn, Enable, cuptiActivityEnable, 1)                                                     \
+    X(Kind_fn, Disable, cuptiActivityDisable, 1)                                                   \
+    X(GetNextRecord_fn, GetNextRecord, cuptiActivityGetNextRecord, 1)                              \
+    X(FlushAll_fn, FlushAll, cuptiActivityFlushAll, 1)                                             \
+    X(EnableDomain_fn, EnableDomain, cuptiEnableDomain, 0)                                         \
+    X(RegisterTimestampCallback_fn, RegisterTimestampCallback,                                     \
+      cuptiActivityRegisterTimestampCallback, 0)                                                   \
+    X(GetNumDropped_fn, GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, 0)                \
+    X(PushExt_fn, PushExt, cuptiActivityPushExternalCorrelationId, 0)                              \
+    X(PopExt_fn, PopExt, cuptiActivityPopExternalCorrelationId, 0)                                 \
+    X(GetResultString_fn, GetResultString, cuptiGetResultString, 0)
+
+#define CUPTI_MEMBER(type, field, sym, required) type field;
 static struct {
-    GetVersion_fn GetVersion;
-    Subscribe_fn Subscribe;
-    Unsubscribe_fn Unsubscribe;
-    EnableDomain_fn EnableDomain;
-    RegisterCallbacks_fn RegisterCallbacks;
-    RegisterTimestampCallback_fn RegisterTimestampCallback;
-    Kind_fn Enable, Disable;
-    GetNextRecord_fn GetNextRecord;
-    FlushAll_fn FlushAll;
-    GetNumDropped_fn GetNumDroppedRecords;
-    PushExt_fn PushExt;
-    PopExt_fn PopExt;
-    GetResultString_fn GetResultString;
+    CUPTI_FUNCTIONS(CUPTI_MEMBER)
     CUpti_SubscriberHandle sub;
     uint32_t version;
 } cu;
@@ -96,37 +105,11 @@ static const act_activity_lib_path cupti_paths[] = {
     {NULL, "/usr/local/cuda/lib64/libcupti.so", NULL},
 };
 
-/* Function pointers are written through void **, the idiom dlsym(3) shows. */
-#define SYM(field, sym, required)                                                                  \
-    {                                                                                              \
-        (void **)&cu.field, #sym, required                                                         \
-    }
-static const act_activity_sym cupti_syms[] = {
-    SYM(GetVersion, cuptiGetVersion, 1),
-    SYM(Subscribe, cuptiSubscribe, 1),
-    SYM(Unsubscribe, cuptiUnsubscribe, 1),
-    SYM(RegisterCallbacks, cuptiActivityRegisterCallbacks, 1),
-    SYM(Enable, cuptiActivityEnable, 1),
-    SYM(Disable, cuptiActivityDisable, 1),
-    SYM(GetNextRecord, cuptiActivityGetNextRecord, 1),
-    SYM(FlushAll, cuptiActivityFlushAll, 1),
-    SYM(EnableDomain, cuptiEnableDomain, 0),
-    SYM(RegisterTimestampCallback, cuptiActivityRegisterTimestampCallback, 0),
-    SYM(GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, 0),
-    SYM(PushExt, cuptiActivityPushExternalCorrelationId, 0),
-    SYM(PopExt, cuptiActivityPopExternalCorrelationId, 0),
-    SYM(GetResultString, cuptiGetResultString, 0),
-};
+#define CUPTI_SYM(type, field, sym, required) ACT_ACTIVITY_SYM(cu, field, sym, required),
+static const act_activity_sym cupti_syms[] = {CUPTI_FUNCTIONS(CUPTI_SYM)};
 
-static const act_activity_lib cupti_lib = {
-    .override_var = "ACCELTRACE_CUPTI_LIB",
-    .paths = cupti_paths,
-    .n_paths = ACT_ARRAY_SIZE(cupti_paths),
-    .syms = cupti_syms,
-    .n_syms = ACT_ARRAY_SIZE(cupti_syms),
-    .file_word = "libcupti",
-    .in_word = "libcupti",
-};
+static const act_activity_lib cupti_lib =
+    ACT_ACTIVITY_LIB("ACCELTRACE_CUPTI_LIB", cupti_paths, cupti_syms, "libcupti", "libcupti");
 
 /* Records are read with the layouts of the cupti.h compiled in; CUPTI
  * versions are xxyyzz and record structs change between minor releases
@@ -422,17 +405,14 @@ static const uint32_t wanted[] = {
     CUPTI_ACTIVITY_KIND_DRIVER,
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    CUPTI_ACTIVITY_KIND_INVALID, /* the end */
 };
-_Static_assert(ACT_ARRAY_SIZE(wanted) <= ACT_ACTIVITY_MAX_KINDS, "room for the kinds");
+_Static_assert(ACT_ARRAY_SIZE(wanted) - 1 <= ACT_ACTIVITY_MAX_KINDS, "room for the kinds");
 
-static int enable_kind(uint32_t kind)
+static int switch_kind(uint32_t kind, int on)
 {
-    return (int)cu.Enable((CUpti_ActivityKind)kind);
-}
-
-static void disable_kind(uint32_t kind)
-{
-    cu.Disable((CUpti_ActivityKind)kind);
+    CUpti_ActivityKind k = (CUpti_ActivityKind)kind;
+    return (int)(on ? cu.Enable(k) : cu.Disable(k));
 }
 
 static void refusal(uint32_t kind, int r, char *out, size_t n)
@@ -446,29 +426,20 @@ static void unsubscribe(void)
     cu.sub = NULL;
 }
 
-static void flush_forced(void)
+static void flush(void)
 {
     cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 static const act_activity_ops cupti_ops = {
+    ACT_ACTIVITY_VENDOR_CALLS,
     .lib = &cupti_lib,
     .check = cupti_version_check,
-    .subscribe = subscribe,
     .conflict = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
     .conflict_text = "another CUPTI subscriber is active (Nsight, PyTorch's profiler, cuda-gdb?)",
     .result_string = result_string,
-    .enable_callbacks = enable_callbacks,
     .callbacks_word = "API",
     .clock_before_register = clock_setup,
-    .register_buffers = register_buffers,
-    .kinds = wanted,
-    .n_kinds = ACT_ARRAY_SIZE(wanted),
-    .enable_kind = enable_kind,
-    .disable_kind = disable_kind,
-    .refusal = refusal,
-    .unsubscribe = unsubscribe,
-    .flush = flush_forced,
     .stop = act_source_cupti_stop,
 };
 
