@@ -644,6 +644,36 @@ static void kinds_enable(act_activity *a, const act_activity_ops *ops)
         act_activity_error(a, "%sActivityEnable failed for %s", a->name, failed);
 }
 
+/* The vendor's part of the start, from the clock to the kinds. */
+static int vendor_open(act_activity *a, const act_activity_ops *ops)
+{
+    if (ops->clock_before_subscribe)
+        ops->clock_before_subscribe(a);
+    int rc = subscribe(a, ops);
+    if (rc != 0)
+        return rc;
+    int callbacks = ops->enable_callbacks();
+    atomic_store(&a->callbacks, callbacks);
+    if (!callbacks)
+        act_log("%s: %s callbacks unavailable; launches are not linked to ranges", a->name,
+                ops->callbacks_word);
+    if (ops->clock_before_register)
+        ops->clock_before_register(a); /* before any kind is enabled, as CUPTI requires */
+    /* Capturing before the buffers are registered, so that the first
+     * completed one is converted. */
+    atomic_store_explicit(&a->state, ACT_ACTIVITY_CAPTURING, memory_order_release);
+    int r = ops->register_buffers();
+    if (r != 0) {
+        atomic_store(&a->state, ACT_ACTIVITY_OFF);
+        ops->unsubscribe();
+        call_failed(a, "ActivityRegisterCallbacks", r, NULL);
+        return ACT_E_NOTFOUND;
+    }
+    kinds_enable(a, ops);
+    act_lifecycle_on_stop(a->name, ops->stop); /* once: the lifecycle ignores repeats */
+    return 0;
+}
+
 static int start_locked(act_activity *a, const act_activity_ops *ops, const act_activity_opts *opts)
 {
     /* Attached, window open or not: with --capture-range the spool starts
@@ -663,29 +693,7 @@ static int start_locked(act_activity *a, const act_activity_ops *ops, const act_
         act_activity_error(a, "cannot map the activity buffer pool");
         return rc;
     }
-    if (ops->clock_before_subscribe)
-        ops->clock_before_subscribe(a);
-    rc = subscribe(a, ops);
-    if (rc != 0)
-        return rc;
-    int callbacks = ops->enable_callbacks();
-    atomic_store(&a->callbacks, callbacks);
-    if (!callbacks)
-        act_log("%s: %s callbacks unavailable; launches are not linked to ranges", a->name,
-                ops->callbacks_word);
-    if (ops->clock_before_register)
-        ops->clock_before_register(a); /* before any kind is enabled, as CUPTI requires */
-    atomic_store_explicit(&a->state, ACT_ACTIVITY_CAPTURING, memory_order_release);
-    int r = ops->register_buffers();
-    if (r != 0) {
-        atomic_store(&a->state, ACT_ACTIVITY_OFF);
-        ops->unsubscribe();
-        call_failed(a, "ActivityRegisterCallbacks", r, NULL);
-        return ACT_E_NOTFOUND;
-    }
-    kinds_enable(a, ops);
-    act_lifecycle_on_stop(a->name, ops->stop); /* once: the lifecycle ignores repeats */
-    return 0;
+    return vendor_open(a, ops);
 }
 
 int act_activity_start(act_activity *a, const act_activity_ops *ops, const act_activity_opts *opts)

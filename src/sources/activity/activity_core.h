@@ -202,9 +202,10 @@ struct act_activity_ops {
     void (*clock_before_subscribe)(act_activity *a);
     void (*clock_before_register)(act_activity *a);
     int (*subscribe)(void); /* with the vendor's launch-thread API callback */
-    int conflict;           /* subscribe's result: another tool holds the only subscription */
-    const char
-        *conflict_text; /* ... and its error line, less "; <vendor> device lane left empty" */
+    /* subscribe's result when another tool holds the only subscription,
+     * and its error line (less "; <vendor> device lane left empty"). */
+    int conflict;
+    const char *conflict_text;
     const char *(*result_string)(int result); /* NULL: failures show the number alone */
     int (*enable_callbacks)(void);            /* 1: the launch-thread callbacks are on */
     const char *callbacks_word;               /* log line "<word> callbacks unavailable; ..." */
@@ -228,10 +229,10 @@ struct act_activity_ops {
 /* Start a cycle, in this order: load (and check); set up the pool and
  * reset the counters; subscribe before any other activity call (mspti
  * expects it first; a second subscriber is reported and the lane left
- * empty); the launch-thread callback
- * domains; the clock, before any kind is enabled; buffers registered
- * while already capturing, so the first completed buffer is converted;
- * the kinds; the stop registered with the lifecycle. Returns 0, or
+ * empty); the launch-thread callback domains; the clock, before any kind
+ * is enabled; buffers registered while already capturing, so the first
+ * completed buffer is converted; the kinds; the stop registered with the
+ * lifecycle. Returns 0, or
  * ACT_E_STATE (running, or not attached), ACT_E_NOTFOUND, ACT_E_CONFLICT,
  * ACT_E_NOMEM, or check's code -- each but ACT_E_STATE reported. */
 int act_activity_start(act_activity *a, const act_activity_ops *ops, const act_activity_opts *opts);

@@ -283,7 +283,7 @@ static void api_callback(void *userdata, msptiCallbackDomain domain, msptiCallba
         act_activity_api_exit(&M, d->functionName, d->correlationId, 0);
 }
 
-/* ---- the calls the core's start and stop make ------------------------- */
+/* ---- the calls the core makes (ACT_ACTIVITY_VENDOR_CALLS names them) -- */
 
 _Static_assert(MSPTI_SUCCESS == 0, "the core takes 0 as success");
 

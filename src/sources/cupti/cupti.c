@@ -360,7 +360,7 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
     }
 }
 
-/* ---- the calls the core's start and stop make ------------------------- */
+/* ---- the calls the core makes (ACT_ACTIVITY_VENDOR_CALLS names them) -- */
 
 _Static_assert(CUPTI_SUCCESS == 0, "the core takes 0 as success");
 
