@@ -8,6 +8,8 @@
  * convert records into the calling thread's recorder chunk.
  */
 #include <assert.h>
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,8 @@
 #define DEFAULT_BUFFER_COUNT     16u
 #define DEFAULT_DRAIN_TIMEOUT_MS 10000u
 
-void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *out)
+/* Resolved options with defaults filled in. */
+static void opts_resolve(const act_activity_opts *in, act_activity_opts *out)
 {
     act_activity_opts o = {0};
     if (in)
@@ -41,6 +44,67 @@ void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *o
         o.drain_timeout_ms =
             act_cfg.drain_timeout_ms ? act_cfg.drain_timeout_ms : DEFAULT_DRAIN_TIMEOUT_MS;
     *out = o;
+}
+
+/* ---- the vendor library ---------------------------------------------- */
+
+/* dlopen one place of the search, and add it to the `tried` list. */
+static void *lib_try(const act_activity_lib_path *p, char *tried, size_t n, size_t *used)
+{
+    char path[PATH_MAX];
+    const char *dir = "";
+    if (p->env) {
+        dir = getenv(p->env);
+        if (!dir || !*dir)
+            return NULL; /* the variable names no place */
+    }
+    snprintf(path, sizeof(path), "%s%s", dir, p->file);
+    if (*used < n)
+        *used += (size_t)snprintf(tried + *used, n - *used, "%s%s%s%s%s", *used ? ", " : "", path,
+                                  p->note ? " (" : "", p->note ? p->note : "", p->note ? ")" : "");
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+static void *lib_open(const act_activity_lib *lib, char *tried, size_t n)
+{
+    const char *override = getenv(lib->override_var);
+    if (override && *override) {
+        snprintf(tried, n, "%s", override);
+        return dlopen(override, RTLD_NOW | RTLD_LOCAL);
+    }
+    size_t used = 0;
+    tried[0] = '\0';
+    for (size_t i = 0; i < lib->n_paths; i++) {
+        void *h = lib_try(&lib->paths[i], tried, n, &used);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
+int act_activity_load(act_activity *a, const act_activity_lib *lib, int optional)
+{
+    if (!a->lib) {
+        char tried[PATH_MAX * 2];
+        a->lib = lib_open(lib, tried, sizeof(tried));
+        if (!a->lib) {
+            if (optional)
+                return ACT_E_NOTFOUND; /* probing: absence is not an error */
+            act_activity_error(a, "%s not loadable (tried %s): %s; %s device lane left empty",
+                               lib->file_word, tried, dlerror(), a->vendor);
+            return ACT_E_NOTFOUND;
+        }
+    }
+    for (size_t i = 0; i < lib->n_syms; i++) {
+        const act_activity_sym *sym = &lib->syms[i];
+        *sym->slot = dlsym(a->lib, sym->name);
+        if (!*sym->slot && sym->required) {
+            act_activity_error(a, "symbol %s missing in %s; %s device lane left empty", sym->name,
+                               lib->in_word, a->vendor);
+            return ACT_E_NOTFOUND;
+        }
+    }
+    return 0;
 }
 
 /* ---- pool ------------------------------------------------------------- */
@@ -77,7 +141,7 @@ static int pool_setup(act_activity *a, size_t size, uint32_t count)
     return 0;
 }
 
-uint8_t *act_activity_buffer_take(act_activity *a, size_t *size)
+static uint8_t *buffer_take(act_activity *a, size_t *size)
 {
     uint64_t m = atomic_load_explicit(&a->free_mask, memory_order_acquire);
     while (m) {
@@ -96,6 +160,12 @@ uint8_t *act_activity_buffer_take(act_activity *a, size_t *size)
     return NULL;
 }
 
+void act_activity_buffer_request(act_activity *a, uint8_t **buf, size_t *size, size_t *max_records)
+{
+    *buf = buffer_take(a, size);
+    *max_records = 0; /* as many as fit */
+}
+
 void act_activity_buffer_give(act_activity *a, uint8_t *buf)
 {
     if (!buf || !a->pool || buf < a->pool || buf >= a->pool + a->buf_size * a->buf_count)
@@ -107,11 +177,10 @@ void act_activity_buffer_give(act_activity *a, uint8_t *buf)
 
 /* ---- cycle ------------------------------------------------------------ */
 
-int act_activity_begin(act_activity *a, const act_activity_opts *opts)
+/* Set up the pool (first start) and reset the cycle's counters. */
+static int cycle_begin(act_activity *a, const act_activity_opts *o)
 {
-    act_activity_opts o;
-    act_activity_opts_resolve(opts, &o);
-    int rc = pool_setup(a, o.buffer_size, o.buffer_count);
+    int rc = pool_setup(a, o->buffer_size, o->buffer_count);
     if (rc != 0)
         return rc;
     atomic_store(&a->records, 0);
@@ -135,7 +204,9 @@ int act_activity_begin(act_activity *a, const act_activity_opts *opts)
     return 0;
 }
 
-void act_activity_unreadable(act_activity *a, int code)
+/* A buffer whose iteration stopped on an error (not the normal end):
+ * counted, and reported once per cycle. */
+static void buffer_unreadable(act_activity *a, int code)
 {
     atomic_fetch_add(&a->unreadable, 1);
     if (!atomic_exchange(&a->unreadable_reported, 1))
@@ -146,12 +217,37 @@ void act_activity_unreadable(act_activity *a, int code)
             code);
 }
 
-void act_activity_count_late(act_activity *a, uint64_t n)
+/* Records that arrived after the source stopped: counted, not written. */
+static void count_late(act_activity *a, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++)
         act_rec_drop(ACT_REC_DEVICE_OP); /* counted in the spool too while it is open */
     /* After the drops: a reader of `late` then also sees them. */
     atomic_fetch_add(&a->late, n);
+}
+
+int act_activity_buffer_read(act_activity *a, uint8_t *buf, size_t valid, act_activity_next_fn next,
+                             void (*convert)(const void *rec))
+{
+    if (!buf)
+        return 0;
+    /* Read once: a buffer is converted, or counted late, as a whole. */
+    int converting = atomic_load_explicit(&a->state, memory_order_acquire) != ACT_ACTIVITY_OFF;
+    void *rec = NULL;
+    uint64_t n = 0;
+    int code = 0, r;
+    while ((r = next(buf, valid, &rec, &code)) > 0) {
+        n++;
+        if (converting)
+            convert(rec);
+    }
+    if (r < 0)
+        buffer_unreadable(a, code);
+    if (converting)
+        atomic_fetch_add(&a->records, n);
+    else
+        count_late(a, n);
+    return 1;
 }
 
 void act_activity_error(act_activity *a, const char *fmt, ...)
@@ -267,19 +363,40 @@ int act_activity_emit_op(act_activity *a, const act_activity_op *op)
     return 0;
 }
 
-int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext)
+void act_activity_extcorr_record(act_activity *a, int foreign, uint64_t corr, uint64_t ext)
 {
+    if (foreign) {
+        atomic_fetch_add(&a->foreign_extcorr, 1);
+        return;
+    }
     act_rec_extcorr *r = act_rec_reserve(ACT_REC_EXTCORR, sizeof(*r));
     if (!r)
-        return -1;
+        return;
     r->h.aux = a->source;
     r->corr = corr;
     r->ext = ext;
     act_rec_commit();
-    return 0;
+    atomic_fetch_add(&a->converted, 1);
 }
 
-void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err)
+int act_activity_api_superseded(act_activity *a)
+{
+    if (!atomic_load(&a->callbacks))
+        return 0;
+    atomic_fetch_add(&a->api_superseded, 1);
+    return 1;
+}
+
+void act_activity_emit_api(act_activity *a, const char *name, uint64_t start, uint64_t end,
+                           uint64_t corr, int32_t result)
+{
+    if (act_rec_api_emit(name, act_activity_ts(a, start), act_activity_ts(a, end), corr, 0, result,
+                         a->source) == 0)
+        atomic_fetch_add(&a->converted, 1);
+}
+
+/* Write a clock record: method string and the current offset. */
+static void emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err)
 {
     uint32_t m = act_str_intern_cstr(method);
     act_rec_clock *r = act_rec_reserve(ACT_REC_CLOCK, sizeof(*r));
@@ -291,6 +408,37 @@ void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset
     r->offset_ns = offset;
     r->error_ns = err;
     act_rec_commit();
+}
+
+void act_activity_clock_realtime(act_activity *a)
+{
+    char method[64];
+    int64_t err = 0;
+    a->offset_ns = act_clock_realtime_offset(&err);
+    a->offset_start_ns = a->offset_ns;
+    a->offset_err_ns = err;
+    snprintf(method, sizeof(method), "%s realtime offset at start", a->name);
+    emit_clock(a, method, a->offset_ns, err);
+}
+
+void act_activity_clock_timeline(act_activity *a, const char *method)
+{
+    a->offset_ns = 0;
+    a->offset_start_ns = 0;
+    emit_clock(a, method, 0, 0);
+}
+
+/* The clock again at stop, for the drift in the metadata. An offset of 0
+ * means the vendor stamps our clock: nothing to measure. */
+static int64_t clock_at_stop(act_activity *a, int64_t *err)
+{
+    char method[64];
+    *err = 0;
+    int64_t off = a->offset_ns ? act_clock_realtime_offset(err) : 0;
+    snprintf(method, sizeof(method), "%s %s at stop", a->name,
+             a->offset_ns ? "realtime offset" : "timestamp callback");
+    emit_clock(a, method, off, *err);
+    return off;
 }
 
 /* ---- launch-thread API callbacks -------------------------------------- */
@@ -379,7 +527,7 @@ int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int3
     return f->pushed;
 }
 
-/* ---- stop ------------------------------------------------------------- */
+/* ---- drain and end of a cycle ---------------------------------------- */
 
 /* One drain poll: flush, then report how many records (or refusals) came
  * in since the previous poll. */
@@ -400,16 +548,16 @@ static int64_t drain_poll(void *arg, int64_t *outstanding)
     return got;
 }
 
-void act_activity_drain(act_activity *a, void (*flush)(void), const act_activity_opts *opts)
+/* Drain through act_drain (init.h), bounded by the cycle's drain timeout;
+ * the poll count goes into the stats. */
+static void drain(act_activity *a)
 {
-    act_activity_opts o;
-    act_activity_opts_resolve(opts, &o);
-    drain_ctx d = {a, flush, atomic_load(&a->records) + atomic_load(&a->refused)};
+    drain_ctx d = {a, a->ops->flush, atomic_load(&a->records) + atomic_load(&a->refused)};
     act_drain_result r = {0};
     /* The project's drain: FlushAll every 25 ms until three polls in a row
      * bring nothing new, bounded; a cut-off is counted and written into
      * the trace by act_drain itself. */
-    act_drain(a->name, drain_poll, &d, o.drain_timeout_ms, &r);
+    act_drain(a->name, drain_poll, &d, a->opts.drain_timeout_ms, &r);
     a->drain_polls = r.polls;
     a->drain_bound_hit = r.cut_off;
 }
@@ -435,7 +583,8 @@ static void clock_metadata(act_activity *a, int64_t stop_err)
     act_metadata_set_json(key, json);
 }
 
-void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
+/* End of stop: state off, offset at stop, errors for anything lost. */
+static void cycle_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
 {
     atomic_store_explicit(&a->state, ACT_ACTIVITY_OFF, memory_order_release);
     a->offset_stop_ns = stop_offset;
@@ -448,6 +597,133 @@ void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
         act_activity_error(a, "%llu activity records dropped by the vendor library",
                            (unsigned long long)vdrop);
     clock_metadata(a, stop_err);
+}
+
+/* ---- start and stop --------------------------------------------------- */
+
+/* Error lines for a vendor call that failed and left the lane empty. */
+static void call_failed(act_activity *a, const char *call, int r, const char *detail)
+{
+    act_activity_error(a, "%s%s failed (%d%s%s); %s device lane left empty", a->name, call, r,
+                       detail ? ", " : "", detail ? detail : "", a->vendor);
+}
+
+static int subscribe(act_activity *a, const act_activity_ops *ops)
+{
+    int r = ops->subscribe();
+    if (r == 0)
+        return 0;
+    if (r == ops->conflict) {
+        act_activity_error(a, "%s; %s device lane left empty", ops->conflict_text, a->vendor);
+        return ACT_E_CONFLICT;
+    }
+    call_failed(a, "Subscribe", r, ops->result_string ? ops->result_string(r) : NULL);
+    return ACT_E_NOTFOUND;
+}
+
+/* Enable each kind; the ones refused are listed in one error line (mspti
+ * refuses MEMCPY and MEMSET without its LD_PRELOAD) and the rest still
+ * captured. */
+static void kinds_enable(act_activity *a, const act_activity_ops *ops)
+{
+    char failed[256] = "", one[96];
+    size_t used = 0;
+    a->n_enabled = 0;
+    for (const uint32_t *k = ops->kinds; *k; k++) {
+        int r = ops->switch_kind(*k, 1);
+        if (r == 0) {
+            assert(a->n_enabled < ACT_ACTIVITY_MAX_KINDS);
+            a->enabled[a->n_enabled++] = *k;
+        } else if (used < sizeof(failed)) {
+            ops->refusal(*k, r, one, sizeof(one));
+            used += (size_t)snprintf(failed + used, sizeof(failed) - used, "%s%s", used ? ", " : "",
+                                     one);
+        }
+    }
+    if (failed[0])
+        act_activity_error(a, "%sActivityEnable failed for %s", a->name, failed);
+}
+
+/* The vendor's part of the start, from the clock to the kinds. */
+static int vendor_open(act_activity *a, const act_activity_ops *ops)
+{
+    if (ops->clock_before_subscribe)
+        ops->clock_before_subscribe(a);
+    int rc = subscribe(a, ops);
+    if (rc != 0)
+        return rc;
+    int callbacks = ops->enable_callbacks();
+    atomic_store(&a->callbacks, callbacks);
+    if (!callbacks)
+        act_log("%s: %s callbacks unavailable; launches are not linked to ranges", a->name,
+                ops->callbacks_word);
+    if (ops->clock_before_register)
+        ops->clock_before_register(a); /* before any kind is enabled, as CUPTI requires */
+    /* Capturing before the buffers are registered, so that the first
+     * completed one is converted. */
+    atomic_store_explicit(&a->state, ACT_ACTIVITY_CAPTURING, memory_order_release);
+    int r = ops->register_buffers();
+    if (r != 0) {
+        atomic_store(&a->state, ACT_ACTIVITY_OFF);
+        ops->unsubscribe();
+        call_failed(a, "ActivityRegisterCallbacks", r, NULL);
+        return ACT_E_NOTFOUND;
+    }
+    kinds_enable(a, ops);
+    act_lifecycle_on_stop(a->name, ops->stop); /* once: the lifecycle ignores repeats */
+    return 0;
+}
+
+static int start_locked(act_activity *a, const act_activity_ops *ops, const act_activity_opts *opts)
+{
+    /* Attached, window open or not: with --capture-range the spool starts
+     * paused, and device work launched once the window opens must still be
+     * seen; the builder keeps only what lies inside the window. */
+    if (atomic_load(&a->state) != ACT_ACTIVITY_OFF || !act_capture_attached())
+        return ACT_E_STATE;
+    int rc = act_activity_load(a, ops->lib, opts && opts->optional);
+    if (rc == 0 && ops->check)
+        rc = ops->check();
+    if (rc != 0)
+        return rc;
+    a->ops = ops;
+    opts_resolve(opts, &a->opts);
+    rc = cycle_begin(a, &a->opts);
+    if (rc != 0) {
+        act_activity_error(a, "cannot map the activity buffer pool");
+        return rc;
+    }
+    return vendor_open(a, ops);
+}
+
+int act_activity_start(act_activity *a, const act_activity_ops *ops, const act_activity_opts *opts)
+{
+    pthread_mutex_lock(&a->cycle_lock);
+    int rc = start_locked(a, ops, opts);
+    pthread_mutex_unlock(&a->cycle_lock);
+    return rc;
+}
+
+static void stop_locked(act_activity *a)
+{
+    const act_activity_ops *ops = a->ops;
+    atomic_store(&a->state, ACT_ACTIVITY_DRAINING);
+    drain(a);
+    for (uint32_t i = 0; i < a->n_enabled; i++)
+        ops->switch_kind(a->enabled[i], 0);
+    ops->unsubscribe();
+    ops->flush(); /* once more: what came in while disabling */
+    int64_t err = 0;
+    int64_t off = clock_at_stop(a, &err);
+    cycle_end(a, off, err);
+}
+
+void act_activity_stop(act_activity *a)
+{
+    pthread_mutex_lock(&a->cycle_lock);
+    if (atomic_load(&a->state) == ACT_ACTIVITY_CAPTURING)
+        stop_locked(a);
+    pthread_mutex_unlock(&a->cycle_lock);
 }
 
 void act_activity_stats_get(act_activity *a, act_activity_stats *out)

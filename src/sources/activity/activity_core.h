@@ -3,7 +3,8 @@
  * bounded buffer pool preallocated before capture, the capture state that
  * completion callbacks test, timestamp mapping, lane records, conversion of
  * one vendor record into an act_rec_device_op, the launch-thread API
- * callback bookkeeping, and the stop drain loop.
+ * callback bookkeeping, and the start/stop sequence, which each vendor
+ * fills in with its own calls (act_activity_ops).
  *
  * How launches are linked to acceltrace ranges (the design):
  *   Both vendors call our API callback on the launching thread, at ENTER
@@ -52,6 +53,7 @@
 
 #define ACT_ACTIVITY_MAX_BUFFERS 64u
 #define ACT_ACTIVITY_MAX_LANES   256u
+#define ACT_ACTIVITY_MAX_KINDS   16u /* activity kinds one vendor enables */
 #define ACT_ACTIVITY_ALL_DEVICES                                                                   \
     0xfffffeu /* device ordinal in clock records: every device of the source */
 #define ACT_ACTIVITY_HOST_DEVICE ACT_DEVICE_INDEX_NONE /* device ordinal of host-side lanes */
@@ -62,11 +64,25 @@ enum act_activity_state {
     ACT_ACTIVITY_DRAINING = 2,  /* stop in progress: still converted */
 };
 
+typedef struct act_activity_ops act_activity_ops;
+
 typedef struct act_activity {
-    const char *name;        /* "mspti", "cupti": log and error prefix */
+    /* "mspti", "cupti": log and error prefix, and the prefix of the
+     * vendor's function names that error lines quote (msptiSubscribe). */
+    const char *name;
     const char *vendor;      /* "Ascend", "CUDA": device lane label */
     const char *device_word; /* "NPU", "GPU" */
     uint32_t source;         /* enum act_source */
+
+    void *lib; /* the vendor library: opened once, never closed */
+
+    /* Start/stop (act_activity_start): the lock orders them; the rest is
+     * set by the start that began the current cycle. */
+    pthread_mutex_t cycle_lock;
+    const act_activity_ops *ops;
+    act_activity_opts opts;                   /* resolved */
+    uint32_t enabled[ACT_ACTIVITY_MAX_KINDS]; /* kinds the vendor accepted, disabled at stop */
+    uint32_t n_enabled;
 
     /* Pool: buf_count buffers of buf_size bytes, mapped and pre-faulted
      * once, never unmapped (a late vendor thread may still hold one). */
@@ -112,22 +128,145 @@ typedef struct act_activity_op {
     const char *detail; /* kernel type, commName, ... (may be NULL) */
 } act_activity_op;
 
-/* Set up the pool (first start) and reset the cycle's counters. */
-int act_activity_begin(act_activity *a, const act_activity_opts *opts);
-/* Buffer callbacks' halves. request: a free pool buffer or NULL (refused,
- * counted as one dropped device record). release: give it back. */
-uint8_t *act_activity_buffer_take(act_activity *a, size_t *size);
-void act_activity_buffer_give(act_activity *a, uint8_t *buf);
-/* Nonzero while completed buffers should be converted. */
-static inline int act_activity_converting(act_activity *a)
+/* An op with the fields every vendor device record has; the rest zero. */
+static inline act_activity_op act_activity_op_on(uint8_t kind, uint32_t device, uint32_t stream,
+                                                 uint64_t start, uint64_t end, uint64_t corr)
 {
-    return atomic_load_explicit(&a->state, memory_order_acquire) != ACT_ACTIVITY_OFF;
+    return (act_activity_op){
+        .op = kind, .device = device, .stream = stream, .start = start, .end = end, .corr = corr};
 }
-/* A buffer whose iteration stopped on an error (not the normal end):
- * counted, and reported once per cycle. */
-void act_activity_unreadable(act_activity *a, int code);
-/* Count records that arrived after the source stopped. */
-void act_activity_count_late(act_activity *a, uint64_t n);
+
+/* One place to look for the vendor library: `file` itself, or, with
+ * `env`, getenv(env) followed by `file` (skipped while the variable is
+ * unset or empty). The "not loadable" line lists each place tried, with
+ * " (note)" after it where a note is given. */
+typedef struct act_activity_lib_path {
+    const char *env;
+    const char *file;
+    const char *note;
+} act_activity_lib_path;
+
+/* A vendor function, resolved with dlsym into *slot (NULL when missing). */
+typedef struct act_activity_sym {
+    void **slot;
+    const char *name;
+    int required; /* missing: the start fails, reported */
+} act_activity_sym;
+
+/* An act_activity_sym for member `field` of the vendor's table of
+ * functions `fns`. Function pointers are written through void **, the
+ * idiom dlsym(3) shows. */
+#define ACT_ACTIVITY_SYM(fns, field, sym, required)                                                \
+    {                                                                                              \
+        (void **)&(fns).field, #sym, required                                                      \
+    }
+
+/* The vendor library and what is read from it. */
+typedef struct act_activity_lib {
+    const char *override_var; /* ACCELTRACE_<VENDOR>_LIB: when set, the only place tried */
+    const act_activity_lib_path *paths;
+    size_t n_paths; /* else these, first that loads wins */
+    const act_activity_sym *syms;
+    size_t n_syms;
+    const char *file_word; /* error lines: "<file_word> not loadable (tried ...)" */
+    const char *in_word;   /* ... and "symbol X missing in <in_word>" */
+} act_activity_lib;
+
+/* An act_activity_lib over the arrays `paths` and `syms`. */
+#define ACT_ACTIVITY_LIB(override_var, paths, syms, file_word, in_word)                            \
+    {                                                                                              \
+        override_var, paths, ACT_ARRAY_SIZE(paths), syms, ACT_ARRAY_SIZE(syms), file_word, in_word \
+    }
+
+/* Open the library (the first time: it stays open, as vendor threads may
+ * call our callbacks until the process ends) and resolve its symbols.
+ * 0, or ACT_E_NOTFOUND, reported -- except an absent library while
+ * `optional` (probing), which is not an error. */
+int act_activity_load(act_activity *a, const act_activity_lib *lib, int optional);
+
+/* ---- start and stop ---------------------------------------------------
+ *
+ * A vendor as the core drives it: its library, its words in the error
+ * lines, and its calls. Vendor results are ints, 0 = success (both
+ * vendors' SUCCESS). What the vendor API fixes to its own signatures (the
+ * buffer and API callbacks, registered by `subscribe` and
+ * `register_buffers`) stays in the vendor file, as does the conversion of
+ * its records. */
+struct act_activity_ops {
+    const act_activity_lib *lib;
+    /* After loading, before anything is set up (NULL: nothing to check):
+     * 0, or ACT_E_*, reported. CUPTI checks the library's version. */
+    int (*check)(void);
+    /* Set the clock mapping (act_activity_clock_*): one of the two is
+     * given, run at its place in the order of act_activity_start. */
+    void (*clock_before_subscribe)(act_activity *a);
+    void (*clock_before_register)(act_activity *a);
+    int (*subscribe)(void); /* with the vendor's launch-thread API callback */
+    /* subscribe's result when another tool holds the only subscription,
+     * and its error line (less "; <vendor> device lane left empty"). */
+    int conflict;
+    const char *conflict_text;
+    const char *(*result_string)(int result); /* NULL: failures show the number alone */
+    int (*enable_callbacks)(void);            /* 1: the launch-thread callbacks are on */
+    const char *callbacks_word;               /* log line "<word> callbacks unavailable; ..." */
+    int (*register_buffers)(void);
+    const uint32_t *kinds; /* activity kinds, enabled in this order; 0 (INVALID) ends them */
+    int (*switch_kind)(uint32_t kind, int on); /* Enable (on) or Disable: the vendor's result */
+    /* One entry of the "<name>ActivityEnable failed for ..." list. */
+    void (*refusal)(uint32_t kind, int result, char *out, size_t n);
+    void (*unsubscribe)(void);
+    void (*flush)(void); /* hand back every buffer with records, partly filled too */
+    void (*stop)(void);  /* the source's public stop: the lifecycle runs it at exit */
+};
+
+/* The calls of act_activity_ops that each vendor file defines under these
+ * names, the same in both; the rest of its ops it spells out. */
+#define ACT_ACTIVITY_VENDOR_CALLS                                                                  \
+    .subscribe = subscribe, .enable_callbacks = enable_callbacks,                                  \
+    .register_buffers = register_buffers, .kinds = wanted, .switch_kind = switch_kind,             \
+    .refusal = refusal, .unsubscribe = unsubscribe, .flush = flush
+
+/* Start a cycle, in this order: load (and check); set up the pool and
+ * reset the counters; subscribe before any other activity call (mspti
+ * expects it first; a second subscriber is reported and the lane left
+ * empty); the launch-thread callback domains; the clock, before any kind
+ * is enabled; buffers registered while already capturing, so the first
+ * completed buffer is converted; the kinds; the stop registered with the
+ * lifecycle. Returns 0, or
+ * ACT_E_STATE (running, or not attached), ACT_E_NOTFOUND, ACT_E_CONFLICT,
+ * ACT_E_NOMEM, or check's code -- each but ACT_E_STATE reported. */
+int act_activity_start(act_activity *a, const act_activity_ops *ops, const act_activity_opts *opts);
+/* Stop the cycle: drain (act_drain: flush every 25 ms until three polls
+ * in a row bring nothing new, bounded), disable the kinds, unsubscribe,
+ * flush once more, measure the clock again, report anything lost.
+ * Idempotent. */
+void act_activity_stop(act_activity *a);
+
+/* Clock mappings, for the ops' clock hooks. realtime: the vendor stamps
+ * CLOCK_REALTIME; the offset to the timeline is measured now and again at
+ * stop ("<name> realtime offset at start/stop"). timeline: the vendor
+ * stamps acceltrace's own clock (CUPTI's timestamp callback), nothing to
+ * map; `method` names how. */
+void act_activity_clock_realtime(act_activity *a);
+void act_activity_clock_timeline(act_activity *a, const char *method);
+
+/* Buffer callbacks' halves. request: a free pool buffer, for as many
+ * records as fit, or NULL (refused, counted as one dropped device
+ * record). give: back to the pool. */
+void act_activity_buffer_request(act_activity *a, uint8_t **buf, size_t *size, size_t *max_records);
+void act_activity_buffer_give(act_activity *a, uint8_t *buf);
+
+/* One step through a completed buffer, in the vendor's terms: 1 (a
+ * record, in *rec), 0 (the normal end) or -1 (the vendor failed; its
+ * result in *code). *rec keeps its value from one call to the next. */
+typedef int (*act_activity_next_fn)(uint8_t *buf, size_t valid, void **rec, int *code);
+/* A completed buffer: step through every record, to the end, converting
+ * each while the source captures and counting them as late after it
+ * stopped; a failure part-way is counted and reported once per cycle.
+ * 0 for a NULL buffer (nothing read), else 1. The caller gives the buffer
+ * back. */
+int act_activity_buffer_read(act_activity *a, uint8_t *buf, size_t valid, act_activity_next_fn next,
+                             void (*convert)(const void *rec));
 
 /* Vendor timestamp -> timeline (0 stays 0). */
 static inline uint64_t act_activity_ts(const act_activity *a, uint64_t t)
@@ -139,10 +278,16 @@ uint64_t act_activity_queue_key(const act_activity *a, uint32_t device, uint32_t
 
 /* Write one device op (and its lane records the first time). 0 or -1. */
 int act_activity_emit_op(act_activity *a, const act_activity_op *op);
-/* Write an external-correlation mapping. */
-int act_activity_emit_extcorr(act_activity *a, uint64_t corr, uint64_t ext);
-/* Write a clock record: method string and the current offset. */
-void act_activity_emit_clock(act_activity *a, const char *method, int64_t offset, int64_t err);
+/* A vendor EXTERNAL_CORRELATION record: written as a mapping, or only
+ * counted when `foreign` (pushed by someone else, or not needed). */
+void act_activity_extcorr_record(act_activity *a, int foreign, uint64_t corr, uint64_t ext);
+/* A vendor API activity record. While the launch-thread callbacks are on
+ * they wrote the call already: superseded says so (and counts it), and
+ * the record is dropped. Else emit_api writes it as a host slice (on the
+ * delivery thread: it carries no range). */
+int act_activity_api_superseded(act_activity *a);
+void act_activity_emit_api(act_activity *a, const char *name, uint64_t start, uint64_t end,
+                           uint64_t corr, int32_t result);
 
 /* Launch-thread callback halves. enter returns 1 when the call is
  * recorded (ext_out: the innermost acceltrace range of the thread, 0 =
@@ -155,18 +300,8 @@ int act_activity_api_enter(act_activity *a, uint64_t corr, uint64_t *ext_out);
 void act_activity_api_mark_pushed(void);
 int act_activity_api_exit(act_activity *a, const char *name, uint64_t corr, int32_t result);
 
-/* Drain through act_drain (init.h): `flush` every 25 ms until three
- * polls in a row bring no new record, or the bound passes (reported and
- * counted by act_drain); the poll count goes into the stats. */
-void act_activity_drain(act_activity *a, void (*flush)(void), const act_activity_opts *opts);
-/* End of stop: state off, offset at stop, errors for anything lost. */
-void act_activity_end(act_activity *a, int64_t stop_offset, int64_t stop_err);
-
 void act_activity_stats_get(act_activity *a, act_activity_stats *out);
 /* Log one line and write one error record into the trace. */
 void act_activity_error(act_activity *a, const char *fmt, ...) ACT_PRINTF(2, 3);
-
-/* Resolved options with defaults filled in. */
-void act_activity_opts_resolve(const act_activity_opts *in, act_activity_opts *out);
 
 #endif

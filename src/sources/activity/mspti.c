@@ -14,12 +14,12 @@
  *   stop:  FlushAll every 25 ms until three polls in a row bring nothing
  *          new (bounded by the drain timeout) -> disable -> unsubscribe ->
  *          FlushAll once more -> REALTIME offset at stop.
+ * The core runs that sequence (act_activity_start/stop); this file gives
+ * it mspti's calls, callbacks and words (mspti_ops), and converts records.
  * mspti stamps CLOCK_REALTIME; records are mapped with the offset measured
  * at start (both offsets are written as ACT_REC_CLOCK records so a reader
  * can see the drift). Declarations come from mspti_decls.h (our own).
  */
-#include <dlfcn.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,25 +35,29 @@ static act_activity M = {
     .device_word = "NPU",
     .source = ACT_SOURCE_MSPTI,
     .lane_lock = PTHREAD_MUTEX_INITIALIZER,
+    .cycle_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 #define MSPTI_HOST_DEVICE ACT_ACTIVITY_HOST_DEVICE /* lane of host-side mstx markers */
 
+/* The mspti functions used, each named once: member of `ms`, symbol (of
+ * type <symbol>_fn, mspti_decls.h), required. Both the members and the
+ * dlsym table (mspti_syms) are made from this list. */
+#define MSPTI_FUNCTIONS(X)                                                                         \
+    X(Subscribe, msptiSubscribe, 1)                                                                \
+    X(Unsubscribe, msptiUnsubscribe, 1)                                                            \
+    X(RegisterCallbacks, msptiActivityRegisterCallbacks, 1)                                        \
+    X(Enable, msptiActivityEnable, 1)                                                              \
+    X(Disable, msptiActivityDisable, 1)                                                            \
+    X(GetNextRecord, msptiActivityGetNextRecord, 1)                                                \
+    X(FlushAll, msptiActivityFlushAll, 1)                                                          \
+    X(EnableDomain, msptiEnableDomain, 0) /* optional: without it, no callbacks */
+
+#define MSPTI_MEMBER(field, sym, required) sym##_fn field;
 static struct {
-    pthread_mutex_t lock; /* start/stop */
-    void *lib;
-    msptiSubscribe_fn Subscribe;
-    msptiUnsubscribe_fn Unsubscribe;
-    msptiEnableDomain_fn EnableDomain; /* optional: callbacks */
-    msptiActivityRegisterCallbacks_fn RegisterCallbacks;
-    msptiActivityEnable_fn Enable;
-    msptiActivityDisable_fn Disable;
-    msptiActivityGetNextRecord_fn GetNextRecord;
-    msptiActivityFlushAll_fn FlushAll;
+    MSPTI_FUNCTIONS(MSPTI_MEMBER)
     msptiSubscriberHandle sub;
-    act_activity_opts opts;
-    uint32_t enabled_mask; /* bit per msptiActivityKind */
-} ms = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} ms;
 
 /* Open start markers waiting for their end (mstx ranges). */
 #define MARKERS_OPEN 128
@@ -69,66 +73,17 @@ static struct {
 
 /* ---- loading ---------------------------------------------------------- */
 
-static void *load_library(char *tried, size_t n)
-{
-    const char *override = getenv("ACCELTRACE_MSPTI_LIB");
-    if (override && *override) {
-        snprintf(tried, n, "%s", override);
-        return dlopen(override, RTLD_NOW | RTLD_LOCAL);
-    }
-    char path[PATH_MAX];
-    const char *home = getenv("ASCEND_HOME_PATH");
-    tried[0] = '\0';
-    if (home && *home) {
-        snprintf(path, sizeof(path), "%s/lib64/libmspti.so", home);
-        snprintf(tried, n, "%s, ", path);
-        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (h)
-            return h;
-    }
-    size_t used = strlen(tried);
-    snprintf(tried + used, n - used, "libmspti.so (loader path)");
-    return dlopen("libmspti.so", RTLD_NOW | RTLD_LOCAL);
-}
+/* Where libmspti is looked for when ACCELTRACE_MSPTI_LIB is unset (docs/vendors.md). */
+static const act_activity_lib_path mspti_paths[] = {
+    {"ASCEND_HOME_PATH", "/lib64/libmspti.so", NULL},
+    {NULL, "libmspti.so", "loader path"},
+};
 
-#define RESOLVE(field, sym, required)                                                              \
-    do {                                                                                           \
-        ms.field = (sym##_fn)dlsym(ms.lib, #sym);                                                  \
-        if (!ms.field && (required)) {                                                             \
-            act_activity_error(&M,                                                                 \
-                               "symbol %s missing in the mspti library; "                          \
-                               "Ascend device lane left empty",                                    \
-                               #sym);                                                              \
-            return ACT_E_NOTFOUND;                                                                 \
-        }                                                                                          \
-    } while (0)
+#define MSPTI_SYM(field, sym, required) ACT_ACTIVITY_SYM(ms, field, sym, required),
+static const act_activity_sym mspti_syms[] = {MSPTI_FUNCTIONS(MSPTI_SYM)};
 
-/* Resolve once per process; the library is never closed (vendor threads
- * may call into our callbacks until the process ends). */
-static int mspti_load(int optional)
-{
-    if (!ms.lib) {
-        char tried[PATH_MAX + 64];
-        ms.lib = load_library(tried, sizeof(tried));
-        if (!ms.lib) {
-            if (optional)
-                return ACT_E_NOTFOUND; /* probing: absence is not an error */
-            act_activity_error(
-                &M, "libmspti.so not loadable (tried %s): %s; Ascend device lane left empty", tried,
-                dlerror());
-            return ACT_E_NOTFOUND;
-        }
-    }
-    RESOLVE(Subscribe, msptiSubscribe, 1);
-    RESOLVE(Unsubscribe, msptiUnsubscribe, 1);
-    RESOLVE(RegisterCallbacks, msptiActivityRegisterCallbacks, 1);
-    RESOLVE(Enable, msptiActivityEnable, 1);
-    RESOLVE(Disable, msptiActivityDisable, 1);
-    RESOLVE(GetNextRecord, msptiActivityGetNextRecord, 1);
-    RESOLVE(FlushAll, msptiActivityFlushAll, 1);
-    RESOLVE(EnableDomain, msptiEnableDomain, 0);
-    return 0;
-}
+static const act_activity_lib mspti_lib = ACT_ACTIVITY_LIB(
+    "ACCELTRACE_MSPTI_LIB", mspti_paths, mspti_syms, "libmspti.so", "the mspti library");
 
 /* ---- conversion ------------------------------------------------------- */
 
@@ -203,66 +158,62 @@ static uint8_t memcpy_op(uint32_t kind, const char **name)
     }
 }
 
-static void convert(const msptiActivity *rec)
+/* Kernel, Communication and Hccl records name their place the same way. */
+static act_activity_op op_at(uint8_t kind, msptiDeviceStream ds, uint64_t start, uint64_t end,
+                             uint64_t corr)
 {
-    act_activity_op op = {0};
+    return act_activity_op_on(kind, ds.deviceId, ds.streamId, start, end, corr);
+}
+
+/* A collective (Communication, or its older form Hccl) on its stream. */
+static act_activity_op collective(msptiDeviceStream ds, uint64_t start, uint64_t end, uint64_t corr,
+                                  const char *name, const char *comm)
+{
+    act_activity_op op = op_at(ACT_OP_COLLECTIVE, ds, start, end, corr);
+    op.name = name;
+    op.detail = comm;
+    return op;
+}
+
+/* Device records into ops; the rest as host slices, mappings or markers. */
+static void convert(const void *record)
+{
+    const msptiActivity *rec = record;
+    act_activity_op op;
+    const char *name;
     switch (rec->kind) {
     case MSPTI_ACTIVITY_KIND_KERNEL: {
         const msptiActivityKernel *k = (const msptiActivityKernel *)rec;
-        op.op = ACT_OP_KERNEL;
+        op = op_at(ACT_OP_KERNEL, k->ds, k->start, k->end, k->correlationId);
         op.name = k->name ? k->name : (k->type ? k->type : "kernel");
         op.detail = k->type;
-        op.device = k->ds.deviceId;
-        op.stream = k->ds.streamId;
-        op.start = k->start;
-        op.end = k->end;
-        op.corr = k->correlationId;
         break;
     }
     case MSPTI_ACTIVITY_KIND_COMMUNICATION: {
         const msptiActivityCommunication *c = (const msptiActivityCommunication *)rec;
-        op.op = ACT_OP_COLLECTIVE;
-        op.name = c->name ? c->name : "communication";
-        op.detail = c->commName;
-        op.device = c->ds.deviceId;
-        op.stream = c->ds.streamId;
-        op.start = c->start;
-        op.end = c->end;
-        op.corr = c->correlationId;
+        op = collective(c->ds, c->start, c->end, c->correlationId,
+                        c->name ? c->name : "communication", c->commName);
         break;
     }
     case MSPTI_ACTIVITY_KIND_HCCL: {
         const msptiActivityHccl *c = (const msptiActivityHccl *)rec;
-        op.op = ACT_OP_COLLECTIVE;
-        op.name = c->name ? c->name : "hccl";
-        op.detail = c->commName;
-        op.device = c->ds.deviceId;
-        op.stream = c->ds.streamId;
-        op.start = c->start;
-        op.end = c->end;
+        op = collective(c->ds, c->start, c->end, 0, c->name ? c->name : "hccl", c->commName);
         break;
     }
     case MSPTI_ACTIVITY_KIND_MEMCPY: {
         const msptiActivityMemcpy *m = (const msptiActivityMemcpy *)rec;
-        op.op = memcpy_op((uint32_t)m->copyKind, &op.name);
-        op.device = m->deviceId;
-        op.stream = m->streamId;
-        op.start = m->start;
-        op.end = m->end;
+        uint8_t kind = memcpy_op((uint32_t)m->copyKind, &name);
+        op = act_activity_op_on(kind, m->deviceId, m->streamId, m->start, m->end, m->correlationId);
+        op.name = name;
         op.bytes = m->bytes;
-        op.corr = m->correlationId;
         break;
     }
     case MSPTI_ACTIVITY_KIND_MEMSET: {
         const msptiActivityMemset *m = (const msptiActivityMemset *)rec;
-        op.op = ACT_OP_MEMSET;
+        op = act_activity_op_on(ACT_OP_MEMSET, m->deviceId, m->streamId, m->start, m->end,
+                                m->correlationId);
         op.name = "Memset";
-        op.device = m->deviceId;
-        op.stream = m->streamId;
-        op.start = m->start;
-        op.end = m->end;
         op.bytes = m->bytes;
-        op.corr = m->correlationId;
         break;
     }
     case MSPTI_ACTIVITY_KIND_MARKER: convert_marker((const msptiActivityMarker *)rec); return;
@@ -270,15 +221,10 @@ static void convert(const msptiActivity *rec)
     case MSPTI_ACTIVITY_KIND_ACL_API:
     case MSPTI_ACTIVITY_KIND_NODE_API:
     case MSPTI_ACTIVITY_KIND_RUNTIME_API: {
-        if (atomic_load(&M.callbacks)) {
-            atomic_fetch_add(&M.api_superseded, 1); /* written on the launching thread */
-            return;
-        }
         const msptiActivityApi *a = (const msptiActivityApi *)rec;
-        if (act_rec_api_emit(a->name ? a->name : "api", act_activity_ts(&M, a->start),
-                             act_activity_ts(&M, a->end), a->correlationId, 0, 0,
-                             ACT_SOURCE_MSPTI) == 0)
-            atomic_fetch_add(&M.converted, 1);
+        if (!act_activity_api_superseded(&M))
+            act_activity_emit_api(&M, a->name ? a->name : "api", a->start, a->end, a->correlationId,
+                                  0);
         return;
     }
     case MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -286,12 +232,7 @@ static void convert(const msptiActivity *rec)
         /* mspti's external-correlation stack is process-global: with the
          * launch-thread callbacks on, our own mapping is exact and these
          * are not needed; without them they are the best there is. */
-        if (atomic_load(&M.callbacks)) {
-            atomic_fetch_add(&M.foreign_extcorr, 1);
-            return;
-        }
-        if (act_activity_emit_extcorr(&M, e->correlationId, e->externalId) == 0)
-            atomic_fetch_add(&M.converted, 1);
+        act_activity_extcorr_record(&M, atomic_load(&M.callbacks), e->correlationId, e->externalId);
         return;
     }
     default: atomic_fetch_add(&M.unknown, 1); return;
@@ -303,32 +244,28 @@ static void convert(const msptiActivity *rec)
 
 static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    *buffer = act_activity_buffer_take(&M, size);
-    *max_records = 0; /* as many as fit */
+    act_activity_buffer_request(&M, buffer, size, max_records);
+}
+
+/* Always iterate to the end: mspti's cursor is per thread and only
+ * resets when it reaches `valid`. */
+static int next_record(uint8_t *buf, size_t valid, void **rec, int *code)
+{
+    msptiActivity *next = *rec;
+    msptiResult r = ms.GetNextRecord(buf, valid, &next);
+    *rec = next;
+    if (r == MSPTI_SUCCESS)
+        return next ? 1 : 0;
+    if (r == MSPTI_ERROR_MAX_LIMIT_REACHED)
+        return 0;   /* the normal end */
+    *code = (int)r; /* e.g. INNER: a kind this build does not know */
+    return -1;
 }
 
 static void buffer_completed(uint8_t *buffer, size_t size, size_t valid)
 {
     (void)size;
-    if (!buffer)
-        return;
-    int converting = act_activity_converting(&M);
-    msptiActivity *rec = NULL;
-    uint64_t n = 0;
-    /* Always iterate to the end: mspti's cursor is per thread and only
-     * resets when it reaches `valid`. */
-    msptiResult r;
-    while ((r = ms.GetNextRecord(buffer, valid, &rec)) == MSPTI_SUCCESS && rec) {
-        n++;
-        if (converting)
-            convert(rec);
-    }
-    if (r != MSPTI_SUCCESS && r != MSPTI_ERROR_MAX_LIMIT_REACHED)
-        act_activity_unreadable(&M, (int)r); /* e.g. INNER: a kind this build does not know */
-    if (converting)
-        atomic_fetch_add(&M.records, n);
-    else
-        act_activity_count_late(&M, n);
+    act_activity_buffer_read(&M, buffer, valid, next_record, convert);
     act_activity_buffer_give(&M, buffer);
 }
 
@@ -346,14 +283,26 @@ static void api_callback(void *userdata, msptiCallbackDomain domain, msptiCallba
         act_activity_api_exit(&M, d->functionName, d->correlationId, 0);
 }
 
-static void flush_all(void)
+/* ---- the calls the core makes (ACT_ACTIVITY_VENDOR_CALLS names them) -- */
+
+_Static_assert(MSPTI_SUCCESS == 0, "the core takes 0 as success");
+
+static int subscribe(void)
 {
-    ms.FlushAll(1);
+    return (int)ms.Subscribe(&ms.sub, api_callback, NULL);
 }
 
-/* ---- start/stop ------------------------------------------------------- */
+static int enable_callbacks(void)
+{
+    return ms.EnableDomain && ms.EnableDomain(1, ms.sub, MSPTI_CB_DOMAIN_RUNTIME) == MSPTI_SUCCESS;
+}
 
-static const msptiActivityKind wanted[] = {
+static int register_buffers(void)
+{
+    return (int)ms.RegisterCallbacks(buffer_requested, buffer_completed);
+}
+
+static const uint32_t wanted[] = {
     MSPTI_ACTIVITY_KIND_KERNEL,
     MSPTI_ACTIVITY_KIND_COMMUNICATION,
     MSPTI_ACTIVITY_KIND_MEMCPY,
@@ -361,121 +310,63 @@ static const msptiActivityKind wanted[] = {
     MSPTI_ACTIVITY_KIND_MARKER,
     MSPTI_ACTIVITY_KIND_API,
     MSPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    MSPTI_ACTIVITY_KIND_INVALID, /* the end */
 };
+_Static_assert(ACT_ARRAY_SIZE(wanted) - 1 <= ACT_ACTIVITY_MAX_KINDS, "room for the kinds");
 
-static const char *kind_name(msptiActivityKind k)
+static int switch_kind(uint32_t kind, int on)
+{
+    msptiActivityKind k = (msptiActivityKind)kind;
+    return (int)(on ? ms.Enable(k) : ms.Disable(k));
+}
+
+static const char *kind_name(uint32_t k)
 {
     static const char *names[] = {"invalid",       "MARKER", "KERNEL",
                                   "API",           "HCCL",   "MEMORY",
                                   "MEMSET",        "MEMCPY", "EXTERNAL_CORRELATION",
                                   "COMMUNICATION", "ACL_API"};
-    return (unsigned)k < ACT_ARRAY_SIZE(names) ? names[k] : "?";
+    return k < ACT_ARRAY_SIZE(names) ? names[k] : "?";
 }
 
-static void enable_kinds(void)
+/* Without the preload mspti refuses MEMCPY and MEMSET: say what fixes it. */
+static void refusal(uint32_t kind, int r, char *out, size_t n)
 {
-    char failed[256] = "";
-    size_t used = 0;
-    ms.enabled_mask = 0;
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(wanted); i++) {
-        msptiResult r = ms.Enable(wanted[i]);
-        if (r == MSPTI_SUCCESS) {
-            ms.enabled_mask |= 1u << wanted[i];
-        } else if (used < sizeof(failed)) {
-            used += (size_t)snprintf(
-                failed + used, sizeof(failed) - used, "%s%s (%d%s)", used ? ", " : "",
-                kind_name(wanted[i]), (int)r,
-                r == MSPTI_ERROR_WITHOUT_LD_PRELOAD ? ": needs LD_PRELOAD=libmspti.so" : "");
-        }
-    }
-    if (failed[0])
-        act_activity_error(&M, "msptiActivityEnable failed for %s", failed);
+    snprintf(out, n, "%s (%d%s)", kind_name(kind), r,
+             r == MSPTI_ERROR_WITHOUT_LD_PRELOAD ? ": needs LD_PRELOAD=libmspti.so" : "");
 }
 
-static int start_locked(const act_activity_opts *opts)
+static void unsubscribe(void)
 {
-    if (atomic_load(&M.state) != ACT_ACTIVITY_OFF)
-        return ACT_E_STATE;
-    /* Attached, window open or not: with --capture-range the spool starts
-     * paused, and device work launched once the window opens must still be
-     * seen; the builder keeps only what lies inside the window. */
-    if (!act_capture_attached())
-        return ACT_E_STATE;
-    int rc = mspti_load(opts && opts->optional);
-    if (rc != 0)
-        return rc;
-    act_activity_opts_resolve(opts, &ms.opts);
-    rc = act_activity_begin(&M, &ms.opts);
-    if (rc != 0) {
-        act_activity_error(&M, "cannot map the activity buffer pool");
-        return rc;
-    }
-    int64_t err = 0;
-    M.offset_ns = act_clock_realtime_offset(&err);
-    M.offset_start_ns = M.offset_ns;
-    M.offset_err_ns = err;
-    act_activity_emit_clock(&M, "mspti realtime offset at start", M.offset_ns, err);
-
-    /* Subscribe before anything else, as mspti expects. */
-    msptiResult r = ms.Subscribe(&ms.sub, api_callback, NULL);
-    if (r == MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        act_activity_error(&M,
-                           "another mspti subscriber is active (msprof, torch_npu's profiler?); "
-                           "Ascend device lane left empty");
-        return ACT_E_CONFLICT;
-    }
-    if (r != MSPTI_SUCCESS) {
-        act_activity_error(&M, "msptiSubscribe failed (%d); Ascend device lane left empty", (int)r);
-        return ACT_E_NOTFOUND;
-    }
-    int callbacks =
-        ms.EnableDomain && ms.EnableDomain(1, ms.sub, MSPTI_CB_DOMAIN_RUNTIME) == MSPTI_SUCCESS;
-    atomic_store(&M.callbacks, callbacks);
-    if (!callbacks)
-        act_log("mspti: runtime callbacks unavailable; launches are not linked to ranges");
-    atomic_store_explicit(&M.state, ACT_ACTIVITY_CAPTURING, memory_order_release);
-    r = ms.RegisterCallbacks(buffer_requested, buffer_completed);
-    if (r != MSPTI_SUCCESS) {
-        atomic_store(&M.state, ACT_ACTIVITY_OFF);
-        ms.Unsubscribe(ms.sub);
-        act_activity_error(
-            &M, "msptiActivityRegisterCallbacks failed (%d); Ascend device lane left empty",
-            (int)r);
-        return ACT_E_NOTFOUND;
-    }
-    enable_kinds();
-    act_lifecycle_on_stop("mspti", act_source_mspti_stop); /* once: the lifecycle ignores repeats */
-    return 0;
+    ms.Unsubscribe(ms.sub);
+    ms.sub = NULL;
 }
+
+static void flush(void)
+{
+    ms.FlushAll(1);
+}
+
+/* mspti stamps CLOCK_REALTIME: the offset is measured before subscribing,
+ * so even a refused start leaves it in the trace. */
+static const act_activity_ops mspti_ops = {
+    ACT_ACTIVITY_VENDOR_CALLS,
+    .lib = &mspti_lib,
+    .conflict = MSPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+    .conflict_text = "another mspti subscriber is active (msprof, torch_npu's profiler?)",
+    .callbacks_word = "runtime",
+    .clock_before_subscribe = act_activity_clock_realtime,
+    .stop = act_source_mspti_stop,
+};
 
 int act_source_mspti_start(const act_activity_opts *opts)
 {
-    pthread_mutex_lock(&ms.lock);
-    int rc = start_locked(opts);
-    pthread_mutex_unlock(&ms.lock);
-    return rc;
+    return act_activity_start(&M, &mspti_ops, opts);
 }
 
 void act_source_mspti_stop(void)
 {
-    pthread_mutex_lock(&ms.lock);
-    if (atomic_load(&M.state) != ACT_ACTIVITY_CAPTURING) {
-        pthread_mutex_unlock(&ms.lock);
-        return;
-    }
-    atomic_store(&M.state, ACT_ACTIVITY_DRAINING);
-    act_activity_drain(&M, flush_all, &ms.opts);
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(wanted); i++)
-        if (ms.enabled_mask & (1u << wanted[i]))
-            ms.Disable(wanted[i]);
-    ms.Unsubscribe(ms.sub);
-    ms.sub = NULL;
-    ms.FlushAll(1);
-    int64_t err = 0;
-    int64_t off = act_clock_realtime_offset(&err);
-    act_activity_emit_clock(&M, "mspti realtime offset at stop", off, err);
-    act_activity_end(&M, off, err);
-    pthread_mutex_unlock(&ms.lock);
+    act_activity_stop(&M);
 }
 
 void act_source_mspti_stats(act_activity_stats *out)

@@ -89,6 +89,14 @@ typedef enum {
 #define MSPTI_INVALID_STREAM_ID      0xFFFFFFFFu
 #define MSPTI_INVALID_CORRELATION_ID 0u
 
+/* Where a device record ran. The vendor spells this pair out inline in
+ * each record and in msptiObjectId; one name here keeps them short. Two
+ * 32-bit fields: the same layout either way (the asserts below check it). */
+typedef struct {
+    uint32_t deviceId;
+    uint32_t streamId;
+} msptiDeviceStream;
+
 /* Packed without aligned(8) here: inside the packed Marker it sits at
  * offset 28, which GCC would otherwise reject (-Wpacked-not-aligned). */
 typedef union __attribute__((packed)) {
@@ -96,10 +104,7 @@ typedef union __attribute__((packed)) {
         uint32_t processId;
         uint32_t threadId;
     } pt;
-    struct {
-        uint32_t deviceId;
-        uint32_t streamId;
-    } ds;
+    msptiDeviceStream ds;
 } msptiObjectId;
 
 typedef struct ACT_MSPTI_PACKED {
@@ -133,10 +138,7 @@ typedef struct ACT_MSPTI_PACKED {
     msptiActivityKind kind;
     uint64_t start;
     uint64_t end;
-    struct {
-        uint32_t deviceId;
-        uint32_t streamId;
-    } ds;
+    msptiDeviceStream ds;
     uint64_t correlationId;
     const char *type; /* e.g. "AI_CORE", "AI_CPU" */
     const char *name;
@@ -146,10 +148,7 @@ typedef struct ACT_MSPTI_PACKED {
     msptiActivityKind kind;
     uint64_t start;
     uint64_t end;
-    struct {
-        uint32_t deviceId;
-        uint32_t streamId;
-    } ds;
+    msptiDeviceStream ds;
     double bandWidth; /* GB/s */
     const char *name;
     const char *commName;
@@ -190,10 +189,7 @@ typedef struct ACT_MSPTI_PACKED {
     msptiActivityKind kind;
     uint32_t dataType; /* msptiCommunicationDataType */
     uint64_t count;
-    struct {
-        uint32_t deviceId;
-        uint32_t streamId;
-    } ds;
+    msptiDeviceStream ds;
     uint64_t start;
     uint64_t end;
     const char *algType;
@@ -224,6 +220,12 @@ _Static_assert(sizeof(msptiActivityExternalCorrelation) == 24 &&
                    offsetof(msptiActivityExternalCorrelation, correlationId) == 16,
                "mspti ExternalCorrelation layout");
 _Static_assert(sizeof(msptiActivityCommunication) == 72, "mspti Communication layout");
+/* Where the device/stream pair sits in the other records (the same as
+ * with the pair spelled out inline, as the vendor does). */
+_Static_assert(sizeof(msptiDeviceStream) == 8 && offsetof(msptiActivityHccl, ds) == 20 &&
+                   offsetof(msptiActivityCommunication, ds) == 16 &&
+                   offsetof(msptiActivityMarker, objectId) == 28,
+               "mspti device/stream placement");
 
 /* ---- callback API ------------------------------------------------------ */
 

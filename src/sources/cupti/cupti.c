@@ -17,11 +17,11 @@
  *          DRIVER, SYNCHRONIZATION, EXTERNAL_CORRELATION.
  *   stop:  cuptiActivityFlushAll(FORCED) polled until three polls bring
  *          nothing new (bounded) -> disable -> unsubscribe -> forced flush.
+ * The core runs that sequence (act_activity_start/stop); this file gives
+ * it CUPTI's calls, callbacks and words (cupti_ops), and converts records.
  * Entry through CUDA_INJECTION64_PATH: InitializeInjection() below.
  */
 #include <cupti.h>
-#include <dlfcn.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +47,7 @@ static act_activity C = {
     .device_word = "GPU",
     .source = ACT_SOURCE_CUPTI,
     .lane_lock = PTHREAD_MUTEX_INITIALIZER,
+    .cycle_lock = PTHREAD_MUTEX_INITIALIZER,
     .outermost_only = 1,
 };
 
@@ -65,101 +66,50 @@ typedef CUptiResult (*PushExt_fn)(CUpti_ExternalCorrelationKind, uint64_t);
 typedef CUptiResult (*PopExt_fn)(CUpti_ExternalCorrelationKind, uint64_t *);
 typedef CUptiResult (*GetResultString_fn)(CUptiResult, const char **);
 
+/* The CUPTI functions used, each named once: type, member of `cu`,
+ * symbol, required. Both the members and the dlsym table (cupti_syms) are
+ * made from this list. */
+#define CUPTI_FUNCTIONS(X)                                                                         \
+    X(GetVersion_fn, GetVersion, cuptiGetVersion, 1)                                               \
+    X(Subscribe_fn, Subscribe, cuptiSubscribe, 1)                                                  \
+    X(Unsubscribe_fn, Unsubscribe, cuptiUnsubscribe, 1)                                            \
+    X(RegisterCallbacks_fn, RegisterCallbacks, cuptiActivityRegisterCallbacks, 1)                  \
+    X(Kind_fn, Enable, cuptiActivityEnable, 1)                                                     \
+    X(Kind_fn, Disable, cuptiActivityDisable, 1)                                                   \
+    X(GetNextRecord_fn, GetNextRecord, cuptiActivityGetNextRecord, 1)                              \
+    X(FlushAll_fn, FlushAll, cuptiActivityFlushAll, 1)                                             \
+    X(EnableDomain_fn, EnableDomain, cuptiEnableDomain, 0)                                         \
+    X(RegisterTimestampCallback_fn, RegisterTimestampCallback,                                     \
+      cuptiActivityRegisterTimestampCallback, 0)                                                   \
+    X(GetNumDropped_fn, GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, 0)                \
+    X(PushExt_fn, PushExt, cuptiActivityPushExternalCorrelationId, 0)                              \
+    X(PopExt_fn, PopExt, cuptiActivityPopExternalCorrelationId, 0)                                 \
+    X(GetResultString_fn, GetResultString, cuptiGetResultString, 0)
+
+#define CUPTI_MEMBER(type, field, sym, required) type field;
 static struct {
-    pthread_mutex_t lock;
-    void *lib;
-    GetVersion_fn GetVersion;
-    Subscribe_fn Subscribe;
-    Unsubscribe_fn Unsubscribe;
-    EnableDomain_fn EnableDomain;
-    RegisterCallbacks_fn RegisterCallbacks;
-    RegisterTimestampCallback_fn RegisterTimestampCallback;
-    Kind_fn Enable, Disable;
-    GetNextRecord_fn GetNextRecord;
-    FlushAll_fn FlushAll;
-    GetNumDropped_fn GetNumDroppedRecords;
-    PushExt_fn PushExt;
-    PopExt_fn PopExt;
-    GetResultString_fn GetResultString;
+    CUPTI_FUNCTIONS(CUPTI_MEMBER)
     CUpti_SubscriberHandle sub;
-    act_activity_opts opts;
-    uint32_t enabled[8];
-    int n_enabled;
     uint32_t version;
-} cu = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} cu;
 
 #define EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
 
 /* ---- loading ---------------------------------------------------------- */
 
-static void *load_library(char *tried, size_t n)
-{
-    const char *override = getenv("ACCELTRACE_CUPTI_LIB");
-    if (override && *override) {
-        snprintf(tried, n, "%s", override);
-        return dlopen(override, RTLD_NOW | RTLD_LOCAL);
-    }
-    char cuda_home[PATH_MAX] = "";
-    const char *home = getenv("CUDA_HOME");
-    if (home && *home)
-        snprintf(cuda_home, sizeof(cuda_home), "%s/lib64/libcupti.so", home);
-    const char *candidates[] = {"libcupti.so.13", "libcupti.so", cuda_home,
-                                "/usr/local/cuda/lib64/libcupti.so"};
-    size_t used = 0;
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(candidates); i++) {
-        if (!candidates[i][0])
-            continue;
-        if (used < n)
-            used +=
-                (size_t)snprintf(tried + used, n - used, "%s%s", used ? ", " : "", candidates[i]);
-        void *h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
-        if (h)
-            return h;
-    }
-    return NULL;
-}
+/* Where libcupti is looked for when ACCELTRACE_CUPTI_LIB is unset (docs/vendors.md). */
+static const act_activity_lib_path cupti_paths[] = {
+    {NULL, "libcupti.so.13", NULL},
+    {NULL, "libcupti.so", NULL},
+    {"CUDA_HOME", "/lib64/libcupti.so", NULL},
+    {NULL, "/usr/local/cuda/lib64/libcupti.so", NULL},
+};
 
-#define RESOLVE(field, sym, required)                                                              \
-    do {                                                                                           \
-        *(void **)&cu.field = dlsym(cu.lib, #sym);                                                 \
-        if (!cu.field && (required)) {                                                             \
-            act_activity_error(&C, "symbol %s missing in libcupti; CUDA device lane left empty",   \
-                               #sym);                                                              \
-            return ACT_E_NOTFOUND;                                                                 \
-        }                                                                                          \
-    } while (0)
+#define CUPTI_SYM(type, field, sym, required) ACT_ACTIVITY_SYM(cu, field, sym, required),
+static const act_activity_sym cupti_syms[] = {CUPTI_FUNCTIONS(CUPTI_SYM)};
 
-static int cupti_load(int optional)
-{
-    if (!cu.lib) {
-        char tried[PATH_MAX * 2];
-        tried[0] = '\0';
-        cu.lib = load_library(tried, sizeof(tried));
-        if (!cu.lib) {
-            if (optional)
-                return ACT_E_NOTFOUND; /* probing: absence is not an error */
-            act_activity_error(&C,
-                               "libcupti not loadable (tried %s): %s; CUDA device lane left empty",
-                               tried, dlerror());
-            return ACT_E_NOTFOUND;
-        }
-    }
-    RESOLVE(GetVersion, cuptiGetVersion, 1);
-    RESOLVE(Subscribe, cuptiSubscribe, 1);
-    RESOLVE(Unsubscribe, cuptiUnsubscribe, 1);
-    RESOLVE(RegisterCallbacks, cuptiActivityRegisterCallbacks, 1);
-    RESOLVE(Enable, cuptiActivityEnable, 1);
-    RESOLVE(Disable, cuptiActivityDisable, 1);
-    RESOLVE(GetNextRecord, cuptiActivityGetNextRecord, 1);
-    RESOLVE(FlushAll, cuptiActivityFlushAll, 1);
-    RESOLVE(EnableDomain, cuptiEnableDomain, 0);
-    RESOLVE(RegisterTimestampCallback, cuptiActivityRegisterTimestampCallback, 0);
-    RESOLVE(GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, 0);
-    RESOLVE(PushExt, cuptiActivityPushExternalCorrelationId, 0);
-    RESOLVE(PopExt, cuptiActivityPopExternalCorrelationId, 0);
-    RESOLVE(GetResultString, cuptiGetResultString, 0);
-    return 0;
-}
+static const act_activity_lib cupti_lib =
+    ACT_ACTIVITY_LIB("ACCELTRACE_CUPTI_LIB", cupti_paths, cupti_syms, "libcupti", "libcupti");
 
 /* Records are read with the layouts of the cupti.h compiled in; CUPTI
  * versions are xxyyzz and record structs change between minor releases
@@ -271,88 +221,74 @@ static uint32_t ctx_device(uint32_t ctx)
 
 static void convert_api(const CUpti_ActivityAPI *a, int driver)
 {
-    if (atomic_load(&C.callbacks)) {
-        atomic_fetch_add(&C.api_superseded, 1); /* written on the launching thread */
-        return;
-    }
+    if (act_activity_api_superseded(&C))
+        return; /* written on the launching thread */
     char name[48];
     snprintf(name, sizeof(name), "%s cbid %u", driver ? "cuda driver" : "cuda runtime",
              (unsigned)a->cbid);
-    if (act_rec_api_emit(name, act_activity_ts(&C, a->start), act_activity_ts(&C, a->end),
-                         a->correlationId, 0, (int32_t)a->returnValue, ACT_SOURCE_CUPTI) == 0)
-        atomic_fetch_add(&C.converted, 1);
+    act_activity_emit_api(&C, name, a->start, a->end, a->correlationId, (int32_t)a->returnValue);
 }
 
-static void convert(const CUpti_Activity *rec)
+/* A kernel with its launch type and its grid as work-items (grid x block). */
+static act_activity_op kernel_op(const CUpti_ActivityKernel10 *k)
 {
-    act_activity_op op = {0};
+    act_activity_op op = act_activity_op_on(ACT_OP_KERNEL, k->deviceId, k->streamId, k->start,
+                                            k->end, k->correlationId);
+    op.name = k->name;
+    op.detail = launch_type(k->launchType);
+    op.queued = k->queued;
+    op.submit = k->submitted;
+    op.lsize[0] = (uint64_t)k->blockX, op.lsize[1] = (uint64_t)k->blockY,
+    op.lsize[2] = (uint64_t)k->blockZ;
+    op.gsize[0] = (uint64_t)k->gridX * op.lsize[0];
+    op.gsize[1] = (uint64_t)k->gridY * op.lsize[1];
+    op.gsize[2] = (uint64_t)k->gridZ * op.lsize[2];
+    ctx_learn(k->contextId, k->deviceId);
+    return op;
+}
+
+/* Device records into ops; the rest as host slices or mappings. */
+static void convert(const void *record)
+{
+    const CUpti_Activity *rec = record;
+    act_activity_op op;
+    const char *name;
     switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-        op.op = ACT_OP_KERNEL;
-        op.name = k->name;
-        op.detail = launch_type(k->launchType);
-        op.device = k->deviceId;
-        op.stream = k->streamId;
-        op.start = k->start;
-        op.end = k->end;
-        op.queued = k->queued;
-        op.submit = k->submitted;
-        op.corr = k->correlationId;
-        op.lsize[0] = (uint64_t)k->blockX, op.lsize[1] = (uint64_t)k->blockY,
-        op.lsize[2] = (uint64_t)k->blockZ;
-        op.gsize[0] = (uint64_t)k->gridX * op.lsize[0];
-        op.gsize[1] = (uint64_t)k->gridY * op.lsize[1];
-        op.gsize[2] = (uint64_t)k->gridZ * op.lsize[2];
-        ctx_learn(k->contextId, k->deviceId);
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        op = kernel_op((const CUpti_ActivityKernel10 *)rec);
         break;
-    }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
-        op.op = memcpy_op(m->copyKind, &op.name);
-        op.device = m->deviceId;
-        op.stream = m->streamId;
-        op.start = m->start;
-        op.end = m->end;
+        uint8_t kind = memcpy_op(m->copyKind, &name);
+        op = act_activity_op_on(kind, m->deviceId, m->streamId, m->start, m->end, m->correlationId);
+        op.name = name;
         op.bytes = m->bytes;
-        op.corr = m->correlationId;
         ctx_learn(m->contextId, m->deviceId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
-        op.op = ACT_OP_MEMSET;
+        op = act_activity_op_on(ACT_OP_MEMSET, m->deviceId, m->streamId, m->start, m->end,
+                                m->correlationId);
         op.name = "Memset";
-        op.device = m->deviceId;
-        op.stream = m->streamId;
-        op.start = m->start;
-        op.end = m->end;
         op.bytes = m->bytes;
-        op.corr = m->correlationId;
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)rec;
-        op.op = ACT_OP_SYNC;
+        op = act_activity_op_on(ACT_OP_SYNC, ctx_device(s->contextId), s->streamId, s->start,
+                                s->end, s->correlationId);
         op.name = sync_name((uint32_t)s->type);
-        op.device = ctx_device(s->contextId);
-        op.stream = s->streamId;
-        op.start = s->start;
-        op.end = s->end;
-        op.corr = s->correlationId;
         break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME: convert_api((const CUpti_ActivityAPI *)rec, 0); return;
     case CUPTI_ACTIVITY_KIND_DRIVER: convert_api((const CUpti_ActivityAPI *)rec, 1); return;
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
-        if (e->externalKind != EXT_KIND) {
-            atomic_fetch_add(&C.foreign_extcorr, 1); /* another tool's ids */
-            return;
-        }
-        if (act_activity_emit_extcorr(&C, e->correlationId, e->externalId) == 0)
-            atomic_fetch_add(&C.converted, 1);
+        /* Ids of another kind are another tool's. */
+        act_activity_extcorr_record(&C, e->externalKind != EXT_KIND, e->correlationId,
+                                    e->externalId);
         return;
     }
     default: atomic_fetch_add(&C.unknown, 1); return;
@@ -364,31 +300,28 @@ static void convert(const CUpti_Activity *rec)
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    *buffer = act_activity_buffer_take(&C, size);
-    *max_records = 0;
+    act_activity_buffer_request(&C, buffer, size, max_records);
+}
+
+static int next_record(uint8_t *buf, size_t valid, void **rec, int *code)
+{
+    CUpti_Activity *next = *rec;
+    CUptiResult r = cu.GetNextRecord(buf, valid, &next);
+    *rec = next;
+    if (r == CUPTI_SUCCESS)
+        return 1;
+    if (r == CUPTI_ERROR_MAX_LIMIT_REACHED)
+        return 0; /* the normal end */
+    *code = (int)r;
+    return -1;
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                       size_t valid)
 {
     (void)size;
-    if (!buffer)
+    if (!act_activity_buffer_read(&C, buffer, valid, next_record, convert))
         return;
-    int converting = act_activity_converting(&C);
-    CUpti_Activity *rec = NULL;
-    uint64_t n = 0;
-    CUptiResult r;
-    while ((r = cu.GetNextRecord(buffer, valid, &rec)) == CUPTI_SUCCESS) {
-        n++;
-        if (converting)
-            convert(rec);
-    }
-    if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)
-        act_activity_unreadable(&C, (int)r);
-    if (converting)
-        atomic_fetch_add(&C.records, n);
-    else
-        act_activity_count_late(&C, n);
     size_t dropped = 0;
     if (cu.GetNumDroppedRecords &&
         cu.GetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
@@ -427,14 +360,44 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
     }
 }
 
-static void flush_forced(void)
+/* ---- the calls the core makes (ACT_ACTIVITY_VENDOR_CALLS names them) -- */
+
+_Static_assert(CUPTI_SUCCESS == 0, "the core takes 0 as success");
+
+static int subscribe(void)
 {
-    cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    return (int)cu.Subscribe(&cu.sub, api_callback, NULL);
 }
 
-/* ---- start/stop ------------------------------------------------------- */
+static const char *result_string(int r)
+{
+    return cu_err((CUptiResult)r);
+}
 
-static const CUpti_ActivityKind wanted[] = {
+static int enable_callbacks(void)
+{
+    return cu.EnableDomain &&
+           cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+           cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
+}
+
+/* Once subscribed (a timestamp callback registered while another tool
+ * holds CUPTI would restamp its records), before any kind is enabled. */
+static void clock_setup(act_activity *a)
+{
+    if (cu.RegisterTimestampCallback &&
+        cu.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS)
+        act_activity_clock_timeline(a, "cupti timestamp callback (monotonic_raw)");
+    else
+        act_activity_clock_realtime(a); /* CUPTI's default clock is CLOCK_REALTIME */
+}
+
+static int register_buffers(void)
+{
+    return (int)cu.RegisterCallbacks(buffer_requested, buffer_completed);
+}
+
+static const uint32_t wanted[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET,
@@ -442,120 +405,52 @@ static const CUpti_ActivityKind wanted[] = {
     CUPTI_ACTIVITY_KIND_DRIVER,
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    CUPTI_ACTIVITY_KIND_INVALID, /* the end */
 };
+_Static_assert(ACT_ARRAY_SIZE(wanted) - 1 <= ACT_ACTIVITY_MAX_KINDS, "room for the kinds");
 
-static void enable_kinds(void)
+static int switch_kind(uint32_t kind, int on)
 {
-    char failed[256] = "";
-    size_t used = 0;
-    cu.n_enabled = 0;
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(wanted); i++) {
-        CUptiResult r = cu.Enable(wanted[i]);
-        if (r == CUPTI_SUCCESS)
-            cu.enabled[cu.n_enabled++] = wanted[i];
-        else if (used < sizeof(failed))
-            used += (size_t)snprintf(failed + used, sizeof(failed) - used, "%skind %d (error %d)",
-                                     used ? ", " : "", (int)wanted[i], (int)r);
-    }
-    if (failed[0])
-        act_activity_error(&C, "cuptiActivityEnable failed for %s", failed);
+    CUpti_ActivityKind k = (CUpti_ActivityKind)kind;
+    return (int)(on ? cu.Enable(k) : cu.Disable(k));
 }
 
-static void clock_setup(void)
+static void refusal(uint32_t kind, int r, char *out, size_t n)
 {
-    if (cu.RegisterTimestampCallback &&
-        cu.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS) {
-        C.offset_ns = 0;
-        C.offset_start_ns = 0;
-        act_activity_emit_clock(&C, "cupti timestamp callback (monotonic_raw)", 0, 0);
-        return;
-    }
-    /* CUPTI's default clock is CLOCK_REALTIME: map it like mspti's. */
-    int64_t err = 0;
-    C.offset_ns = act_clock_realtime_offset(&err);
-    C.offset_start_ns = C.offset_ns;
-    C.offset_err_ns = err;
-    act_activity_emit_clock(&C, "cupti realtime offset at start", C.offset_ns, err);
+    snprintf(out, n, "kind %d (error %d)", (int)kind, r);
 }
 
-static int start_locked(const act_activity_opts *opts)
+static void unsubscribe(void)
 {
-    /* Attached, window open or not (see mspti.c). */
-    if (atomic_load(&C.state) != ACT_ACTIVITY_OFF || !act_capture_attached())
-        return ACT_E_STATE;
-    int rc = cupti_load(opts && opts->optional);
-    if (rc == 0)
-        rc = cupti_version_check();
-    if (rc != 0)
-        return rc;
-    act_activity_opts_resolve(opts, &cu.opts);
-    rc = act_activity_begin(&C, &cu.opts);
-    if (rc != 0) {
-        act_activity_error(&C, "cannot map the activity buffer pool");
-        return rc;
-    }
-    CUptiResult r = cu.Subscribe(&cu.sub, api_callback, NULL);
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        act_activity_error(
-            &C, "another CUPTI subscriber is active (Nsight, PyTorch's profiler, cuda-gdb?); "
-                "CUDA device lane left empty");
-        return ACT_E_CONFLICT;
-    }
-    if (r != CUPTI_SUCCESS) {
-        act_activity_error(&C, "cuptiSubscribe failed (%d, %s); CUDA device lane left empty",
-                           (int)r, cu_err(r));
-        return ACT_E_NOTFOUND;
-    }
-    int callbacks = cu.EnableDomain &&
-                    cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
-                    cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
-    atomic_store(&C.callbacks, callbacks);
-    if (!callbacks)
-        act_log("cupti: API callbacks unavailable; launches are not linked to ranges");
-    clock_setup(); /* before any kind is enabled, as CUPTI requires */
-    atomic_store_explicit(&C.state, ACT_ACTIVITY_CAPTURING, memory_order_release);
-    r = cu.RegisterCallbacks(buffer_requested, buffer_completed);
-    if (r != CUPTI_SUCCESS) {
-        atomic_store(&C.state, ACT_ACTIVITY_OFF);
-        cu.Unsubscribe(cu.sub);
-        act_activity_error(
-            &C, "cuptiActivityRegisterCallbacks failed (%d); CUDA device lane left empty", (int)r);
-        return ACT_E_NOTFOUND;
-    }
-    enable_kinds();
-    act_lifecycle_on_stop("cupti", act_source_cupti_stop); /* once: the lifecycle ignores repeats */
-    return 0;
+    cu.Unsubscribe(cu.sub);
+    cu.sub = NULL;
 }
+
+static void flush(void)
+{
+    cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+static const act_activity_ops cupti_ops = {
+    ACT_ACTIVITY_VENDOR_CALLS,
+    .lib = &cupti_lib,
+    .check = cupti_version_check,
+    .conflict = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+    .conflict_text = "another CUPTI subscriber is active (Nsight, PyTorch's profiler, cuda-gdb?)",
+    .result_string = result_string,
+    .callbacks_word = "API",
+    .clock_before_register = clock_setup,
+    .stop = act_source_cupti_stop,
+};
 
 int act_source_cupti_start(const act_activity_opts *opts)
 {
-    pthread_mutex_lock(&cu.lock);
-    int rc = start_locked(opts);
-    pthread_mutex_unlock(&cu.lock);
-    return rc;
+    return act_activity_start(&C, &cupti_ops, opts);
 }
 
 void act_source_cupti_stop(void)
 {
-    pthread_mutex_lock(&cu.lock);
-    if (atomic_load(&C.state) != ACT_ACTIVITY_CAPTURING) {
-        pthread_mutex_unlock(&cu.lock);
-        return;
-    }
-    atomic_store(&C.state, ACT_ACTIVITY_DRAINING);
-    act_activity_drain(&C, flush_forced, &cu.opts);
-    for (int i = 0; i < cu.n_enabled; i++)
-        cu.Disable((CUpti_ActivityKind)cu.enabled[i]);
-    cu.Unsubscribe(cu.sub);
-    cu.sub = NULL;
-    cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    int64_t err = 0;
-    int64_t off = C.offset_ns ? act_clock_realtime_offset(&err) : 0;
-    act_activity_emit_clock(
-        &C, C.offset_ns ? "cupti realtime offset at stop" : "cupti timestamp callback at stop", off,
-        err);
-    act_activity_end(&C, off, err);
-    pthread_mutex_unlock(&cu.lock);
+    act_activity_stop(&C);
 }
 
 void act_source_cupti_stats(act_activity_stats *out)
