@@ -670,7 +670,6 @@ static int vendor_open(act_activity *a, const act_activity_ops *ops)
         return ACT_E_NOTFOUND;
     }
     kinds_enable(a, ops);
-    act_lifecycle_on_stop(a->name, ops->stop); /* once: the lifecycle ignores repeats */
     return 0;
 }
 
@@ -701,6 +700,13 @@ int act_activity_start(act_activity *a, const act_activity_ops *ops, const act_a
     pthread_mutex_lock(&a->cycle_lock);
     int rc = start_locked(a, ops, opts);
     pthread_mutex_unlock(&a->cycle_lock);
+    /* Outside the cycle lock: the lifecycle runs its stop steps with its
+     * own lock held and this source's stop takes the cycle lock, so the
+     * order is lifecycle, then cycle (registering under the cycle lock
+     * could deadlock against a session ending on another thread). Once:
+     * the lifecycle ignores repeats. */
+    if (rc == 0)
+        act_lifecycle_on_stop(a->name, ops->stop);
     return rc;
 }
 
