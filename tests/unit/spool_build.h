@@ -105,6 +105,15 @@ static inline void sb_thread(sb *b, uint32_t serial, uint32_t tid, uint32_t name
     t->name = name;
 }
 
+/* The usual start of a test spool: chunk `chunk`, a segment of thread
+ * `serial` and its THREAD record (tid, no name). */
+static inline void sb_open_thread(sb *b, uint32_t chunk, uint32_t serial, uint32_t tid)
+{
+    sb_use_chunk(b, chunk);
+    sb_segment(b, serial);
+    sb_thread(b, serial, tid, 0);
+}
+
 static inline void sb_string(sb *b, uint32_t id, const char *s, size_t len)
 {
     act_rec_string *r = sb_rec(b, ACT_REC_STRING, id, sizeof(*r) + len);

@@ -131,9 +131,7 @@ static void test_integer_args(void **state)
     char err[256];
     tu_mkdir(&b);
     sb_init(&s, 810, 1u << 20, 1);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 810, 0);
+    sb_open_thread(&s, 0, 1, 810);
     sb_str(&s, 1, "r");
     sb_str(&s, 2, "v");
     uint64_t vals[64];
@@ -260,9 +258,7 @@ static void test_export_entry_point(void **state)
     char path[128], out[128];
     sb s;
     sb_init(&s, 900, 4096, 2);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 900, 0);
+    sb_open_thread(&s, 0, 1, 900);
     sb_str(&s, 1, "enqueue");
     sb_str(&s, 2, "vadd");
     sb_api(&s, 1, 2000000, 2001000, 1, 0, ACT_SOURCE_OPENCL);
@@ -329,9 +325,7 @@ static void test_streamed_export_matches(void **state)
     assert_non_null(mkdtemp(dir));
     sb s;
     sb_init(&s, 950, 8u << 20, 1);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 950, 0);
+    sb_open_thread(&s, 0, 1, 950);
     sb_str(&s, 1, "step");
     sb_str(&s, 2, "clEnqueueNDRangeKernel");
     sb_str(&s, 3, "saxpy");

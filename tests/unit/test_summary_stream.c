@@ -42,9 +42,7 @@ static void build_spool(const char *path)
 {
     sb s;
     sb_init(&s, 960, 16u << 20, 1);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 960, 0);
+    sb_open_thread(&s, 0, 1, 960);
     sb_str(&s, 1, "step");
     sb_str(&s, 2, "clEnqueueNDRangeKernel");
     sb_str(&s, 3, "saxpy");

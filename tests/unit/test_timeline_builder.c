@@ -271,9 +271,7 @@ static void test_vendor_corr_reuse(void **state)
     char err[256];
     tu_mkdir(&b);
     sb_init(&s, 300, 4096, 2);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 300, 0);
+    sb_open_thread(&s, 0, 1, 300);
     sb_str(&s, 1, "region");
     sb_str(&s, 2, "cudaLaunchKernel");
     sb_ts(&s, ACT_REC_RANGE_PUSH, 1, T(0));
@@ -345,9 +343,7 @@ static void test_vendor_args_and_labels(void **state)
     const uint64_t stream9 = 0x7700000100000009ull, hq = 0x77000002000000aaull;
     tu_mkdir(&b);
     sb_init(&s, 400, 8192, 2);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 400, 0);
+    sb_open_thread(&s, 0, 1, 400);
     const char *strs[] = {"outer",     "aclrtLaunchKernel", "inner",        "k",        "AI_CORE",
                           "allreduce", "hccl_world",        "mark",         "mydomain", "NPU 0",
                           "Ascend",    "stream 9",          "host markers", "clmark",   "OpenCL",
@@ -437,9 +433,7 @@ static void test_capture_window(void **state)
     char err[256];
     tu_mkdir(&b);
     sb_init(&s, 400, 4096, 2);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 400, 0);
+    sb_open_thread(&s, 0, 1, 400);
     sb_str(&s, 1, "call");
     sb_str(&s, 2, "k");
     sb_api(&s, 1, T(10), T(11), 1, 0, ACT_SOURCE_OPENCL);   /* before */
@@ -474,9 +468,7 @@ static void test_capture_records(void **state)
     tu_mkdir(&b);
     sb_init(&s, 450, 4096, 2);
     sb_hdr(&s)->flags |= ACT_SPOOL_F_CAPTURE_API; /* starts off */
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 450, 0);
+    sb_open_thread(&s, 0, 1, 450);
     sb_str(&s, 1, "call");
     sb_api(&s, 1, T(50), T(51), 0, 0, ACT_SOURCE_OPENCL);
     sb_ts(&s, ACT_REC_CAPTURE, 1, T(100));
@@ -512,9 +504,7 @@ static void test_recorded_args_and_thread_names(void **state)
     char err[256];
     tu_mkdir(&b);
     sb_init(&s, 460, 4096, 2);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 460, 0);
+    sb_open_thread(&s, 0, 1, 460);
     sb_str(&s, 1, "r");
     sb_str(&s, 2, "payload");
     sb_str(&s, 3, "External id");
@@ -564,9 +554,7 @@ static void test_truncated_and_unbalanced(void **state)
     sb_init(&s, 500, 4096, 2);
     sb_hdr(&s)->flags = 0;           /* not sealed */
     sb_hdr(&s)->unbalanced_pops = 2; /* counted by the recorder */
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 500, 0);
+    sb_open_thread(&s, 0, 1, 500);
     sb_str(&s, 1, "outer");
     sb_str(&s, 2, "x");
     sb_ts(&s, ACT_REC_RANGE_POP, 0, T(1)); /* pop with nothing open */
@@ -600,9 +588,7 @@ static void test_nesting_interleaved_threads(void **state)
     char err[256];
     tu_mkdir(&b);
     sb_init(&s, 620, 4096, 1);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 2);
-    sb_thread(&s, 2, 621, 0);
+    sb_open_thread(&s, 0, 2, 621);
     sb_str(&s, 1, "B");
     sb_str(&s, 2, "call");
     sb_ts(&s, ACT_REC_RANGE_PUSH, 1, T(2));
@@ -674,9 +660,7 @@ static void test_pathological_sizes(void **state)
     char err[256];
     tu_mkdir(&b);
     sb_init(&s, 1000, 1u << 20, 1);
-    sb_use_chunk(&s, 0);
-    sb_segment(&s, 1);
-    sb_thread(&s, 1, 1000, 0);
+    sb_open_thread(&s, 0, 1, 1000);
     sb_str(&s, 1, "launch");
     sb_str(&s, 2, "k");
     sb_str(&s, 3, "key");
