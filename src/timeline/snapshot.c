@@ -22,82 +22,13 @@
 #include "acceltrace.h"
 #include "internal.h"
 #include "timeline/snapshot.h"
+#include "timeline/u64map.h"
 
-/* ---- a small u64 -> u64 open-addressing map (key 0 is "empty") --------- */
-
-typedef struct u64map {
-    uint64_t *keys, *vals;
-    size_t cap, len;
-} u64map;
-
-static size_t map_slot(uint64_t k, size_t cap)
+/* Keys of 0 (an API call that failed has no correlation id) are not
+ * stored; act_u64map refuses them. */
+static int map_put(act_u64map *m, uint64_t k, uint64_t v)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
-}
-
-static int map_grow(u64map *m)
-{
-    size_t ncap = m->cap ? m->cap * 2 : 256;
-    uint64_t *nk = calloc(ncap, sizeof(*nk)), *nv = calloc(ncap, sizeof(*nv));
-    if (!nk || !nv) {
-        free(nk);
-        free(nv);
-        return ACT_E_NOMEM;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i])
-            continue;
-        size_t j = map_slot(m->keys[i], ncap);
-        while (nk[j])
-            j = (j + 1) & (ncap - 1);
-        nk[j] = m->keys[i];
-        nv[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = nk;
-    m->vals = nv;
-    m->cap = ncap;
-    return 0;
-}
-
-static int map_put(u64map *m, uint64_t k, uint64_t v)
-{
-    if (!k)
-        return 0;
-    if ((m->len + 1) * 2 > m->cap && map_grow(m) != 0)
-        return ACT_E_NOMEM;
-    size_t j = map_slot(k, m->cap);
-    while (m->keys[j] && m->keys[j] != k)
-        j = (j + 1) & (m->cap - 1);
-    if (!m->keys[j])
-        m->len++;
-    m->keys[j] = k;
-    m->vals[j] = v;
-    return 0;
-}
-
-static int map_get(const u64map *m, uint64_t k, uint64_t *v)
-{
-    if (!k || !m->cap)
-        return 0;
-    for (size_t j = map_slot(k, m->cap); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
-        if (m->keys[j] == k) {
-            *v = m->vals[j];
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static void map_free(u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof(*m));
+    return k ? act_u64map_put(m, k, v) : 0;
 }
 
 /* ---- the snapshot ------------------------------------------------------- */
@@ -108,13 +39,13 @@ struct act_snapshot {
     const act_spool_header *hdr;
     char **strs; /* NUL-terminated copies, owned */
     size_t nstrs, capstrs;
-    u64map str_by_key; /* (serial << 32 | id) -> index in strs + 1 */
-    u64map tid_by_serial;
-    u64map dev_by_handle;   /* device handle -> record offset */
-    u64map queue_by_handle; /* queue handle -> record offset */
-    u64map api_by_corr;     /* corr -> record offset */
-    u64map api_serial;      /* corr -> serial of the launching thread */
-    u64map ext_by_corr;     /* (source << 56) ^ corr -> ext */
+    act_u64map str_by_key; /* (serial << 32 | id) -> index in strs + 1 */
+    act_u64map tid_by_serial;
+    act_u64map dev_by_handle;   /* device handle -> record offset */
+    act_u64map queue_by_handle; /* queue handle -> record offset */
+    act_u64map api_by_corr;     /* corr -> record offset */
+    act_u64map api_serial;      /* corr -> serial of the launching thread */
+    act_u64map ext_by_corr;     /* (source << 56) ^ corr -> ext */
     act_snap_op *ops;
     size_t nops, capops, pos;
     uint64_t skipped;
@@ -204,7 +135,7 @@ static int pass_strings(act_snapshot *s, const act_rec_hdr *r, uint32_t serial)
 static const char *str_of(const act_snapshot *s, uint32_t serial, uint32_t id)
 {
     uint64_t idx;
-    if (id && map_get(&s->str_by_key, skey(serial, id), &idx))
+    if (id && act_u64map_get(&s->str_by_key, skey(serial, id), &idx))
         return s->strs[idx - 1];
     return "";
 }
@@ -258,14 +189,14 @@ static uint64_t to_ns(const act_spool_header *h, uint64_t ts)
 static void describe(act_snapshot *s, act_snap_op *op)
 {
     uint64_t v;
-    if (map_get(&s->dev_by_handle, op->device + 1, &v)) {
+    if (act_u64map_get(&s->dev_by_handle, op->device + 1, &v)) {
         const act_rec_device *d = (const act_rec_device *)(s->base + (v & ((1ull << 40) - 1)));
         uint32_t serial = (uint32_t)(v >> 40);
         op->device_name = str_of(s, serial, d->h.aux);
         op->vendor = str_of(s, serial, d->vendor);
         op->device_index = d->index;
     }
-    if (map_get(&s->queue_by_handle, op->queue + 1, &v)) {
+    if (act_u64map_get(&s->queue_by_handle, op->queue + 1, &v)) {
         const act_rec_queue *q = (const act_rec_queue *)(s->base + (v & ((1ull << 40) - 1)));
         op->queue_label = str_of(s, (uint32_t)(v >> 40), q->h.aux);
     }
@@ -275,19 +206,19 @@ static void describe(act_snapshot *s, act_snap_op *op)
 static void join_launch(act_snapshot *s, act_snap_op *op)
 {
     uint64_t off, serial, tid, ext;
-    if (op->corr && map_get(&s->api_by_corr, op->corr, &off)) {
+    if (op->corr && act_u64map_get(&s->api_by_corr, op->corr, &off)) {
         const act_rec_api *a = (const act_rec_api *)(s->base + off);
-        map_get(&s->api_serial, op->corr, &serial);
+        act_u64map_get(&s->api_serial, op->corr, &serial);
         op->launch_name = str_of(s, (uint32_t)serial, a->h.aux);
         op->launch_start_ns = to_ns(s->hdr, a->start);
         op->launch_end_ns = to_ns(s->hdr, a->end);
         if (!op->ext)
             op->ext = a->ext;
-        if (map_get(&s->tid_by_serial, serial + 1, &tid))
+        if (act_u64map_get(&s->tid_by_serial, serial + 1, &tid))
             op->launch_tid = (uint32_t)tid;
     }
     if (!op->ext && op->corr &&
-        map_get(&s->ext_by_corr, ((uint64_t)op->source << 56) ^ op->corr, &ext))
+        act_u64map_get(&s->ext_by_corr, ((uint64_t)op->source << 56) ^ op->corr, &ext))
         op->ext = ext;
 }
 
@@ -436,13 +367,13 @@ ACT_EXPORT void act_snapshot_close(act_snapshot *s)
     for (size_t i = 0; i < s->nstrs; i++)
         free(s->strs[i]);
     free(s->strs);
-    map_free(&s->str_by_key);
-    map_free(&s->tid_by_serial);
-    map_free(&s->dev_by_handle);
-    map_free(&s->queue_by_handle);
-    map_free(&s->api_by_corr);
-    map_free(&s->api_serial);
-    map_free(&s->ext_by_corr);
+    act_u64map_free(&s->str_by_key);
+    act_u64map_free(&s->tid_by_serial);
+    act_u64map_free(&s->dev_by_handle);
+    act_u64map_free(&s->queue_by_handle);
+    act_u64map_free(&s->api_by_corr);
+    act_u64map_free(&s->api_serial);
+    act_u64map_free(&s->ext_by_corr);
     free(s->ops);
     free(s);
 }
