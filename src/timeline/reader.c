@@ -673,12 +673,18 @@ uint64_t act_spool_ns(const act_spool *sp, uint64_t ts)
     if (!ts || sp->hdr.clock_kind != ACT_CLOCK_TSC)
         return ts;
     const act_spool_header *h = &sp->hdr;
-    __int128 d = (__int128)ts - (__int128)h->calib_ts[0];
-    __int128 ns = (__int128)h->calib_ns[0] + d * (__int128)(h->calib_ns[1] - h->calib_ns[0]) /
-                                                 (__int128)(h->calib_ts[1] - h->calib_ts[0]);
-    if (ns < 1)
-        return 1; /* before the clock's origin: keep "known" */
-    return ns > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+    /* check_header refused a TSC spool whose pairs do not both increase. */
+    assert(h->calib_ts[1] > h->calib_ts[0] && h->calib_ns[1] > h->calib_ns[0]);
+    uint64_t dt = h->calib_ts[1] - h->calib_ts[0], dn = h->calib_ns[1] - h->calib_ns[0];
+    /* Unsigned, the sign apart: two factors below 2^64 cannot overflow 128
+     * bits, where a signed product of a hostile timestamp could. */
+    int before = ts < h->calib_ts[0];
+    unsigned __int128 d = before ? h->calib_ts[0] - ts : ts - h->calib_ts[0];
+    unsigned __int128 off = d * dn / dt;
+    if (before) /* before the clock's origin: keep "known" (nonzero) */
+        return off < h->calib_ns[0] ? (uint64_t)(h->calib_ns[0] - off) : 1;
+    unsigned __int128 ns = h->calib_ns[0] + off;
+    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
 const act_sp_thread *act_spool_thread(const act_spool *sp, uint32_t serial)

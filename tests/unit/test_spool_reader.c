@@ -246,6 +246,38 @@ static void test_tsc_conversion(void **state)
     assert_int_equal(act_spool_ns(&sp, 5000), 3000000);          /* extrapolated */
     assert_int_equal(act_spool_ns(&sp, 0), 0);                   /* unknown stays unknown */
     assert_int_equal(act_spool_ns(&sp, 2001000), 1001000000ull); /* 2e6 ticks on */
+    assert_int_equal(act_spool_ns(&sp, 600), 800000);            /* before the origin */
+    assert_int_equal(act_spool_ns(&sp, 1), 1000000 - 999 * 500);
+    act_spool_close(&sp);
+    sb_free(&s);
+}
+
+/* Hostile calibration and timestamps (found by fuzz_spool): a rate near
+ * 2^64 ns per tick times a timestamp near 2^64 saturates; it used to
+ * overflow a signed 128-bit product (undefined behaviour). */
+static void test_tsc_conversion_extremes(void **state)
+{
+    (void)state;
+    sb s;
+    valid_spool(&s);
+    act_spool_header *h = sb_hdr(&s);
+    h->clock_kind = ACT_CLOCK_TSC;
+    h->calib_ts[0] = 1;
+    h->calib_ts[1] = 2;
+    h->calib_ns[0] = 1;
+    h->calib_ns[1] = UINT64_MAX - 0xffffff;
+    act_spool sp;
+    char err[256];
+    assert_int_equal(open_bytes(s.buf, s.size, &sp, err, sizeof(err)), 0);
+    assert_int_equal(act_spool_ns(&sp, UINT64_MAX - 31), UINT64_MAX);
+    assert_int_equal(act_spool_ns(&sp, 2), UINT64_MAX - 0xffffff);
+    act_spool_close(&sp);
+    h->calib_ts[0] = UINT64_MAX - 1; /* every reading before the origin */
+    h->calib_ts[1] = UINT64_MAX;
+    h->calib_ns[0] = 5;
+    h->calib_ns[1] = UINT64_MAX;
+    assert_int_equal(open_bytes(s.buf, s.size, &sp, err, sizeof(err)), 0);
+    assert_int_equal(act_spool_ns(&sp, 1), 1); /* kept "known" */
     act_spool_close(&sp);
     sb_free(&s);
 }
@@ -360,8 +392,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),          cmocka_unit_test(test_empty_small_and_bad_headers),
         cmocka_unit_test(test_truncated_file), cmocka_unit_test(test_hostile_chunks_and_records),
-        cmocka_unit_test(test_tsc_conversion), cmocka_unit_test(test_fuzz),
-        cmocka_unit_test(test_iterator),
+        cmocka_unit_test(test_tsc_conversion), cmocka_unit_test(test_tsc_conversion_extremes),
+        cmocka_unit_test(test_fuzz),           cmocka_unit_test(test_iterator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
