@@ -26,15 +26,6 @@ static void usage(FILE *f)
                "Exit status: 0, or 2 when the file is missing or not a trace.\n");
 }
 
-/* The reason is one line whatever the file or its name holds: control
- * bytes (a newline in a path, an escape sequence) become '?'. */
-static void one_line(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
-}
-
 int act_cmd_summary(int argc, char **argv)
 {
     int by_range = 0;
@@ -69,7 +60,6 @@ int act_cmd_summary(int argc, char **argv)
     char err[1024];
     json_t *root = NULL;
     if (act_summary_load_json(s, path, &root, err, sizeof(err))) {
-        one_line(err);
         fprintf(stderr, "acceltrace summary: %s\n", err);
         act_summary_free(s);
         return 2;

@@ -511,7 +511,21 @@ static int add_event(act_summary *s, json_t *ev)
     return rc;
 }
 
+static int load_json(act_summary *s, const char *path, json_t **root, char *err, size_t errlen);
+
+/* The reason is one line whatever the file or its name holds: jansson
+ * quotes the bytes it choked on and a path may hold a newline, so control
+ * bytes become '?' (fuzz_summary checks this). */
 int act_summary_load_json(act_summary *s, const char *path, json_t **root, char *err, size_t errlen)
+{
+    int rc = load_json(s, path, root, err, errlen);
+    for (char *p = err; rc != 0 && errlen && *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    return rc;
+}
+
+static int load_json(act_summary *s, const char *path, json_t **root, char *err, size_t errlen)
 {
     *root = NULL;
     struct stat st;

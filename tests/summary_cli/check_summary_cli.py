@@ -36,6 +36,8 @@ with tempfile.TemporaryDirectory() as d:
     expect_error("not json", path_with("text.json", b"hello world\n"))
     expect_error("binary", path_with("bin.json", bytes(range(256))))
     expect_error("no traceEvents", path_with("obj.json", b'{"a": 1}'))
+    # jansson quotes the bytes it choked on: a newline must not split the reason
+    expect_error("bad escape before a newline", path_with("esc.json", b'[{"ph\\\n": 1}]'))
     expect_error("directory", d)
     expect_error("no argument")
     expect_error("unknown option", "--bogus", "x.json")
