@@ -19,6 +19,7 @@
 #include "acceltrace.h"
 #include "annotate_collect.h"
 #include "core/internal.h"
+#include "tmpdir.h"
 
 static char dir[64];
 static char spool[512];
@@ -27,17 +28,14 @@ static int setup(void **state)
 {
     (void)state;
     unsetenv("ACCELTRACE_SPOOL_DIR");
-    snprintf(dir, sizeof(dir), "/tmp/act-annot-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    tmpdir_make(dir, sizeof(dir), "annot");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
+    return tmpdir_remove(dir);
 }
 
 /* Open a recorder straight away (no session) so the spool stays for us. */
@@ -372,6 +370,7 @@ static void test_sessions(void **state)
     act_mark("x");
     act_session_end(NULL);
     assert_int_equal(dir_entries(sd, ""), 2);
+    assert_int_equal(rmdir(sd), 0); /* kept, and empty */
     act_options bad = {.struct_size = sizeof(bad), .buffer_size = 100};
     assert_int_equal(act_session_begin(&bad), ACT_E_INVAL);
     assert_int_equal(act_is_enabled(), 0);

@@ -17,6 +17,7 @@
 #include "acceltrace.h"
 #include "annotate_collect.h"
 #include "core/internal.h"
+#include "tmpdir.h"
 
 #define THREADS 16
 #define ITERS   1000
@@ -29,17 +30,14 @@ static int setup(void **state)
 {
     (void)state;
     unsetenv("ACCELTRACE_SPOOL_DIR");
-    snprintf(dir, sizeof(dir), "/tmp/act-annc-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    tmpdir_make(dir, sizeof(dir), "annc");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
+    return tmpdir_remove(dir);
 }
 
 static void rec_open(int api)

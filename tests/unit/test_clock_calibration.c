@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "core/internal.h"
+#include "tmpdir.h"
 
 static void test_rate_known_when_usable(void **state)
 {
@@ -63,8 +64,8 @@ static void tsc_forget(void)
 static void test_concurrent_and_fork(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/act-test-calib-XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    char dir[64];
+    tmpdir_make(dir, sizeof(dir), "calib");
     assert_int_equal(act_recorder_open(dir, 4u << 20, 65536), 0); /* registers atfork */
     tsc_forget();
     pthread_t th;
@@ -90,9 +91,7 @@ static void test_concurrent_and_fork(void **state)
     pthread_join(th, NULL);
     assert_true(atomic_load(&act_tsc.usable) >= 0);
     act_recorder_close();
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 int main(void)

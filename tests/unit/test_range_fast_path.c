@@ -18,6 +18,7 @@
 #include "acceltrace.h"
 #include "core/internal.h"
 #include "spool_walk.h"
+#include "tmpdir.h"
 
 #define PAIRS        4000
 #define TOLERANCE_NS 1000 /* far above the expected error (a few ns), far below a bug */
@@ -28,8 +29,7 @@ static uint64_t before[PAIRS], after[PAIRS];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/act-fast-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    tmpdir_make(dir, sizeof(dir), "fast");
     assert_int_equal(act_recorder_open(dir, 64u << 20, 64u << 10), 0);
     return 0;
 }
@@ -38,9 +38,7 @@ static int teardown(void **state)
 {
     (void)state;
     act_recorder_close();
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
+    return tmpdir_remove(dir);
 }
 
 typedef struct seen {

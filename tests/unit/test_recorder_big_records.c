@@ -15,6 +15,7 @@
 #include "acceltrace.h"
 #include "core/internal.h"
 #include "spool_walk.h"
+#include "tmpdir.h"
 
 #define OPS 5000
 
@@ -22,8 +23,7 @@ static void test_device_ops_across_chunks(void **state)
 {
     (void)state;
     char dir[64];
-    snprintf(dir, sizeof(dir), "/tmp/act-big-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    tmpdir_make(dir, sizeof(dir), "big");
     assert_int_equal(act_recorder_open(dir, 16u << 20, 64u << 10), 0);
     for (int i = 0; i < OPS; i++) {
         act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof(*r));
@@ -40,9 +40,7 @@ static void test_device_ops_across_chunks(void **state)
     assert_true(ws.chunks > 5); /* the records did cross chunk boundaries */
     spool_unwalk(&ws);
     act_recorder_close();
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 int main(void)

@@ -17,6 +17,7 @@
 #include "acceltrace.h"
 #include "core/internal.h"
 #include "spool_walk.h"
+#include "tmpdir.h"
 
 #define THREADS 8
 #define PAIRS   20000
@@ -26,17 +27,14 @@ static char dir[64];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/act-rec-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    tmpdir_make(dir, sizeof(dir), "rec");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
+    return tmpdir_remove(dir);
 }
 
 static void *ranges_worker(void *arg)

@@ -20,23 +20,21 @@
 #include "core/internal.h"
 #include "core/record.h"
 #include "spool_walk.h"
+#include "tmpdir.h"
 
 static char dir[64];
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/act-full-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    tmpdir_make(dir, sizeof(dir), "full");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
+    return tmpdir_remove(dir);
 }
 
 /* 48-byte API records leave 16 bytes at the end of the first 4 KiB chunk

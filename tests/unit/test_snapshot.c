@@ -22,23 +22,21 @@
 #include "acceltrace.h"
 #include "core/internal.h"
 #include "timeline/snapshot.h"
+#include "tmpdir.h"
 
 static char dir[64];
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/act-snap-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    tmpdir_make(dir, sizeof(dir), "snap");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
+    return tmpdir_remove(dir);
 }
 
 static void emit_device(uint64_t dev, const char *name, const char *vendor, uint32_t index)
