@@ -297,21 +297,6 @@ static void test_export_entry_point(void **state)
     sb_free(&s);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 /* The export streams events to the writer in batches (ACT_TL_SINK_BATCH)
  * and releases the spool's record list early; with a summary the summary
  * also takes each batch (test_summary_stream.c compares it with the
@@ -378,7 +363,7 @@ static void test_streamed_export_matches(void **state)
             fclose(mem);
     }
     size_t n0, n1;
-    char *a = slurp(out[0], &n0), *b = slurp(out[1], &n1);
+    char *a = tu_slurp(out[0], &n0), *b = tu_slurp(out[1], &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(a, b, n0);
     /* and it is the trace: every unit's events are there */

@@ -30,7 +30,7 @@
 #include "writers/chrome_json.h"
 #include "writers/summary.h"
 
-#include "spool_build.h"
+#include "timeline_util.h"
 
 /* Enough units that the events fill more than two sink batches. */
 static size_t units_for_batches(void)
@@ -127,26 +127,10 @@ static char *summary_export(const char *dir, const char *out, int by_range)
     return text;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    char *buf = malloc((size_t)n);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static int same_file(const char *a, const char *b)
 {
     size_t na, nb;
-    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    char *x = tu_slurp(a, &na), *y = tu_slurp(b, &nb);
     int same = na == nb && !memcmp(x, y, na);
     free(x);
     free(y);
