@@ -151,8 +151,9 @@ int act_recorder_range_popped(void);
 #define ACT_RANGE_SLOW 1
 int act_recorder_range_push_fast(const char *name);
 int act_recorder_range_pop_fast(void);
-/* act_str_intern_cstr that also lets the range fast path find `s` by
- * pointer next time, when its bytes cannot change (a literal). */
+/* act_str_intern_cstr for names that are usually literals (range names,
+ * API names, arg keys): a literal seen before is found by its pointer,
+ * here and on the range fast path, when its bytes cannot change. */
 uint32_t act_str_intern_literal(const char *s);
 /* The recorder's fast timeline clock for the calling thread: the same
  * CLOCK_MONOTONIC_RAW nanoseconds as act_clock_now(), read from the TSC

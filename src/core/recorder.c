@@ -897,9 +897,19 @@ uint32_t act_str_intern_literal(const char *s)
 {
     if (!s)
         return 0;
+    /* A literal seen before is answered from the pointer cache, without
+     * hashing it. A slot is valid for this spool only (the strings of a new
+     * generation are reset when the thread takes its first chunk). */
+    act_thread *t = tls_thread;
+    if (ACT_LIKELY(t && t->chunk &&
+                   t->gen == atomic_load_explicit(&sp.gen, memory_order_relaxed))) {
+        const act_ptr_slot *hit = ptr_slot(t, s);
+        if (hit->ptr == s)
+            return hit->id;
+    }
     size_t len = strlen(s);
     uint32_t id = act_str_intern(s, len);
-    act_thread *t = tls_thread;
+    t = tls_thread; /* made by act_str_intern on a thread's first record */
     if (!id || !t || t->gen != atomic_load_explicit(&sp.gen, memory_order_relaxed))
         return id;
     act_ptr_slot *ps = ptr_slot(t, s);
@@ -963,27 +973,10 @@ int act_recorder_range_pop_fast(void)
 
 /* ---- convenience writers ---------------------------------------------- */
 
-/* Intern a name that is usually a string literal (API names, arg keys):
- * the pointer cache answers a literal seen before without hashing it; the
- * first sight goes through act_str_intern_literal, which fills the cache
- * for literals only. A slot is valid for this spool only (the strings of
- * a new generation are reset when the thread takes its first chunk). */
-static uint32_t intern_name(const char *s)
-{
-    act_thread *t = tls_thread;
-    if (ACT_LIKELY(t && s && t->chunk &&
-                   t->gen == atomic_load_explicit(&sp.gen, memory_order_relaxed))) {
-        const act_ptr_slot *ps = ptr_slot(t, s);
-        if (ps->ptr == s)
-            return ps->id;
-    }
-    return act_str_intern_literal(s);
-}
-
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
                      int32_t result, uint32_t source)
 {
-    uint32_t id = intern_name(name);
+    uint32_t id = act_str_intern_literal(name);
     act_rec_api *r = act_rec_reserve(ACT_REC_API, sizeof(*r));
     if (!r)
         return -1;
@@ -1000,7 +993,7 @@ int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t co
 
 int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str)
 {
-    uint32_t k = intern_name(key);
+    uint32_t k = act_str_intern_literal(key);
     if (type == ACT_RECARG_STR) {
         bits = act_str_intern_cstr(str);
         if (!bits)
