@@ -105,6 +105,9 @@ void act_recorder_close(void);
 act_spool_header *act_recorder_header(void);
 /* Path of this process' spool file ("" when none). */
 const char *act_recorder_path(void);
+/* Chunks [0, n) of the open spool are populated by the pre-fault helper
+ * (its window grows with the chunks in use; tests check the policy). */
+uint32_t act_recorder_prefaulted(void);
 
 /*
  * Reserve `size` bytes (multiple of 8) for a record of `kind` in the

@@ -305,6 +305,11 @@ static void prefault_stop(void)
     pf.running = 0;
 }
 
+uint32_t act_recorder_prefaulted(void)
+{
+    return atomic_load(&pf.done);
+}
+
 static void prefault_kick(void)
 {
     if (!pf.running)
