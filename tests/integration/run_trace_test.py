@@ -10,6 +10,7 @@ Also checks that the exit status is passed through (a signal death is
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,12 @@ def main():
             return 1
         if out != out0:
             print(f"FAIL: stdout differs with tracing:\n{out0.decode()}---\n{out.decode()}")
+            return 1
+        # The closing line tells the program's run from what tracing adds after it.
+        done = re.search(rb"acceltrace: trace written to (.+) in (\d+) ms \(program ran (\d+\.\d{3}) s\)\n",
+                         err)
+        if not done or done.group(1).decode() != trace:
+            print(f"FAIL: no 'trace written to {trace} in N ms (program ran S s)' line: {err.decode()[-800:]}")
             return 1
         try:
             r = validate(load(trace), a.kernels, tuple(filter(None, a.names.split(","))), a.ooo)
