@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "acceltrace.h"
 
@@ -45,6 +46,59 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
+/* ---- gzip --------------------------------------------------------------- */
+
+/* A gzip stream in front of the descriptor (act_obuf_gzip). Used by one
+ * thread at a time: the writer thread while it holds a buffer, the caller
+ * otherwise (the same hand-over as the buffers'). */
+struct act_obuf_gz {
+    z_stream z;
+    int ended; /* Z_FINISH done: the trailer is written */
+    unsigned char out[1u << 16];
+};
+
+/* Compress p[0..n) (and end the stream when `finish`), writing what
+ * deflate produces; 0 or an errno. */
+static int gz_write(int fd, act_obuf_gz *g, const char *p, size_t n, int finish)
+{
+    if (g->ended)
+        return n ? EINVAL : 0;
+    for (;;) {
+        /* avail_in is a uInt: feed at most 1 GiB at a time. */
+        uInt in = (uInt)(n < (1u << 30) ? n : (1u << 30));
+        int flush = finish && in == n ? Z_FINISH : Z_NO_FLUSH;
+        g->z.next_in = (Bytef *)(uintptr_t)p;
+        g->z.avail_in = in;
+        int r;
+        do {
+            g->z.next_out = g->out;
+            g->z.avail_out = sizeof(g->out);
+            r = deflate(&g->z, flush);
+            if (r == Z_STREAM_ERROR)
+                return EIO;
+            int e = write_all(fd, (const char *)g->out, sizeof(g->out) - g->z.avail_out);
+            if (e)
+                return e;
+        } while (g->z.avail_out == 0);
+        assert(g->z.avail_in == 0); /* deflate takes all input while it has room to write */
+        p += in;
+        n -= in;
+        if (!n) {
+            if (flush == Z_FINISH) {
+                assert(r == Z_STREAM_END);
+                g->ended = 1;
+            }
+            return 0;
+        }
+    }
+}
+
+/* What every flush calls: the bytes go out as they are or compressed. */
+static int sink_write(int fd, act_obuf_gz *gz, const char *p, size_t n)
+{
+    return gz ? gz_write(fd, gz, p, n, 0) : write_all(fd, p, n);
+}
+
 /* ---- background writer ------------------------------------------------ */
 
 /* One full buffer at a time goes to the thread (`busy`); the caller waits
@@ -55,6 +109,7 @@ struct act_obuf_bg {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int fd;
+    act_obuf_gz *gz; /* the stream the writes go through, or NULL */
     const char *pending;
     size_t pending_len;
     int busy, quit;
@@ -75,7 +130,8 @@ static void *bg_main(void *arg)
         size_t n = g->pending_len;
         int failed = g->sys_errno;
         pthread_mutex_unlock(&g->mu);
-        int e = failed ? 0 : write_all(g->fd, p, n); /* after a failure: nothing more */
+        /* after a failure: nothing more */
+        int e = failed ? 0 : sink_write(g->fd, g->gz, p, n);
         pthread_mutex_lock(&g->mu);
         if (e && !g->sys_errno)
             g->sys_errno = e;
@@ -158,6 +214,29 @@ int act_obuf_init_bg(act_obuf *b, int fd, size_t cap)
     return 0;
 }
 
+int act_obuf_gzip(act_obuf *b, int level)
+{
+    if (b->err)
+        return b->err;
+    assert(b->fd >= 0 && !b->len && !b->written && !b->gz); /* before the first byte */
+    act_obuf_gz *g = calloc(1, sizeof(*g));
+    if (!g) {
+        b->err = ACT_E_NOMEM;
+        return b->err;
+    }
+    /* windowBits 15 + 16: a gzip header and trailer around the deflate
+     * stream, which is what gzip, Python's gzip module and Perfetto read. */
+    if (deflateInit2(&g->z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(g);
+        b->err = ACT_E_NOMEM;
+        return b->err;
+    }
+    b->gz = g;
+    if (b->bg)
+        b->bg->gz = g;
+    return 0;
+}
+
 static int flush_now(act_obuf *b)
 {
     if (b->fd < 0 || b->err)
@@ -166,7 +245,7 @@ static int flush_now(act_obuf *b)
         bg_flush(b);
         return bg_wait(b);
     }
-    int e = write_all(b->fd, b->buf, b->len);
+    int e = sink_write(b->fd, b->gz, b->buf, b->len);
     if (e) {
         b->err = ACT_E_IO;
         b->sys_errno = e;
@@ -181,6 +260,23 @@ int act_obuf_flush(act_obuf *b)
 {
     int rc = flush_now(b);
     /* The failure may date from an earlier, implicit flush. */
+    if (rc == ACT_E_IO && b->sys_errno)
+        errno = b->sys_errno;
+    return rc;
+}
+
+int act_obuf_finish(act_obuf *b)
+{
+    int rc = flush_now(b);
+    if (!rc && b->gz) {
+        /* The writer thread is idle after flush_now: the caller owns the
+         * stream for the trailer. */
+        int e = gz_write(b->fd, b->gz, NULL, 0, 1);
+        if (e) {
+            b->err = rc = ACT_E_IO;
+            b->sys_errno = e;
+        }
+    }
     if (rc == ACT_E_IO && b->sys_errno)
         errno = b->sys_errno;
     return rc;
@@ -248,6 +344,11 @@ void act_obuf_free(act_obuf *b)
         free(g->spare);
         free(g);
         b->bg = NULL;
+    }
+    if (b->gz) {
+        deflateEnd(&b->gz->z);
+        free(b->gz);
+        b->gz = NULL;
     }
     free(b->buf);
     b->buf = NULL;
