@@ -883,7 +883,7 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
         rc = s->b.err ? s->b.err : s->w.tl->err;
     }
     if (!rc)
-        rc = act_obuf_finish(&s->b);
+        rc = act_obuf_flush(&s->b);
     int saved = errno;
     free(s->w.esc);
     act_obuf_free(&s->b);

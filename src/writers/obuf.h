@@ -42,13 +42,10 @@ int act_obuf_init_bg(act_obuf *b, int fd, size_t cap);
 /* Write out what is buffered (fd mode) and wait until it is written.
  * Returns b->err; after ACT_E_IO, errno says why. */
 int act_obuf_flush(act_obuf *b);
-/* fd mode, before anything is put: what reaches the descriptor is a gzip
- * stream (zlib level 1..9) of the bytes put; with a writer thread the
- * compression runs on that thread. Close it with act_obuf_finish. */
+/* fd mode, before anything is put: what reaches the descriptor is gzip
+ * (level 1..12), one member per flushed buffer; with a writer thread the
+ * compression runs on that thread. */
 int act_obuf_gzip(act_obuf *b, int level);
-/* act_obuf_flush, then the end of the gzip stream when there is one (no
- * more bytes may be put after it). */
-int act_obuf_finish(act_obuf *b);
 /* Stops the writer thread, if any (call act_obuf_flush first: what is
  * still buffered is not written). */
 void act_obuf_free(act_obuf *b);
