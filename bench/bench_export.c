@@ -11,7 +11,8 @@
  * export each run in a fresh child process, so the export's peak RSS is
  * its own. The baseline, in the same run and interleaved with the export,
  * is the I/O floor: reading the spool and writing as many bytes as the
- * trace has, in 1 MiB blocks.
+ * trace has, in 1 MiB blocks. The gzip rows (-o NAME.gz, compressed on the
+ * writer's thread) are paired with the plain export in each repetition.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -217,8 +218,15 @@ static int bench_size(const char *self, const char *dir, long events, int reps)
         fprintf(stderr, "bench_export: generating %ld events failed (status %d)\n", events, st);
         return 1;
     }
-    double es[64], mbs[64], ratio[64], mem[64];
+    double es[64], mbs[64], ratio[64], mem[64], gz_es[64], gz_ratio[64], gz_bytes = 0;
     for (int r = 0; r < reps; r++) {
+        snprintf(args, sizeof(args), "export '%s' '%s/trace.json.gz'", dir, dir);
+        if (run_child(self, args, &secs, &gz_bytes, &rss, &st) != 0) {
+            fprintf(stderr, "bench_export: gzip export failed (status %d)\n", st);
+            return 1;
+        }
+        gz_es[r] = (double)events / secs;
+        gz_ratio[r] = secs;
         snprintf(args, sizeof(args), "export '%s' '%s/trace.json'", dir, dir);
         if (run_child(self, args, &secs, &out_bytes, &rss, &st) != 0) {
             if (st == 4) {
@@ -232,6 +240,7 @@ static int bench_size(const char *self, const char *dir, long events, int reps)
         snprintf(args, sizeof(args), "floor '%s' %.0f", dir, out_bytes);
         if (run_child(self, args, &fsecs, &dummy, &frss, &st) != 0)
             return 1;
+        gz_ratio[r] /= secs; /* gzip time / plain time, same repetition */
         es[r] = (double)events / secs;
         mbs[r] = out_bytes / secs / 1e6;
         ratio[r] = secs / fsecs;
@@ -251,8 +260,14 @@ static int bench_size(const char *self, const char *dir, long events, int reps)
              spool_bytes / 1e6);
     bench_result("export", metric, s_m.median, "x", spool_bytes / 1e6, s_m.median, s_m, "<= 2x",
                  s_m.median <= 2.0 ? "pass" : "SHORT");
-    printf("# export %s: trace %.1f MB, spool %.1f MB, %d repetitions\n", label, out_bytes / 1e6,
-           spool_bytes / 1e6, reps);
+    bench_stat s_gz = bench_stat_of(gz_es, (size_t)reps),
+               s_gr = bench_stat_of(gz_ratio, (size_t)reps);
+    bench_stat s_gzm = {s_gz.median / 1e6, s_gz.p10 / 1e6, s_gz.p90 / 1e6};
+    snprintf(metric, sizeof(metric), "%s, gzip: events/s (ratio: time / plain export)", label);
+    bench_result("export", metric, s_gzm.median, "M ev/s", NAN, s_gr.median, s_gzm, ">= 5 M/s",
+                 s_gz.median >= 5e6 ? "pass" : "SHORT");
+    printf("# export %s: trace %.1f MB (gzip %.1f MB), spool %.1f MB, %d repetitions\n", label,
+           out_bytes / 1e6, gz_bytes / 1e6, spool_bytes / 1e6, reps);
     bench_rmdir_flat(dir);
     mkdir(dir, 0700);
     return 0;
@@ -266,11 +281,14 @@ static int bench_bytes_per_op(const char *self, const char *dir, long units)
     double spool_bytes, dropped, secs, out_small, out_big;
     long rss;
     int st;
-    double out[2];
+    double out[2], gz[2];
     long n[2] = {units / 10, units};
     for (int i = 0; i < 2; i++) {
         snprintf(args, sizeof(args), "generate '%s' %ld 0", dir, n[i]);
         if (run_child(self, args, &spool_bytes, &dropped, &rss, &st) != 0)
+            return 1;
+        snprintf(args, sizeof(args), "export '%s' '%s/trace.json.gz'", dir, dir);
+        if (run_child(self, args, &secs, &gz[i], &rss, &st) != 0)
             return 1;
         snprintf(args, sizeof(args), "export '%s' '%s/trace.json'", dir, dir);
         if (run_child(self, args, &secs, &out[i], &rss, &st) != 0) {
@@ -293,6 +311,9 @@ static int bench_bytes_per_op(const char *self, const char *dir, long units)
     bench_stat none = {NAN, NAN, NAN};
     bench_result("export", "trace bytes per device op (kernel+launch+flow pair)", per, "B", 220,
                  per / 220, none, "- (CLIntercept ~220 B/enqueue)", "info");
+    double gper = (gz[1] - gz[0]) / (double)(n[1] - n[0]);
+    bench_result("export", "trace bytes per device op, -o NAME.gz", gper, "B", per, gper / per,
+                 none, "<= 60 B", gper <= 60 ? "pass" : "SHORT");
     return 0;
 }
 

@@ -30,6 +30,7 @@
 #include "core/config.h"
 #include "core/internal.h"
 #include "timeline/export.h"
+#include "trigger.h"
 
 #ifndef ACT_LIBDIR_REL
 #define ACT_LIBDIR_REL "../lib"
@@ -42,8 +43,9 @@ typedef struct run_opts {
     int by_range;
     int preload;
     int keep_spool;
-    int cuda;   /* --cuda: CUDA_INJECTION64_PATH (the driver starts the CUPTI source) */
-    int ascend; /* --ascend: preload libmspti + libacceltrace, ACCELTRACE_SOURCES=ascend */
+    int cuda;            /* --cuda: CUDA_INJECTION64_PATH (the driver starts the CUPTI source) */
+    int ascend;          /* --ascend: preload libmspti + libacceltrace, ACCELTRACE_SOURCES=ascend */
+    int trigger_capture; /* --capture-range=trigger: triggers open and close the window */
     const char *metadata[256];
     int n_metadata;
 } run_opts;
@@ -57,7 +59,7 @@ static const struct {
     {"buffer-size", "ACCELTRACE_BUFFER_SIZE", "recorder capacity per process (e.g. 64M)"},
     {"chunk-size", "ACCELTRACE_CHUNK_SIZE", "bytes per thread chunk (e.g. 256K)"},
     {"hooks", "ACCELTRACE_HOOKS", "hook groups: all, or a comma list (e.g. all,-activity.cupti)"},
-    {"capture-range", "ACCELTRACE_CAPTURE_RANGE", "none | api | nvtx:NAME"},
+    {"capture-range", "ACCELTRACE_CAPTURE_RANGE", "none | api | nvtx:NAME | trigger"},
     {"delay", "ACCELTRACE_DELAY", "seconds to wait before recording"},
     {"duration", "ACCELTRACE_DURATION", "seconds to record (0 = until exit)"},
     {"drain-timeout", "ACCELTRACE_DRAIN_TIMEOUT", "ms to wait for device activity at exit"},
@@ -152,8 +154,21 @@ static int prepend_env(const char *var, const char *value, const char *sep)
     return rc;
 }
 
+/* ACCELTRACE_CAPTURE_RANGE=trigger is the launcher's business: the
+ * program records from the start and the launcher's triggers set the
+ * window of the traces it writes (cmd_trigger.c). */
+static void take_trigger_capture(run_opts *o)
+{
+    const char *v = getenv("ACCELTRACE_CAPTURE_RANGE");
+    if (v && !strcmp(v, "trigger")) {
+        o->trigger_capture = 1;
+        unsetenv("ACCELTRACE_CAPTURE_RANGE");
+    }
+}
+
 static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
 {
+    take_trigger_capture(o);
     enum {
         OPT_NO_SUMMARY = 256,
         OPT_BY_RANGE,
@@ -209,6 +224,7 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         default:
             if (c >= OPT_ENV && c < OPT_ENV + (int)(sizeof(env_options) / sizeof(env_options[0]))) {
                 setenv(env_options[c - OPT_ENV].variable, optarg, 1);
+                take_trigger_capture(o);
                 break;
             }
             usage(stderr);
@@ -254,7 +270,7 @@ static int mspti_library(char *out, size_t len)
  * absolute path of libacceltrace.so (NULL when it was not found); `mspti`
  * the libmspti to preload (--ascend). */
 static void child_exec(char **prog, const char *spool, const char *lib, const char *core,
-                       const char *mspti, const run_opts *o)
+                       const char *mspti, const run_opts *o, const sigset_t *mask)
 {
     setenv("ACCELTRACE_SPOOL_DIR", spool, 1);
     if (o->preload)
@@ -281,6 +297,7 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+    act_trigger_child_reset(mask);
     execvp(prog[0], prog);
     fprintf(stderr, "acceltrace: cannot run '%s': %s\n", prog[0], strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
@@ -293,6 +310,53 @@ static void remove_dir(const char *dir)
     if (rc < 0)
         fprintf(stderr, "acceltrace: could not remove the spool directory %s: %s\n", dir,
                 strerror(-rc));
+}
+
+/* What a trigger needs to write a trace of the spool as it is now. */
+typedef struct trigger_ctx {
+    const run_opts *o;
+    const char *spool;
+    char **prog;
+    int argc;
+    const act_config *cfg;
+    unsigned n;                  /* triggers so far */
+    uint64_t win_start, win_end; /* --capture-range=trigger: the last window */
+} trigger_ctx;
+
+static void on_trigger(void *arg)
+{
+    trigger_ctx *t = arg;
+    unsigned n = ++t->n;
+    uint64_t now = act_clock_now();
+    if (t->o->trigger_capture && n % 2) {
+        t->win_start = now;
+        t->win_end = 0;
+        fprintf(stderr, "acceltrace: trigger %u: capture window opened\n", n);
+        return;
+    }
+    if (t->o->trigger_capture)
+        t->win_end = now;
+    char path[PATH_MAX];
+    act_trigger_name(t->o->out, n, path, sizeof(path));
+    act_export_opts eo = {
+        .spool_dir = t->spool,
+        .out_path = path,
+        .force = t->o->force,
+        .argv = (const char *const *)t->prog,
+        .argc = t->argc,
+        .child_status = -1,
+        .extra_metadata = t->o->metadata,
+        .trace_mode = t->cfg->trace_mode,
+        .window_start_ns = t->o->trigger_capture ? t->win_start : 0,
+        .window_end_ns = t->o->trigger_capture ? t->win_end : 0,
+    };
+    int rc = act_trace_export(&eo);
+    if (rc < 0 && rc != ACT_E_FORMAT)
+        fprintf(stderr, "acceltrace: trigger %u: could not write the trace '%s': %s\n", n, path,
+                act_strerror(rc));
+    else
+        fprintf(stderr, "acceltrace: trigger %u: trace written to %s in %.0f ms\n", n, path,
+                (double)(act_clock_now() - now) / 1e6);
 }
 
 int act_cmd_run(int argc, char **argv)
@@ -366,6 +430,13 @@ int act_cmd_run(int argc, char **argv)
         return 2;
     }
 
+    o.metadata[o.n_metadata] = NULL;
+    sigset_t saved_mask;
+    if (act_trigger_arm(spool, &saved_mask) != 0)
+        fprintf(stderr,
+                "acceltrace: cannot record the launcher's pid in %s (acceltrace trigger "
+                "works with the launcher's pid only)\n",
+                spool);
     fflush(NULL);
     uint64_t t_start = act_clock_now();
     child_pid = fork();
@@ -375,7 +446,8 @@ int act_cmd_run(int argc, char **argv)
         return 2;
     }
     if (child_pid == 0)
-        child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o);
+        child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o,
+                   &saved_mask);
 
     struct sigaction sa = {.sa_handler = forward_signal};
     sigemptyset(&sa.sa_mask);
@@ -384,19 +456,17 @@ int act_cmd_run(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
 
     int status = 0;
-    while (waitpid(child_pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            fprintf(stderr, "acceltrace: waitpid: %s\n", strerror(errno));
-            status = 0;
-            break;
-        }
+    trigger_ctx tc = {.o = &o, .spool = spool, .prog = prog, .argc = argc - pi, .cfg = &cfg};
+    if (act_trigger_wait(child_pid, &status, &saved_mask, on_trigger, &tc) != 0) {
+        fprintf(stderr, "acceltrace: waitpid: %s\n", strerror(errno));
+        status = 0;
     }
+    sigprocmask(SIG_SETMASK, &saved_mask, NULL);
     uint64_t t_exit = act_clock_now();
     int code = WIFEXITED(status)     ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                      : 1;
 
-    o.metadata[o.n_metadata] = NULL;
     act_export_opts eo = {
         .spool_dir = spool,
         .out_path = o.out,
@@ -409,6 +479,12 @@ int act_cmd_run(int argc, char **argv)
         .extra_metadata = o.metadata,
         .trace_mode = cfg.trace_mode,
     };
+    if (o.trigger_capture) {
+        /* The last window, closed at exit if still open; never opened:
+         * nothing is inside it (and everything is counted outside). */
+        eo.window_start_ns = tc.win_start ? tc.win_start : t_exit;
+        eo.window_end_ns = tc.win_end ? tc.win_end : t_exit;
+    }
     int rc = act_trace_export(&eo);
     if (rc < 0 && rc != ACT_E_FORMAT)
         fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", o.out,

@@ -752,6 +752,12 @@ static void split_path(const char *path, char *dir, size_t dlen, const char **ba
     }
 }
 
+int act_path_is_gzip(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 3 && strcmp(path + n - 3, ".gz") == 0;
+}
+
 static int open_temp(const char *path, char *tmp, size_t tlen)
 {
     char dir[4096];
@@ -845,6 +851,8 @@ int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_
      * thread of the buffer's: the copy into the page cache was a quarter
      * to a half of the export's time, and overlaps the formatting. */
     act_obuf_init_bg(&s->b, s->fd, 1u << 20);
+    if (act_path_is_gzip(path))
+        act_obuf_gzip(&s->b, ACT_GZIP_LEVEL);
     writer_init(&s->w, tl, &s->b);
     write_head(&s->w, &s->o);
     return s->b.err;

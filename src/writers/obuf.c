@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <libdeflate.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -45,6 +46,46 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
+/* ---- gzip --------------------------------------------------------------- */
+
+/* Each flushed buffer becomes one complete gzip member (RFC 1952 2.2: a
+ * gzip file is a series of members, and gzip, zlib, Python's gzip module
+ * and Perfetto read them all). Whole-buffer compression with libdeflate
+ * runs at about 1.7x zlib's streaming speed at a better ratio on trace
+ * JSON (BENCHMARKS.md), and the members need no trailer at the end. Used
+ * by one thread at a time: the writer thread while it holds a buffer, the
+ * caller otherwise (the same hand-over as the buffers'). */
+struct act_obuf_gz {
+    struct libdeflate_compressor *c;
+    char *out;
+    size_t out_cap;
+    uint64_t members; /* members written */
+};
+
+/* Compress p[0..n) as one member and write it; 0 or an errno. */
+static int gz_write(int fd, act_obuf_gz *g, const char *p, size_t n)
+{
+    size_t bound = libdeflate_gzip_compress_bound(g->c, n);
+    if (bound > g->out_cap) {
+        char *o = realloc(g->out, bound);
+        if (!o)
+            return ENOMEM;
+        g->out = o;
+        g->out_cap = bound;
+    }
+    size_t z = libdeflate_gzip_compress(g->c, p, n, g->out, g->out_cap);
+    if (!z)
+        return EIO; /* cannot happen within the bound */
+    g->members++;
+    return write_all(fd, g->out, z);
+}
+
+/* What every flush calls: the bytes go out as they are or compressed. */
+static int sink_write(int fd, act_obuf_gz *gz, const char *p, size_t n)
+{
+    return gz ? gz_write(fd, gz, p, n) : write_all(fd, p, n);
+}
+
 /* ---- background writer ------------------------------------------------ */
 
 /* One full buffer at a time goes to the thread (`busy`); the caller waits
@@ -55,6 +96,7 @@ struct act_obuf_bg {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int fd;
+    act_obuf_gz *gz; /* the stream the writes go through, or NULL */
     const char *pending;
     size_t pending_len;
     int busy, quit;
@@ -75,7 +117,8 @@ static void *bg_main(void *arg)
         size_t n = g->pending_len;
         int failed = g->sys_errno;
         pthread_mutex_unlock(&g->mu);
-        int e = failed ? 0 : write_all(g->fd, p, n); /* after a failure: nothing more */
+        /* after a failure: nothing more */
+        int e = failed ? 0 : sink_write(g->fd, g->gz, p, n);
         pthread_mutex_lock(&g->mu);
         if (e && !g->sys_errno)
             g->sys_errno = e;
@@ -158,6 +201,25 @@ int act_obuf_init_bg(act_obuf *b, int fd, size_t cap)
     return 0;
 }
 
+int act_obuf_gzip(act_obuf *b, int level)
+{
+    if (b->err)
+        return b->err;
+    assert(b->fd >= 0 && !b->len && !b->written && !b->gz); /* before the first byte */
+    act_obuf_gz *g = calloc(1, sizeof(*g));
+    if (g)
+        g->c = libdeflate_alloc_compressor(level);
+    if (!g || !g->c) {
+        free(g);
+        b->err = ACT_E_NOMEM;
+        return b->err;
+    }
+    b->gz = g;
+    if (b->bg)
+        b->bg->gz = g;
+    return 0;
+}
+
 static int flush_now(act_obuf *b)
 {
     if (b->fd < 0 || b->err)
@@ -166,7 +228,7 @@ static int flush_now(act_obuf *b)
         bg_flush(b);
         return bg_wait(b);
     }
-    int e = write_all(b->fd, b->buf, b->len);
+    int e = sink_write(b->fd, b->gz, b->buf, b->len);
     if (e) {
         b->err = ACT_E_IO;
         b->sys_errno = e;
@@ -180,6 +242,14 @@ static int flush_now(act_obuf *b)
 int act_obuf_flush(act_obuf *b)
 {
     int rc = flush_now(b);
+    /* Nothing put at all: still a gzip file (one empty member). */
+    if (!rc && b->gz && !b->gz->members) {
+        int e = gz_write(b->fd, b->gz, "", 0);
+        if (e) {
+            b->err = rc = ACT_E_IO;
+            b->sys_errno = e;
+        }
+    }
     /* The failure may date from an earlier, implicit flush. */
     if (rc == ACT_E_IO && b->sys_errno)
         errno = b->sys_errno;
@@ -248,6 +318,12 @@ void act_obuf_free(act_obuf *b)
         free(g->spare);
         free(g);
         b->bg = NULL;
+    }
+    if (b->gz) {
+        libdeflate_free_compressor(b->gz->c);
+        free(b->gz->out);
+        free(b->gz);
+        b->gz = NULL;
     }
     free(b->buf);
     b->buf = NULL;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 typedef struct act_obuf_bg act_obuf_bg;
+typedef struct act_obuf_gz act_obuf_gz;
 
 typedef struct act_obuf {
     char *buf;
@@ -27,6 +28,7 @@ typedef struct act_obuf {
     int sys_errno;    /* errno of the write(2) failure behind ACT_E_IO */
     uint64_t written; /* bytes handed to write(2) so far */
     act_obuf_bg *bg;  /* background writer (act_obuf_init_bg), or NULL */
+    act_obuf_gz *gz;  /* gzip stream the writes go through (act_obuf_gzip), or NULL */
 } act_obuf;
 
 /* fd >= 0: flush to fd; fd < 0: grow in memory. */
@@ -40,6 +42,10 @@ int act_obuf_init_bg(act_obuf *b, int fd, size_t cap);
 /* Write out what is buffered (fd mode) and wait until it is written.
  * Returns b->err; after ACT_E_IO, errno says why. */
 int act_obuf_flush(act_obuf *b);
+/* fd mode, before anything is put: what reaches the descriptor is gzip
+ * (level 1..12), one member per flushed buffer; with a writer thread the
+ * compression runs on that thread. */
+int act_obuf_gzip(act_obuf *b, int level);
 /* Stops the writer thread, if any (call act_obuf_flush first: what is
  * still buffered is not written). */
 void act_obuf_free(act_obuf *b);

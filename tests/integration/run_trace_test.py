@@ -3,7 +3,7 @@
 and validate the Chrome trace (validate_trace.py).
 
 usage: run_trace_test.py --acceltrace PATH [--preload] [--exit N] [--kernels N]
-                         [--names a,b] [--ooo] -- PROGRAM [ARGS]
+                         [--names a,b] [--ooo] [--gzip] -- PROGRAM [ARGS]
 
 Also checks that the exit status is passed through (a signal death is
 128+N) and that the program's stdout is byte-identical to an untraced run.
@@ -32,6 +32,7 @@ def main():
     ap.add_argument("--kernels", type=int)
     ap.add_argument("--names", default="")
     ap.add_argument("--ooo", action="store_true")
+    ap.add_argument("--gzip", action="store_true", help="write trace.json.gz and check it is gzip")
     ap.add_argument("program", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     prog = a.program[1:] if a.program and a.program[0] == "--" else a.program
@@ -42,7 +43,7 @@ def main():
         print(f"FAIL: untraced run exited {code0}, expected {a.exit}: {err0.decode()[-500:]}")
         return 1
     with tempfile.TemporaryDirectory(prefix="act-trace-") as d:
-        trace = os.path.join(d, "t.trace.json")
+        trace = os.path.join(d, "t.trace.json" + (".gz" if a.gzip else ""))
         cmd = [a.acceltrace, "run", "--no-summary", "-o", trace]
         if a.preload:
             cmd.append("--preload")
@@ -59,6 +60,11 @@ def main():
         if not done or done.group(1).decode() != trace:
             print(f"FAIL: no 'trace written to {trace} in N ms (program ran S s)' line: {err.decode()[-800:]}")
             return 1
+        if a.gzip:
+            with open(trace, "rb") as f:
+                if f.read(2) != b"\x1f\x8b":
+                    print(f"FAIL: {trace} is not gzip")
+                    return 1
         try:
             r = validate(load(trace), a.kernels, tuple(filter(None, a.names.split(","))), a.ooo)
         except (Invalid, OSError) as e:

@@ -23,3 +23,6 @@ act_it_trace(preload_vecops vecops --preload --kernels 54 -- $<TARGET_FILE:vecop
 # Under ASan the shim would be preloaded ahead of the ASan runtime, which
 # ASan refuses; the spool.preload.* tests cover the shim in that build.
 set_tests_properties(trace.preload_vecops PROPERTIES LABELS "integration;opencl;nosan")
+# -o NAME.gz writes a gzip stream (compressed on the writer's thread).
+act_it_trace(gzip_vecops vecops --gzip --kernels 54 --names saxpy,scale,reduce,busy
+  -- $<TARGET_FILE:vecops>)

@@ -14,6 +14,7 @@ a lane never overlap (host lanes may nest, device lanes may not); device
 processes sort below host processes; the number of kernel slices is N.
 """
 import argparse
+import gzip
 import json
 import sys
 from collections import defaultdict
@@ -35,6 +36,11 @@ def need(cond, msg):
 def load(path):
     with open(path, "rb") as f:
         data = f.read()
+    if data[:2] == b"\x1f\x8b":  # a .json.gz trace: gzip, as torch.profiler writes for .gz
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as e:
+            raise Invalid(f"{path}: not a complete gzip stream: {e}")
     try:
         doc = json.loads(data)
     except ValueError as e:

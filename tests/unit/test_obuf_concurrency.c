@@ -3,7 +3,9 @@
  * (act_obuf_init_bg): what reaches the file is exactly what was put, in
  * order, whatever the sizes (pieces larger than the buffer included); a
  * failed write(2) comes back from act_obuf_flush as ACT_E_IO with its
- * errno; freeing while a write is pending waits for it. Named
+ * errno; freeing while a write is pending waits for it; through gzip
+ * (act_obuf_gzip) the file inflates to exactly what was put, with or
+ * without the thread, and a full disk is ACT_E_IO from act_obuf_flush. Named
  * *concurrency* so that CI also runs it under ThreadSanitizer.
  */
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "acceltrace.h"
 #include "writers/obuf.h"
@@ -104,12 +107,134 @@ static void test_free_while_pending(void **state)
     unlink(path);
 }
 
+/* Inflate the whole gzip file at fd (every member) into a malloc'd
+ * buffer; *n its size, *members how many members it held. */
+static char *gunzip_fd(int fd, size_t *n, int *members)
+{
+    off_t sz = lseek(fd, 0, SEEK_END);
+    unsigned char *in = malloc((size_t)sz + 1);
+    assert_non_null(in);
+    assert_int_equal(pread(fd, in, (size_t)sz, 0), (ssize_t)sz);
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+    size_t cap = 1 << 20, len = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    z.next_in = in;
+    z.avail_in = (uInt)sz;
+    *members = 0;
+    while (z.avail_in) {
+        if (cap - len < 65536) {
+            cap *= 2;
+            out = realloc(out, cap);
+            assert_non_null(out);
+        }
+        z.next_out = (Bytef *)out + len;
+        z.avail_out = (uInt)(cap - len);
+        int r = inflate(&z, Z_NO_FLUSH);
+        assert_true(r == Z_OK || r == Z_STREAM_END);
+        len = cap - z.avail_out;
+        if (r == Z_STREAM_END) {
+            ++*members;
+            assert_int_equal(inflateReset(&z), Z_OK);
+        }
+    }
+    assert_int_equal(z.total_in, 0); /* ended on a member boundary */
+    inflateEnd(&z);
+    free(in);
+    *n = len;
+    return out;
+}
+
+static void gzip_round_trip(int with_thread)
+{
+    char path[] = "/tmp/act_obuf_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    act_obuf f, m;
+    assert_int_equal(with_thread ? act_obuf_init_bg(&f, fd, 256) : act_obuf_init(&f, fd, 256), 0);
+    assert_int_equal(act_obuf_gzip(&f, 1), 0);
+    assert_int_equal(act_obuf_init(&m, -1, 256), 0);
+    uint32_t seed = 11;
+    char p[300];
+    for (int i = 0; i < 20000; i++) {
+        size_t n = piece(&seed, p);
+        act_obuf_put(&f, p, n);
+        act_obuf_put(&m, p, n);
+    }
+    assert_int_equal(act_obuf_flush(&f), 0);
+    assert_int_equal(f.written, m.len);
+    size_t n;
+    int members;
+    char *got = gunzip_fd(fd, &n, &members);
+    assert_int_equal(n, m.len);
+    assert_true(members > 1); /* one per flushed buffer */
+    assert_memory_equal(got, m.buf, m.len);
+    assert_true((size_t)lseek(fd, 0, SEEK_END) < m.len); /* it was compressed */
+    free(got);
+    act_obuf_free(&f);
+    act_obuf_free(&m);
+    close(fd);
+    unlink(path);
+}
+
+static void test_gzip_with_thread(void **state)
+{
+    (void)state;
+    gzip_round_trip(1);
+}
+
+static void test_gzip_without_thread(void **state)
+{
+    (void)state;
+    gzip_round_trip(0);
+}
+
+static void test_gzip_empty(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/act_obuf_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    act_obuf f;
+    assert_int_equal(act_obuf_init_bg(&f, fd, 64), 0);
+    assert_int_equal(act_obuf_gzip(&f, 1), 0);
+    assert_int_equal(act_obuf_flush(&f), 0); /* one empty member */
+    size_t n;
+    int members;
+    free(gunzip_fd(fd, &n, &members));
+    assert_int_equal(n, 0);
+    assert_int_equal(members, 1);
+    act_obuf_free(&f);
+    close(fd);
+    unlink(path);
+}
+
+static void test_gzip_disk_full(void **state)
+{
+    (void)state;
+    int fd = open("/dev/full", O_WRONLY); /* write(2) fails: ENOSPC */
+    if (fd < 0)
+        skip();
+    act_obuf f;
+    assert_int_equal(act_obuf_init_bg(&f, fd, 64), 0);
+    assert_int_equal(act_obuf_gzip(&f, 1), 0);
+    act_obuf_lit(&f, "{}");
+    errno = 0;
+    assert_int_equal(act_obuf_flush(&f), ACT_E_IO);
+    assert_int_equal(errno, ENOSPC);
+    act_obuf_free(&f);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_bytes_in_order),
-        cmocka_unit_test(test_write_failure),
-        cmocka_unit_test(test_free_while_pending),
+        cmocka_unit_test(test_same_bytes_in_order), cmocka_unit_test(test_write_failure),
+        cmocka_unit_test(test_free_while_pending),  cmocka_unit_test(test_gzip_with_thread),
+        cmocka_unit_test(test_gzip_without_thread), cmocka_unit_test(test_gzip_empty),
+        cmocka_unit_test(test_gzip_disk_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
