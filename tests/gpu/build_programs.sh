@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build_programs.sh OUTDIR [LIBDIR] -- compile the CUDA programs of tests/gpu
 # with nvcc into OUTDIR: streams and nvtx_threads (plain CUDA programs that
-# know nothing of acceltrace) and, when LIBDIR holds libacceltrace.so,
+# know nothing of acceltrace) and, when LIBDIR (a build tree's lib/, with
+# ../include beside it) holds libacceltrace.so,
 # streams_inprocess (the same vector add recording itself through the C
 # session API). Used by scripts/gpu-check.sh and by the gpu.nvcc_build test,
 # which builds them on machines that have the toolkit but no GPU.
@@ -18,6 +19,8 @@ read -r -a extra <<<"${NVCC_FLAGS:-}"
 "$nvcc" -O2 "${extra[@]}" -o "$out/streams" "$here/streams.cu"
 "$nvcc" -O2 "${extra[@]}" -o "$out/nvtx_threads" "$here/nvtx_threads.cu" -lpthread
 if [ -n "$libdir" ]; then
-  "$nvcc" -O2 "${extra[@]}" -DACT_IN_PROCESS -I"$root/include" -o "$out/streams_inprocess" \
+  # acceltrace_version.h is generated into the build tree beside lib/.
+  "$nvcc" -O2 "${extra[@]}" -DACT_IN_PROCESS -I"$root/include" -I"$libdir/../include" \
+    -o "$out/streams_inprocess" \
     "$here/streams.cu" -L"$libdir" -lacceltrace -Xlinker -rpath -Xlinker "$libdir"
 fi
