@@ -90,16 +90,20 @@ mkdir -p "$TRACES"
 
 for prog in streams nvtx_threads; do
   kind=${prog%%_*}
-  timeout 120 "$BUILD/gpu/$prog" >"$log/$prog.plain" 2>&1
+  timeout 120 "$BUILD/gpu/$prog" >"$log/$prog.plain" 2>"$log/$prog.plain.err"
   rc0=$?
-  result "$prog: runs untraced (exit $rc0)" $rc0 "$(tail -3 "$log/$prog.plain")"
+  result "$prog: runs untraced (exit $rc0)" $rc0 "$(tail -3 "$log/$prog.plain.err")"
   timeout 180 "$AT" run --cuda --force --no-summary -o "$TRACES/$prog.json" -- \
-    "$BUILD/gpu/$prog" >"$log/$prog.traced" 2>"$log/$prog.stderr"
+    "$BUILD/gpu/$prog" >"$log/$prog.traced" 2>"$log/$prog.traced.err"
   rc1=$?
+  # The program's own stderr is what remains without acceltrace's lines.
+  grep -v '^acceltrace: ' "$log/$prog.traced.err" >"$log/$prog.traced.err.own"
   same=1
-  [ "$rc1" = "$rc0" ] && cmp -s "$log/$prog.plain" "$log/$prog.traced" && same=0
+  [ "$rc1" = "$rc0" ] && cmp -s "$log/$prog.plain" "$log/$prog.traced" &&
+    cmp -s "$log/$prog.plain.err" "$log/$prog.traced.err.own" && same=0
   result "$prog: output and exit status unchanged under run --cuda (exit $rc1)" $same \
-    "$(diff "$log/$prog.plain" "$log/$prog.traced" | head -4; tail -3 "$log/$prog.stderr")"
+    "$(diff "$log/$prog.plain" "$log/$prog.traced" | head -4
+       diff "$log/$prog.plain.err" "$log/$prog.traced.err.own" | head -4)"
   checker "$kind" "$TRACES/$prog.json" "$prog run --cuda"
 done
 
