@@ -46,7 +46,8 @@ clean=(env -u ACCELTRACE_LIBRARY -u ACCELTRACE_LIBRARY_DIR -u ACCELTRACE_TORCH_P
 copy_source() {
   mkdir "$tmp/src"
   tar -C "$src" --exclude='./build*' --exclude=./.venv --exclude=./.git \
-      --exclude='__pycache__' --exclude='*.json' -cf - . | tar -C "$tmp/src" -xf -
+      --exclude='__pycache__' --exclude='./trace*.json' --exclude='*.trace.json' --exclude=./dist \
+      -cf - . | tar -C "$tmp/src" -xf -
 }
 
 # What the user runs, copied so that no checkout path is on its sys.path.
@@ -71,6 +72,19 @@ case $mode in
     root=$tmp/venv
     at=("$root/bin/acceltrace")
     py=("$root/bin/python")
+    step "the wheel needs only the base system (NEEDED entries, ldd)"
+    pkg=$("$root/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/acceltrace
+    # glibc, the C++ runtime (plugin), what the wheel carries itself, and
+    # torch's libraries (the plugin runs inside a process that imported torch).
+    allowed='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libjansson|libacceltrace|libtorch_cpu|libc10)\.so'
+    for f in "$pkg"/bin/* "$pkg"/lib/*.so "$pkg"/lib/*.so.[0-9]; do
+      readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev "$allowed" &&
+        fail "$f needs a library outside the base system"
+    done
+    for f in "$pkg/bin/acceltrace" "$pkg/lib/libacceltrace.so" "$pkg/lib/libacceltrace_preload.so"; do
+      ! ldd "$f" | grep -q 'not found' || fail "ldd $f: $(ldd "$f" | grep 'not found')"
+      ldd "$f" | grep -q "libjansson.so.4 => $pkg/" || fail "$f does not use the wheel's libjansson"
+    done
     ;;
   prefix)
     step "configure, build, cmake --install a copy of the source"
