@@ -16,14 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ACT_VERSION_MAJOR/MINOR/PATCH and ACT_VERSION_STRING, generated at build
+ * time from the project's version (CMakeLists.txt). */
+#include "acceltrace_version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define ACT_VERSION_MAJOR  0
-#define ACT_VERSION_MINOR  1
-#define ACT_VERSION_PATCH  0
-#define ACT_VERSION_STRING "0.1.0"
 
 /* Error codes. 0 is success; every error is negative. */
 #define ACT_OK            0

@@ -8,18 +8,21 @@
 # CPU build of 2.13.0 is what the plugin and tests are written for (never an
 # unpinned torch, which would pull whatever is newest).
 # The package itself is installed editable (python/ stays the source), so it
-# finds the library of this checkout's build tree.
+# finds the library of this checkout's build tree. scikit-build-core (pinned,
+# as in ../pyproject.toml) lets the wheel tests build the self-contained wheel
+# without build isolation, so that it builds the torch plugin against this
+# torch (tests/package).
 act_python_env() {
   local root=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
   local venv=$root/.venv
-  local want="torch==2.13.0 pytest numpy; editable $root/python"
+  local want="torch==2.13.0 pytest numpy scikit-build-core==1.1.0; editable $root/python"
   local stamp=$venv/.acceltrace-env
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
   fi
   echo "python-env: setting up $venv ($want)" >&2
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/pip" install -q torch==2.13.0 pytest numpy
+  "$venv/bin/pip" install -q torch==2.13.0 pytest numpy scikit-build-core==1.1.0
   "$venv/bin/pip" install -q --no-build-isolation -e "$root/python"
   printf '%s' "$want" >"$stamp"
 }

@@ -44,7 +44,7 @@ __all__ = [
     "AcceltraceError",
 ]
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402  (CMakeLists.txt's project VERSION)
 
 # Annotation results that mean "not recorded, and that is fine": nothing is
 # recording, or the recorder is full (the C side counted the drop).

@@ -5,10 +5,14 @@ package never touches ctypes loading or symbol look-up. The library is
 found, in order:
 
 1. ``ACCELTRACE_LIBRARY``: an explicit path to ``libacceltrace.so``;
-2. the build tree of the checkout this package lives in, or was installed
+2. the library installed with this package: a wheel puts it inside the
+   package (``acceltrace/lib``), ``cmake --install`` in the prefix's lib
+   directory; ``_build_info`` (written by CMake) says where, relative to
+   the package;
+3. the build tree of the checkout this package lives in, or was installed
    from (``<repo>/build/lib/libacceltrace.so``; an editable install keeps
    the package there, a plain install records the checkout in ``_origin``);
-3. the system loader path (``libacceltrace.so.0``, then ``libacceltrace.so``).
+4. the system loader path (``libacceltrace.so.0``, then ``libacceltrace.so``).
 
 Functions the loaded library does not export (a build that lacks a part)
 are left out of the table; :func:`require` names the missing one instead of
@@ -27,6 +31,22 @@ try:
 except ImportError:
     _REPO = os.path.dirname(os.path.dirname(_HERE))
 
+# Written by CMake into an installed package only; None in a checkout.
+try:
+    from . import _build_info as BUILD_INFO
+except ImportError:
+    BUILD_INFO = None
+
+
+def installed_path(kind, name):
+    """Path of ``name`` in the installed ``kind`` ("lib" or "bin")
+    directory, or None when this package is not an installed one."""
+    if BUILD_INFO is None:
+        return None
+    rel = BUILD_INFO.LIBDIR if kind == "lib" else BUILD_INFO.BINDIR
+    return os.path.normpath(os.path.join(_HERE, rel, name))
+
+
 _lib = None
 _lib_path = None
 _missing = set()
@@ -37,7 +57,8 @@ def candidate_paths():
     env = os.environ.get("ACCELTRACE_LIBRARY")
     if env:
         return [env]
-    return [
+    installed = installed_path("lib", "libacceltrace.so")
+    return ([installed] if installed else []) + [
         os.path.join(_REPO, "build", "lib", "libacceltrace.so"),
         "libacceltrace.so.0",
         "libacceltrace.so",

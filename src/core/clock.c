@@ -117,7 +117,7 @@ int act_tsc_calibrate(void)
     int ok = tsc_usable();
     if (ok) {
         act_tsc_pair(&act_tsc.tsc0, &act_tsc.ns0);
-        uint64_t t, n;
+        uint64_t t = 0, n = 0; /* set by act_tsc_pair; -O3 cannot tell */
         /* At least 1 ms, and until act_tsc_refine() accepts the interval
          * (> 2^22 ticks, ~1.7 ms at 2.5 GHz): with a rate of 0 every
          * reading until the first refine stood still at its anchor (ranges

@@ -95,6 +95,10 @@ def load_plugin(path=None):
             if isinstance(exc, PluginVersionError):
                 warnings.warn(str(exc), RuntimeWarning, stacklevel=2)
     _state["error"] = "; ".join(errors) or "no plugin path"
+    if all(e.endswith(": not built") for e in errors):
+        _state["error"] += ("; to build it against this torch, install acceltrace from source in "
+                            "this environment: pip install --no-build-isolation <acceltrace source> "
+                            "(docs/torch.md)")
     return False
 
 

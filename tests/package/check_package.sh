@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# check_package.sh wheel|prefix SRC_DIR BUILD_DIR -- acceltrace installed the
+# way users install it, used with no checkout in reach.
+#
+#   wheel   builds the wheel (pip wheel, scikit-build-core, no build isolation
+#           so the torch plugin is built against the project venv's torch)
+#           from a copy of the source, deletes the copy, installs the wheel
+#           into a fresh venv and runs from there: the `acceltrace` entry
+#           point, `python -m acceltrace`, the Python package, the plugin.
+#   prefix  configures, builds and `cmake --install`s a copy of the source,
+#           deletes the copy and its build tree, moves the prefix elsewhere
+#           and runs from there: bin/acceltrace, the package from
+#           lib/python3/dist-packages; checks SONAME, headers, .pc, CMake
+#           package.
+#
+# Both trace the bundled example (vecops, copied from BUILD_DIR: it is only
+# the traced program) and a Python program under `acceltrace run` and with
+# in-process profiling, check every trace (tests/package/check_trace.py) and
+# that nothing of acceltrace was loaded from outside the installation
+# (user_program.py reads /proc/self/maps). The version must be CMakeLists'
+# everywhere. Exits 77 (skip) without the project venv, 1 with CI set.
+set -euo pipefail
+mode=$1 src=$(cd "$2" && pwd) build=$(cd "$3" && pwd)
+here=$src/tests/package
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+version=$(sed -n 's/^project(acceltrace VERSION \([0-9][0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+[ -n "$version" ] || { echo "FAIL: no version in CMakeLists.txt"; exit 1; }
+venv_py=$src/.venv/bin/python
+jobs=$(nproc 2>/dev/null || echo 2)
+step() { echo "== $*"; }
+fail() { echo "FAIL: $*"; exit 1; }
+skip() {
+  if [ -n "${CI:-}" ]; then fail "$* (CI is set: a missing part is a failure)"; fi
+  echo "SKIP: $*"
+  exit 77
+}
+quiet() { # quiet LOG CMD...: run, show the log's tail only when it fails
+  local log=$1; shift
+  "$@" >"$log" 2>&1 || { grep -v 'WARNING: Location' "$log" | tail -40; fail "$* ($log)"; }
+}
+# Nothing from the developer's environment may point back into a checkout.
+clean=(env -u ACCELTRACE_LIBRARY -u ACCELTRACE_LIBRARY_DIR -u ACCELTRACE_TORCH_PLUGIN
+       -u OPENCL_LAYERS -u LD_LIBRARY_PATH -u LD_PRELOAD -u PYTHONPATH -u PYTHONHOME)
+
+copy_source() {
+  mkdir "$tmp/src"
+  tar -C "$src" --exclude='./build*' --exclude=./.venv --exclude=./.git \
+      --exclude='__pycache__' --exclude='./trace*.json' --exclude='*.trace.json' --exclude=./dist \
+      -cf - . | tar -C "$tmp/src" -xf -
+}
+
+# What the user runs, copied so that no checkout path is on its sys.path.
+cp "$build/bin/vecops" "$here/user_program.py" "$tmp/"
+cc -shared -fPIC -O1 -o "$tmp/libocl_helper.so" "$src/python/tests/ocl_helper.c" -lOpenCL ||
+  fail "cannot build the OpenCL helper"
+
+case $mode in
+  wheel)
+    [ -x "$venv_py" ] && "$venv_py" -c 'import scikit_build_core, torch' 2>/dev/null ||
+      skip "no project venv with scikit-build-core and torch (scripts/python-env.sh)"
+    step "pip wheel from a copy of the source"
+    copy_source
+    quiet "$tmp/wheel.log" "$venv_py" -m pip wheel --no-build-isolation --no-deps \
+      -w "$tmp/dist" "$tmp/src"
+    rm -rf "$tmp/src"
+    whl=$(echo "$tmp"/dist/acceltrace-"$version"-py3-none-linux_*.whl)
+    [ -f "$whl" ] || fail "no wheel acceltrace-$version-py3-none-linux_*: $(ls "$tmp/dist")"
+    step "fresh venv, pip install $(basename "$whl")"
+    "$venv_py" -m venv "$tmp/venv"
+    quiet "$tmp/install.log" "$tmp/venv/bin/pip" install --no-index --no-deps "$whl"
+    root=$tmp/venv
+    at=("$root/bin/acceltrace")
+    py=("$root/bin/python")
+    step "the wheel needs only the base system (NEEDED entries, ldd)"
+    pkg=$("$root/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/acceltrace
+    # glibc, the C++ runtime (plugin), what the wheel carries itself, and
+    # torch's libraries (the plugin runs inside a process that imported torch).
+    allowed='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libjansson|libacceltrace|libtorch_cpu|libc10)\.so'
+    for f in "$pkg"/bin/* "$pkg"/lib/*.so "$pkg"/lib/*.so.[0-9]; do
+      readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev "$allowed" &&
+        fail "$f needs a library outside the base system"
+    done
+    for f in "$pkg/bin/acceltrace" "$pkg/lib/libacceltrace.so" "$pkg/lib/libacceltrace_preload.so"; do
+      ! ldd "$f" | grep -q 'not found' || fail "ldd $f: $(ldd "$f" | grep 'not found')"
+      ldd "$f" | grep -q "libjansson.so.4 => $pkg/" || fail "$f does not use the wheel's libjansson"
+    done
+    ;;
+  prefix)
+    step "configure, build, cmake --install a copy of the source"
+    copy_source
+    quiet "$tmp/cmake.log" cmake -S "$tmp/src" -B "$tmp/b" -DCMAKE_BUILD_TYPE=Release \
+      -DACT_BUILD_TESTS=OFF -DACT_BUILD_BENCH=OFF -DACT_TORCH_PLUGIN=OFF
+    quiet "$tmp/build.log" cmake --build "$tmp/b" -j"$jobs"
+    quiet "$tmp/inst.log" cmake --install "$tmp/b" --prefix "$tmp/P"
+    rm -rf "$tmp/src" "$tmp/b"
+    mv "$tmp/P" "$tmp/moved" # an installed tree works wherever it lies
+    root=$tmp/moved
+    at=("$root/bin/acceltrace")
+    py=(env PYTHONPATH="$root/lib/python3/dist-packages" python3)
+    step "layout: SONAME, headers, pkg-config, CMake package"
+    real=$(readlink -f "$root/lib/libacceltrace.so")
+    [ "$(basename "$real")" = "libacceltrace.so.$version" ] || fail "libacceltrace.so -> $real"
+    readelf -d "$real" | grep -q 'SONAME.*\[libacceltrace.so.0\]' || fail "SONAME of $real"
+    [ "$(readlink -f "$root/lib/libacceltrace.so.0")" = "$real" ] || fail "libacceltrace.so.0"
+    for h in acceltrace.h acceltrace_rt.h acceltrace_version.h; do
+      [ -f "$root/include/$h" ] || fail "no include/$h"
+    done
+    grep -q "ACT_VERSION_STRING \"$version\"" "$root/include/acceltrace_version.h" ||
+      fail "acceltrace_version.h does not say $version"
+    [ "$(PKG_CONFIG_PATH=$root/lib/pkgconfig pkg-config --modversion acceltrace)" = "$version" ] ||
+      fail "pkg-config --modversion acceltrace is not $version"
+    [ -f "$root/lib/cmake/acceltrace/acceltraceConfig.cmake" ] || fail "no CMake package"
+    ;;
+  *) fail "usage: check_package.sh wheel|prefix SRC_DIR BUILD_DIR" ;;
+esac
+
+cd "$tmp"
+export ACT_EXPECT_ROOT=$root ACT_OCL_HELPER=$tmp/libocl_helper.so
+check() { python3 "$here/check_trace.py" "$@" || fail "trace $1"; }
+
+step "versions"
+[ "$("${clean[@]}" "${at[@]}" version)" = "acceltrace $version" ] || fail "acceltrace version"
+[ "$("${clean[@]}" "${py[@]}" -c 'import acceltrace; print(acceltrace.__version__)')" = "$version" ] ||
+  fail "acceltrace.__version__ is not $version"
+
+step "acceltrace run -- ./vecops (the bundled example)"
+"${clean[@]}" "${at[@]}" run --no-summary -f -o t-example.json -- ./vecops >/dev/null
+check t-example.json "$version"
+
+step "acceltrace run -- python user_program.py (OpenCL layer, acceltrace.range)"
+"${clean[@]}" "${at[@]}" run --no-summary -f -o t-run.json -- "${py[@]}" user_program.py run
+check t-run.json "$version" "user step"
+
+step "python -m acceltrace run -- ./vecops"
+"${clean[@]}" "${py[@]}" -m acceltrace run --no-summary -f -o t-m.json -- ./vecops >/dev/null
+check t-m.json "$version"
+
+step "in-process: acceltrace.profile in user_program.py"
+layer=$("${clean[@]}" "${py[@]}" -c 'import acceltrace; print(acceltrace.library_path())')
+"${clean[@]}" OPENCL_LAYERS="$layer" "${py[@]}" user_program.py inprocess t-inproc.json
+check t-inproc.json "$version" "user step"
+
+if [ "$mode" = wheel ]; then
+  step "torch.profiler with the plugin from the wheel (torch made visible from the project venv)"
+  site=$("$root/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$venv_py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' >"$site/project-venv-torch.pth"
+  "${clean[@]}" OPENCL_LAYERS="$layer" "${py[@]}" user_program.py torch t-torch.json
+  check t-torch.json "$version" "user step" --torch
+fi
+echo "package $mode ok ($version)"
