@@ -515,9 +515,9 @@ int act_cmd_run(int argc, char **argv)
         if (interrupted)
             fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
                     sigabbrev_np(interrupted) ? sigabbrev_np(interrupted) : "?");
-        else
-            fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", o.out,
-                    act_strerror(rc));
+        else /* the line before says why, when it was a file error */
+            fprintf(stderr, "acceltrace: the trace '%s' was not written%s%s\n", o.out,
+                    rc == ACT_E_IO ? "" : ": ", rc == ACT_E_IO ? "" : act_strerror(rc));
         keep_for_export(spool, &eo, &o);
         return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
     }
