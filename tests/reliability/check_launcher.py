@@ -207,7 +207,30 @@ def part_late(a):
     r = run(a, ["-o", out, "--", sys.executable, "-c", prog])
     check(open(out).read() == "mine", "the file that appeared was replaced")
     check_kept(a, r, "file appeared", os.path.join(w, "later.json"), 501, 0, sys.executable)
+    export_bad_input(a, w)
     late_enospc(a, w)
+
+
+def export_bad_input(a, w):
+    """`acceltrace export` of what is not a kept spool: exit 2, one line."""
+    empty = os.path.join(w, "empty")
+    os.mkdir(empty)
+    bad = os.path.join(w, "badrun")
+    os.mkdir(bad)
+    open(os.path.join(bad, "1.acts"), "wb").close()
+    with open(os.path.join(bad, "run.json"), "w") as f:
+        f.write('{"command": [1, 2], "wait_status": "x"}')
+    afile = os.path.join(w, "t.json")
+    for args, what in (([os.path.join(w, "nope")], "a missing directory"),
+                       ([afile], "a file"), ([empty], "a directory without spools"),
+                       ([bad], "a bad run.json"), ([], "no directory")):
+        out = os.path.join(w, "bad.json")
+        x = subprocess.run([a.acceltrace, "export"] + args + ["-o", out], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        err = lines(x)
+        check(x.returncode == 2 and err and err[0].startswith("acceltrace: "),
+              "export of %s: exit %d %r" % (what, x.returncode, err))
+        check(not os.path.exists(out), "export of %s wrote a trace" % what)
 
 
 def late_enospc(a, w):
