@@ -29,8 +29,12 @@
 #include "cmd.h"
 #include "core/config.h"
 #include "core/internal.h"
+#include "run_info.h"
 #include "timeline/export.h"
 #include "trigger.h"
+
+/* Exit status of `run` when the trace was not written (EX_IOERR). */
+#define ACT_RUN_NOT_WRITTEN 74
 
 #ifndef ACT_LIBDIR_REL
 #define ACT_LIBDIR_REL "../lib"
@@ -240,12 +244,100 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
     return 0;
 }
 
-static pid_t child_pid = -1;
+/*
+ * Signals. While the program runs, a signal that the launcher gets and the
+ * program would not get anyway is passed on to it, once: the program must
+ * behave as it does untraced. The program stays in the launcher's process
+ * group, so what the terminal sends to the foreground group (Ctrl-C,
+ * Ctrl-\, Ctrl-Z, hang-up: si_code SI_KERNEL) and what anyone sends to the
+ * group reaches it directly; SIGINT and SIGQUIT are such group signals by
+ * convention (shells and make do not pass them on either). SIGTERM, SIGHUP,
+ * SIGUSR1 and SIGUSR2 sent to the launcher alone are passed on. A program
+ * that moved to another process group gets everything passed on. The
+ * program's pid is signalled only until it is reaped: the launcher waits
+ * with WNOWAIT, stops passing signals on, then reaps.
+ *
+ * Once the program has ended, the first of these signals interrupts the
+ * export cleanly (no trace, no temporary file, the spool kept); a further
+ * one has its default effect. Signals the launcher was started with
+ * ignored (nohup, a background job) stay ignored, for it and the program.
+ */
+/* SIGUSR2 is not among them: it is the trigger (cmd_trigger.c), for the
+ * launcher only. */
+static const int handled_signals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1};
+#define N_HANDLED (sizeof(handled_signals) / sizeof(handled_signals[0]))
+static struct sigaction saved_actions[N_HANDLED];
+static volatile sig_atomic_t child_pid = -1; /* > 0 while it may be signalled */
+static volatile sig_atomic_t exporting;
+static volatile sig_atomic_t interrupted; /* the signal that stopped the export */
 
-static void forward_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-    if (child_pid > 0)
-        kill(child_pid, sig);
+    (void)uc;
+    int saved = errno;
+    if (exporting) {
+        if (!interrupted)
+            interrupted = sig;
+        signal(sig, SIG_DFL);
+    } else if (child_pid > 0) {
+        pid_t p = (pid_t)child_pid;
+        int group_sent = si->si_code == SI_KERNEL || sig == SIGINT || sig == SIGQUIT;
+        if (!(group_sent && getpgid(p) == getpgrp()))
+            kill(p, sig);
+    }
+    errno = saved;
+}
+
+/* Called before fork, with the handled signals blocked (`old` gets the
+ * mask to restore). */
+static void signals_install(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < N_HANDLED; i++)
+        sigaddset(&set, handled_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+    struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < N_HANDLED; i++) {
+        sigaction(handled_signals[i], NULL, &saved_actions[i]);
+        if (saved_actions[i].sa_handler != SIG_IGN)
+            sigaction(handled_signals[i], &sa, NULL);
+    }
+}
+
+/* In the child before exec: the dispositions and mask it was started with. */
+static void signals_restore(const sigset_t *old)
+{
+    for (size_t i = 0; i < N_HANDLED; i++)
+        sigaction(handled_signals[i], &saved_actions[i], NULL);
+    sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* Wait for the program without reaping it (its pid cannot be reused while
+ * it is a zombie), stop signalling it, then reap: returns its wait status. */
+static int wait_program(pid_t pid, const sigset_t *old)
+{
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR)
+        ;
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < N_HANDLED; i++)
+        sigaddset(&set, handled_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    child_pid = -1;
+    exporting = 1;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "acceltrace: waitpid: %s\n", strerror(errno));
+            status = 0;
+            break;
+        }
+    }
+    sigprocmask(SIG_SETMASK, old, NULL);
+    return status;
 }
 
 /* The libmspti that --ascend preloads (the source's own lookup order,
@@ -270,7 +362,8 @@ static int mspti_library(char *out, size_t len)
  * absolute path of libacceltrace.so (NULL when it was not found); `mspti`
  * the libmspti to preload (--ascend). */
 static void child_exec(char **prog, const char *spool, const char *lib, const char *core,
-                       const char *mspti, const run_opts *o, const sigset_t *mask)
+                       const char *mspti, const run_opts *o, const sigset_t *sigmask,
+                       const sigset_t *trigger_mask)
 {
     setenv("ACCELTRACE_SPOOL_DIR", spool, 1);
     if (o->preload)
@@ -294,10 +387,8 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
         prepend_env("LD_PRELOAD", pre, ":");
         prepend_env("ACCELTRACE_SOURCES", "ascend", ",");
     }
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    act_trigger_child_reset(mask);
+    signals_restore(sigmask);
+    act_trigger_child_reset(trigger_mask);
     execvp(prog[0], prog);
     fprintf(stderr, "acceltrace: cannot run '%s': %s\n", prog[0], strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
@@ -359,6 +450,25 @@ static void on_trigger(void *arg)
                 (double)(act_clock_now() - now) / 1e6);
 }
 
+/* The trace was not written: the spool stays, with what the later export
+ * needs (run.json), and the command that writes the trace from it. */
+static void keep_for_export(const char *spool, const act_export_opts *eo, const run_opts *o)
+{
+    int src = act_run_info_save(spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
+                                eo->child_status, eo->trace_mode);
+    if (src < 0)
+        fprintf(stderr,
+                "acceltrace: could not save the command line and exit status beside the "
+                "spool: %s\n",
+                strerror(-src));
+    fprintf(stderr, "acceltrace: the spool is kept in %s; to write the trace from it:\n", spool);
+    fprintf(stderr, "acceltrace:   acceltrace export ");
+    act_shell_word_print(stderr, spool);
+    fprintf(stderr, " -o ");
+    act_shell_word_print(stderr, o->out);
+    fprintf(stderr, "%s\n", o->force ? " --force" : "");
+}
+
 int act_cmd_run(int argc, char **argv)
 {
     run_opts o = {.summary = 1};
@@ -380,9 +490,10 @@ int act_cmd_run(int argc, char **argv)
         snprintf(outbuf, sizeof(outbuf), "%s.%ld.trace.json", base, (long)getpid());
         o.out = outbuf;
     }
-    struct stat st;
-    if (!o.force && lstat(o.out, &st) == 0) {
-        fprintf(stderr, "acceltrace: '%s' exists; use --force to overwrite it\n", o.out);
+    /* A trace that cannot be written is known before the program runs. */
+    if (act_out_path_check(o.out, o.force, err, sizeof(err)) != 0 ||
+        act_out_dir_probe(o.out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: %s\n", err);
         return 2;
     }
 
@@ -438,30 +549,26 @@ int act_cmd_run(int argc, char **argv)
                 "works with the launcher's pid only)\n",
                 spool);
     fflush(NULL);
+    sigset_t sigmask;
+    signals_install(&sigmask);
     uint64_t t_start = act_clock_now();
-    child_pid = fork();
-    if (child_pid < 0) {
+    pid_t pid = fork();
+    if (pid < 0) {
         fprintf(stderr, "acceltrace: fork: %s\n", strerror(errno));
         rmdir(spool);
         return 2;
     }
-    if (child_pid == 0)
-        child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o,
+    if (pid == 0)
+        child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o, &sigmask,
                    &saved_mask);
-
-    struct sigaction sa = {.sa_handler = forward_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-
-    int status = 0;
+    child_pid = pid;
+    /* sigmask still blocks SIGUSR2 and SIGCHLD (act_trigger_arm): they are
+     * taken only inside act_trigger_wait's sigsuspend. */
+    sigprocmask(SIG_SETMASK, &sigmask, NULL);
     trigger_ctx tc = {.o = &o, .spool = spool, .prog = prog, .argc = argc - pi, .cfg = &cfg};
-    if (act_trigger_wait(child_pid, &status, &saved_mask, on_trigger, &tc) != 0) {
-        fprintf(stderr, "acceltrace: waitpid: %s\n", strerror(errno));
-        status = 0;
-    }
-    sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+    if (act_trigger_wait(pid, &sigmask, on_trigger, &tc) != 0)
+        fprintf(stderr, "acceltrace: waitid: %s\n", strerror(errno));
+    int status = wait_program(pid, &sigmask);
     uint64_t t_exit = act_clock_now();
     int code = WIFEXITED(status)     ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
@@ -478,6 +585,8 @@ int act_cmd_run(int argc, char **argv)
         .child_status = status,
         .extra_metadata = o.metadata,
         .trace_mode = cfg.trace_mode,
+        .child_pid = pid,
+        .cancel = &interrupted,
     };
     if (o.trigger_capture) {
         /* The last window, closed at exit if still open; never opened:
@@ -486,12 +595,19 @@ int act_cmd_run(int argc, char **argv)
         eo.window_end_ns = tc.win_end ? tc.win_end : t_exit;
     }
     int rc = act_trace_export(&eo);
-    if (rc < 0 && rc != ACT_E_FORMAT)
-        fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", o.out,
-                act_strerror(rc));
-    else /* The two times tell the program's run from what tracing adds after it. */
-        fprintf(stderr, "acceltrace: trace written to %s in %.0f ms (program ran %.3f s)\n", o.out,
-                (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
+    if (interrupted || (rc < 0 && rc != ACT_E_FORMAT)) {
+        if (interrupted)
+            fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
+                    sigabbrev_np(interrupted) ? sigabbrev_np(interrupted) : "?");
+        else /* the line before says why, when it was a file error */
+            fprintf(stderr, "acceltrace: the trace '%s' was not written%s%s\n", o.out,
+                    rc == ACT_E_IO ? "" : ": ", rc == ACT_E_IO ? "" : act_strerror(rc));
+        keep_for_export(spool, &eo, &o);
+        return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
+    }
+    /* The two times tell the program's run from what tracing adds after it. */
+    fprintf(stderr, "acceltrace: trace written to %s in %.0f ms (program ran %.3f s)\n", o.out,
+            (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
 
     if (o.keep_spool)
         fprintf(stderr, "acceltrace: spool kept in %s\n", spool);

@@ -72,18 +72,21 @@ void act_trigger_child_reset(const sigset_t *saved)
     sigprocmask(SIG_SETMASK, saved, NULL);
 }
 
-int act_trigger_wait(pid_t child, int *status, const sigset_t *saved, void (*on_trigger)(void *ctx),
-                     void *ctx)
+int act_trigger_wait(pid_t child, const sigset_t *saved, void (*on_trigger)(void *ctx), void *ctx)
 {
     sigset_t waitmask = *saved;
     sigdelset(&waitmask, SIGUSR2);
     sigdelset(&waitmask, SIGCHLD);
     for (;;) {
-        pid_t r = waitpid(child, status, WNOHANG);
-        if (r == child)
-            return 0;
-        if (r < 0 && errno != EINTR)
+        /* WNOWAIT: the caller reaps (the pid stays ours until then). */
+        siginfo_t si = {0};
+        if (waitid(P_PID, (id_t)child, &si, WEXITED | WNOHANG | WNOWAIT) != 0) {
+            if (errno == EINTR)
+                continue;
             return -1;
+        }
+        if (si.si_pid == child)
+            return 0;
         if (triggers) {
             triggers--;
             on_trigger(ctx);

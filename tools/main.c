@@ -17,6 +17,7 @@ static void usage(FILE *f)
                "commands:\n"
                "  run [OPTIONS] -- PROGRAM [ARGS...]  trace PROGRAM and write a Chrome trace\n"
                "  summary [OPTIONS] TRACE.json         print the summary table of a trace\n"
+               "  export SPOOL_DIR -o FILE             write the trace from a kept spool\n"
                "  rt [--json]                          list runtime backends and devices\n"
                "  trigger PID|SPOOL_DIR                make a running 'run' write a trace now\n"
                "  version                              print the version\n"
@@ -33,6 +34,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "run"))
         return act_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export"))
+        return act_cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "summary"))
         return act_cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "trigger"))

@@ -372,31 +372,56 @@ static int has_outer_space(const char *v)
     return n && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1]));
 }
 
-/* Up to `max` bytes of `s` for an error message, control bytes written as
- * \xNN: a hostile value (a newline, an escape sequence) must not turn the
- * one-line message into several lines or drive the terminal. */
-static void quote_printable(char *out, size_t outlen, const char *s, size_t max)
+/* Bytes in the UTF-8 sequence starting at `s` (1 for anything else). */
+static size_t utf8_len(const unsigned char *s)
 {
-    size_t o = 0;
-    for (size_t i = 0; i < max && s[i] && o + 5 < outlen; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7f)
-            o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
-        else
-            out[o++] = (char)c;
-    }
-    out[o] = '\0';
+    size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 1;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 1;
+    return n;
 }
 
-/* The quoted value in an error message is cut, never the message. */
+/* Up to `max` bytes of `s` for an error message, shown in at most `room`
+ * bytes (plus the NUL), control bytes written as \xNN: a hostile value (a
+ * newline, an escape sequence) must not turn the one-line message into
+ * several lines or drive the terminal. Neither an escape nor a UTF-8
+ * sequence is ever cut. Returns 1 when all of `s` was shown. */
+static int quote_printable(char *out, size_t room, const char *s, size_t max)
+{
+    size_t o = 0, i = 0;
+    while (i < max && s[i]) {
+        const unsigned char *c = (const unsigned char *)s + i;
+        size_t n = c[0] < 0x20 || c[0] == 0x7f ? 1 : utf8_len(c);
+        size_t w = n == 1 && (c[0] < 0x20 || c[0] == 0x7f) ? 4 : n;
+        if (i + n > max || o + w > room)
+            break;
+        if (w == 4 && n == 1)
+            snprintf(out + o, 5, "\\x%02x", c[0]);
+        else
+            memcpy(out + o, c, n);
+        o += w;
+        i += n;
+    }
+    out[o] = '\0';
+    return s[i] == '\0';
+}
+
+/* The quoted value in an error message is shortened to what fits in
+ * `len`, never the rest of the message: "Allowed: ..." always survives. */
 static void set_error(char *err, size_t len, const char *name, const char *value,
                       const char *allowed)
 {
+    if (!err || !len)
+        return;
     char shown[4 * 300 + 1];
-    quote_printable(shown, sizeof(shown), value, 300);
-    if (err && len)
-        snprintf(err, len, "Invalid value for %s: '%s%s'. Allowed: %s", name, shown,
-                 strlen(value) > 300 ? "..." : "", allowed);
+    size_t fixed = strlen("Invalid value for : '...'. Allowed: ") + strlen(name) + strlen(allowed);
+    size_t room = len > fixed + 1 ? len - fixed - 1 : 0;
+    if (room > sizeof(shown) - 1)
+        room = sizeof(shown) - 1;
+    int whole = quote_printable(shown, room, value, 300);
+    snprintf(err, len, "Invalid value for %s: '%s%s'. Allowed: %s", name, shown, whole ? "" : "...",
+             allowed);
 }
 
 static const act_var *var_find(const char *name, size_t n)
@@ -419,7 +444,7 @@ static int check_unknown(char *err, size_t len)
             continue;
         if (err && len) {
             char shown[4 * 200 + 1];
-            quote_printable(shown, sizeof(shown), *e, n > 200 ? 200 : n);
+            quote_printable(shown, sizeof(shown) - 1, *e, n > 200 ? 200 : n);
             int w = snprintf(err, len, "Unknown variable %s. Known:", shown);
             for (size_t i = 0; i < ACT_ARRAY_SIZE(vars) && w > 0 && (size_t)w < len; i++)
                 w += snprintf(err + w, len - (size_t)w, " %s", vars[i].name);
@@ -496,7 +521,7 @@ ACT_EXPORT int act_config_check_var(const char *name, const char *value, char *e
     if (!v) {
         if (err && errlen) {
             char shown[4 * 200 + 1];
-            quote_printable(shown, sizeof(shown), name, 200);
+            quote_printable(shown, sizeof(shown) - 1, name, 200);
             snprintf(err, errlen, "Unknown variable %s", shown);
         }
         return ACT_E_NOTFOUND;

@@ -77,6 +77,15 @@ int64_t act_clock_realtime_offset(int64_t *error_ns);
  * (links are not followed). 0 or -errno. */
 int act_dir_remove_flat(const char *dir);
 
+/* ---- outpath.c -------------------------------------------------------- */
+
+/* May a trace be written at `path`? 0, or an ACT_E_* code with one line in
+ * `err`: empty name; exists without `force`; with `force`, anything but a
+ * regular file (or a link, unless it leads to something else that exists). */
+int act_out_path_check(const char *path, int force, char *err, size_t len);
+/* Can a file be created beside `path`? Creates and removes a probe file. */
+int act_out_dir_probe(const char *path, char *err, size_t len);
+
 /* ---- log.c ------------------------------------------------------------ */
 
 /* One line on stderr, prefixed "acceltrace: ". Never used on a hot path. */

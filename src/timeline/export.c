@@ -6,9 +6,12 @@
  */
 #include "export.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "acceltrace.h"
@@ -83,10 +86,46 @@ static void close_spools(spool_set *s)
     free(s->failed);
 }
 
+/* "SIGSEGV" for 11 (the number when the signal has no name). */
+static const char *signal_name(int sig, char *buf, size_t len)
+{
+    const char *abbrev = sigabbrev_np(sig);
+    if (abbrev)
+        snprintf(buf, len, "SIG%s", abbrev);
+    else
+        snprintf(buf, len, "signal %d", sig);
+    return buf;
+}
+
+/* A crash must be visible among the errors, not only in exit_status and
+ * truncated_processes: the program's own death by a signal (the launcher
+ * knows its wait status), and every other process that did not finish
+ * (nobody tells us how it ended). */
+static void note_deaths(act_timeline *tl, const act_export_opts *o)
+{
+    int st = o->child_status;
+    if (o->child_pid > 0 && st >= 0 && WIFSIGNALED(st)) {
+        char name[32];
+        act_tl_error(tl, "process %d died of %s%s", o->child_pid,
+                     signal_name(WTERMSIG(st), name, sizeof(name)),
+                     WCOREDUMP(st) ? " (core dumped)" : "");
+    }
+    for (size_t i = 0; !tl->err && i < tl->n_truncated; i++) {
+        if (o->child_pid > 0 && tl->truncated_pids[i] == (uint64_t)o->child_pid)
+            continue;
+        act_tl_error(tl,
+                     "process %llu did not finish (it was killed, died of a signal or "
+                     "called _exit); its trace ends at its last record",
+                     (unsigned long long)tl->truncated_pids[i]);
+    }
+}
+
 /* Lines the export adds to the trace's error list once the spools are
  * read, and the wall-clock origin when no spool gave one. */
-static void add_export_notes(act_timeline *tl, const spool_set *set, const char *dir)
+static void add_export_notes(act_timeline *tl, const spool_set *set, const act_export_opts *o)
 {
+    const char *dir = o->spool_dir;
+    note_deaths(tl, o);
     for (size_t i = 0; !tl->err && i < set->n_failed; i++)
         act_tl_error(tl, "%s", set->failed[i]);
     if (!tl->err && !set->n && !set->n_failed)
@@ -103,11 +142,14 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const char 
 typedef struct export_sink {
     act_chrome_stream *cs;
     act_summary *sum; /* NULL: no summary */
+    volatile const sig_atomic_t *cancel;
 } export_sink;
 
 static int export_sink_fn(act_timeline *tl, void *ctx)
 {
     export_sink *x = ctx;
+    if (x->cancel && *x->cancel)
+        return ACT_E_STATE; /* the writer removes its temporary file */
     int rc = x->sum ? act_summary_add_events(x->sum, tl) : 0;
     int wrc = act_chrome_stream_sink(tl, x->cs);
     return rc ? rc : wrc;
@@ -129,6 +171,7 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         free(x);
         return ACT_E_NOMEM;
     }
+    x->cancel = o->cancel;
     int rc = act_chrome_stream_open(&x->cs, tl, co, o->out_path, o->force, o->trace_mode, err,
                                     sizeof(err));
     if (!rc) {
@@ -169,9 +212,11 @@ int act_trace_export(const act_export_opts *o)
     else
         memset(&tl, 0, sizeof(tl));
     if (!rc) {
-        add_export_notes(&tl, &set, o->spool_dir);
+        add_export_notes(&tl, &set, o);
         rc = tl.err;
     }
+    if (!rc && o->cancel && *o->cancel)
+        rc = ACT_E_STATE;
     if (!rc) {
         act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, o->child_status};
         rc = write_trace(&tl, bs, o, &co);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "internal.h"
 #include "json_escape.h"
 
 #ifndef ACT_VERSION
@@ -816,6 +817,8 @@ int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_
         snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
         return ACT_E_IO;
     }
+    if (force && act_out_path_check(path, force, err, errlen) != 0)
+        return ACT_E_IO; /* --force replaces regular files only */
     act_chrome_stream *s = calloc(1, sizeof(*s));
     if (s)
         s->path = strdup(path);
@@ -890,6 +893,14 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     if (close(s->fd) && !rc) {
         saved = errno;
         rc = ACT_E_IO;
+    }
+    /* What appeared at the path while the trace was made is checked
+     * again: --force still replaces regular files only. */
+    if (!rc && s->force && act_out_path_check(s->path, 1, err, errlen) != 0) {
+        unlink(s->tmp);
+        free(s->path);
+        free(s);
+        return ACT_E_IO;
     }
     if (!rc && install(s->tmp, s->path, s->force)) {
         saved = errno;

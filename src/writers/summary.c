@@ -312,6 +312,29 @@ static void print_kind_counts(FILE *f, const char *label, json_t *o)
     fprintf(f, "\n");
 }
 
+/* The count, then the lines themselves (a crash must be visible): at most
+ * 20, control bytes shown as '?'. */
+static void print_errors(FILE *f, json_t *errors)
+{
+    size_t n = json_array_size(errors), i;
+    json_t *v;
+    fprintf(f, "  %-34s %zu\n", "errors", n);
+    json_array_foreach(errors, i, v)
+    {
+        if (i == 20) {
+            fprintf(f, "    ... %zu more\n", n - i);
+            break;
+        }
+        const char *e = json_string_value(v);
+        if (!e || !*e)
+            continue;
+        fputs("    ", f);
+        for (; *e; e++)
+            fputc((unsigned char)*e < 0x20 || *e == 0x7f ? '?' : *e, f);
+        fputc('\n', f);
+    }
+}
+
 static void print_counters(FILE *f, json_t *a)
 {
     if (!json_is_object(a)) {
@@ -349,7 +372,7 @@ static void print_counters(FILE *f, json_t *a)
     json_array_foreach(tr, i, v)
         fprintf(f, "%s%lld", i ? ", " : " (pid ", (long long)json_integer_value(v));
     fprintf(f, "%s\n", json_array_size(tr) ? ")" : "");
-    fprintf(f, "  %-34s %zu\n", "errors", json_array_size(json_object_get(a, "errors")));
+    print_errors(f, json_object_get(a, "errors"));
 }
 
 void act_summary_print(act_summary *s, FILE *f, int by_range)
@@ -411,7 +434,7 @@ static json_t *counters_of(const act_timeline *tl)
     json_object_set_new(a, "truncated_processes", tr);
     json_t *er = json_array();
     for (size_t i = 0; i < tl->n_errors; i++)
-        json_array_append_new(er, json_string(""));
+        json_array_append_new(er, json_string_nocheck(tl->errors[i]));
     json_object_set_new(a, "errors", er);
     return a;
 }

@@ -401,6 +401,62 @@ static void test_unknown_variable(void **state)
     assert_int_equal(act_config_check_var(NULL, "1", err, sizeof(err)), ACT_E_INVAL);
 }
 
+/* A long or control-laden value is shortened to fit the caller's buffer;
+ * the name and the "Allowed:" part are always whole (issue 14.9: a 512-byte
+ * buffer used to lose the "Allowed:" part). */
+static void expect_fits(const char *name, const char *value, size_t len)
+{
+    act_config c;
+    char err[2048];
+    char want_tail[600];
+    snprintf(want_tail, sizeof(want_tail), "...'. Allowed: %s", act_config_allowed(name));
+    assert_true(len <= sizeof(err));
+    memset(err, 0x7e, sizeof(err));
+    assert_int_equal(load_with(name, value, &c, err, len), ACT_E_CONFIG);
+    size_t n = strlen(err);
+    assert_true(n < len);
+    assert_null(strchr(err, '\n'));
+    if (n < strlen(want_tail) || strcmp(err + n - strlen(want_tail), want_tail) != 0)
+        fail_msg("message lost its end (%zu bytes): %s", n, err);
+    char prefix[128];
+    snprintf(prefix, sizeof(prefix), "Invalid value for %s: '", name);
+    assert_true(!strncmp(err, prefix, strlen(prefix)));
+    /* A \xNN escape is never cut in the middle. */
+    const char *v = err + strlen(prefix);
+    const char *end = err + n - strlen(want_tail);
+    for (const char *q = v; q < end; q++)
+        if (*q == '\\')
+            assert_true(end - q >= 4 && q[1] == 'x');
+    char err2[2048];
+    assert_int_equal(act_config_check_var(name, value, err2, len), ACT_E_CONFIG);
+    assert_string_equal(err2, err);
+}
+
+static void test_error_keeps_allowed(void **state)
+{
+    (void)state;
+    char v[1200];
+    memset(v, 'a', sizeof(v) - 1);
+    v[sizeof(v) - 1] = '\0';
+    expect_fits("ACCELTRACE_HOOKS", v, 512);
+    expect_fits("ACCELTRACE_TRACE_MODE", v, 512);
+    expect_fits("ACCELTRACE_LOG", v, 200);
+    memset(v, 0x01, 299); /* 299 control bytes: 4 bytes each when shown */
+    v[299] = '\0';
+    expect_fits("ACCELTRACE_HOOKS", v, 512);
+    expect_fits("ACCELTRACE_SOURCES", v, 512);
+    /* 250 multi-byte characters: never cut inside one. */
+    char u[1200] = "";
+    for (int i = 0; i < 250; i++)
+        strcat(u, "\xc3\xa9");
+    act_config c;
+    char err[512];
+    assert_int_equal(load_with("ACCELTRACE_HOOKS", u, &c, err, sizeof(err)), ACT_E_CONFIG);
+    const char *cut = strstr(err, "...'. Allowed: ");
+    assert_non_null(cut);
+    assert_true((cut - strchr(err, '\'')) % 2 == 1); /* the quote, then whole pairs */
+}
+
 /* The first invalid variable is reported; the output config is untouched. */
 static void test_error_leaves_config(void **state)
 {
@@ -440,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_unknown_variable),
         cmocka_unit_test(test_error_leaves_config),
+        cmocka_unit_test(test_error_keeps_allowed),
     };
     return cmocka_run_group_tests(tests, clean_env, NULL);
 }

@@ -1,0 +1,156 @@
+/*
+ * cmd_export.c -- `acceltrace export [OPTIONS] SPOOL_DIR -o FILE`.
+ *
+ * Writes the trace (and prints the summary) from a spool directory that
+ * `acceltrace run` kept: because the trace could not be written at the end
+ * (a full disk, a file that appeared at the output path), because the
+ * export was interrupted, or because of --keep-spool. The command line,
+ * exit status and --metadata of the run come from run.json beside the
+ * spools when run saved one. The spool directory is left as it is.
+ *
+ * Exit status: 0 written, 2 usage or unreadable input, 74 (EX_IOERR) the
+ * trace could not be written, 128+N interrupted by signal N.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "acceltrace.h"
+#include "cmd.h"
+#include "core/config.h"
+#include "core/internal.h"
+#include "run_info.h"
+#include "timeline/export.h"
+
+static volatile sig_atomic_t export_interrupted;
+
+static void on_interrupt(int sig)
+{
+    if (!export_interrupted)
+        export_interrupted = sig;
+    signal(sig, SIG_DFL); /* a second one has its default effect */
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: acceltrace export [OPTIONS] SPOOL_DIR -o FILE\n"
+               "\n"
+               "Write the trace from a spool directory kept by 'acceltrace run' (when\n"
+               "the trace could not be written, or with --keep-spool).\n"
+               "\n"
+               "options:\n"
+               "  -o, --output FILE       trace file (required)\n"
+               "  -f, --force             overwrite FILE if it is a regular file\n"
+               "      --no-summary        do not print the summary on stderr\n"
+               "      --summary-by-range  attribute device time to annotated ranges\n"
+               "  -h, --help              show this help\n");
+}
+
+/* A directory holding at least one spool file (*.acts). */
+static int check_spool_dir(const char *dir)
+{
+    struct stat st;
+    int bad = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+    if (bad) {
+        fprintf(stderr, "acceltrace: export: '%s': %s\n", dir, strerror(bad));
+        return -1;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "acceltrace: export: '%s': %s\n", dir, strerror(errno));
+        return -1;
+    }
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        found = n > 5 && !strcmp(e->d_name + n - 5, ".acts");
+    }
+    closedir(d);
+    if (!found)
+        fprintf(stderr, "acceltrace: export: '%s' holds no spool files (*.acts)\n", dir);
+    return found ? 0 : -1;
+}
+
+int act_cmd_export(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"output", required_argument, NULL, 'o'},   {"force", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},           {"no-summary", no_argument, NULL, 1},
+        {"summary-by-range", no_argument, NULL, 2}, {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL;
+    int force = 0, summary = 1, by_range = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:fh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'f': force = 1; break;
+        case 'h': usage(stdout); return 0;
+        case 1: summary = 0; break;
+        case 2: by_range = 1; break;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc - 1 || !out) {
+        fprintf(stderr, "acceltrace: export: %s\n",
+                !out ? "-o FILE is required" : "give exactly one spool directory");
+        usage(stderr);
+        return 2;
+    }
+    const char *dir = argv[optind];
+    char err[512];
+    act_config cfg;
+    if (act_config_load(&cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: %s\n", err);
+        return 2;
+    }
+    if (check_spool_dir(dir) != 0)
+        return 2;
+    if (act_out_path_check(out, force, err, sizeof(err)) != 0 ||
+        act_out_dir_probe(out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: %s\n", err);
+        return 2;
+    }
+    act_run_info ri;
+    if (act_run_info_load(dir, &ri, err, sizeof(err)) < 0) {
+        fprintf(stderr, "acceltrace: export: %s\n", err);
+        return 2;
+    }
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    signal(SIGHUP, on_interrupt);
+    act_export_opts eo = {
+        .spool_dir = dir,
+        .out_path = out,
+        .force = force,
+        .argv = (const char *const *)ri.argv,
+        .argc = ri.argc,
+        .summary = summary ? stderr : NULL,
+        .summary_by_range = by_range,
+        .child_status = ri.wait_status,
+        .extra_metadata = (const char *const *)ri.metadata,
+        /* ACCELTRACE_TRACE_MODE when set, else the mode the run asked for */
+        .trace_mode = getenv("ACCELTRACE_TRACE_MODE") || !ri.mode ? cfg.trace_mode : ri.mode,
+        .child_pid = ri.pid,
+        .cancel = &export_interrupted,
+    };
+    int rc = act_trace_export(&eo);
+    act_run_info_free(&ri);
+    if (export_interrupted) {
+        fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
+                sigabbrev_np(export_interrupted) ? sigabbrev_np(export_interrupted) : "?");
+        return 128 + export_interrupted;
+    }
+    if (rc < 0 && rc != ACT_E_FORMAT) {
+        fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", out, act_strerror(rc));
+        return 74;
+    }
+    fprintf(stderr, "acceltrace: trace written to %s\n", out);
+    return 0;
+}
