@@ -581,6 +581,26 @@ static void emit_proc_meta(bld *b, bld_proc *p)
     }
 }
 
+/*
+ * The process's life as one "cpu_op" slice on its main thread: the
+ * TensorBoard plugin takes a trace without ProfilerStep events as one step
+ * from the first to the last CPU op, and with none it computed a step of
+ * -2^64 us. Not in sessions with a capture window (torch.profiler has its
+ * own steps): there it would span time nobody recorded.
+ */
+static void emit_proc_span(bld *b, bld_proc *p)
+{
+    const act_spool *sp = p->sp;
+    uint64_t s = sp->first_ts > b->ws ? sp->first_ts : b->ws;
+    uint64_t e = sp->last_ts < b->we ? sp->last_ts : b->we;
+    if (p->capture_used || !sp->first_ts || e <= s)
+        return;
+    act_str name = sp->argc ? act_tl_printf(b->tl, "%s", base_name(sp->argv[0]))
+                            : act_tl_printf(b->tl, "pid %u", p->pid);
+    act_tl_event_add(b->tl, 'X', ACT_CAT_CPU_OP, name, p->pid, p->pid, s, e - s);
+    act_tl_arg_str(b->tl, "acceltrace", act_str_c("process lifetime"));
+}
+
 static uint64_t span(bld *b, uint64_t start, uint64_t end)
 {
     if (end >= start)
@@ -1055,6 +1075,7 @@ int act_timeline_build_events(act_tl_build *s)
         bld_proc *p = &s->procs[i];
         emit_counters(b, p);
         emit_proc_meta(b, p);
+        emit_proc_span(b, p);
         emit_host(b, p, &s->ps[i]);
         /* Device ops carry what they need from their process. */
         proc_free(b, p, &s->ps[i]);

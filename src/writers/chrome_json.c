@@ -428,6 +428,25 @@ static void write_member_value(writer *w, const kv *m)
     wstr(w, m->v, m->vn);
 }
 
+/* --metadata KEY=VALUE: a VALUE that is a JSON object or array (first
+ * non-blank byte '{' or '[') and parses is stored as JSON, so that
+ * distributedInfo={"rank": 1} is the object kineto's readers expect; any
+ * other value, numbers and true/false included, stays a string (a version
+ * "1.10" must not become 1.1). */
+static int cli_value_is_json(const char *v)
+{
+    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r')
+        v++;
+    if (*v != '{' && *v != '[')
+        return 0;
+    json_error_t jerr;
+    json_t *doc = json_loads(v, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc)
+        return 0;
+    json_decref(doc);
+    return 1;
+}
+
 static int kv_cmp(const void *a, const void *b)
 {
     const kv *x = *(kv *const *)a, *y = *(kv *const *)b;
@@ -481,7 +500,7 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
             act_tl_error(tl, "--metadata '%s': expected KEY=VALUE; ignored", s);
             continue;
         }
-        all[m++] = (kv){s, eq + 1, (size_t)(eq - s), strlen(eq + 1), 0, 0};
+        all[m++] = (kv){s, eq + 1, (size_t)(eq - s), strlen(eq + 1), cli_value_is_json(eq + 1), 0};
     }
     if (mark_replaced(all, m)) {
         tl->err = ACT_E_NOMEM;
