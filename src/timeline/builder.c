@@ -406,7 +406,7 @@ static void on_metadata(bld *b, const act_sp_rec *rec)
         tl->meta = nm;
     }
     tl->meta[tl->n_meta++] =
-        (act_tl_meta){rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0};
+        (act_tl_meta){rec->s1, rec->s2, (int)((const act_rec_metadata *)rec->r)->is_json};
 }
 
 static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)

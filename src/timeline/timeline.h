@@ -96,7 +96,7 @@ typedef struct act_tl_device {
 typedef struct act_tl_meta {
     act_str key;
     act_str value;
-    int is_json;
+    int is_json; /* ACT_META_* flags of the record (core/record.h) */
 } act_tl_meta;
 
 typedef struct act_tl_process {
