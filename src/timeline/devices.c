@@ -225,15 +225,16 @@ static int queue_out_of_order(const bld *b, const bld_op *op)
            (b->queues[op->queue_ref - 1].properties & 1u);
 }
 
-/* The stream number of an op's queue, as kineto and HolisticTraceAnalysis
- * read `args.stream`: the vendor's stream id where it has one (CUDA,
- * Ascend), else the queue's number on its device (1, 2, ... in the order
- * the trace lays queues out). */
-static uint64_t op_stream(const bld *b, const bld_op *op, uint32_t queue_no)
+/* The stream of an op, as kineto and HolisticTraceAnalysis read
+ * `args.stream` (a lane whose work runs one op at a time): the vendor's
+ * stream id where it has one (CUDA, Ascend), else the op's lane on its
+ * device (its tid: an in-order queue is one lane; an out-of-order queue's
+ * concurrent work is spread over sub-lanes, each a stream of its own). */
+static uint64_t op_stream(const bld *b, const bld_op *op)
 {
     if (op->queue_ref && (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI))
         return b->queues[op->queue_ref - 1].properties;
-    return queue_no;
+    return op->lane_tid;
 }
 
 /* Lane names a user can read: "<device> · queue N (out-of-order)" (or the
@@ -250,7 +251,7 @@ static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t
         snprintf(qname, sizeof(qname), "%.*s", (int)label.n, label.p);
     else if (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI)
         snprintf(qname, sizeof(qname), "%.*s \xc2\xb7 stream %llu", (int)dev.n, dev.p,
-                 (unsigned long long)op_stream(b, op, queue_no));
+                 (unsigned long long)op_stream(b, op));
     else
         snprintf(qname, sizeof(qname), "%.*s \xc2\xb7 queue %u%s", (int)dev.n, dev.p, queue_no,
                  queue_out_of_order(b, op) ? " (out-of-order)" : "");
@@ -293,7 +294,7 @@ static void emit_op(bld *b, const bld_op *op, uint32_t queue_no)
     act_tl_arg_u64(tl, "device", d->pid);
     if (d->index != ACT_DEVICE_INDEX_NONE)
         act_tl_arg_u64(tl, "device index", d->index);
-    act_tl_arg_u64(tl, "stream", op_stream(b, op, queue_no));
+    act_tl_arg_u64(tl, "stream", op_stream(b, op));
     act_str label = queue_label(b, op);
     if (label.n)
         act_tl_arg_str(tl, "queue", label);
