@@ -1046,11 +1046,13 @@ int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t 
                .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX,
                .spools = spools,
                .n_spools = n};
-    uint32_t max_pid = 0;
+    uint32_t max_pid = 0, min_pid = UINT32_MAX;
     size_t n_ops = 0;
     for (size_t i = 0; i < n; i++) {
         if (spools[i]->hdr.pid > max_pid)
             max_pid = spools[i]->hdr.pid;
+        if (spools[i]->hdr.pid < min_pid)
+            min_pid = spools[i]->hdr.pid;
         n_ops += spools[i]->records[ACT_REC_DEVICE_OP];
     }
     b->ops = presize(b, n_ops, sizeof(*b->ops), &b->cap_ops);
@@ -1058,6 +1060,7 @@ int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t 
     b->dev_pid_base = max_pid < ACT_DEVICE_PID_BASE ? ACT_DEVICE_PID_BASE : max_pid + 1;
     if (b->dev_pid_base > UINT32_MAX - 65536)
         b->dev_pid_base = UINT32_MAX - 65536;
+    b->min_host_pid = min_pid;
     set_time_base(tl, spools, n);
     for (size_t i = 0; i < n && !tl->err; i++)
         read_process(b, &s->procs[i], &s->ps[i], spools[i]);

@@ -171,12 +171,23 @@ static void sort_keys(op_key *k, size_t n)
     }
 }
 
+/*
+ * Device pids follow kineto's GPUs: the device's number in the trace (0, 1,
+ * ...), which the TensorBoard plugin requires of every device event (pid ==
+ * args.device, below 64); their sort indices sit above every host pid, so
+ * device lanes still render below host lanes. When a traced process has so
+ * small a pid (pid 1 in a container) or there are more than 64 devices, the
+ * pids are the sort indices instead (above every host pid).
+ */
+#define ACT_SMALL_DEVICE_PIDS 64
+
 void bld_devices_name(bld *b)
 {
     act_timeline *tl = b->tl;
+    int small = tl->n_devices <= ACT_SMALL_DEVICE_PIDS && b->min_host_pid >= ACT_SMALL_DEVICE_PIDS;
     for (size_t i = 0; i < tl->n_devices; i++) {
         act_tl_device *d = &tl->devices[i];
-        d->pid = b->dev_pid_base + (uint32_t)i;
+        d->pid = small ? (uint32_t)i : b->dev_pid_base + (uint32_t)i;
         act_str vendor = d->vendor.n ? d->vendor : act_str_c(source_name(d->source));
         /* "<vendor> <device> (device N)", without repeating a vendor the
          * device name already starts with ("CUDA GPU 0"). */
@@ -207,7 +218,7 @@ static void emit_device_procs(bld *b)
                              0);
         if (e)
             e->flags |= ACT_EVF_NO_TID;
-        act_tl_arg_u64(tl, "sort_index", d->pid);
+        act_tl_arg_u64(tl, "sort_index", b->dev_pid_base + i);
     }
 }
 
