@@ -28,7 +28,9 @@
 #include "acceltrace.h"
 #include "cmd.h"
 #include "core/config.h"
+#include "core/dist.h"
 #include "core/internal.h"
+#include "outname.h"
 #include "timeline/export.h"
 
 #ifndef ACT_LIBDIR_REL
@@ -74,7 +76,11 @@ static void usage(FILE *f)
                "status are passed through (death by signal N exits with 128+N).\n"
                "\n"
                "options:\n"
-               "  -o, --output FILE       trace file (default: PROGRAM.PID.trace.json)\n"
+               "  -o, --output FILE       trace file (default: PROGRAM.PID.trace.json); a name\n"
+               "                          with %%p (pid), %%h (host), %%r (rank), %%q{VAR}\n"
+               "                          (environment variable) or %%%% writes one trace\n"
+               "                          per traced process, named as that process\n"
+               "                          expands it (e.g. -o 'trace.%%r.json')\n"
                "  -f, --force             overwrite FILE if it exists\n"
                "      --no-summary        do not print the summary on stderr\n"
                "      --summary-by-range  attribute device time to annotated ranges\n"
@@ -317,7 +323,12 @@ int act_cmd_run(int argc, char **argv)
         o.out = outbuf;
     }
     struct stat st;
-    if (!o.force && lstat(o.out, &st) == 0) {
+    int per_process = act_outname_is_template(o.out);
+    if (per_process && act_run_template_check(o.out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: -o '%s': %s\n", o.out, err);
+        return 2;
+    }
+    if (!per_process && !o.force && lstat(o.out, &st) == 0) {
         fprintf(stderr, "acceltrace: '%s' exists; use --force to overwrite it\n", o.out);
         return 2;
     }
@@ -366,6 +377,8 @@ int act_cmd_run(int argc, char **argv)
         return 2;
     }
 
+    if (per_process) /* each process names its own trace (src/core/dist.c) */
+        setenv("ACCELTRACE_OUTPUT_TEMPLATE", o.out, 1);
     fflush(NULL);
     uint64_t t_start = act_clock_now();
     child_pid = fork();
@@ -409,13 +422,16 @@ int act_cmd_run(int argc, char **argv)
         .extra_metadata = o.metadata,
         .trace_mode = cfg.trace_mode,
     };
-    int rc = act_trace_export(&eo);
-    if (rc < 0 && rc != ACT_E_FORMAT)
+    int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
+    if (per_process) {
+        /* each trace was reported */
+    } else if (rc < 0 && rc != ACT_E_FORMAT) {
         fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", o.out,
                 act_strerror(rc));
-    else /* The two times tell the program's run from what tracing adds after it. */
+    } else { /* The two times tell the program's run from what tracing adds after it. */
         fprintf(stderr, "acceltrace: trace written to %s in %.0f ms (program ran %.3f s)\n", o.out,
                 (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
+    }
 
     if (o.keep_spool)
         fprintf(stderr, "acceltrace: spool kept in %s\n", spool);
