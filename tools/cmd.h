@@ -12,6 +12,7 @@
 int act_cmd_run(int argc, char **argv);     /* cmd_run.c */
 int act_cmd_summary(int argc, char **argv); /* cmd_summary.c */
 int act_cmd_rt(int argc, char **argv);      /* cmd_rt.c */
+int act_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 
 /* Weak fallbacks let a subcommand be missing from a build without
  * breaking the others (main.c says "not available in this build"). */

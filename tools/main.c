@@ -17,6 +17,7 @@ static void usage(FILE *f)
                "commands:\n"
                "  run [OPTIONS] -- PROGRAM [ARGS...]  trace PROGRAM and write a Chrome trace\n"
                "  summary [OPTIONS] TRACE.json         print the summary table of a trace\n"
+               "  merge -o OUT.json TRACE.json ...     merge traces (one per rank) into one\n"
                "  rt [--json]                          list runtime backends and devices\n"
                "  version                              print the version\n"
                "\n"
@@ -34,6 +35,8 @@ int main(int argc, char **argv)
         return act_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "summary"))
         return act_cmd_summary(argc - 1, argv + 1);
+    if (!strcmp(cmd, "merge"))
+        return act_cmd_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "rt")) {
         if (!act_cmd_rt) {
             fprintf(stderr, "acceltrace: 'rt' is not available in this build\n");
