@@ -419,6 +419,18 @@ static void write_member_value(writer *w, const kv *m)
     if (m->is_json) {
         json_error_t jerr;
         json_t *doc = json_loadb(m->v, m->vn, JSON_DECODE_ANY, &jerr);
+        /* distributedInfo as kineto spaces it ("rank": 1): HTA finds a
+         * trace's rank with a regular expression that wants the space. */
+        char *spaced =
+            doc && m->kn == 15 && !memcmp(m->k, "distributedInfo", 15)
+                ? json_dumps(doc, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) | JSON_ENCODE_ANY)
+                : NULL;
+        if (spaced) {
+            act_obuf_puts(w->b, spaced);
+            free(spaced);
+            json_decref(doc);
+            return;
+        }
         if (doc) {
             json_decref(doc);
             act_obuf_put(w->b, m->v, m->vn); /* validated: emitted raw */
