@@ -208,3 +208,35 @@ def test_device_fields_follow_kineto(run_trace):
     assert all(re.search(r" \u00b7 queue \d+", n) for n in names), names
     assert any(re.search(r" \u00b7 queue \d+ \(out-of-order\)", n) for n in names), names
     assert not any(n.startswith("queue 0x") for n in names)
+
+
+def test_run_trace_has_the_shape_kineto_writes(run_trace, torch_trace):
+    """The same members and field types as the trace kineto wrote for the
+    torch.profiler run (its CPU side, and the device ops it wrote for us)."""
+    ours, kineto = load(run_trace[1]), load(torch_trace[1])
+    for key in ("schemaVersion", "displayTimeUnit", "baseTimeNanoseconds", "deviceProperties",
+                "traceEvents"):
+        assert type(ours[key]) is type(kineto[key]), key
+
+    def fields(trace, cat):
+        evs = [e for e in trace["traceEvents"] if e.get("cat") == cat and e.get("ph") == "X"]
+        assert evs, cat
+        return {k: type(v) for e in evs for k, v in e.items() if k != "args"}, \
+            {k: type(v) for e in evs for k, v in e.get("args", {}).items()}
+
+    for cat in ("kernel", "gpu_memcpy"):
+        top_o, args_o = fields(ours, cat)
+        top_k, args_k = fields(kineto, cat)
+        assert {k: top_o.get(k) for k in top_k} == top_k, cat
+        for k in ("correlation", "device", "stream"):
+            assert args_o[k] is args_k[k] is int, (cat, k)
+    # a launch carries its correlation, as kineto's runtime events do
+    _, launch_o = fields(ours, "opencl_runtime")
+    _, launch_k = fields(kineto, "privateuse1_runtime")
+    assert launch_o["correlation"] is launch_k["correlation"] is int
+    # the device's process: named and sorted the way kineto does it
+    for t in (ours, kineto):
+        dev = {e["pid"] for e in t["traceEvents"] if e.get("cat") == "kernel"}
+        sort = {e["pid"]: e["args"]["sort_index"] for e in t["traceEvents"]
+                if e.get("name") == "process_sort_index"}
+        assert all(sort[p] >= 5000000 for p in dev)
