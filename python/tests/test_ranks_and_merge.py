@@ -118,6 +118,11 @@ def test_run_trace_has_a_process_slice_for_tensorboard(tmp_path):
     host = [e for e in d["traceEvents"] if e.get("ph") == "X" and e["pid"] == procs[0]["pid"]]
     assert min(e["ts"] for e in host) >= procs[0]["ts"]
     assert max(e["ts"] + e["dur"] for e in host) <= procs[0]["ts"] + procs[0]["dur"] + 0.001
+    # no host call: the summary (after run, and of the file) leaves it out
+    r = run(["summary", out])
+    assert r.returncode == 0 and "vecops" not in r.stdout, r.stdout
+    r = run(["run", "-f", "-o", out, "--", VECOPS])
+    assert r.returncode == 0 and "  vecops " not in r.stderr, r.stderr
 
 
 def _two_traces(tmp_path):
