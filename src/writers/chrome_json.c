@@ -539,11 +539,20 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
         tl->err = ACT_E_NOMEM;
         return;
     }
+    /* One auto-detected record per process: checking each against all is
+     * quadratic, so a spool with implausibly many (a damaged or hostile
+     * one) gets none written. */
+    size_t n_auto = 0;
+    for (size_t i = 0; i < tl->n_meta; i++)
+        n_auto += (tl->meta[i].is_json & ACT_META_AUTO) != 0;
+    int autos = n_auto <= 4096;
+    if (!autos)
+        act_tl_error(tl, "%zu auto-detected metadata records: none written", n_auto);
     size_t m = 0;
     for (size_t i = 0; i < tl->n_meta; i++) {
         const act_tl_meta *t = &tl->meta[i];
         if ((t->is_json & ACT_META_INTERNAL) ||
-            ((t->is_json & ACT_META_AUTO) && !auto_kept(tl, o, i)))
+            ((t->is_json & ACT_META_AUTO) && (!autos || !auto_kept(tl, o, i))))
             continue;
         all[m++] = (kv){t->key.p, t->value.p, t->key.n, t->value.n, t->is_json & ACT_META_JSON, 0};
     }
