@@ -298,16 +298,13 @@ static alignment align_inputs(input *in, int n)
     }
     if (a.bound_ns >= 0)
         a.bound_ns = e1 + e2;
-    int one_boot = 1;
-    for (int i = 0; i < n; i++)
-        if (!in[i].boot || strcmp(in[i].boot, in[0].boot))
-            one_boot = 0;
-    if (!one_boot)
+    if (a.bound_ns < 0)
+        a.assumes = "traces without a clock anchor (torch.profiler's) are placed by their "
+                    "baseTimeNanoseconds, whose error they do not state; traces of several hosts "
+                    "also assume the hosts' wall clocks agree (NTP/PTP)";
+    else
         a.assumes = "the hosts' wall clocks agree (NTP/PTP); their offset is not measured and "
                     "adds to the bound";
-    else if (a.bound_ns < 0)
-        a.assumes = "the traces without a clock anchor (torch.profiler's) convert their times to "
-                    "the wall clock exactly; their error is not stated";
     return a;
 }
 
