@@ -136,3 +136,18 @@ def test_torch_profiler_in_each_rank(tmp_path):
         assert info["rank"] == rank and info["backend"] == "gloo" and info["local_rank"] == rank
         assert len(ks) == launched[rank]
     hta_per_rank(out, launched)
+    # torch.profiler's traces merge too: placed by their wall clocks
+    merged = os.path.join(out, "..", "torch-merged.json")
+    r = subprocess.run([os.path.join(BIN, "acceltrace"), "merge", "-o", merged,
+                        os.path.join(out, "rank0.json"), os.path.join(out, "rank1.json")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with open(merged) as f:
+        m = json.load(f)
+    assert m["acceltrace"]["merge"]["alignment"]["method"] == "wall clock"
+    assert m["acceltrace"]["merge"]["alignment"]["error_bound_ns"] is None
+    ks = [e for e in m["traceEvents"] if e.get("cat") == "kernel"]
+    assert sorted({e["pid"] for e in ks}) == [0, 1]
+    assert all(e["args"]["device"] == e["pid"] for e in ks)
+    names = [e["args"]["name"] for e in m["traceEvents"] if e.get("name") == "process_name"]
+    assert {n.split(" \u00b7 ")[0] for n in names} == {"rank 0", "rank 1"}
