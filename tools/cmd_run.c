@@ -28,7 +28,9 @@
 #include "acceltrace.h"
 #include "cmd.h"
 #include "core/config.h"
+#include "core/dist.h"
 #include "core/internal.h"
+#include "outname.h"
 #include "run_info.h"
 #include "timeline/export.h"
 #include "trigger.h"
@@ -80,7 +82,11 @@ static void usage(FILE *f)
                "status are passed through (death by signal N exits with 128+N).\n"
                "\n"
                "options:\n"
-               "  -o, --output FILE       trace file (default: PROGRAM.PID.trace.json)\n"
+               "  -o, --output FILE       trace file (default: PROGRAM.PID.trace.json); a name\n"
+               "                          with %%p (pid), %%h (host), %%r (rank), %%q{VAR}\n"
+               "                          (environment variable) or %%%% writes one trace\n"
+               "                          per traced process, named as that process\n"
+               "                          expands it (e.g. -o 'trace.%%r.json')\n"
                "  -f, --force             overwrite FILE if it exists\n"
                "      --no-summary        do not print the summary on stderr\n"
                "      --summary-by-range  attribute device time to annotated ranges\n"
@@ -490,9 +496,14 @@ int act_cmd_run(int argc, char **argv)
         snprintf(outbuf, sizeof(outbuf), "%s.%ld.trace.json", base, (long)getpid());
         o.out = outbuf;
     }
+    int per_process = act_outname_is_template(o.out);
+    if (per_process && act_run_template_check(o.out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: -o '%s': %s\n", o.out, err);
+        return 2;
+    }
     /* A trace that cannot be written is known before the program runs. */
-    if (act_out_path_check(o.out, o.force, err, sizeof(err)) != 0 ||
-        act_out_dir_probe(o.out, err, sizeof(err)) != 0) {
+    if (!per_process && (act_out_path_check(o.out, o.force, err, sizeof(err)) != 0 ||
+                         act_out_dir_probe(o.out, err, sizeof(err)) != 0)) {
         fprintf(stderr, "acceltrace: %s\n", err);
         return 2;
     }
@@ -548,6 +559,8 @@ int act_cmd_run(int argc, char **argv)
                 "acceltrace: cannot record the launcher's pid in %s (acceltrace trigger "
                 "works with the launcher's pid only)\n",
                 spool);
+    if (per_process) /* each process names its own trace (src/core/dist.c) */
+        setenv("ACCELTRACE_OUTPUT_TEMPLATE", o.out, 1);
     fflush(NULL);
     sigset_t sigmask;
     signals_install(&sigmask);
@@ -594,8 +607,9 @@ int act_cmd_run(int argc, char **argv)
         eo.window_start_ns = tc.win_start ? tc.win_start : t_exit;
         eo.window_end_ns = tc.win_end ? tc.win_end : t_exit;
     }
-    int rc = act_trace_export(&eo);
-    if (interrupted || (rc < 0 && rc != ACT_E_FORMAT)) {
+    /* With a template each trace is reported as it is written. */
+    int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
+    if (interrupted || (!per_process && rc < 0 && rc != ACT_E_FORMAT)) {
         if (interrupted)
             fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
                     sigabbrev_np(interrupted) ? sigabbrev_np(interrupted) : "?");
@@ -605,9 +619,9 @@ int act_cmd_run(int argc, char **argv)
         keep_for_export(spool, &eo, &o);
         return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
     }
-    /* The two times tell the program's run from what tracing adds after it. */
-    fprintf(stderr, "acceltrace: trace written to %s in %.0f ms (program ran %.3f s)\n", o.out,
-            (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
+    if (!per_process) /* The two times tell the program's run from what tracing adds after it. */
+        fprintf(stderr, "acceltrace: trace written to %s in %.0f ms (program ran %.3f s)\n", o.out,
+                (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
 
     if (o.keep_spool)
         fprintf(stderr, "acceltrace: spool kept in %s\n", spool);

@@ -18,6 +18,7 @@ static void usage(FILE *f)
                "  run [OPTIONS] -- PROGRAM [ARGS...]  trace PROGRAM and write a Chrome trace\n"
                "  summary [OPTIONS] TRACE.json         print the summary table of a trace\n"
                "  export SPOOL_DIR -o FILE             write the trace from a kept spool\n"
+               "  merge -o OUT.json TRACE.json ...     merge traces (one per rank) into one\n"
                "  rt [--json]                          list runtime backends and devices\n"
                "  trigger PID|SPOOL_DIR                make a running 'run' write a trace now\n"
                "  version                              print the version\n"
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         return act_cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "trigger"))
         return act_cmd_trigger(argc - 1, argv + 1);
+    if (!strcmp(cmd, "merge"))
+        return act_cmd_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "rt")) {
         if (!act_cmd_rt) {
             fprintf(stderr, "acceltrace: 'rt' is not available in this build\n");

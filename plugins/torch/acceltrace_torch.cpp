@@ -282,6 +282,7 @@ class Session : public libkineto::IActivityProfilerSession
                       libkineto::getLinkedActivityCallback getLinked, int64_t startTime,
                       int64_t endTime) override;
     std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override;
+    std::string getDeviceProperties() override;
     std::vector<libkineto::ResourceInfo> getResourceInfos() override;
     std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override
     {
@@ -472,7 +473,10 @@ void Session::read_snapshot(int fd)
         auto dkey = std::make_pair(op.source, op.device_index);
         auto it = pid_of.find(dkey);
         if (it == pid_of.end()) {
-            int64_t pid = kDevicePidBase + 1000 * static_cast<int64_t>(op.source) + op.device_index;
+            /* kineto's GPU pids: the device's number (the TensorBoard plugin
+             * wants pid == args.device < 64), unless a host pid is that small. */
+            int64_t n = static_cast<int64_t>(devices_.size());
+            int64_t pid = getpid() >= 64 && n < 64 ? n : kDevicePidBase + n;
             it = pid_of.emplace(dkey, pid).first;
             std::string vendor = d.vendor.empty() ? "device" : d.vendor;
             std::string dev = d.device_name.empty() ? "" : " " + d.device_name;
@@ -509,7 +513,18 @@ std::unique_ptr<libkineto::DeviceInfo> Session::getDeviceInfo()
         return nullptr;
     const Device &d = devices_.front();
     return std::make_unique<libkineto::DeviceInfo>(
-        libkineto::DeviceInfo{d.pid, d.pid, d.name, d.label});
+        libkineto::DeviceInfo{d.pid, kDevicePidBase + d.pid % kDevicePidBase, d.name, d.label});
+}
+
+/* kineto splices this into "deviceProperties": what the runtime reported
+ * of each device (its names; safe() strings need no escaping). */
+std::string Session::getDeviceProperties()
+{
+    std::string out;
+    for (const Device &d : devices_)
+        out += std::string(out.empty() ? "" : ",") + "{\"name\": \"" + d.name +
+               "\", \"vendor\": \"" + d.label + "\", \"pid\": " + std::to_string(d.pid) + "}";
+    return out;
 }
 
 std::vector<libkineto::ResourceInfo> Session::getResourceInfos()
@@ -529,7 +544,9 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
      * described here so that every device lane is named and sorted. */
     for (size_t i = 1; i < devices_.size(); i++) {
         const Device &d = devices_[i];
-        logger.handleDeviceInfo(libkineto::DeviceInfo{d.pid, d.pid, d.name, d.label}, start_ns_);
+        logger.handleDeviceInfo(
+            libkineto::DeviceInfo{d.pid, kDevicePidBase + d.pid % kDevicePidBase, d.name, d.label},
+            start_ns_);
         for (const Lane &l : lanes_)
             if (l.pid == d.pid)
                 logger.handleResourceInfo(libkineto::ResourceInfo{l.id, l.id, l.pid, l.name},
@@ -582,6 +599,7 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
             act->addMetadataQuoted("type",
                                    safe(d.detail.empty() ? "kernel" : d.detail, "kernel type"));
         act->addMetadata("stream", d.lane);
+        act->addMetadata("device", d.pid); /* kineto/TensorBoard: the device event's pid */
         if (!d.queue_label.empty())
             act->addMetadataQuoted("queue", safe(d.queue_label, "queue label"));
         act->addMetadata("correlation", d.op.corr);
@@ -612,6 +630,7 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
             marker->resource = static_cast<int32_t>(d.op.launch_tid);
             marker->threadId = static_cast<int32_t>(d.op.launch_tid);
             marker->linked = link;
+            marker->addMetadata("correlation", d.op.corr); /* both ends, as HTA joins them */
             marker->flow.id = flow;
             marker->flow.type = libkineto::kLinkAsyncCpuGpu;
             marker->flow.start = 1;

@@ -21,6 +21,7 @@
 #include <sys/auxv.h>
 
 #include "acceltrace.h"
+#include "dist.h"
 #include "internal.h"
 
 act_config act_cfg;
@@ -283,6 +284,11 @@ static int parse_log(const char *v, act_config *cfg)
     return -1;
 }
 
+static const char *getenv_const(const char *name)
+{
+    return getenv(name);
+}
+
 /* A comma list of vendor source names; repeating one is harmless (a
  * launcher may add to what the user set). */
 static int parse_sources(const char *v, act_config *cfg)
@@ -308,6 +314,15 @@ static int parse_sources(const char *v, act_config *cfg)
     }
     cfg->sources = bits;
     return 0;
+}
+
+/* An output name template (dist.h); each process expands it itself. */
+static int parse_output_template(const char *v, act_config *cfg)
+{
+    (void)cfg;
+    char out[4096], err[128];
+    act_dist_info d = {1, 0, 0, 1, "check"};
+    return act_outname_expand(v, 1, "host", &d, getenv_const, out, sizeof(out), err, sizeof(err));
 }
 
 /* The table. Keep docs/configuration.md in step with it. */
@@ -342,6 +357,8 @@ static const act_var vars[] = {
      "the path or soname of the libascendcl library file"},
     {"ACCELTRACE_CUPTI_LIB", parse_file_path, "the path or soname of the libcupti library file"},
     {"ACCELTRACE_MSPTI_LIB", parse_file_path, "the path or soname of the libmspti library file"},
+    {"ACCELTRACE_OUTPUT_TEMPLATE", parse_output_template,
+     "an output name template with %p, %h, %r, %q{VAR} or %% (set by acceltrace run -o)"},
     {"ACCELTRACE_SOURCES", parse_sources,
      "a comma-separated list of ascend and cuda: vendor sources that start-up starts when "
      "ACCELTRACE_SPOOL_DIR is set (set by acceltrace run --ascend)"},

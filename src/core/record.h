@@ -250,8 +250,13 @@ typedef struct act_rec_queue {
 typedef struct act_rec_metadata {
     act_rec_hdr h;    /* aux = key string id */
     uint32_t value;   /* string id */
-    uint32_t is_json; /* value is validated JSON text */
+    uint32_t is_json; /* ACT_META_* flags; 1 alone: value is validated JSON text */
 } act_rec_metadata;
+
+/* act_rec_metadata.is_json flags. */
+#define ACT_META_JSON     1u /* the value is validated JSON text */
+#define ACT_META_AUTO     2u /* found by acceltrace (launcher variables), not set by the user */
+#define ACT_META_INTERNAL 4u /* for the tool only (e.g. the process's trace name); not written */
 
 /* How a device's timestamps were mapped onto the host clock. */
 typedef struct act_rec_clock {

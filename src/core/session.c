@@ -24,6 +24,7 @@
 
 #include "acceltrace.h"
 #include "config.h"
+#include "dist.h"
 #include "init/hooks.h"
 #include "init/init.h"
 #include "internal.h"
@@ -127,6 +128,7 @@ static int session_begin_locked(const act_options *opts)
         return rc;
     }
     snprintf(ses.spool, sizeof(ses.spool), "%s", act_recorder_path());
+    act_dist_record(); /* clock anchor, rank */
     /* Start-up with the recorder open runs every stage (sources, hook
      * groups, exit handling); a stage that fails seals the recorder. */
     int irc = act_init();

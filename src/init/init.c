@@ -26,6 +26,7 @@
 
 #include "acceltrace.h"
 #include "config.h"
+#include "dist.h"
 #include "init/hooks.h"
 #include "init/init.h"
 #include "internal.h"
@@ -62,6 +63,8 @@ static int stage_load_core(char *why, size_t len)
     rc = act_recorder_open(act_cfg.spool_dir, act_cfg.buffer_size, act_cfg.chunk_size);
     if (rc < 0)
         snprintf(why, len, "cannot open a spool in %s: %s", act_cfg.spool_dir, act_strerror(rc));
+    else
+        act_dist_record(); /* clock anchor, rank, trace name */
     return rc;
 }
 

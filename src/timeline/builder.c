@@ -406,7 +406,7 @@ static void on_metadata(bld *b, const act_sp_rec *rec)
         tl->meta = nm;
     }
     tl->meta[tl->n_meta++] =
-        (act_tl_meta){rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0};
+        (act_tl_meta){rec->s1, rec->s2, (int)((const act_rec_metadata *)rec->r)->is_json};
 }
 
 static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)
@@ -579,6 +579,26 @@ static void emit_proc_meta(bld *b, bld_proc *p)
         act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_name"), p->pid, t->tid, 0, 0);
         act_tl_arg_str(tl, "name", tname);
     }
+}
+
+/*
+ * The process's life as one "cpu_op" slice on its main thread: the
+ * TensorBoard plugin takes a trace without ProfilerStep events as one step
+ * from the first to the last CPU op, and with none it computed a step of
+ * -2^64 us. Not in sessions with a capture window (torch.profiler has its
+ * own steps): there it would span time nobody recorded.
+ */
+static void emit_proc_span(bld *b, bld_proc *p)
+{
+    const act_spool *sp = p->sp;
+    uint64_t s = sp->first_ts > b->ws ? sp->first_ts : b->ws;
+    uint64_t e = sp->last_ts < b->we ? sp->last_ts : b->we;
+    if (p->capture_used || !sp->first_ts || e <= s)
+        return;
+    act_str name = sp->argc ? act_tl_printf(b->tl, "%s", base_name(sp->argv[0]))
+                            : act_tl_printf(b->tl, "pid %u", p->pid);
+    act_tl_event_add(b->tl, 'X', ACT_CAT_CPU_OP, name, p->pid, p->pid, s, e - s);
+    act_tl_arg_str(b->tl, "acceltrace", act_str_c("process lifetime"));
 }
 
 static uint64_t span(bld *b, uint64_t start, uint64_t end)
@@ -1026,11 +1046,13 @@ int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t 
                .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX,
                .spools = spools,
                .n_spools = n};
-    uint32_t max_pid = 0;
+    uint32_t max_pid = 0, min_pid = UINT32_MAX;
     size_t n_ops = 0;
     for (size_t i = 0; i < n; i++) {
         if (spools[i]->hdr.pid > max_pid)
             max_pid = spools[i]->hdr.pid;
+        if (spools[i]->hdr.pid < min_pid)
+            min_pid = spools[i]->hdr.pid;
         n_ops += spools[i]->records[ACT_REC_DEVICE_OP];
     }
     b->ops = presize(b, n_ops, sizeof(*b->ops), &b->cap_ops);
@@ -1038,6 +1060,7 @@ int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t 
     b->dev_pid_base = max_pid < ACT_DEVICE_PID_BASE ? ACT_DEVICE_PID_BASE : max_pid + 1;
     if (b->dev_pid_base > UINT32_MAX - 65536)
         b->dev_pid_base = UINT32_MAX - 65536;
+    b->min_host_pid = min_pid;
     set_time_base(tl, spools, n);
     for (size_t i = 0; i < n && !tl->err; i++)
         read_process(b, &s->procs[i], &s->ps[i], spools[i]);
@@ -1055,6 +1078,7 @@ int act_timeline_build_events(act_tl_build *s)
         bld_proc *p = &s->procs[i];
         emit_counters(b, p);
         emit_proc_meta(b, p);
+        emit_proc_span(b, p);
         emit_host(b, p, &s->ps[i]);
         /* Device ops carry what they need from their process. */
         proc_free(b, p, &s->ps[i]);

@@ -153,7 +153,8 @@ typedef struct bld {
     size_t n_spools;
     bld_queue *queues; /* QUEUE records of every process (bld_op.queue_ref) */
     size_t n_queues, cap_queues;
-    uint32_t dev_pid_base;
+    uint32_t dev_pid_base; /* sort index of device 0 (and its pid when not small) */
+    uint32_t min_host_pid; /* the lowest traced pid */
     /* device identity, parallel to tl->devices: which host pids use it */
     uint64_t *dev_handle;   /* handle for devices known only by handle */
     uint32_t *dev_host_pid; /* first host pid, or UINT32_MAX when shared */

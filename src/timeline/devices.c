@@ -171,12 +171,23 @@ static void sort_keys(op_key *k, size_t n)
     }
 }
 
+/*
+ * Device pids follow kineto's GPUs: the device's number in the trace (0, 1,
+ * ...), which the TensorBoard plugin requires of every device event (pid ==
+ * args.device, below 64); their sort indices sit above every host pid, so
+ * device lanes still render below host lanes. When a traced process has so
+ * small a pid (pid 1 in a container) or there are more than 64 devices, the
+ * pids are the sort indices instead (above every host pid).
+ */
+#define ACT_SMALL_DEVICE_PIDS 64
+
 void bld_devices_name(bld *b)
 {
     act_timeline *tl = b->tl;
+    int small = tl->n_devices <= ACT_SMALL_DEVICE_PIDS && b->min_host_pid >= ACT_SMALL_DEVICE_PIDS;
     for (size_t i = 0; i < tl->n_devices; i++) {
         act_tl_device *d = &tl->devices[i];
-        d->pid = b->dev_pid_base + (uint32_t)i;
+        d->pid = small ? (uint32_t)i : b->dev_pid_base + (uint32_t)i;
         act_str vendor = d->vendor.n ? d->vendor : act_str_c(source_name(d->source));
         /* "<vendor> <device> (device N)", without repeating a vendor the
          * device name already starts with ("CUDA GPU 0"). */
@@ -207,7 +218,7 @@ static void emit_device_procs(bld *b)
                              0);
         if (e)
             e->flags |= ACT_EVF_NO_TID;
-        act_tl_arg_u64(tl, "sort_index", d->pid);
+        act_tl_arg_u64(tl, "sort_index", b->dev_pid_base + i);
     }
 }
 
@@ -217,16 +228,44 @@ static act_str queue_label(const bld *b, const bld_op *op)
     return op->queue_ref ? b->queues[op->queue_ref - 1].label : (act_str){"", 0};
 }
 
-static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t lanes)
+/* OpenCL's out-of-order bit (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) in
+ * the properties the program asked for. */
+static int queue_out_of_order(const bld *b, const bld_op *op)
+{
+    return op->source == ACT_SOURCE_OPENCL && op->queue_ref &&
+           (b->queues[op->queue_ref - 1].properties & 1u);
+}
+
+/* The stream of an op, as kineto and HolisticTraceAnalysis read
+ * `args.stream` (a lane whose work runs one op at a time): the vendor's
+ * stream id where it has one (CUDA, Ascend), else the op's lane on its
+ * device (its tid: an in-order queue is one lane; an out-of-order queue's
+ * concurrent work is spread over sub-lanes, each a stream of its own). */
+static uint64_t op_stream(const bld *b, const bld_op *op)
+{
+    if (op->queue_ref && (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI))
+        return b->queues[op->queue_ref - 1].properties;
+    return op->lane_tid;
+}
+
+/* Lane names a user can read: "<device> · queue N (out-of-order)" (or the
+ * queue's own label; the handle stays in each op's args). */
+static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t lanes,
+                            uint32_t queue_no)
 {
     act_timeline *tl = b->tl;
     const act_tl_device *d = &tl->devices[op->dev];
-    char qname[128];
+    char qname[256];
     act_str label = queue_label(b, op);
+    act_str dev = d->model.n ? d->model : d->vendor;
     if (label.n)
         snprintf(qname, sizeof(qname), "%.*s", (int)label.n, label.p);
+    else if (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI)
+        snprintf(qname, sizeof(qname), "%.*s \xc2\xb7 stream %llu", (int)dev.n, dev.p,
+                 (unsigned long long)op_stream(b, op));
     else
-        snprintf(qname, sizeof(qname), "queue 0x%llx", (unsigned long long)op->queue);
+        snprintf(qname, sizeof(qname), "%.*s \xc2\xb7 queue %u%s", (int)dev.n, dev.p, queue_no,
+                 queue_out_of_order(b, op) ? " (out-of-order)" : "");
     int shared = b->dev_host_pid[op->dev] == UINT32_MAX;
     for (size_t k = 0; k < lanes; k++) {
         char extra[64] = "";
@@ -243,7 +282,7 @@ static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t
     }
 }
 
-static void emit_op(bld *b, const bld_op *op)
+static void emit_op(bld *b, const bld_op *op, uint32_t queue_no)
 {
     act_timeline *tl = b->tl;
     const act_rec_device_op *r = op->r;
@@ -260,17 +299,18 @@ static void emit_op(bld *b, const bld_op *op)
         act_tl_arg_u64(tl, "correlation", op->corr);
     if (op->x.ext_id)
         act_tl_arg_u64(tl, "External id", op->x.ext_id);
+    /* kineto's fields: the device as the lane's pid (what the TensorBoard
+     * plugin matches each device event's pid against) and an integer
+     * stream; the device's ordinal and the queue's handle stay beside. */
+    act_tl_arg_u64(tl, "device", d->pid);
     if (d->index != ACT_DEVICE_INDEX_NONE)
-        act_tl_arg_u64(tl, "device", d->index);
+        act_tl_arg_u64(tl, "device index", d->index);
+    act_tl_arg_u64(tl, "stream", op_stream(b, op));
     act_str label = queue_label(b, op);
     if (label.n)
         act_tl_arg_str(tl, "queue", label);
     else
         act_tl_arg_hex(tl, "queue", op->queue);
-    /* CUPTI and mspti store their stream id in the queue record's
-     * properties; OpenCL stores the queue's property bits, no stream. */
-    if (op->queue_ref && (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI))
-        act_tl_arg_u64(tl, "stream", b->queues[op->queue_ref - 1].properties);
     if (r->op == ACT_OP_KERNEL) {
         act_tl_arg *a = act_tl_arg_add(tl, "global size");
         if (a) {
@@ -285,6 +325,14 @@ static void emit_op(bld *b, const bld_op *op)
     } else if (r->bytes || op_cat(r->op, op->source) == ACT_CAT_GPU_MEMCPY ||
                op_cat(r->op, op->source) == ACT_CAT_GPU_MEMSET) {
         act_tl_arg_u64(tl, "bytes", r->bytes);
+        /* kineto's name and unit: bytes per ns are GB/s. */
+        if (dur) {
+            act_tl_arg *a = act_tl_arg_add(tl, "memory bandwidth (GB/s)");
+            if (a) {
+                a->type = ACT_ARG_F64;
+                a->v.d = (double)r->bytes / (double)dur;
+            }
+        }
     }
     if (op->detail.n)
         act_tl_arg_str(tl, detail_key(r->op), op->detail);
@@ -328,7 +376,8 @@ int bld_devices_emit(bld *b)
                 (op_key){(uint64_t)op->dev << 32 | op->pid, op->queue, op->start, op->end, i};
     }
     sort_keys(key, n);
-    uint32_t *next_tid = calloc(tl->n_devices ? tl->n_devices : 1, sizeof(*next_tid));
+    uint32_t *next_tid = calloc(tl->n_devices ? tl->n_devices : 1, 2 * sizeof(*next_tid));
+    uint32_t *next_queue = next_tid ? next_tid + (tl->n_devices ? tl->n_devices : 1) : NULL;
     uint64_t *st = (uint64_t *)(key + m);
     uint64_t *en = st + m;
     uint32_t *lane = (uint32_t *)(en + m);
@@ -348,10 +397,11 @@ int bld_devices_emit(bld *b)
         }
         uint32_t first_tid = ++next_tid[first->dev];
         next_tid[first->dev] += (uint32_t)lanes - 1;
-        emit_lane_names(b, first, first_tid, lanes);
+        uint32_t queue_no = ++next_queue[first->dev];
+        emit_lane_names(b, first, first_tid, lanes, queue_no);
         for (size_t i = g; i < e; i++) {
             b->ops[key[i].idx].lane_tid = first_tid + lane[i - g];
-            emit_op(b, &b->ops[key[i].idx]);
+            emit_op(b, &b->ops[key[i].idx], queue_no);
             if (i % BLD_OPS_PER_DROP == BLD_OPS_PER_DROP - 1)
                 for (size_t k = 0; k < b->n_spools; k++)
                     act_spool_drop_pages(b->spools[k]);

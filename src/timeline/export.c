@@ -41,12 +41,22 @@ static int add_failure(spool_set *s, const char *line)
     return 0;
 }
 
-static int open_spools(const char *dir, spool_set *s)
+static int open_spools(const char *dir, const char *only, spool_set *s)
 {
     char err[512];
     char **paths;
     size_t n;
-    int rc = act_spool_dir_list(dir, &paths, &n, err, sizeof(err));
+    int rc = 0;
+    if (only) { /* one traced process (run -o with a name template) */
+        paths = malloc(sizeof(*paths));
+        n = paths ? 1 : 0;
+        if (!paths || !(paths[0] = strdup(only))) {
+            free(paths);
+            return ACT_E_NOMEM;
+        }
+    } else {
+        rc = act_spool_dir_list(dir, &paths, &n, err, sizeof(err));
+    }
     if (rc) {
         act_log("%s", err);
         return add_failure(s, err) ? ACT_E_NOMEM : 0;
@@ -205,7 +215,7 @@ int act_trace_export(const act_export_opts *o)
     spool_set set = {0};
     act_timeline tl;
     act_tl_build *bs = NULL;
-    int rc = open_spools(o->spool_dir, &set);
+    int rc = open_spools(o->spool_dir, o->only_spool, &set);
     act_build_opts bo = {o->window_start_ns, o->window_end_ns};
     if (!rc)
         rc = act_timeline_build_start(&tl, set.ptr, set.n, &bo, &bs);

@@ -27,6 +27,7 @@ typedef struct act_export_opts {
     unsigned trace_mode;                 /* permission bits of the trace file; 0 = 0600 */
     int child_pid;                       /* pid of the traced program (child_status), 0 = n/a */
     volatile const sig_atomic_t *cancel; /* stop early, nothing written, once *cancel != 0 */
+    const char *only_spool;              /* one spool file of spool_dir only (NULL = all) */
 } act_export_opts;
 
 /* Returns 0 or a negative ACT_E_* code (ACT_E_IO: could not write;

@@ -85,7 +85,7 @@ typedef struct act_tl_event {
 } act_tl_event;
 
 typedef struct act_tl_device {
-    uint32_t pid;   /* 5000000 + n */
+    uint32_t pid;   /* n (kineto's GPU pids), or 5000000 + n (devices.c) */
     uint32_t index; /* ordinal within its source */
     act_str name;   /* "OpenCL pthread-... (device 0)" style process name */
     act_str model;  /* device name as recorded */
@@ -96,7 +96,7 @@ typedef struct act_tl_device {
 typedef struct act_tl_meta {
     act_str key;
     act_str value;
-    int is_json;
+    int is_json; /* ACT_META_* flags of the record (core/record.h) */
 } act_tl_meta;
 
 typedef struct act_tl_process {

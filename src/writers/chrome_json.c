@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "core/dist.h"
+#include "core/record.h"
 #include "internal.h"
 #include "json_escape.h"
 
@@ -418,6 +420,18 @@ static void write_member_value(writer *w, const kv *m)
     if (m->is_json) {
         json_error_t jerr;
         json_t *doc = json_loadb(m->v, m->vn, JSON_DECODE_ANY, &jerr);
+        /* distributedInfo as kineto spaces it ("rank": 1): HTA finds a
+         * trace's rank with a regular expression that wants the space. */
+        char *spaced =
+            doc && m->kn == 15 && !memcmp(m->k, "distributedInfo", 15)
+                ? json_dumps(doc, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) | JSON_ENCODE_ANY)
+                : NULL;
+        if (spaced) {
+            act_obuf_puts(w->b, spaced);
+            free(spaced);
+            json_decref(doc);
+            return;
+        }
         if (doc) {
             json_decref(doc);
             act_obuf_put(w->b, m->v, m->vn); /* validated: emitted raw */
@@ -427,6 +441,25 @@ static void write_member_value(writer *w, const kv *m)
                      (int)(m->kn > 200 ? 200 : m->kn), m->k, jerr.text);
     }
     wstr(w, m->v, m->vn);
+}
+
+/* --metadata KEY=VALUE: a VALUE that is a JSON object or array (first
+ * non-blank byte '{' or '[') and parses is stored as JSON, so that
+ * distributedInfo={"rank": 1} is the object kineto's readers expect; any
+ * other value, numbers and true/false included, stays a string (a version
+ * "1.10" must not become 1.1). */
+static int cli_value_is_json(const char *v)
+{
+    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r')
+        v++;
+    if (*v != '{' && *v != '[')
+        return 0;
+    json_error_t jerr;
+    json_t *doc = json_loads(v, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc)
+        return 0;
+    json_decref(doc);
+    return 1;
 }
 
 static int kv_cmp(const void *a, const void *b)
@@ -457,8 +490,44 @@ static int mark_replaced(kv *all, size_t m)
     return 0;
 }
 
+static int key_is(const act_str *k, const char *key, size_t kn)
+{
+    return k->n == kn && !memcmp(k->p, key, kn);
+}
+
+/* Whether the auto-detected entry i (distributedInfo from launcher
+ * variables) is written: not when the user set the key, and not when the
+ * processes of this trace detected different values (several ranks in one
+ * trace: each keeps its own only in a trace of its own, run -o '...%r...'). */
+static int auto_kept(act_timeline *tl, const act_chrome_opts *o, size_t i)
+{
+    const act_tl_meta *a = &tl->meta[i];
+    for (size_t e = 0; o->extra_metadata && o->extra_metadata[e]; e++) {
+        const char *eq = strchr(o->extra_metadata[e], '=');
+        if (eq && key_is(&a->key, o->extra_metadata[e], (size_t)(eq - o->extra_metadata[e])))
+            return 0;
+    }
+    for (size_t j = 0; j < tl->n_meta; j++) {
+        const act_tl_meta *b = &tl->meta[j];
+        if (j == i || !key_is(&b->key, a->key.p, a->key.n))
+            continue;
+        if (!(b->is_json & ACT_META_AUTO))
+            return 0;
+        if (b->value.n != a->value.n || memcmp(b->value.p, a->value.p, a->value.n)) {
+            if (j > i)
+                act_tl_error(tl,
+                             "%.*s: the processes of this trace are different ranks; not written "
+                             "(run -o with %%r or %%p writes one trace per process)",
+                             (int)a->key.n, a->key.p);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* User metadata: records first, then --metadata; a later value for the
- * same key replaces an earlier one; reserved keys are refused. */
+ * same key replaces an earlier one; reserved keys are refused. Internal
+ * records are the tool's own; auto-detected ones yield to the user's. */
 static void write_user_metadata(writer *w, const act_chrome_opts *o)
 {
     act_timeline *tl = w->tl;
@@ -471,10 +540,23 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
         tl->err = ACT_E_NOMEM;
         return;
     }
-    size_t m = 0;
+    /* One auto-detected record per process: checking each against all is
+     * quadratic, so a spool with implausibly many (a damaged or hostile
+     * one) gets none written. */
+    size_t n_auto = 0;
     for (size_t i = 0; i < tl->n_meta; i++)
-        all[m++] = (kv){tl->meta[i].key.p,   tl->meta[i].value.p, tl->meta[i].key.n,
-                        tl->meta[i].value.n, tl->meta[i].is_json, 0};
+        n_auto += (tl->meta[i].is_json & ACT_META_AUTO) != 0;
+    int autos = n_auto <= 4096;
+    if (!autos)
+        act_tl_error(tl, "%zu auto-detected metadata records: none written", n_auto);
+    size_t m = 0;
+    for (size_t i = 0; i < tl->n_meta; i++) {
+        const act_tl_meta *t = &tl->meta[i];
+        if ((t->is_json & ACT_META_INTERNAL) ||
+            ((t->is_json & ACT_META_AUTO) && (!autos || !auto_kept(tl, o, i))))
+            continue;
+        all[m++] = (kv){t->key.p, t->value.p, t->key.n, t->value.n, t->is_json & ACT_META_JSON, 0};
+    }
     for (size_t i = 0; i < n_extra; i++) {
         const char *s = o->extra_metadata[i];
         const char *eq = strchr(s, '=');
@@ -482,7 +564,7 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
             act_tl_error(tl, "--metadata '%s': expected KEY=VALUE; ignored", s);
             continue;
         }
-        all[m++] = (kv){s, eq + 1, (size_t)(eq - s), strlen(eq + 1), 0, 0};
+        all[m++] = (kv){s, eq + 1, (size_t)(eq - s), strlen(eq + 1), cli_value_is_json(eq + 1), 0};
     }
     if (mark_replaced(all, m)) {
         tl->err = ACT_E_NOMEM;
@@ -594,6 +676,73 @@ static void write_processes(writer *w)
     act_obuf_putc(w->b, ']');
 }
 
+/*
+ * The clocks' anchor, for `acceltrace merge`: the timeline clock
+ * (CLOCK_MONOTONIC_RAW) of the trace's ts 0 (base_monotonic_ns), and a
+ * wall-clock reading between two of the timeline clock that a process
+ * recorded when its spool opened (the tightest one of the trace's
+ * processes; error_ns: half its bracket). Traces of one boot align exactly
+ * on the monotonic clock; of several hosts, on the wall clock through it.
+ */
+static void write_anchor(writer *w)
+{
+    act_timeline *tl = w->tl;
+    act_obuf_lit(w->b, ",\"base_monotonic_ns\":");
+    act_obuf_u64(w->b, tl->base_ns);
+    json_t *best = NULL;
+    for (size_t i = 0; i < tl->n_meta; i++) {
+        const act_tl_meta *m = &tl->meta[i];
+        if (!(m->is_json & ACT_META_INTERNAL) ||
+            !key_is(&m->key, ACT_ANCHOR_META_KEY, strlen(ACT_ANCHOR_META_KEY)))
+            continue;
+        json_t *a = json_loadb(m->value.p, m->value.n, 0, NULL);
+        if (!json_is_integer(json_object_get(a, "monotonic_ns")) ||
+            !json_is_integer(json_object_get(a, "realtime_ns")) ||
+            !json_is_integer(json_object_get(a, "error_ns"))) {
+            json_decref(a);
+            continue;
+        }
+        if (!best || json_integer_value(json_object_get(a, "error_ns")) <
+                         json_integer_value(json_object_get(best, "error_ns"))) {
+            json_decref(best);
+            best = a;
+        } else {
+            json_decref(a);
+        }
+    }
+    if (!best)
+        return;
+    act_obuf_lit(w->b, ",\"anchor\":{\"monotonic_ns\":");
+    act_obuf_i64(w->b, json_integer_value(json_object_get(best, "monotonic_ns")));
+    act_obuf_lit(w->b, ",\"realtime_ns\":");
+    act_obuf_i64(w->b, json_integer_value(json_object_get(best, "realtime_ns")));
+    act_obuf_lit(w->b, ",\"error_ns\":");
+    act_obuf_i64(w->b, json_integer_value(json_object_get(best, "error_ns")));
+    act_obuf_putc(w->b, '}');
+    json_decref(best);
+}
+
+/* The host: its name and boot id (one boot, one monotonic clock). */
+static void write_host(writer *w)
+{
+    char name[256] = "", boot[64] = "";
+    if (gethostname(name, sizeof(name) - 1) != 0)
+        name[0] = '\0';
+    name[sizeof(name) - 1] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (f) {
+        if (!fgets(boot, sizeof(boot), f))
+            boot[0] = '\0';
+        fclose(f);
+        boot[strcspn(boot, "\n")] = '\0';
+    }
+    act_obuf_lit(w->b, ",\"host\":{\"name\":");
+    wcstr(w, name);
+    act_obuf_lit(w->b, ",\"boot_id\":");
+    wcstr(w, boot);
+    act_obuf_putc(w->b, '}');
+}
+
 static void write_tool_metadata(writer *w, const act_chrome_opts *o)
 {
     act_timeline *tl = w->tl;
@@ -614,7 +763,9 @@ static void write_tool_metadata(writer *w, const act_chrome_opts *o)
     wcstr(w, tl->clock_method);
     act_obuf_lit(b, ",\"error_ns\":");
     act_obuf_i64(b, tl->clock_error_ns);
+    write_anchor(w);
     act_obuf_putc(b, '}');
+    write_host(w);
     write_kind_counts(w, "records", c->records);
     write_kind_counts(w, "dropped", c->dropped);
     write_kind_counts(w, "outside_window", c->outside_window);

@@ -449,6 +449,19 @@ static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
     return 0;
 }
 
+/* The builder's process-lifetime slice (one "cpu_op" per process, for the
+ * TensorBoard plugin) is no host call: the summary leaves it out. */
+#define ACT_PROCESS_SLICE "process lifetime"
+
+static int is_process_slice_tl(const act_timeline *tl, const act_tl_event *e)
+{
+    if (e->cat != ACT_CAT_CPU_OP || e->nargs != 1)
+        return 0;
+    const act_tl_arg *a = &tl->args[e->arg0];
+    return a->type == ACT_ARG_STR && a->key.n == 10 && !memcmp(a->key.p, "acceltrace", 10) &&
+           a->v.s.n == strlen(ACT_PROCESS_SLICE) && !memcmp(a->v.s.p, ACT_PROCESS_SLICE, a->v.s.n);
+}
+
 int act_summary_add_events(act_summary *s, const act_timeline *tl)
 {
     int rc = 0;
@@ -457,7 +470,7 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
         if (e->ph != 'X')
             continue;
         int dev = act_cat_is_device_name(act_cat_name(e->cat));
-        if (dev < 0)
+        if (dev < 0 || is_process_slice_tl(tl, e))
             continue;
         uint64_t ext = arg_ext(tl, e);
         rc = act_summary_add_slice(s, e->name.p, e->name.n, dev, (uint64_t)e->pid << 32 | e->tid,
@@ -517,7 +530,8 @@ static int add_event(act_summary *s, json_t *ev)
     if (!ph || strcmp(ph, "X") || !cat || !json_is_string(name))
         return 0;
     int dev = act_cat_is_device_name(cat);
-    if (dev < 0)
+    const char *tag = json_string_value(json_object_get(json_object_get(ev, "args"), "acceltrace"));
+    if (dev < 0 || (tag && !strcmp(tag, ACT_PROCESS_SLICE) && !strcmp(cat, "cpu_op")))
         return 0;
     json_t *ts = json_object_get(ev, "ts"), *dur = json_object_get(ev, "dur");
     if (!json_is_number(ts) || !json_is_number(dur))

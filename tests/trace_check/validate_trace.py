@@ -11,8 +11,10 @@ slices on device lanes never overlap; host lanes are nested-or-disjoint;
 flow ids are unique, each "s" has exactly one "f"; every device op whose
 correlation has a host launch has exactly one flow pair, its "s" at the
 launch start on the launching thread and its "f" ("bp":"e") at the op's
-start on the op's lane; device pids and sort indices sit above every host
-pid; a device start before its host launch is counted in the trace's skew
+start on the op's lane; device processes (their process_sort_index at or
+above 5000000) sort above every host pid and never share a host's pid
+(their pids are the device numbers 0, 1, ..., kineto's GPU convention, or
+the sort indices); a device start before its host launch is counted in the trace's skew
 counter.
 """
 import json
@@ -62,19 +64,23 @@ def validate(doc, expect_truncated=False, expect_device_ops=False):
             problems.append(f"missing top-level member '{k}'")
     events = doc.get("traceEvents", [])
     meta = doc.get("acceltrace", {})
-    host_pids, device_pids = set(), set()
+    host_pids = set()
+    device_pids = {e["pid"] for e in events
+                   if e.get("ph") == "M" and e.get("name") == "process_sort_index"
+                   and e.get("args", {}).get("sort_index", 0) >= DEVICE_PID_MIN}
     for e in events:
         ph = e.get("ph")
         if ph is None or "pid" not in e:
             problems.append(f"event without ph/pid: {e}")
             continue
-        (device_pids if e["pid"] >= DEVICE_PID_MIN else host_pids).add(e["pid"])
+        if e["pid"] not in device_pids:
+            host_pids.add(e["pid"])
         if ph == "X":
             if not isinstance(e.get("ts"), (int, float)) or not isinstance(e.get("dur"), (int, float)):
                 problems.append(f"X without numeric ts/dur: {e}")
             elif e["dur"] < 0:
                 problems.append(f"negative dur: {e}")
-        if ph == "M" and e.get("name") == "process_sort_index" and e["pid"] >= DEVICE_PID_MIN:
+        if ph == "M" and e.get("name") == "process_sort_index" and e["pid"] in device_pids:
             if host_pids and e["args"]["sort_index"] <= max(host_pids):
                 problems.append(f"device sort index {e['args']['sort_index']} not above host pids")
     if problems:
@@ -82,7 +88,7 @@ def validate(doc, expect_truncated=False, expect_device_ops=False):
 
     lanes = _lanes(events)
     for key, slices in lanes.items():
-        _check_lane(key, slices, key[0] >= DEVICE_PID_MIN, problems)
+        _check_lane(key, slices, key[0] in device_pids, problems)
 
     starts, finishes = defaultdict(list), defaultdict(list)
     for e in events:
@@ -98,7 +104,7 @@ def validate(doc, expect_truncated=False, expect_device_ops=False):
 
     launches = defaultdict(list)  # correlation -> host launch slices
     for (pid, tid), slices in lanes.items():
-        if pid < DEVICE_PID_MIN:
+        if pid not in device_pids:
             for e in slices:
                 corr = e.get("args", {}).get("correlation")
                 if corr is not None:
@@ -111,7 +117,7 @@ def validate(doc, expect_truncated=False, expect_device_ops=False):
     skew = 0
     n_device_ops = 0
     for (pid, tid), slices in lanes.items():
-        if pid < DEVICE_PID_MIN:
+        if pid not in device_pids:
             continue
         for op in slices:
             n_device_ops += 1

@@ -8,7 +8,9 @@ Importing it:
    when it was built for this torch, so that
    ``torch.profiler.profile(activities=[CPU, PrivateUse1])`` puts the
    device activity acceltrace records (OpenCL, CUDA, Ascend) into the trace,
-   linked to the ops that launched it (``_plugin``).
+   linked to the ops that launched it (``_plugin``);
+3. gives each rank's trace its ``distributedInfo`` from the launcher's
+   variables when torch.distributed is not initialised (``_distributed``).
 
 The sanitiser works without the plugin; ``plugin_loaded()`` says whether the
 plugin is active and ``plugin_error()`` why not.
@@ -17,6 +19,7 @@ plugin is active and ``plugin_error()`` why not.
 from ._sanitizer import (  # noqa: F401
     apply_metadata_sanitizer_patch, sanitize_json_value, sanitize_value,
     warning_text)
+from ._distributed import apply_distributed_info_patch
 from ._plugin import (  # noqa: F401
     counters, last_errors, load_plugin, plugin_error, plugin_loaded, plugin_path)
 
@@ -34,5 +37,6 @@ def _name_privateuse1_backend():
 
 
 apply_metadata_sanitizer_patch()
+apply_distributed_info_patch()
 if load_plugin():
     _name_privateuse1_backend()

@@ -1,0 +1,187 @@
+"""Ranks, name templates, --metadata JSON and merge, on the bundled example
+(build/bin/vecops) and with launcher variables set by hand (fast; the
+torchrun test is test_distributed.py)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, run_python
+from test_analysers import BIN, LIB, need_build
+
+sys.path.insert(0, os.path.join(REPO, "tests", "trace_check"))
+
+ACT = os.path.join(BIN, "acceltrace")
+VECOPS = os.path.join(BIN, "vecops")
+
+
+def run(args, env=None, cwd=None):
+    full = dict(os.environ)
+    for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+              "SLURM_PROCID"):
+        full.pop(k, None)
+    full.update(env or {})
+    return subprocess.run([ACT] + args, capture_output=True, text=True, env=full, cwd=cwd,
+                          timeout=120)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+@pytest.fixture
+def two_ranks(tmp_path):
+    """A script that runs vecops as rank 0 and rank 1 (torchrun's variables)."""
+    need_build()
+    s = tmp_path / "two.sh"
+    s.write_text("#!/bin/sh\n"
+                 "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 %s >/dev/null &\n"
+                 "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 TAG=b %s >/dev/null\n"
+                 "wait\n" % (VECOPS, VECOPS))
+    s.chmod(0o755)
+    return str(s)
+
+
+def test_template_writes_one_trace_per_process_with_its_rank(two_ranks, tmp_path):
+    r = run(["run", "--no-summary", "-o", str(tmp_path / "t.%r.%q{TAG}.json"), "--", two_ranks])
+    assert r.returncode == 0, r.stderr
+    for rank, name in ((0, "t.0..json"), (1, "t.1.b.json")):
+        d = load(str(tmp_path / name))
+        assert d["distributedInfo"] == {"rank": rank, "local_rank": rank, "world_size": 2,
+                                        "launcher": "torchrun"}
+        assert sum(e.get("cat") == "kernel" for e in d["traceEvents"]) > 0
+        assert len(d["acceltrace"]["processes"]) == 1
+    # HTA's rank pattern: "rank": N with a space
+    with open(str(tmp_path / "t.1.b.json")) as f:
+        assert '"rank": 1' in f.read()
+
+
+def test_without_a_template_one_trace_and_no_rank_for_two_ranks(two_ranks, tmp_path):
+    out = str(tmp_path / "all.json")
+    r = run(["run", "--no-summary", "-o", out, "--", two_ranks])
+    assert r.returncode == 0, r.stderr
+    d = load(out)
+    assert len(d["acceltrace"]["processes"]) == 2
+    assert "distributedInfo" not in d
+    assert any("different ranks" in e for e in d["acceltrace"]["errors"])
+
+
+def test_pids_and_collisions_in_names(two_ranks, tmp_path):
+    r = run(["run", "--no-summary", "-o", str(tmp_path / "same.json%%"), "--", two_ranks])
+    assert r.returncode == 0, r.stderr
+    names = sorted(os.listdir(str(tmp_path)))
+    assert "same.json%" in names and sum(n.startswith("same.") for n in names) == 2, names
+
+
+def test_bad_template_exits_2_before_running(tmp_path):
+    need_build()
+    marker = tmp_path / "ran"
+    r = run(["run", "-o", str(tmp_path / "t.%x.json"), "--", "touch", str(marker)])
+    assert r.returncode == 2 and "%x" in r.stderr
+    assert not marker.exists()
+
+
+def test_metadata_json_rule(tmp_path):
+    need_build()
+    out = str(tmp_path / "m.json")
+    r = run(["run", "--no-summary", "-o", out, "--metadata", 'distributedInfo={"rank": 3}',
+             "--metadata", "ver=1.10", "--metadata", "n=5", "--metadata", "l=[1, 2]",
+             "--metadata", "bad={nope", "--", VECOPS], env={"RANK": "0"})
+    assert r.returncode == 0, r.stderr
+    d = load(out)
+    assert d["distributedInfo"] == {"rank": 3}  # the user's wins over the launcher's
+    assert d["ver"] == "1.10" and d["n"] == "5" and d["l"] == [1, 2] and d["bad"] == "{nope"
+
+
+def test_in_process_session_records_its_rank(tmp_path):
+    need_build()
+    out = str(tmp_path / "s.json")
+    rc, _, err = run_python("import acceltrace\n"
+                            "with acceltrace.profile(output=%r):\n"
+                            "    acceltrace.mark('x') if hasattr(acceltrace, 'mark') else None\n"
+                            % out, env={"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "4"})
+    assert rc == 0, err
+    assert load(out)["distributedInfo"] == {"rank": 2, "world_size": 4, "launcher": "openmpi"}
+
+
+def test_run_trace_has_a_process_slice_for_tensorboard(tmp_path):
+    need_build()
+    out = str(tmp_path / "p.json")
+    assert run(["run", "--no-summary", "-o", out, "--", VECOPS]).returncode == 0
+    d = load(out)
+    procs = [e for e in d["traceEvents"] if e.get("cat") == "cpu_op"]
+    assert len(procs) == 1 and procs[0]["name"] == "vecops"
+    host = [e for e in d["traceEvents"] if e.get("ph") == "X" and e["pid"] == procs[0]["pid"]]
+    assert min(e["ts"] for e in host) >= procs[0]["ts"]
+    assert max(e["ts"] + e["dur"] for e in host) <= procs[0]["ts"] + procs[0]["dur"] + 0.001
+    # no host call: the summary (after run, and of the file) leaves it out
+    r = run(["summary", out])
+    assert r.returncode == 0 and "vecops" not in r.stdout, r.stdout
+    r = run(["run", "-f", "-o", out, "--", VECOPS])
+    assert r.returncode == 0 and "  vecops " not in r.stderr, r.stderr
+
+
+def _two_traces(tmp_path):
+    a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    assert run(["run", "--no-summary", "-o", a, "--", VECOPS], env={"RANK": "0"}).returncode == 0
+    assert run(["run", "--no-summary", "-o", b, "--", VECOPS], env={"RANK": "1"}).returncode == 0
+    return a, b
+
+
+def test_merge_of_one_boot_is_exact(tmp_path):
+    import validate_trace
+    need_build()
+    a, b = _two_traces(tmp_path)
+    out = str(tmp_path / "m.json")
+    r = run(["merge", "-o", out, a, b])
+    assert r.returncode == 0, r.stderr
+    m = load(out)
+    assert validate_trace.validate(m) == []
+    al = m["acceltrace"]["merge"]["alignment"]
+    assert al == {"method": "monotonic clock (one boot)", "error_bound_ns": 0}
+    # b ran after a: its first event is later by what the clocks say
+    da, db = load(a), load(b)
+    shift = (db["acceltrace"]["clock"]["base_monotonic_ns"]
+             - da["acceltrace"]["clock"]["base_monotonic_ns"]) / 1000.0
+    ins = m["acceltrace"]["merge"]["inputs"]
+    assert ins[1]["shift_us"] - ins[0]["shift_us"] == pytest.approx(shift, abs=0.002)
+    assert run(["merge", "-o", out, a, b]).returncode == 2  # exists: not overwritten
+
+
+def test_merge_across_hosts_states_its_bound(tmp_path):
+    need_build()
+    a, b = _two_traces(tmp_path)
+    db = load(b)
+    db["acceltrace"]["host"]["boot_id"] = "another-host"
+    with open(b, "w") as f:
+        json.dump(db, f)
+    da = load(a)
+    out = str(tmp_path / "m.json")
+    assert run(["merge", "-o", out, a, b]).returncode == 0
+    al = load(out)["acceltrace"]["merge"]["alignment"]
+    assert al["method"] == "wall clock"
+    errs = sorted(d["acceltrace"]["clock"]["anchor"]["error_ns"] for d in (da, db))
+    assert al["error_bound_ns"] == sum(errs)
+    assert "NTP" in al["assumes"]
+    # wall-clock shifts follow the anchors
+    ins = load(out)["acceltrace"]["merge"]["inputs"]
+
+    def wall0(d):
+        c = d["acceltrace"]["clock"]
+        return c["anchor"]["realtime_ns"] + c["base_monotonic_ns"] - c["anchor"]["monotonic_ns"]
+    assert ins[1]["shift_us"] - ins[0]["shift_us"] == pytest.approx(
+        (wall0(db) - wall0(da)) / 1000.0, abs=0.002)
+
+
+def test_merge_refuses_what_is_not_a_trace(tmp_path):
+    need_build()
+    bad = tmp_path / "x.json"
+    bad.write_text("{\"no\": 1}")
+    r = run(["merge", "-o", str(tmp_path / "m.json"), str(bad)])
+    assert r.returncode == 2 and "not a Chrome trace" in r.stderr
+    bad.write_text("{")
+    assert run(["merge", "-o", str(tmp_path / "m.json"), str(bad)]).returncode == 2

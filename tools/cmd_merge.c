@@ -1,0 +1,436 @@
+/*
+ * cmd_merge.c -- `acceltrace merge A.json B.json ... -o ALL.json`: one
+ * trace of several (one per rank, as `run -o 'trace.%r.json'` or
+ * torch.profiler in each rank writes them), each input a process group of
+ * its own, on one time axis.
+ *
+ * Time: traces of one boot (acceltrace's acceltrace.host.boot_id) align
+ * exactly on the timeline clock they share (acceltrace.clock.
+ * base_monotonic_ns); otherwise on the wall clock, through each trace's
+ * anchor (acceltrace.clock.anchor: a wall-clock reading bracketed by two of
+ * the timeline clock) or, for traces without one (torch.profiler's),
+ * baseTimeNanoseconds. The merged trace states which, and the bound of the
+ * error the anchors allow (acceltrace.merge.alignment).
+ *
+ * Processes: every pid of an input maps to a pid no other input uses
+ * (device pids stay below 64 while they can, as the TensorBoard plugin
+ * wants them, with args.device following), named "rank R · ...", device
+ * processes sorted input by input below the hosts; flow and async ids are
+ * made unique per input.
+ *
+ * Inputs are read with jansson (whole documents: a merge holds them all).
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+
+#define ID_STRIDE   10000000000LL
+#define SMALL_PIDS  64
+#define DEVICE_SORT 5000000LL
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: acceltrace merge [-f] -o OUT.json TRACE.json TRACE.json ...\n"
+               "\n"
+               "Merge traces (one per rank or process; acceltrace's or torch.profiler's)\n"
+               "into one: each input becomes a process group named by its rank\n"
+               "(distributedInfo.rank, else its position), on one time axis. Traces of\n"
+               "one boot align exactly on their shared clock; others through their\n"
+               "wall-clock anchors; the merged trace states the alignment and its\n"
+               "error bound under acceltrace.merge.\n"
+               "\n"
+               "  -o, --output FILE   the merged trace\n"
+               "  -f, --force         overwrite FILE\n"
+               "  -h, --help          show this help\n");
+}
+
+typedef struct input {
+    const char *path;
+    json_t *doc;
+    json_t *events;
+    long long rank;
+    const char *boot;     /* acceltrace.host.boot_id or NULL */
+    int has_mono;         /* base_monotonic_ns known */
+    long long mono0;      /* timeline clock of ts 0 */
+    long long wall0;      /* wall clock of ts 0 */
+    long long anchor_err; /* -1: unknown */
+    double min_ts;        /* earliest ts, us */
+    json_t *pidmap;       /* old pid (as text) -> new pid */
+} input;
+
+static long long get_ll(json_t *o, const char *k, int *ok)
+{
+    json_t *v = json_object_get(o, k);
+    if (json_is_integer(v))
+        return (long long)json_integer_value(v);
+    if (json_is_real(v))
+        return (long long)json_real_value(v);
+    *ok = 0;
+    return 0;
+}
+
+/* Reads one input and its clock facts. */
+static int input_load(input *in, const char *path, int position)
+{
+    json_error_t e;
+    in->path = path;
+    in->doc = json_load_file(path, JSON_DECODE_ANY, &e);
+    if (!in->doc) {
+        fprintf(stderr, "acceltrace: merge: %s:%d: %s\n", path, e.line, e.text);
+        return -1;
+    }
+    if (json_is_array(in->doc)) { /* the bare-array form */
+        json_t *obj = json_object();
+        json_object_set_new(obj, "traceEvents", in->doc);
+        in->doc = obj;
+    }
+    in->events = json_object_get(in->doc, "traceEvents");
+    if (!json_is_object(in->doc) || !json_is_array(in->events)) {
+        fprintf(stderr, "acceltrace: merge: %s: not a Chrome trace (no traceEvents)\n", path);
+        return -1;
+    }
+    int ok = 1;
+    json_t *dist = json_object_get(in->doc, "distributedInfo");
+    in->rank = json_is_object(dist) ? get_ll(dist, "rank", &ok) : position;
+    if (!ok)
+        in->rank = position;
+    ok = 1;
+    in->wall0 = get_ll(in->doc, "baseTimeNanoseconds", &ok);
+    json_t *tool = json_object_get(in->doc, "acceltrace");
+    json_t *clock = json_object_get(tool, "clock");
+    json_t *anchor = json_object_get(clock, "anchor");
+    in->boot = json_string_value(json_object_get(json_object_get(tool, "host"), "boot_id"));
+    if (in->boot && !*in->boot)
+        in->boot = NULL;
+    ok = 1;
+    in->mono0 = get_ll(clock, "base_monotonic_ns", &ok);
+    in->has_mono = ok && json_is_object(clock);
+    in->anchor_err = -1;
+    ok = 1;
+    long long am = get_ll(anchor, "monotonic_ns", &ok), aw = get_ll(anchor, "realtime_ns", &ok),
+              ae = get_ll(anchor, "error_ns", &ok);
+    if (ok && in->has_mono && json_is_object(anchor)) {
+        in->wall0 = aw + (in->mono0 - am); /* the wall clock of ts 0, through the anchor */
+        in->anchor_err = ae;
+    }
+    in->min_ts = 0;
+    int first = 1;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(in->events, i, ev)
+    {
+        json_t *ts = json_object_get(ev, "ts");
+        if (!json_is_number(ts))
+            continue;
+        double t = json_number_value(ts);
+        if (first || t < in->min_ts)
+            in->min_ts = t;
+        first = 0;
+    }
+    in->pidmap = json_object();
+    return 0;
+}
+
+/* ---- pids ----------------------------------------------------------------- */
+
+typedef struct pids {
+    json_t *used; /* new pid (as text) -> true */
+    long long next_host;
+    long long next_device;
+} pids;
+
+static int pid_used(pids *p, long long v)
+{
+    char k[32];
+    snprintf(k, sizeof(k), "%lld", v);
+    return json_object_get(p->used, k) != NULL;
+}
+
+static void pid_take(pids *p, long long v)
+{
+    char k[32];
+    snprintf(k, sizeof(k), "%lld", v);
+    json_object_set_new(p->used, k, json_true());
+}
+
+/* The merged trace's pid for `old` of input `in` (an integer, or a string
+ * pid such as kineto's "Spans", which gets the rank appended). */
+static json_t *pid_map(pids *p, input *in, json_t *old)
+{
+    char key[64];
+    if (json_is_integer(old))
+        snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(old));
+    else if (json_is_string(old))
+        snprintf(key, sizeof(key), "s:%s", json_string_value(old));
+    else
+        return json_incref(old);
+    json_t *have = json_object_get(in->pidmap, key);
+    if (have)
+        return json_incref(have);
+    json_t *nv;
+    if (json_is_string(old)) {
+        char s[256];
+        snprintf(s, sizeof(s), "%s (rank %lld)", json_string_value(old), in->rank);
+        nv = json_string(s);
+    } else {
+        long long v = (long long)json_integer_value(old), n = v;
+        if (pid_used(p, v)) {
+            if (v < SMALL_PIDS) { /* a device: the lowest free small pid */
+                n = -1;
+                for (long long c = 0; c < SMALL_PIDS && n < 0; c++)
+                    if (!pid_used(p, c))
+                        n = c;
+                if (n < 0)
+                    while (pid_used(p, n = p->next_device++))
+                        ;
+            } else {
+                while (pid_used(p, n = p->next_host++))
+                    ;
+            }
+        }
+        pid_take(p, n);
+        nv = json_integer(n);
+    }
+    json_object_set_new(in->pidmap, key, nv);
+    return json_incref(nv);
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+/* Pids whose process sorts among devices (sort index >= 5000000). */
+static json_t *device_pids_of(input *in)
+{
+    json_t *out = json_object();
+    size_t i;
+    json_t *ev;
+    json_array_foreach(in->events, i, ev)
+    {
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        json_t *pid = json_object_get(ev, "pid");
+        int ok = 1;
+        if (name && !strcmp(name, "process_sort_index") && json_is_integer(pid) &&
+            get_ll(json_object_get(ev, "args"), "sort_index", &ok) >= DEVICE_SORT && ok) {
+            char k[32];
+            snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(pid));
+            json_object_set_new(out, k, json_true());
+        }
+    }
+    return out;
+}
+
+/* Rewrites one event of input `in` (number k) for the merged trace. */
+static void event_map(pids *p, input *in, int k, json_t *ev, double shift_us, json_t *device_pids)
+{
+    json_t *pid = json_object_get(ev, "pid");
+    (void)device_pids;
+    if (pid) {
+        json_t *np = pid_map(p, in, pid);
+        json_t *args = json_object_get(ev, "args");
+        json_t *dev = json_object_get(args, "device");
+        /* kineto's pairing (pid == args.device) survives the new pid */
+        if (json_is_integer(dev) && json_is_integer(pid) && json_equal(dev, pid))
+            json_object_set(args, "device", np);
+        json_object_set_new(ev, "pid", np);
+    }
+    json_t *ts = json_object_get(ev, "ts");
+    if (json_is_number(ts))
+        json_object_set_new(ev, "ts", json_real(json_number_value(ts) + shift_us));
+    json_t *id = json_object_get(ev, "id");
+    if (json_is_integer(id))
+        json_object_set_new(ev, "id", json_integer(k * ID_STRIDE + json_integer_value(id)));
+    const char *name = json_string_value(json_object_get(ev, "name"));
+    const char *ph = json_string_value(json_object_get(ev, "ph"));
+    if (!name || !ph || strcmp(ph, "M"))
+        return;
+    json_t *args = json_object_get(ev, "args");
+    if (!strcmp(name, "process_name") && json_is_string(json_object_get(args, "name"))) {
+        char s[512];
+        snprintf(s, sizeof(s), "rank %lld \xc2\xb7 %s", in->rank,
+                 json_string_value(json_object_get(args, "name")));
+        json_object_set_new(args, "name", json_string(s));
+    } else if (!strcmp(name, "process_sort_index")) {
+        int ok = 1;
+        long long si = get_ll(args, "sort_index", &ok);
+        /* Devices of input k sort together, after every host, input by
+         * input (a sort index of 5000000 or more marks a device process). */
+        if (ok && si >= DEVICE_SORT)
+            json_object_set_new(args, "sort_index",
+                                json_integer(DEVICE_SORT + k * 1000 + (si - DEVICE_SORT) % 1000));
+    }
+}
+
+/* ---- the whole merge ------------------------------------------------------ */
+
+typedef struct alignment {
+    int monotonic;       /* one boot: the shared clock */
+    long long bound_ns;  /* -1: unknown */
+    const char *assumes; /* NULL: nothing */
+} alignment;
+
+static alignment align_inputs(input *in, int n)
+{
+    alignment a = {1, 0, NULL};
+    for (int i = 0; i < n; i++)
+        if (!in[i].has_mono || !in[i].boot || strcmp(in[i].boot, in[0].boot))
+            a.monotonic = 0;
+    if (a.monotonic)
+        return a;
+    /* Through the wall clock: two inputs disagree by at most the sum of
+     * their anchors' errors; across hosts, plus their clocks' offset. */
+    long long e1 = 0, e2 = 0;
+    for (int i = 0; i < n; i++) {
+        if (in[i].anchor_err < 0) {
+            a.bound_ns = -1;
+            break;
+        }
+        if (in[i].anchor_err > e1) {
+            e2 = e1;
+            e1 = in[i].anchor_err;
+        } else if (in[i].anchor_err > e2) {
+            e2 = in[i].anchor_err;
+        }
+    }
+    if (a.bound_ns >= 0)
+        a.bound_ns = e1 + e2;
+    if (a.bound_ns < 0)
+        a.assumes = "traces without a clock anchor (torch.profiler's) are placed by their "
+                    "baseTimeNanoseconds, whose error they do not state; traces of several hosts "
+                    "also assume the hosts' wall clocks agree (NTP/PTP)";
+    else
+        a.assumes = "the hosts' wall clocks agree (NTP/PTP); their offset is not measured and "
+                    "adds to the bound";
+    return a;
+}
+
+static long long zero_of(const input *in, const alignment *a)
+{
+    return a->monotonic ? in->mono0 : in->wall0;
+}
+
+static json_t *merge_doc(input *in, int n, const alignment *a)
+{
+    /* The earliest event of all, on the chosen clock, becomes ts 0. */
+    long long base = 0;
+    for (int i = 0; i < n; i++) {
+        long long t = zero_of(&in[i], a) + (long long)(in[i].min_ts * 1000.0);
+        if (!i || t < base)
+            base = t;
+    }
+    pids p = {json_object(), 4194304 + 1, DEVICE_SORT};
+    json_t *events = json_array(), *props = json_array(), *report = json_array();
+    long long wall_base = 0;
+    for (int k = 0; k < n; k++) {
+        double shift = (double)(zero_of(&in[k], a) - base) / 1000.0;
+        if (!k || in[k].anchor_err >= 0)
+            wall_base = in[k].wall0 + (base - zero_of(&in[k], a));
+        json_t *dpids = device_pids_of(&in[k]);
+        size_t i;
+        json_t *ev;
+        json_array_foreach(in[k].events, i, ev)
+        {
+            if (!json_is_object(ev))
+                continue;
+            event_map(&p, &in[k], k, ev, shift, dpids);
+            json_array_append(events, ev);
+        }
+        json_decref(dpids);
+        json_t *dp = json_object_get(in[k].doc, "deviceProperties");
+        json_array_foreach(dp, i, ev)
+        {
+            json_t *c = json_deep_copy(ev);
+            json_t *pid = json_object_get(c, "pid");
+            if (json_is_integer(pid)) {
+                char key[32];
+                snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(pid));
+                json_t *np = json_object_get(in[k].pidmap, key);
+                if (np)
+                    json_object_set(c, "pid", np);
+            }
+            json_object_set_new(c, "rank", json_integer(in[k].rank));
+            json_array_append_new(props, c);
+        }
+        json_array_append_new(report, json_pack("{s:s,s:I,s:f,s:o}", "file", in[k].path, "rank",
+                                                (json_int_t)in[k].rank, "shift_us", shift, "pids",
+                                                json_incref(in[k].pidmap)));
+    }
+    json_decref(p.used);
+    json_t *al =
+        json_pack("{s:s}", "method", a->monotonic ? "monotonic clock (one boot)" : "wall clock");
+    json_object_set_new(al, "error_bound_ns",
+                        a->bound_ns >= 0 ? json_integer(a->bound_ns) : json_null());
+    if (a->assumes)
+        json_object_set_new(al, "assumes", json_string(a->assumes));
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schemaVersion", json_integer(1));
+    json_object_set_new(doc, "traceName", json_string("acceltrace merge"));
+    json_object_set_new(doc, "displayTimeUnit", json_string("ms"));
+    json_object_set_new(doc, "baseTimeNanoseconds", json_integer(wall_base));
+    json_object_set_new(doc, "deviceProperties", props);
+    json_object_set_new(doc, "traceEvents", events);
+    json_object_set_new(doc, "acceltrace",
+                        json_pack("{s:{s:o,s:o}}", "merge", "inputs", report, "alignment", al));
+    return doc;
+}
+
+int act_cmd_merge(int argc, char **argv)
+{
+    static const struct option longs[] = {{"output", required_argument, NULL, 'o'},
+                                          {"force", no_argument, NULL, 'f'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    const char *out = NULL;
+    int force = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:fh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'f': force = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    int n = argc - optind;
+    if (!out || n < 1) {
+        fprintf(stderr, "acceltrace: merge: %s\n",
+                !out ? "-o OUT.json is required" : "no input traces given");
+        usage(stderr);
+        return 2;
+    }
+    struct stat st;
+    if (!force && stat(out, &st) == 0) {
+        fprintf(stderr, "acceltrace: merge: '%s' exists; use --force to overwrite it\n", out);
+        return 2;
+    }
+    input *in = calloc((size_t)n, sizeof(*in));
+    int rc = in ? 0 : 2;
+    for (int i = 0; !rc && i < n; i++)
+        if (input_load(&in[i], argv[optind + i], i))
+            rc = 2;
+    if (!rc) {
+        alignment a = align_inputs(in, n);
+        json_t *doc = merge_doc(in, n, &a);
+        char tmp[4200];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+        if (json_dump_file(doc, tmp, JSON_COMPACT) || rename(tmp, out)) {
+            fprintf(stderr, "acceltrace: merge: cannot write %s\n", out);
+            remove(tmp);
+            rc = 2;
+        } else {
+            fprintf(stderr, "acceltrace: merged %d traces into %s (aligned on the %s)\n", n, out,
+                    a.monotonic ? "monotonic clock of one boot" : "wall clock");
+        }
+        json_decref(doc);
+    }
+    for (int i = 0; in && i < n; i++) {
+        json_decref(in[i].doc);
+        json_decref(in[i].pidmap);
+    }
+    free(in);
+    return rc;
+}
