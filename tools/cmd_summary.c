@@ -90,8 +90,7 @@ static int load_all(act_summary *s, char **paths, int n)
     for (int i = 0; i < n; i++) {
         char err[1024];
         progress p = {now_s(), 0, 0, paths[i]};
-        int rc = act_summary_load_json(s, paths[i], err, sizeof(err), tty ? on_progress : NULL,
-                                       &p);
+        int rc = act_summary_load_json(s, paths[i], err, sizeof(err), tty ? on_progress : NULL, &p);
         if (p.shown)
             fprintf(stderr, "\r\033[K");
         if (rc) {
@@ -132,8 +131,7 @@ int act_cmd_summary(int argc, char **argv)
                 return usage_error("--timeunit wants ns, us, ms or s, not '%s'", optarg);
             break;
         case 'h': fputs(help_text, stdout); return 0;
-        default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+        default: return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
     int n = argc - optind;

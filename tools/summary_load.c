@@ -383,8 +383,8 @@ static int cb_end_any(void *c)
 }
 
 static const yajl_callbacks callbacks = {
-    cb_null, cb_bool, NULL, NULL, cb_number, cb_string, cb_start_map, cb_key, cb_end_any,
-    cb_start_array, cb_end_any,
+    cb_null,      cb_bool, NULL,       NULL,           cb_number,  cb_string,
+    cb_start_map, cb_key,  cb_end_any, cb_start_array, cb_end_any,
 };
 
 /* yajl's allocations fail visibly: an out-of-memory is reported as such. */
@@ -458,7 +458,9 @@ static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, c
         int zerr = 0;
         const char *m = gzerror(gz, &zerr);
         snprintf(err, errlen, "%s: %s", path,
-                 zerr == Z_ERRNO ? strerror(errno) : m ? m : "read error");
+                 zerr == Z_ERRNO ? strerror(errno)
+                 : m             ? m
+                                 : "read error");
         return zerr == Z_MEM_ERROR ? ACT_E_NOMEM : ACT_E_IO;
     }
     if (st == yajl_status_ok)
@@ -469,10 +471,10 @@ static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, c
     }
     if (st != yajl_status_ok) {
         unsigned char *m = yajl_get_error(h, 0, buf, (size_t)n > 0 ? (size_t)n : 0);
-        snprintf(err, errlen, "%s: not valid JSON (%s, near byte %llu)", path,
-                 m ? (char *)m : "parse error",
-                 (unsigned long long)(total - (n > 0 ? (unsigned)n : 0) +
-                                      yajl_get_bytes_consumed(h)));
+        snprintf(
+            err, errlen, "%s: not valid JSON (%s, near byte %llu)", path,
+            m ? (char *)m : "parse error",
+            (unsigned long long)(total - (n > 0 ? (unsigned)n : 0) + yajl_get_bytes_consumed(h)));
         if (m)
             yajl_free_error(h, m);
         return ACT_E_FORMAT;

@@ -187,8 +187,8 @@ static int group_of(act_summary *s, uint64_t pid, uint32_t *id)
         }
     if (grow((void **)&s->gr, &s->cap_gr, s->n_gr + 1, sizeof(*s->gr)))
         return ACT_E_NOMEM;
-    s->gr[s->n_gr] = (act_sum_group){.src = s->cur_src, .pid = pid, .first = INFINITY,
-                                     .last = -INFINITY};
+    s->gr[s->n_gr] =
+        (act_sum_group){.src = s->cur_src, .pid = pid, .first = INFINITY, .last = -INFINITY};
     *id = (uint32_t)s->n_gr++;
     return 0;
 }
@@ -206,8 +206,8 @@ static int intern_lane(act_summary *s, uint64_t pid, uint64_t tid, int device, u
     uint32_t g;
     if (group_of(s, pid, &g) || grow((void **)&s->ln, &s->cap_ln, s->n_ln + 1, sizeof(*s->ln)))
         return ACT_E_NOMEM;
-    s->ln[s->n_ln] = (act_sum_lane){.key_pid = pid, .key_tid = tid, .src = s->cur_src,
-                                    .group = g, .device = device};
+    s->ln[s->n_ln] = (act_sum_lane){
+        .key_pid = pid, .key_tid = tid, .src = s->cur_src, .group = g, .device = device};
     *id = (uint32_t)s->n_ln++;
     *slot = *id + 1;
     return 0;
@@ -298,12 +298,12 @@ int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t
     if (!s->want_ranges || !ext)
         return 0;
     uint32_t nid;
-    if (intern_name(s, name, len, 0, &nid) || idx_grow(&s->rg_idx, &s->cap_ridx, s->n_rg, s,
-                                                       range_hash))
+    if (intern_name(s, name, len, 0, &nid) ||
+        idx_grow(&s->rg_idx, &s->cap_ridx, s->n_rg, s, range_hash))
         return ACT_E_NOMEM;
-    uint32_t *slot = idx_find(s->rg_idx, s->cap_ridx, hash_bytes(1469598103934665603ull, &ext,
-                                                                 sizeof(ext)),
-                              s, range_eq, &ext);
+    uint32_t *slot =
+        idx_find(s->rg_idx, s->cap_ridx, hash_bytes(1469598103934665603ull, &ext, sizeof(ext)), s,
+                 range_eq, &ext);
     if (*slot) {
         s->rg[*slot - 1].name = nid;
         return 0;
@@ -319,9 +319,9 @@ uint32_t act_summary_range_name(act_summary *s, uint64_t ext)
 {
     if (!ext || !s->n_rg)
         return UINT32_MAX;
-    uint32_t *slot = idx_find(s->rg_idx, s->cap_ridx, hash_bytes(1469598103934665603ull, &ext,
-                                                                 sizeof(ext)),
-                              s, range_eq, &ext);
+    uint32_t *slot =
+        idx_find(s->rg_idx, s->cap_ridx, hash_bytes(1469598103934665603ull, &ext, sizeof(ext)), s,
+                 range_eq, &ext);
     return *slot ? s->rg[*slot - 1].name : UINT32_MAX;
 }
 
@@ -595,4 +595,3 @@ int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range)
     act_summary_free(s);
     return rc;
 }
-

@@ -82,5 +82,4 @@ int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range);
 int act_summary_add_events(act_summary *s, const act_timeline *tl);
 void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range);
 
-
 #endif

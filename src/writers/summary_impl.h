@@ -69,7 +69,7 @@ typedef struct act_sum_group {
 
 typedef struct act_sum_src {
     char *path;
-    long long rank; /* distributedInfo.rank, -1 = none */
+    long long rank;   /* distributedInfo.rank, -1 = none */
     json_t *counters; /* owned "acceltrace" object, or NULL */
 } act_sum_src;
 

@@ -231,12 +231,13 @@ static size_t range_rows(act_summary *s, prow *rows)
     for (size_t i = 0; i < s->n_nm; i++) {
         const act_sum_rrow *r = &s->nm[i].by_range;
         if (r->count)
-            rows[nr++] = (prow){(uint32_t)i, s->nm[i].s, r->count, r->total, r->total, r->min,
-                                r->max, NULL};
+            rows[nr++] =
+                (prow){(uint32_t)i, s->nm[i].s, r->count, r->total, r->total, r->min, r->max, NULL};
     }
     if (s->no_range.count)
-        rows[nr++] = (prow){UINT32_MAX, "(no range)", s->no_range.count, s->no_range.total,
-                            s->no_range.total, s->no_range.min, s->no_range.max, NULL};
+        rows[nr++] =
+            (prow){UINT32_MAX,        "(no range)",    s->no_range.count, s->no_range.total,
+                   s->no_range.total, s->no_range.min, s->no_range.max,   NULL};
     if (nr)
         qsort(rows, nr, sizeof(*rows), by_total);
     return nr;
@@ -350,9 +351,8 @@ static int numw(double v, int prec)
     return snprintf(b, sizeof(b), "%.*f", prec, v);
 }
 
-static void print_ops(FILE *f, const char *title, prow *rows, size_t nr, double busy,
-                      size_t lanes, int with_self, int with_lanes, const act_summary_fmt *fmt,
-                      int width)
+static void print_ops(FILE *f, const char *title, prow *rows, size_t nr, double busy, size_t lanes,
+                      int with_self, int with_lanes, const act_summary_fmt *fmt, int width)
 {
     int u = fmt->unit, pr = unit_prec[u];
     double k = unit_scale[u];
@@ -371,8 +371,8 @@ static void print_ops(FILE *f, const char *title, prow *rows, size_t nr, double 
     snprintf(h[3], 16, "mean %s", unit_name[u]);
     snprintf(h[4], 16, "min %s", unit_name[u]);
     snprintf(h[5], 16, "max %s", unit_name[u]);
-    tcol c[7] = {{"count", 5, 1}, {h[1], 0, 1},      {h[2], 0, with_self}, {h[3], 0, 1},
-                 {h[4], 0, 1},    {h[5], 0, 1},      {"busy%", 6, 1}};
+    tcol c[7] = {{"count", 5, 1}, {h[1], 0, 1}, {h[2], 0, with_self}, {h[3], 0, 1},
+                 {h[4], 0, 1},    {h[5], 0, 1}, {"busy%", 6, 1}};
     for (int j = 1; j < 6; j++)
         c[j].w = (int)strlen(c[j].head);
     for (size_t i = 0; i < nr; i++) {
@@ -426,8 +426,10 @@ static void print_groups(FILE *f, const act_summary *s, const act_summary_fmt *f
     pgroup *g = calloc(cap, sizeof(*g));
     if (!g)
         return;
-    size_t n = groups_of(s, g);
-    if (n >= 2) {
+    size_t n = groups_of(s, g), hosts_seen = 0;
+    for (size_t i = 0; i < n; i++)
+        hosts_seen += g[i].host_slices > 0;
+    if (n >= 2 && (s->n_src > 1 || hosts_seen >= 2)) {
         int u = fmt->unit, pr = unit_prec[u];
         double k = unit_scale[u];
         int per_src = s->n_src > 1;
@@ -465,8 +467,9 @@ static void print_groups(FILE *f, const act_summary *s, const act_summary_fmt *f
         }
         double a = span_of(&g[fast]), b = span_of(&g[slow]);
         char line[160];
-        int l = snprintf(line, sizeof(line), "  spread of span: %.*f..%.*f %s (%+.1f%%), slowest: ",
-                         pr, a * k, pr, b * k, unit_name[u], a > 0 ? 100.0 * (b - a) / a : 0.0);
+        int l =
+            snprintf(line, sizeof(line), "  spread of span: %.*f..%.*f %s (%+.1f%%), slowest: ", pr,
+                     a * k, pr, b * k, unit_name[u], a > 0 ? 100.0 * (b - a) / a : 0.0);
         fit(g[slow].label, width - l > 12 ? (size_t)(width - l) : 12);
         fprintf(f, "%s%s\n", line, g[slow].label);
     }
@@ -614,16 +617,15 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void csv_rows(FILE *f, const char *sec, prow *rows, size_t nr, double busy, double k,
-                     int pr)
+static void csv_rows(FILE *f, const char *sec, prow *rows, size_t nr, double busy, double k, int pr)
 {
     for (size_t i = 0; i < nr; i++) {
         const prow *r = &rows[i];
         fprintf(f, "%s,", sec);
         csv_field(f, r->full);
         fprintf(f, ",%llu,%.*f,%.*f,%.*f,%.*f,%.*f,%.3f\n", (unsigned long long)r->count, pr,
-                r->total * k, pr, r->self * k, pr, r->total / (double)r->count * k, pr,
-                r->min * k, pr, r->max * k, busy > 0 ? 100.0 * r->total / busy : 0.0);
+                r->total * k, pr, r->self * k, pr, r->total / (double)r->count * k, pr, r->min * k,
+                pr, r->max * k, busy > 0 ? 100.0 * r->total / busy : 0.0);
     }
 }
 
@@ -648,8 +650,9 @@ static void print_csv(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow 
     pgroup *g = calloc(cap ? cap : 1, sizeof(*g));
     size_t n = g ? groups_of(s, g) : 0;
     if (n >= 2) {
-        fprintf(f, "\n%s,device_ops,host_slices,span_%s,device_busy_%s,device_total_%s,"
-                   "host_busy_%s\n",
+        fprintf(f,
+                "\n%s,device_ops,host_slices,span_%s,device_busy_%s,device_total_%s,"
+                "host_busy_%s\n",
                 s->n_src > 1 ? "rank" : "process", u, u, u, u);
         for (size_t i = 0; i < n; i++) {
             csv_field(f, g[i].label);
@@ -693,12 +696,12 @@ static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow
     json_object_set_new(o, "timeunit", json_string(unit_name[fmt->unit]));
     size_t nr = rows_of(s, 1, rows);
     json_object_set_new(o, "device",
-                        json_pack("{s:f,s:I,s:o}", "busy", db * k, "lanes", (json_int_t)dl,
-                                  "rows", json_rows(rows, nr, db, k)));
+                        json_pack("{s:f,s:I,s:o}", "busy", db * k, "lanes", (json_int_t)dl, "rows",
+                                  json_rows(rows, nr, db, k)));
     nr = rows_of(s, 0, rows);
     json_object_set_new(o, "host",
-                        json_pack("{s:f,s:I,s:o}", "busy", hb * k, "lanes", (json_int_t)hl,
-                                  "rows", json_rows(rows, nr, hb, k)));
+                        json_pack("{s:f,s:I,s:o}", "busy", hb * k, "lanes", (json_int_t)hl, "rows",
+                                  json_rows(rows, nr, hb, k)));
     if (fmt->by_range) {
         nr = range_rows(s, rows);
         json_object_set_new(o, "by_range", json_rows(rows, nr, db, k));
@@ -710,10 +713,9 @@ static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow
     for (size_t i = 0; i < n; i++)
         json_array_append_new(
             pa, json_pack("{s:s,s:I,s:I,s:f,s:f,s:f,s:f}", "label", g[i].label, "device_ops",
-                          (json_int_t)g[i].dev_slices, "host_slices",
-                          (json_int_t)g[i].host_slices, "span", span_of(&g[i]) * k, "device_busy",
-                          g[i].dev_busy * k, "device_total", g[i].dev_total * k, "host_busy",
-                          g[i].host_busy * k));
+                          (json_int_t)g[i].dev_slices, "host_slices", (json_int_t)g[i].host_slices,
+                          "span", span_of(&g[i]) * k, "device_busy", g[i].dev_busy * k,
+                          "device_total", g[i].dev_total * k, "host_busy", g[i].host_busy * k));
     free(g);
     json_object_set_new(o, s->n_src > 1 ? "ranks" : "processes", pa);
     json_object_set_new(o, "late_slices", json_integer((json_int_t)s->late));
