@@ -21,6 +21,7 @@
 
 #define MAX_CAPTURE_DEPTH 64
 #define NAME_MAX_BYTES    65536
+#define MAX_NESTING       1000 /* deeper than Python's json reads: not a trace */
 
 enum where { W_TOP_VALUE, W_TOP_OBJ, W_EVENTS, W_EVENT, W_ARGS, W_CAPTURE, W_SKIP };
 enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_EXT, F_ARGNAME };
@@ -48,7 +49,7 @@ typedef struct loader {
     json_t *cap[MAX_CAPTURE_DEPTH + 1];
     char *cap_key[MAX_CAPTURE_DEPTH + 1];
     int cap_depth, cap_what;
-    int nomem;
+    int nomem, nest, too_deep;
     unsigned long long events;
 } loader;
 
@@ -315,6 +316,10 @@ static int push(loader *L, enum where w)
 
 static int cb_start(loader *L, int is_map)
 {
+    if (++L->nest > MAX_NESTING) {
+        L->too_deep = 1;
+        return 0;
+    }
     if (L->skip) {
         L->skip++;
         return 1;
@@ -352,6 +357,7 @@ static int cb_start(loader *L, int is_map)
 
 static int cb_end(loader *L)
 {
+    L->nest--;
     if (L->skip) {
         L->skip--;
         return 1;
@@ -468,6 +474,10 @@ static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, c
     if (L->nomem || alloc_failed) {
         snprintf(err, errlen, "%s: out of memory", path);
         return ACT_E_NOMEM;
+    }
+    if (L->too_deep) {
+        snprintf(err, errlen, "%s: not a trace (nested deeper than %d levels)", path, MAX_NESTING);
+        return ACT_E_FORMAT;
     }
     if (st != yajl_status_ok) {
         unsigned char *m = yajl_get_error(h, 0, buf, (size_t)n > 0 ? (size_t)n : 0);

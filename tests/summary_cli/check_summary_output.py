@@ -90,7 +90,11 @@ with tempfile.TemporaryDirectory() as d:
     if "no spool files: the program recorded nothing" not in out or "and 2 more" not in out:
         fail("error lines not printed (up to 5, then 'and N more'):\n" + out)
     p = run("--names=full", "--timeunit=ms", "--format=json", t1)
-    j = json.loads(p.stdout)
+    try:
+        j = json.loads(p.stdout)
+    except ValueError:
+        j = {"device": {"rows": []}, "host": {"rows": [{"name": "parent", "total": 0, "self": 0}]},
+             "timeunit": None}
     names = sorted(r["name"] for r in j["device"]["rows"])
     if K1 not in names or K2 not in names or j["timeunit"] != "ms":
         fail("json full names / unit: %r" % names)
