@@ -29,6 +29,7 @@
 #include "cmd.h"
 #include "core/config.h"
 #include "core/internal.h"
+#include "help.h"
 #include "timeline/export.h"
 
 #ifndef ACT_LIBDIR_REL
@@ -49,52 +50,25 @@ typedef struct run_opts {
 } run_opts;
 
 /* Options that are nothing but a configuration variable. */
+/* Their help is in help.c (run_opts), with the rest of run's. */
 static const struct {
     const char *option;
     const char *variable;
-    const char *help;
 } env_options[] = {
-    {"buffer-size", "ACCELTRACE_BUFFER_SIZE", "recorder capacity per process (e.g. 64M)"},
-    {"chunk-size", "ACCELTRACE_CHUNK_SIZE", "bytes per thread chunk (e.g. 256K)"},
-    {"hooks", "ACCELTRACE_HOOKS", "hook groups: all, or a comma list (e.g. all,-activity.cupti)"},
-    {"capture-range", "ACCELTRACE_CAPTURE_RANGE", "none | api | nvtx:NAME"},
-    {"delay", "ACCELTRACE_DELAY", "seconds to wait before recording"},
-    {"duration", "ACCELTRACE_DURATION", "seconds to record (0 = until exit)"},
-    {"drain-timeout", "ACCELTRACE_DRAIN_TIMEOUT", "ms to wait for device activity at exit"},
-    {"log", "ACCELTRACE_LOG", "quiet | error | info | debug"},
-    {"mode", "ACCELTRACE_TRACE_MODE", "trace file permissions, octal (default 0600)"},
+    {"buffer-size", "ACCELTRACE_BUFFER_SIZE"},
+    {"chunk-size", "ACCELTRACE_CHUNK_SIZE"},
+    {"hooks", "ACCELTRACE_HOOKS"},
+    {"capture-range", "ACCELTRACE_CAPTURE_RANGE"},
+    {"delay", "ACCELTRACE_DELAY"},
+    {"duration", "ACCELTRACE_DURATION"},
+    {"drain-timeout", "ACCELTRACE_DRAIN_TIMEOUT"},
+    {"log", "ACCELTRACE_LOG"},
+    {"mode", "ACCELTRACE_TRACE_MODE"},
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: acceltrace run [OPTIONS] [--] PROGRAM [ARGS...]\n"
-               "\n"
-               "Run PROGRAM, trace its host calls and device activity, write a Chrome\n"
-               "trace (opens in Perfetto) and print a summary. PROGRAM's output and exit\n"
-               "status are passed through (death by signal N exits with 128+N).\n"
-               "\n"
-               "options:\n"
-               "  -o, --output FILE       trace file (default: PROGRAM.PID.trace.json)\n"
-               "  -f, --force             overwrite FILE if it exists\n"
-               "      --no-summary        do not print the summary on stderr\n"
-               "      --summary-by-range  attribute device time to annotated ranges\n"
-               "      --metadata KEY=VALUE  add a top-level member to the trace (repeatable)\n"
-               "      --preload           intercept OpenCL with LD_PRELOAD instead of the\n"
-               "                          ICD-loader layer (for loaders without layer support;\n"
-               "                          misses programs that dlopen libOpenCL)\n"
-               "      --keep-spool        keep the raw spool directory (its path is printed)\n"
-               "      --cuda              trace CUDA through CUPTI: the CUDA driver loads\n"
-               "                          libacceltrace.so (CUDA_INJECTION64_PATH) at cuInit\n"
-               "      --ascend            trace Ascend NPUs through mspti: preloads\n"
-               "                          $ASCEND_HOME_PATH/lib64/libmspti.so (or\n"
-               "                          $ACCELTRACE_MSPTI_LIB) and libacceltrace.so, which\n"
-               "                          starts the mspti source when the program loads\n");
-    for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
-        fprintf(f, "      --%s=VALUE%*s%s [%s]\n", env_options[i].option,
-                (int)(16 - strlen(env_options[i].option)), "", env_options[i].help,
-                env_options[i].variable);
-    fprintf(f, "  -h, --help              show this help\n");
-}
+/* ACCELTRACE_LOG of this run: quiet silences the launcher's own lines
+ * too, error keeps only failures (docs/configuration.md). */
+static int run_log_level = ACT_LOG_INFO;
 
 /* Directory holding this executable, for finding the library beside it. */
 static int self_dir(char *buf, size_t len)
@@ -152,6 +126,15 @@ static int prepend_env(const char *var, const char *value, const char *sep)
     return rc;
 }
 
+/* Whether `arg` ("--name") is a long option that takes a value. */
+static int is_valued_long(const struct option *longs, const char *arg)
+{
+    for (; arg[0] == '-' && arg[1] == '-' && longs->name; longs++)
+        if (!strcmp(arg + 2, longs->name))
+            return longs->has_arg == required_argument;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
 {
     enum {
@@ -181,14 +164,14 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         longs[nl++] =
             (struct option){env_options[i].option, required_argument, NULL, OPT_ENV + (int)i};
     optind = 1;
-    opterr = 1;
+    opterr = 0; /* one line of our own instead of getopt's "run: ..." */
     int c, li;
     /* '+': stop at the first non-option, which is the program. */
     while ((c = getopt_long(argc, argv, "+o:fh", longs, &li)) != -1) {
         switch (c) {
         case 'o': o->out = optarg; break;
         case 'f': o->force = 1; break;
-        case 'h': usage(stdout); exit(0);
+        case 'h': act_help_print("run", stdout); exit(0);
         case OPT_NO_SUMMARY: o->summary = 0; break;
         case OPT_BY_RANGE: o->by_range = 1; break;
         case OPT_PRELOAD: o->preload = 1; break;
@@ -197,11 +180,11 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         case OPT_ASCEND: o->ascend = 1; break;
         case OPT_METADATA:
             if (!strchr(optarg, '=') || optarg[0] == '=') {
-                fprintf(stderr, "acceltrace: --metadata wants KEY=VALUE, got '%s'\n", optarg);
+                act_help_usage_error("run", "--metadata wants KEY=VALUE, got '%s'", optarg);
                 return -1;
             }
             if (o->n_metadata >= 255) {
-                fprintf(stderr, "acceltrace: too many --metadata options (255 at most)\n");
+                act_help_usage_error("run", "too many --metadata options (255 at most)");
                 return -1;
             }
             o->metadata[o->n_metadata++] = optarg;
@@ -211,13 +194,17 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
                 setenv(env_options[c - OPT_ENV].variable, optarg, 1);
                 break;
             }
-            usage(stderr);
+            if (optopt == 'o')
+                act_help_usage_error("run", "option '-o' needs a value");
+            else if (is_valued_long(longs, argv[optind - 1]))
+                act_help_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+            else
+                act_help_usage_error("run", "unknown option '%s'", argv[optind - 1]);
             return -1;
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "acceltrace: run: no program given\n");
-        usage(stderr);
+        act_help_usage_error("run", "no program given");
         return -1;
     }
     *prog_index = optind;
@@ -282,7 +269,7 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     execvp(prog[0], prog);
-    fprintf(stderr, "acceltrace: cannot run '%s': %s\n", prog[0], strerror(errno));
+    fprintf(stderr, "acceltrace: run: cannot run '%s': %s\n", prog[0], strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
 }
 
@@ -291,7 +278,7 @@ static void remove_dir(const char *dir)
 {
     int rc = act_dir_remove_flat(dir);
     if (rc < 0)
-        fprintf(stderr, "acceltrace: could not remove the spool directory %s: %s\n", dir,
+        fprintf(stderr, "acceltrace: run: could not remove the spool directory %s: %s\n", dir,
                 strerror(-rc));
 }
 
@@ -306,9 +293,10 @@ int act_cmd_run(int argc, char **argv)
     char err[512];
     act_config cfg;
     if (act_config_load(&cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "acceltrace: %s\n", err);
+        fprintf(stderr, "acceltrace: run: %s\n", err);
         return 2;
     }
+    run_log_level = cfg.log_level;
 
     char outbuf[PATH_MAX];
     if (!o.out) {
@@ -318,7 +306,7 @@ int act_cmd_run(int argc, char **argv)
     }
     struct stat st;
     if (!o.force && lstat(o.out, &st) == 0) {
-        fprintf(stderr, "acceltrace: '%s' exists; use --force to overwrite it\n", o.out);
+        fprintf(stderr, "acceltrace: run: '%s' exists; use --force to overwrite it\n", o.out);
         return 2;
     }
 
@@ -326,7 +314,7 @@ int act_cmd_run(int argc, char **argv)
     const char *libname = o.preload ? "libacceltrace_preload.so" : "libacceltrace.so";
     if (find_library(libname, lib, sizeof(lib)) != 0) {
         fprintf(stderr,
-                "acceltrace: cannot find %s next to the acceltrace command "
+                "acceltrace: run: cannot find %s next to the acceltrace command "
                 "(set ACCELTRACE_LIBRARY_DIR)\n",
                 libname);
         return 2;
@@ -341,19 +329,20 @@ int act_cmd_run(int argc, char **argv)
         snprintf(core, sizeof(core), "%s", lib);
     if (!have_core && (o.cuda || o.ascend)) {
         fprintf(stderr,
-                "acceltrace: --%s: cannot find libacceltrace.so next to the acceltrace "
+                "acceltrace: run: --%s: cannot find libacceltrace.so next to the acceltrace "
                 "command (set ACCELTRACE_LIBRARY_DIR)\n",
                 o.cuda ? "cuda" : "ascend");
         return 2;
     }
     char mspti[PATH_MAX];
     if (o.ascend && mspti_library(mspti, sizeof(mspti)) != 0) {
-        fprintf(stderr, "acceltrace: --ascend: set ASCEND_HOME_PATH (the CANN installation) or "
-                        "ACCELTRACE_MSPTI_LIB to find libmspti.so\n");
+        fprintf(stderr,
+                "acceltrace: run: --ascend: set ASCEND_HOME_PATH (the CANN installation) or "
+                "ACCELTRACE_MSPTI_LIB to find libmspti.so\n");
         return 2;
     }
     if (o.ascend && strchr(mspti, '/') && access(mspti, R_OK) != 0) {
-        fprintf(stderr, "acceltrace: --ascend: cannot read %s: %s\n", mspti, strerror(errno));
+        fprintf(stderr, "acceltrace: run: --ascend: cannot read %s: %s\n", mspti, strerror(errno));
         return 2;
     }
 
@@ -361,7 +350,7 @@ int act_cmd_run(int argc, char **argv)
     char spool[PATH_MAX];
     snprintf(spool, sizeof(spool), "%s/acceltrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(spool)) {
-        fprintf(stderr, "acceltrace: cannot create a spool directory in %s: %s\n",
+        fprintf(stderr, "acceltrace: run: cannot create a spool directory in %s: %s\n",
                 tmp && *tmp ? tmp : "/tmp", strerror(errno));
         return 2;
     }
@@ -370,7 +359,7 @@ int act_cmd_run(int argc, char **argv)
     uint64_t t_start = act_clock_now();
     child_pid = fork();
     if (child_pid < 0) {
-        fprintf(stderr, "acceltrace: fork: %s\n", strerror(errno));
+        fprintf(stderr, "acceltrace: run: fork: %s\n", strerror(errno));
         rmdir(spool);
         return 2;
     }
@@ -386,7 +375,7 @@ int act_cmd_run(int argc, char **argv)
     int status = 0;
     while (waitpid(child_pid, &status, 0) < 0) {
         if (errno != EINTR) {
-            fprintf(stderr, "acceltrace: waitpid: %s\n", strerror(errno));
+            fprintf(stderr, "acceltrace: run: waitpid: %s\n", strerror(errno));
             status = 0;
             break;
         }
@@ -403,22 +392,23 @@ int act_cmd_run(int argc, char **argv)
         .force = o.force,
         .argv = (const char *const *)prog,
         .argc = argc - pi,
-        .summary = o.summary ? stderr : NULL,
+        .summary = o.summary && run_log_level > ACT_LOG_QUIET ? stderr : NULL,
         .summary_by_range = o.by_range,
         .child_status = status,
         .extra_metadata = o.metadata,
         .trace_mode = cfg.trace_mode,
     };
     int rc = act_trace_export(&eo);
-    if (rc < 0 && rc != ACT_E_FORMAT)
-        fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", o.out,
+    if (rc < 0 && rc != ACT_E_FORMAT && run_log_level >= ACT_LOG_ERROR)
+        fprintf(stderr, "acceltrace: run: could not write the trace '%s': %s\n", o.out,
                 act_strerror(rc));
-    else /* The two times tell the program's run from what tracing adds after it. */
-        fprintf(stderr, "acceltrace: trace written to %s in %.0f ms (program ran %.3f s)\n", o.out,
-                (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
+    else if (run_log_level >= ACT_LOG_INFO)
+        /* The two times tell the program's run from what tracing adds after it. */
+        fprintf(stderr, "acceltrace: run: trace written to %s in %.0f ms (program ran %.3f s)\n",
+                o.out, (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
 
-    if (o.keep_spool)
-        fprintf(stderr, "acceltrace: spool kept in %s\n", spool);
+    if (o.keep_spool && run_log_level >= ACT_LOG_INFO)
+        fprintf(stderr, "acceltrace: run: spool kept in %s\n", spool);
     else
         remove_dir(spool);
     return code;

@@ -15,37 +15,15 @@
 #include "acceltrace.h"
 #include "cmd.h"
 #include "core/config.h"
+#include "help.h"
 #include "summary_load.h"
 #include "writers/summary.h"
 
 #define MAX_TRACES 4096
 
-static const char help_text[] =
-    "usage: acceltrace summary [OPTIONS] TRACE...\n"
-    "\n"
-    "Print, per name, for device ops and for host calls: count, total, self,\n"
-    "mean, min and max time and share of busy time, sorted by total; then the\n"
-    "trace's drop, skew and outstanding-callback counters and its errors.\n"
-    "TRACE is a Chrome trace (.json or .json.gz), or - for standard input.\n"
-    "Several traces (one per rank) add a row per rank and the spread.\n"
-    "\n"
-    "  --by-range        also attribute device time to the range (External id)\n"
-    "                    that launched it\n"
-    "  --format=FORMAT   table (default), csv or json\n"
-    "  --names=MODE      base (default: C++ names without template and\n"
-    "                    argument lists) or full\n"
-    "  --timeunit=UNIT   ns, us (default), ms or s\n"
-    "  -h, --help        show this help\n"
-    "\n"
-    "The table fits COLUMNS or the terminal (80 columns otherwise).\n"
-    "Exit status: 0, or 2 when a file is missing or not a trace.\n";
-
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "acceltrace: summary: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see 'acceltrace summary --help')\n");
-    return 2;
+    return act_help_usage_error("summary", fmt, arg);
 }
 
 static int pick(const char *v, const char *const *names, int n)
@@ -130,7 +108,7 @@ int act_cmd_summary(int argc, char **argv)
             if ((fmt.unit = pick(optarg, units, 4)) < 0)
                 return usage_error("--timeunit wants ns, us, ms or s, not '%s'", optarg);
             break;
-        case 'h': fputs(help_text, stdout); return 0;
+        case 'h': act_help_print("summary", stdout); return 0;
         default: return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }

@@ -166,7 +166,7 @@ def run_config(a):
                     what = f"{var} {form} {v!r}"
                     check(p.returncode == 2, f"{what}: exit {p.returncode}, want 2")
                     check(not ran, f"{what}: the program was started")
-                    want = f"acceltrace: Invalid value for {var}: '{v}'. Allowed: "
+                    want = f"acceltrace: run: Invalid value for {var}: '{v}'. Allowed: "
                     check(p.stderr.startswith(want) and p.stderr.count("\n") == 1,
                           f"{what}: stderr {p.stderr!r}")
                 for v in good:
