@@ -27,6 +27,8 @@ def run(app, mode, env_extra, args, tmp):
                        timeout=60)
     if p.returncode != 0:
         return None, [f"{mode}: session_app exited {p.returncode}: {p.stderr.strip()}"]
+    if p.stderr.strip() and mode in ("none", "rt_then_session"):
+        return None, [f"{mode}: the session printed on stderr: {p.stderr.strip()}"]
     with open(out, encoding="utf-8") as f:
         return json.load(f), []
 
@@ -56,7 +58,8 @@ def main():
     cupti = sys.argv[3] if len(sys.argv) > 3 else None
     cases = [("mspti_override", {"ACCELTRACE_MSPTI_LIB": mspti}, [], 5),
              ("mspti_loaded", {}, [mspti], 5),
-             ("none", {}, [], 0)]
+             ("none", {}, [], 0),
+             ("rt_then_session", {}, [], 0)]
     if cupti:
         cases.append(("cupti_override", {"ACCELTRACE_CUPTI_LIB": cupti}, [], 5))
     fails = []
