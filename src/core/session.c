@@ -202,7 +202,8 @@ ACT_EXPORT int act_session_end(const char *trace_path)
             .spool_dir = ses.dir,
             .out_path = trace_path,
             .force = 1,
-            .trace_name = ses.trace_name[0] ? ses.trace_name : NULL,
+            /* No trace_name: the program's name, as under run. */
+            .trace_name = ses.trace_name[0] ? ses.trace_name : program_invocation_short_name,
             .child_status = -1,
             .trace_mode = act_cfg.trace_mode,
         };

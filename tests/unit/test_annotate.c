@@ -323,6 +323,8 @@ static void check_session_trace(int rc, const char *path, const char *range)
     assert_non_null(t);
     json_t *evs = json_object_get(t, "traceEvents");
     assert_true(json_is_array(evs));
+    /* trace_name NULL: the program's name, as annotations.md says */
+    assert_string_equal(json_string_value(json_object_get(t, "traceName")), "test_annotate");
     int found = 0;
     size_t i;
     json_t *ev;
