@@ -393,6 +393,7 @@ int act_cmd_run(int argc, char **argv)
         .argv = (const char *const *)prog,
         .argc = argc - pi,
         .summary = o.summary && run_log_level > ACT_LOG_QUIET ? stderr : NULL,
+        .progress = isatty(2) && run_log_level >= ACT_LOG_INFO ? stderr : NULL,
         .summary_by_range = o.by_range,
         .child_status = status,
         .extra_metadata = o.metadata,

@@ -103,11 +103,30 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const char 
 typedef struct export_sink {
     act_chrome_stream *cs;
     act_summary *sum; /* NULL: no summary */
+    FILE *progress;   /* NULL: none */
+    uint64_t t0, last, events;
+    int shown;
 } export_sink;
+
+/* Long exports say what they do (on a terminal only; cmd_run decides). */
+static void show_progress(export_sink *x, size_t batch)
+{
+    x->events += batch;
+    uint64_t now = act_clock_now();
+    if (!x->progress || now - x->t0 < 1000000000ull || now - x->last < 200000000ull)
+        return;
+    x->last = now;
+    x->shown = 1;
+    double s = (double)(now - x->t0) / 1e9;
+    fprintf(x->progress, "\racceltrace: run: writing the trace: %llu events (%.0f events/s)\033[K",
+            (unsigned long long)x->events, (double)x->events / s);
+    fflush(x->progress);
+}
 
 static int export_sink_fn(act_timeline *tl, void *ctx)
 {
     export_sink *x = ctx;
+    show_progress(x, tl->n_ev);
     int rc = x->sum ? act_summary_add_events(x->sum, tl) : 0;
     int wrc = act_chrome_stream_sink(tl, x->cs);
     return rc ? rc : wrc;
@@ -131,6 +150,8 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
     }
     int rc = act_chrome_stream_open(&x->cs, tl, co, o->out_path, o->force, o->trace_mode, err,
                                     sizeof(err));
+    x->progress = o->progress;
+    x->t0 = x->last = act_clock_now();
     if (!rc) {
         tl->sink = export_sink_fn;
         tl->sink_ctx = x;
@@ -138,6 +159,8 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         tl->sink = NULL;
         tl->sink_ctx = NULL;
     }
+    if (x->shown)
+        fprintf(x->progress, "\r\033[K");
     int crc = act_chrome_stream_close(x->cs, !rc, err, sizeof(err));
     if (!rc && crc)
         rc = crc;

@@ -24,6 +24,7 @@ typedef struct act_export_opts {
     uint64_t window_start_ns;          /* capture window on the timeline clock (0 = open) */
     uint64_t window_end_ns;            /* 0 = open */
     unsigned trace_mode;               /* permission bits of the trace file; 0 = 0600 */
+    FILE *progress; /* a terminal: events written and rate, after 1 s; NULL = none */
 } act_export_opts;
 
 /* Returns 0 or a negative ACT_E_* code (ACT_E_IO: could not write;
