@@ -267,6 +267,7 @@ static double busy_of(const act_summary *s, int device, size_t *lanes)
 
 typedef struct pgroup {
     char label[160];
+    long long rank; /* distributedInfo.rank of its trace; -1 = none */
     uint64_t dev_slices, host_slices;
     double dev_busy, dev_total, host_busy, first, last;
 } pgroup;
@@ -285,10 +286,11 @@ static size_t groups_of(const act_summary *s, pgroup *out)
     int per_src = s->n_src > 1;
     size_t rows = per_src ? s->n_src : s->n_gr;
     for (size_t i = 0; i < rows; i++)
-        out[i] = (pgroup){.first = INFINITY, .last = -INFINITY};
+        out[i] = (pgroup){.rank = -1, .first = INFINITY, .last = -INFINITY};
     for (size_t i = 0; i < s->n_gr; i++) {
         const act_sum_group *g = &s->gr[i];
         pgroup *o = &out[per_src ? g->src : i];
+        o->rank = s->src[g->src].rank;
         o->dev_slices += g->dev_slices;
         o->host_slices += g->host_slices;
         o->dev_busy += g->dev_busy;
@@ -712,7 +714,8 @@ static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow
     json_t *pa = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append_new(
-            pa, json_pack("{s:s,s:I,s:I,s:f,s:f,s:f,s:f}", "label", g[i].label, "device_ops",
+            pa, json_pack("{s:s,s:o,s:I,s:I,s:f,s:f,s:f,s:f}", "label", g[i].label, "rank",
+                          g[i].rank >= 0 ? json_integer(g[i].rank) : json_null(), "device_ops",
                           (json_int_t)g[i].dev_slices, "host_slices", (json_int_t)g[i].host_slices,
                           "span", span_of(&g[i]) * k, "device_busy", g[i].dev_busy * k,
                           "device_total", g[i].dev_total * k, "host_busy", g[i].host_busy * k));

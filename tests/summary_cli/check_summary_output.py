@@ -117,6 +117,11 @@ with tempfile.TemporaryDirectory() as d:
     out = p.stdout.decode()
     if p.returncode != 0 or "Per rank: 2" not in out or "slowest: rank 1" not in out:
         fail("per-rank rows / spread (gzip input):\n%s%s" % (out, p.stderr))
+    p = run("--format=json", r0, r1)
+    ranks = json.loads(p.stdout).get("ranks", [])
+    if sorted(r.get("rank") for r in ranks) != [0, 1] or \
+            max(ranks, key=lambda r: r["span"])["rank"] != 1:
+        fail("json ranks: %r" % ranks)
     # standard input
     with open(t1, "rb") as f:
         p = run("-", stdin=f.read())
