@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "acceltrace.h"
+#include "export_progress.h"
 #include "internal.h"
 #include "timeline.h"
 #include "writers/chrome_json.h"
@@ -102,31 +103,14 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const char 
  * each batch before the Chrome writer writes the batch and empties it. */
 typedef struct export_sink {
     act_chrome_stream *cs;
-    act_summary *sum; /* NULL: no summary */
-    FILE *progress;   /* NULL: none */
-    uint64_t t0, last, events;
-    int shown;
+    act_summary *sum;              /* NULL: no summary */
+    act_export_progress *progress; /* NULL: none */
 } export_sink;
-
-/* Long exports say what they do (on a terminal only; cmd_run decides). */
-static void show_progress(export_sink *x, size_t batch)
-{
-    x->events += batch;
-    uint64_t now = act_clock_now();
-    if (!x->progress || now - x->t0 < 1000000000ull || now - x->last < 200000000ull)
-        return;
-    x->last = now;
-    x->shown = 1;
-    double s = (double)(now - x->t0) / 1e9;
-    fprintf(x->progress, "\racceltrace: run: writing the trace: %llu events (%.0f events/s)\033[K",
-            (unsigned long long)x->events, (double)x->events / s);
-    fflush(x->progress);
-}
 
 static int export_sink_fn(act_timeline *tl, void *ctx)
 {
     export_sink *x = ctx;
-    show_progress(x, tl->n_ev);
+    act_export_progress_events(x->progress, tl->n_ev);
     int rc = x->sum ? act_summary_add_events(x->sum, tl) : 0;
     int wrc = act_chrome_stream_sink(tl, x->cs);
     return rc ? rc : wrc;
@@ -139,19 +123,20 @@ static int export_sink_fn(act_timeline *tl, void *ctx)
  * as invalid UTF-8, are final then): the same output as
  * act_summary_from_timeline on the whole timeline. */
 static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts *o,
-                       const act_chrome_opts *co)
+                       const act_chrome_opts *co, act_export_progress *progress)
 {
     char err[512] = "";
     /* On the heap: tl keeps a pointer to it while the events are built. */
     export_sink *x = calloc(1, sizeof(*x));
     if (!x || (o->summary && !(x->sum = act_summary_new()))) {
         free(x);
+        act_export_progress_stop(progress);
         return ACT_E_NOMEM;
     }
     int rc = act_chrome_stream_open(&x->cs, tl, co, o->out_path, o->force, o->trace_mode, err,
                                     sizeof(err));
-    x->progress = o->progress;
-    x->t0 = x->last = act_clock_now();
+    x->progress = progress;
+    act_export_progress_phase(progress, "writing events");
     if (!rc) {
         tl->sink = export_sink_fn;
         tl->sink_ctx = x;
@@ -159,13 +144,13 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         tl->sink = NULL;
         tl->sink_ctx = NULL;
     }
-    if (x->shown)
-        fprintf(x->progress, "\r\033[K");
+    act_export_progress_phase(progress, "closing the file");
     int crc = act_chrome_stream_close(x->cs, !rc, err, sizeof(err));
     if (!rc && crc)
         rc = crc;
     if (rc && err[0])
         act_log("%s", err);
+    act_export_progress_stop(progress); /* its line is cleared before the summary */
     if (!rc && x->sum)
         act_summary_print_timeline(x->sum, tl, o->summary, o->summary_by_range);
     act_summary_free(x->sum);
@@ -182,6 +167,7 @@ int act_trace_export(const act_export_opts *o)
         act_log("%s: already exists (use --force to overwrite)", o->out_path);
         return ACT_E_IO;
     }
+    act_export_progress *progress = act_export_progress_start(o->progress);
     spool_set set = {0};
     act_timeline tl;
     act_tl_build *bs = NULL;
@@ -197,8 +183,10 @@ int act_trace_export(const act_export_opts *o)
     }
     if (!rc) {
         act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, o->child_status};
-        rc = write_trace(&tl, bs, o, &co);
+        rc = write_trace(&tl, bs, o, &co, progress);
+        progress = NULL; /* stopped there */
     }
+    act_export_progress_stop(progress);
     if (!rc && set.n_failed)
         rc = ACT_E_FORMAT;
     act_timeline_build_finish(bs);
