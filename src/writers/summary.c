@@ -469,7 +469,8 @@ int act_summary_add_slice(act_summary *s, const char *name, size_t len, int devi
         act_sum_pend out = heap_pop(s->heap, &s->n_heap);
         fold(s, &out);
     }
-    if (!s->heap && !(s->heap = malloc(ACT_SUM_WINDOW * sizeof(*s->heap))))
+    if (s->n_heap == s->cap_heap &&
+        grow((void **)&s->heap, &s->cap_heap, s->n_heap + 1, sizeof(*s->heap)))
         return ACT_E_NOMEM;
     heap_push(s->heap, s->n_heap++, p);
     s->slices++;

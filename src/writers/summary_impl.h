@@ -94,7 +94,7 @@ struct act_summary {
     size_t n_src, cap_src;
     uint32_t cur_src;
     act_sum_pend *heap;
-    size_t n_heap;
+    size_t n_heap, cap_heap; /* grows up to ACT_SUM_WINDOW */
     uint64_t seq, late, slices;
     act_sum_range *rg;
     size_t n_rg, cap_rg;
