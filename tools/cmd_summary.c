@@ -82,7 +82,7 @@ static int load_all(act_summary *s, char **paths, int n)
 int act_cmd_summary(int argc, char **argv)
 {
     static const char *const formats[] = {"table", "csv", "json"};
-    static const char *const namesm[] = {"base", "full"};
+    static const char *const namesm[] = {"base", "full", "mangled"};
     static const char *const units[] = {"ns", "us", "ms", "s"};
     static const struct option longs[] = {
         {"by-range", no_argument, NULL, 'r'},    {"format", required_argument, NULL, 'F'},
@@ -101,8 +101,8 @@ int act_cmd_summary(int argc, char **argv)
                 return usage_error("--format wants table, csv or json, not '%s'", optarg);
             break;
         case 'N':
-            if ((fmt.names = pick(optarg, namesm, 2)) < 0)
-                return usage_error("--names wants base or full, not '%s'", optarg);
+            if ((fmt.names = pick(optarg, namesm, 3)) < 0)
+                return usage_error("--names wants base, full or mangled, not '%s'", optarg);
             break;
         case 'U':
             if ((fmt.unit = pick(optarg, units, 4)) < 0)

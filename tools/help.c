@@ -59,8 +59,8 @@ static const hopt summary_opts[] = {
     {"--by-range", NULL, "also attribute device time to the range (External id) that launched it"},
     {"--format", "FORMAT", "table (default), csv or json"},
     {"--names", "MODE",
-     "base (default: C++ names without template and argument lists, distinct names kept "
-     "distinct) or full"},
+     "base (default: demangled C++ names without template and argument lists, distinct "
+     "names kept distinct), full (demangled) or mangled (as in the trace)"},
     {"--timeunit", "UNIT", "ns, us (default), ms or s"},
     {"-h, --help", NULL, "show this help"},
     {NULL, NULL, NULL},

@@ -51,7 +51,9 @@ int act_summary_process_label(act_summary *s, uint64_t pid, const char *label, s
 void act_summary_set_counters(act_summary *s, json_t *acceltrace);
 
 enum { ACT_SUM_TABLE, ACT_SUM_CSV, ACT_SUM_JSON };
-enum { ACT_SUM_NAMES_BASE, ACT_SUM_NAMES_FULL };
+/* base: demangled, without template/argument lists; full: demangled;
+ * mangled: as the trace has them. */
+enum { ACT_SUM_NAMES_BASE, ACT_SUM_NAMES_FULL, ACT_SUM_NAMES_MANGLED };
 enum { ACT_SUM_NS, ACT_SUM_US, ACT_SUM_MS, ACT_SUM_S };
 
 typedef struct act_summary_fmt {

@@ -5,6 +5,7 @@
  * spread; the trace's counters and its error lines. Nothing from a trace
  * reaches the terminal raw: control bytes and invalid UTF-8 become '?'.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,15 +71,48 @@ static size_t byte_at(const char *s, size_t col)
     return i;
 }
 
+/* ---- demangling ------------------------------------------------------- */
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* libstdc++'s __cxa_demangle, looked up once (the tool is C; CUDA kernel
+ * names arrive mangled, as CUPTI reports them). NULL when unavailable. */
+static demangle_fn demangler(void)
+{
+    static int tried;
+    static demangle_fn fn;
+    if (!tried) {
+        tried = 1;
+        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (h)
+            *(void **)&fn = dlsym(h, "__cxa_demangle");
+    }
+    return fn;
+}
+
+/* The demangled form of an Itanium-mangled name (malloc'ed), or NULL. */
+static char *demangle(const char *name)
+{
+    demangle_fn fn = name[0] == '_' && name[1] == 'Z' ? demangler() : NULL;
+    int st = -1;
+    char *d = fn ? fn(name, NULL, NULL, &st) : NULL;
+    if (d && st != 0) {
+        free(d);
+        d = NULL;
+    }
+    return d;
+}
+
 /* ---- base names (as nsys's --base) ------------------------------------ */
 
 /* "void ns::kern<T, 4>(float*, int)" -> "ns::kern": template and argument
  * lists and a return type go; names that do not look like C++ signatures
- * (annotations, API calls) are kept as they are. */
-static void base_name(const char *full, char *out, size_t cap)
+ * (annotations, API calls) are kept as they are; a demangled name always
+ * is one. */
+static void base_name(const char *full, char *out, size_t cap, int demangled)
 {
     size_t n = strlen(full), o = 0;
-    int cxx = strchr(full, '<') || (strchr(full, '(') && strstr(full, "::"));
+    int cxx = demangled || strchr(full, '<') || (strchr(full, '(') && strstr(full, "::"));
     if (!cxx || full[0] == '(') {
         snprintf(out, cap, "%s", full);
         return;
@@ -153,9 +187,13 @@ static int show_names(prow *r, size_t n, int names, size_t w)
             free(b);
             return ACT_E_NOMEM;
         }
-        clean(r[i].full, strlen(r[i].full), c, cap);
+        char *d = names == ACT_SUM_NAMES_MANGLED ? NULL : demangle(r[i].full);
+        const char *src = d ? d : r[i].full;
+        clean(src, strlen(src), c, cap);
+        int was_mangled = d != NULL;
+        free(d);
         if (names == ACT_SUM_NAMES_BASE) {
-            base_name(c, b, cap);
+            base_name(c, b, cap, was_mangled);
             free(c);
             r[i].shown = b;
         } else {

@@ -50,6 +50,8 @@ def trace(rank=None, scale=1.0, errors=()):
         X("kernel", K1, 30, 10, pid=0, tid=7, **{"External id": 2}),
         X("kernel", K2, 50, 30, pid=0, tid=7, **{"External id": 2}),
         X("kernel", "\x1b[31mred\x1b[0m\x07", 90, 1, pid=0, tid=7),
+        X("kernel", "_Z6kernelIfEvPT_i", 95, 1, pid=0, tid=7),
+        X("kernel", "_Z6kernelIiEvPT_i", 97, 1, pid=0, tid=7),
     ]
     t = {"traceEvents": ev, "acceltrace": {"errors": list(errors)}}
     if rank is not None:
@@ -80,6 +82,15 @@ with tempfile.TemporaryDirectory() as d:
     rows = [ln.split()[0] for ln in out.splitlines() if ln.startswith("  cutlass::Kernel")]
     if len(rows) != 2 or rows[0] == rows[1]:
         fail("base names of two distinct kernels: %r\n%s" % (rows, out))
+    kern = [ln.split()[0] for ln in out.splitlines() if ln.startswith("  kernel")]
+    if len(kern) != 2 or kern[0] == kern[1] or not all(k.startswith("kernel~") for k in kern):
+        fail("demangled base names of kernel<float>/kernel<int>: %r" % kern)
+    p = run("--names=full", t1, columns="200")
+    if "void kernel<float>(float*, int)" not in p.stdout.decode():
+        fail("--names=full does not demangle:\n" + p.stdout.decode())
+    p = run("--names=mangled", t1, columns="200")
+    if "_Z6kernelIfEvPT_i" not in p.stdout.decode():
+        fail("--names=mangled changed the name")
     longs = [ln[2:40] for ln in out.splitlines() if "some_extremely" in ln]
     if len(longs) != 2 or longs[0] == longs[1]:
         fail("two long names cut to the same text: %r" % longs)
@@ -106,7 +117,7 @@ with tempfile.TemporaryDirectory() as d:
     rows = list(csv.DictReader(io.StringIO(block)))
     dev = [r for r in rows if r["section"] == "device"]
     rng = [r for r in rows if r["section"] == "range"]
-    if len(dev) != 3 or float([r for r in dev if r["name"] == K2][0]["total_us"]) != 30.0:
+    if len(dev) != 5 or float([r for r in dev if r["name"] == K2][0]["total_us"]) != 30.0:
         fail("csv device rows: %r" % dev)
     if not any(r["name"] == "child" and float(r["total_us"]) == 40.0 for r in rng):
         fail("csv by-range rows: %r" % rng)
@@ -125,7 +136,7 @@ with tempfile.TemporaryDirectory() as d:
     # standard input
     with open(t1, "rb") as f:
         p = run("-", stdin=f.read())
-    if p.returncode != 0 or b"Device ops: 3 names" not in p.stdout:
+    if p.returncode != 0 or b"Device ops: 5 names" not in p.stdout:
         fail("summary - : rc=%d %r" % (p.returncode, p.stderr))
     # ACCELTRACE_* checked as run does
     p = run(t1, env={"ACCELTRACE_LOG": "loud"})

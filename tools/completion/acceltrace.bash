@@ -35,7 +35,7 @@ _acceltrace()
     esac
     case $cur in
     --format=*) COMPREPLY=($(compgen -W "table csv json" -- "${cur#*=}")); return 0 ;;
-    --names=*) COMPREPLY=($(compgen -W "base full" -- "${cur#*=}")); return 0 ;;
+    --names=*) COMPREPLY=($(compgen -W "base full mangled" -- "${cur#*=}")); return 0 ;;
     --timeunit=*) COMPREPLY=($(compgen -W "ns us ms s" -- "${cur#*=}")); return 0 ;;
     --log=*) COMPREPLY=($(compgen -W "quiet error info debug" -- "${cur#*=}")); return 0 ;;
     --capture-range=*) COMPREPLY=($(compgen -W "none api nvtx:" -- "${cur#*=}")); return 0 ;;
