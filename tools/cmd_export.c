@@ -24,6 +24,7 @@
 #include "cmd.h"
 #include "core/config.h"
 #include "core/internal.h"
+#include "help.h"
 #include "run_info.h"
 #include "timeline/export.h"
 
@@ -34,21 +35,6 @@ static void on_interrupt(int sig)
     if (!export_interrupted)
         export_interrupted = sig;
     signal(sig, SIG_DFL); /* a second one has its default effect */
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: acceltrace export [OPTIONS] SPOOL_DIR -o FILE\n"
-               "\n"
-               "Write the trace from a spool directory kept by 'acceltrace run' (when\n"
-               "the trace could not be written, or with --keep-spool).\n"
-               "\n"
-               "options:\n"
-               "  -o, --output FILE       trace file (required)\n"
-               "  -f, --force             overwrite FILE if it is a regular file\n"
-               "      --no-summary        do not print the summary on stderr\n"
-               "      --summary-by-range  attribute device time to annotated ranges\n"
-               "  -h, --help              show this help\n");
 }
 
 /* A directory holding at least one spool file (*.acts). */
@@ -91,18 +77,15 @@ int act_cmd_export(int argc, char **argv)
         switch (c) {
         case 'o': out = optarg; break;
         case 'f': force = 1; break;
-        case 'h': usage(stdout); return 0;
+        case 'h': act_help_print("export", stdout); return 0;
         case 1: summary = 0; break;
         case 2: by_range = 1; break;
-        default: usage(stderr); return 2;
+        default: return act_help_usage_error("export", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1 || !out) {
-        fprintf(stderr, "acceltrace: export: %s\n",
-                !out ? "-o FILE is required" : "give exactly one spool directory");
-        usage(stderr);
-        return 2;
-    }
+    if (optind != argc - 1 || !out)
+        return act_help_usage_error(
+            "export", "%s", !out ? "-o FILE is required" : "give exactly one spool directory");
     const char *dir = argv[optind];
     char err[512];
     act_config cfg;

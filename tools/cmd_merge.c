@@ -29,26 +29,11 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "help.h"
 
 #define ID_STRIDE   10000000000LL
 #define SMALL_PIDS  64
 #define DEVICE_SORT 5000000LL
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: acceltrace merge [-f] -o OUT.json TRACE.json TRACE.json ...\n"
-               "\n"
-               "Merge traces (one per rank or process; acceltrace's or torch.profiler's)\n"
-               "into one: each input becomes a process group named by its rank\n"
-               "(distributedInfo.rank, else its position), on one time axis. Traces of\n"
-               "one boot align exactly on their shared clock; others through their\n"
-               "wall-clock anchors; the merged trace states the alignment and its\n"
-               "error bound under acceltrace.merge.\n"
-               "\n"
-               "  -o, --output FILE   the merged trace\n"
-               "  -f, --force         overwrite FILE\n"
-               "  -h, --help          show this help\n");
-}
 
 typedef struct input {
     const char *path;
@@ -391,17 +376,14 @@ int act_cmd_merge(int argc, char **argv)
         switch (c) {
         case 'o': out = optarg; break;
         case 'f': force = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h': act_help_print("merge", stdout); return 0;
+        default: return act_help_usage_error("merge", "unknown option '%s'", argv[optind - 1]);
         }
     }
     int n = argc - optind;
-    if (!out || n < 1) {
-        fprintf(stderr, "acceltrace: merge: %s\n",
-                !out ? "-o OUT.json is required" : "no input traces given");
-        usage(stderr);
-        return 2;
-    }
+    if (!out || n < 1)
+        return act_help_usage_error("merge", "%s",
+                                    !out ? "-o OUT.json is required" : "no input traces given");
     struct stat st;
     if (!force && stat(out, &st) == 0) {
         fprintf(stderr, "acceltrace: merge: '%s' exists; use --force to overwrite it\n", out);

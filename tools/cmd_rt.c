@@ -13,19 +13,10 @@
 
 #include "acceltrace_rt.h"
 #include "cmd.h"
+#include "core/config.h"
+#include "help.h"
 
 static const char *const backend_names[] = {"cuda", "ascend", "opencl"};
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: acceltrace rt [--json]\n"
-               "\n"
-               "List the runtime backends (cuda, ascend, opencl), their device counts and\n"
-               "device memory. 'free' is unknown for OpenCL. --json prints one JSON object:\n"
-               "  {\"active\": NAME, \"backends\": [{\"name\", \"available\", \"device_count\",\n"
-               "   \"devices\": [{\"index\", \"total_bytes\", \"free_bytes\" (null = unknown)}]}\n"
-               "   or {\"name\", \"available\": false, \"code\", \"error\", \"detail\"}]}\n");
-}
 
 /* The devices of one backend: memory of each, or why it is unknown. */
 static json_t *devices_json(const struct act_rt *rt, int n)
@@ -122,13 +113,16 @@ int act_cmd_rt(int argc, char **argv)
         if (!strcmp(argv[i], "--json")) {
             as_json = 1;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
+            act_help_print("rt", stdout);
             return 0;
         } else {
-            fprintf(stderr, "acceltrace rt: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
+            return act_help_usage_error("rt", "unknown option '%s'", argv[i]);
         }
+    }
+    char err[512];
+    if (act_config_check_env(err, sizeof(err)) != 0) { /* as run does: exit 2 */
+        fprintf(stderr, "acceltrace: rt: %s\n", err);
+        return 2;
     }
     json_t *backends = json_array();
     for (size_t i = 0; i < sizeof backend_names / sizeof backend_names[0]; i++)

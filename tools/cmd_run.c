@@ -30,6 +30,7 @@
 #include "core/config.h"
 #include "core/dist.h"
 #include "core/internal.h"
+#include "help.h"
 #include "outname.h"
 #include "run_info.h"
 #include "timeline/export.h"
@@ -57,56 +58,25 @@ typedef struct run_opts {
 } run_opts;
 
 /* Options that are nothing but a configuration variable. */
+/* Their help is in help.c (run_opts), with the rest of run's. */
 static const struct {
     const char *option;
     const char *variable;
-    const char *help;
 } env_options[] = {
-    {"buffer-size", "ACCELTRACE_BUFFER_SIZE", "recorder capacity per process (e.g. 64M)"},
-    {"chunk-size", "ACCELTRACE_CHUNK_SIZE", "bytes per thread chunk (e.g. 256K)"},
-    {"hooks", "ACCELTRACE_HOOKS", "hook groups: all, or a comma list (e.g. all,-activity.cupti)"},
-    {"capture-range", "ACCELTRACE_CAPTURE_RANGE", "none | api | nvtx:NAME | trigger"},
-    {"delay", "ACCELTRACE_DELAY", "seconds to wait before recording"},
-    {"duration", "ACCELTRACE_DURATION", "seconds to record (0 = until exit)"},
-    {"drain-timeout", "ACCELTRACE_DRAIN_TIMEOUT", "ms to wait for device activity at exit"},
-    {"log", "ACCELTRACE_LOG", "quiet | error | info | debug"},
-    {"mode", "ACCELTRACE_TRACE_MODE", "trace file permissions, octal (default 0600)"},
+    {"buffer-size", "ACCELTRACE_BUFFER_SIZE"},
+    {"chunk-size", "ACCELTRACE_CHUNK_SIZE"},
+    {"hooks", "ACCELTRACE_HOOKS"},
+    {"capture-range", "ACCELTRACE_CAPTURE_RANGE"},
+    {"delay", "ACCELTRACE_DELAY"},
+    {"duration", "ACCELTRACE_DURATION"},
+    {"drain-timeout", "ACCELTRACE_DRAIN_TIMEOUT"},
+    {"log", "ACCELTRACE_LOG"},
+    {"mode", "ACCELTRACE_TRACE_MODE"},
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: acceltrace run [OPTIONS] [--] PROGRAM [ARGS...]\n"
-               "\n"
-               "Run PROGRAM, trace its host calls and device activity, write a Chrome\n"
-               "trace (opens in Perfetto) and print a summary. PROGRAM's output and exit\n"
-               "status are passed through (death by signal N exits with 128+N).\n"
-               "\n"
-               "options:\n"
-               "  -o, --output FILE       trace file (default: PROGRAM.PID.trace.json); a name\n"
-               "                          with %%p (pid), %%h (host), %%r (rank), %%q{VAR}\n"
-               "                          (environment variable) or %%%% writes one trace\n"
-               "                          per traced process, named as that process\n"
-               "                          expands it (e.g. -o 'trace.%%r.json')\n"
-               "  -f, --force             overwrite FILE if it exists\n"
-               "      --no-summary        do not print the summary on stderr\n"
-               "      --summary-by-range  attribute device time to annotated ranges\n"
-               "      --metadata KEY=VALUE  add a top-level member to the trace (repeatable)\n"
-               "      --preload           intercept OpenCL with LD_PRELOAD instead of the\n"
-               "                          ICD-loader layer (for loaders without layer support;\n"
-               "                          misses programs that dlopen libOpenCL)\n"
-               "      --keep-spool        keep the raw spool directory (its path is printed)\n"
-               "      --cuda              trace CUDA through CUPTI: the CUDA driver loads\n"
-               "                          libacceltrace.so (CUDA_INJECTION64_PATH) at cuInit\n"
-               "      --ascend            trace Ascend NPUs through mspti: preloads\n"
-               "                          $ASCEND_HOME_PATH/lib64/libmspti.so (or\n"
-               "                          $ACCELTRACE_MSPTI_LIB) and libacceltrace.so, which\n"
-               "                          starts the mspti source when the program loads\n");
-    for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
-        fprintf(f, "      --%s=VALUE%*s%s [%s]\n", env_options[i].option,
-                (int)(16 - strlen(env_options[i].option)), "", env_options[i].help,
-                env_options[i].variable);
-    fprintf(f, "  -h, --help              show this help\n");
-}
+/* ACCELTRACE_LOG of this run: quiet silences the launcher's own lines
+ * too, error keeps only failures (docs/configuration.md). */
+static int run_log_level = ACT_LOG_INFO;
 
 /* Directory holding this executable, for finding the library beside it. */
 static int self_dir(char *buf, size_t len)
@@ -176,6 +146,15 @@ static void take_trigger_capture(run_opts *o)
     }
 }
 
+/* Whether `arg` ("--name") is a long option that takes a value. */
+static int is_valued_long(const struct option *longs, const char *arg)
+{
+    for (; arg[0] == '-' && arg[1] == '-' && longs->name; longs++)
+        if (!strcmp(arg + 2, longs->name))
+            return longs->has_arg == required_argument;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
 {
     take_trigger_capture(o);
@@ -206,14 +185,14 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         longs[nl++] =
             (struct option){env_options[i].option, required_argument, NULL, OPT_ENV + (int)i};
     optind = 1;
-    opterr = 1;
+    opterr = 0; /* one line of our own instead of getopt's "run: ..." */
     int c, li;
     /* '+': stop at the first non-option, which is the program. */
     while ((c = getopt_long(argc, argv, "+o:fh", longs, &li)) != -1) {
         switch (c) {
         case 'o': o->out = optarg; break;
         case 'f': o->force = 1; break;
-        case 'h': usage(stdout); exit(0);
+        case 'h': act_help_print("run", stdout); exit(0);
         case OPT_NO_SUMMARY: o->summary = 0; break;
         case OPT_BY_RANGE: o->by_range = 1; break;
         case OPT_PRELOAD: o->preload = 1; break;
@@ -222,11 +201,11 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         case OPT_ASCEND: o->ascend = 1; break;
         case OPT_METADATA:
             if (!strchr(optarg, '=') || optarg[0] == '=') {
-                fprintf(stderr, "acceltrace: --metadata wants KEY=VALUE, got '%s'\n", optarg);
+                act_help_usage_error("run", "--metadata wants KEY=VALUE, got '%s'", optarg);
                 return -1;
             }
             if (o->n_metadata >= 255) {
-                fprintf(stderr, "acceltrace: too many --metadata options (255 at most)\n");
+                act_help_usage_error("run", "too many --metadata options (255 at most)");
                 return -1;
             }
             o->metadata[o->n_metadata++] = optarg;
@@ -237,13 +216,17 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
                 take_trigger_capture(o);
                 break;
             }
-            usage(stderr);
+            if (optopt == 'o')
+                act_help_usage_error("run", "option '-o' needs a value");
+            else if (is_valued_long(longs, argv[optind - 1]))
+                act_help_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+            else
+                act_help_usage_error("run", "unknown option '%s'", argv[optind - 1]);
             return -1;
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "acceltrace: run: no program given\n");
-        usage(stderr);
+        act_help_usage_error("run", "no program given");
         return -1;
     }
     *prog_index = optind;
@@ -396,7 +379,7 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
     signals_restore(sigmask);
     act_trigger_child_reset(trigger_mask);
     execvp(prog[0], prog);
-    fprintf(stderr, "acceltrace: cannot run '%s': %s\n", prog[0], strerror(errno));
+    fprintf(stderr, "acceltrace: run: cannot run '%s': %s\n", prog[0], strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
 }
 
@@ -405,7 +388,7 @@ static void remove_dir(const char *dir)
 {
     int rc = act_dir_remove_flat(dir);
     if (rc < 0)
-        fprintf(stderr, "acceltrace: could not remove the spool directory %s: %s\n", dir,
+        fprintf(stderr, "acceltrace: run: could not remove the spool directory %s: %s\n", dir,
                 strerror(-rc));
 }
 
@@ -428,7 +411,7 @@ static void on_trigger(void *arg)
     if (t->o->trigger_capture && n % 2) {
         t->win_start = now;
         t->win_end = 0;
-        fprintf(stderr, "acceltrace: trigger %u: capture window opened\n", n);
+        fprintf(stderr, "acceltrace: run: trigger %u: capture window opened\n", n);
         return;
     }
     if (t->o->trigger_capture)
@@ -449,10 +432,10 @@ static void on_trigger(void *arg)
     };
     int rc = act_trace_export(&eo);
     if (rc < 0 && rc != ACT_E_FORMAT)
-        fprintf(stderr, "acceltrace: trigger %u: could not write the trace '%s': %s\n", n, path,
-                act_strerror(rc));
+        fprintf(stderr, "acceltrace: run: trigger %u: could not write the trace '%s': %s\n", n,
+                path, act_strerror(rc));
     else
-        fprintf(stderr, "acceltrace: trigger %u: trace written to %s in %.0f ms\n", n, path,
+        fprintf(stderr, "acceltrace: run: trigger %u: trace written to %s in %.0f ms\n", n, path,
                 (double)(act_clock_now() - now) / 1e6);
 }
 
@@ -486,9 +469,10 @@ int act_cmd_run(int argc, char **argv)
     char err[512];
     act_config cfg;
     if (act_config_load(&cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "acceltrace: %s\n", err);
+        fprintf(stderr, "acceltrace: run: %s\n", err);
         return 2;
     }
+    run_log_level = cfg.log_level;
 
     char outbuf[PATH_MAX];
     if (!o.out) {
@@ -498,13 +482,13 @@ int act_cmd_run(int argc, char **argv)
     }
     int per_process = act_outname_is_template(o.out);
     if (per_process && act_run_template_check(o.out, err, sizeof(err)) != 0) {
-        fprintf(stderr, "acceltrace: -o '%s': %s\n", o.out, err);
+        fprintf(stderr, "acceltrace: run: -o '%s': %s\n", o.out, err);
         return 2;
     }
     /* A trace that cannot be written is known before the program runs. */
     if (!per_process && (act_out_path_check(o.out, o.force, err, sizeof(err)) != 0 ||
                          act_out_dir_probe(o.out, err, sizeof(err)) != 0)) {
-        fprintf(stderr, "acceltrace: %s\n", err);
+        fprintf(stderr, "acceltrace: run: %s\n", err);
         return 2;
     }
 
@@ -512,7 +496,7 @@ int act_cmd_run(int argc, char **argv)
     const char *libname = o.preload ? "libacceltrace_preload.so" : "libacceltrace.so";
     if (find_library(libname, lib, sizeof(lib)) != 0) {
         fprintf(stderr,
-                "acceltrace: cannot find %s next to the acceltrace command "
+                "acceltrace: run: cannot find %s next to the acceltrace command "
                 "(set ACCELTRACE_LIBRARY_DIR)\n",
                 libname);
         return 2;
@@ -527,19 +511,20 @@ int act_cmd_run(int argc, char **argv)
         snprintf(core, sizeof(core), "%s", lib);
     if (!have_core && (o.cuda || o.ascend)) {
         fprintf(stderr,
-                "acceltrace: --%s: cannot find libacceltrace.so next to the acceltrace "
+                "acceltrace: run: --%s: cannot find libacceltrace.so next to the acceltrace "
                 "command (set ACCELTRACE_LIBRARY_DIR)\n",
                 o.cuda ? "cuda" : "ascend");
         return 2;
     }
     char mspti[PATH_MAX];
     if (o.ascend && mspti_library(mspti, sizeof(mspti)) != 0) {
-        fprintf(stderr, "acceltrace: --ascend: set ASCEND_HOME_PATH (the CANN installation) or "
-                        "ACCELTRACE_MSPTI_LIB to find libmspti.so\n");
+        fprintf(stderr,
+                "acceltrace: run: --ascend: set ASCEND_HOME_PATH (the CANN installation) or "
+                "ACCELTRACE_MSPTI_LIB to find libmspti.so\n");
         return 2;
     }
     if (o.ascend && strchr(mspti, '/') && access(mspti, R_OK) != 0) {
-        fprintf(stderr, "acceltrace: --ascend: cannot read %s: %s\n", mspti, strerror(errno));
+        fprintf(stderr, "acceltrace: run: --ascend: cannot read %s: %s\n", mspti, strerror(errno));
         return 2;
     }
 
@@ -547,7 +532,7 @@ int act_cmd_run(int argc, char **argv)
     char spool[PATH_MAX];
     snprintf(spool, sizeof(spool), "%s/acceltrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(spool)) {
-        fprintf(stderr, "acceltrace: cannot create a spool directory in %s: %s\n",
+        fprintf(stderr, "acceltrace: run: cannot create a spool directory in %s: %s\n",
                 tmp && *tmp ? tmp : "/tmp", strerror(errno));
         return 2;
     }
@@ -567,7 +552,7 @@ int act_cmd_run(int argc, char **argv)
     uint64_t t_start = act_clock_now();
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "acceltrace: fork: %s\n", strerror(errno));
+        fprintf(stderr, "acceltrace: run: fork: %s\n", strerror(errno));
         rmdir(spool);
         return 2;
     }
@@ -580,7 +565,7 @@ int act_cmd_run(int argc, char **argv)
     sigprocmask(SIG_SETMASK, &sigmask, NULL);
     trigger_ctx tc = {.o = &o, .spool = spool, .prog = prog, .argc = argc - pi, .cfg = &cfg};
     if (act_trigger_wait(pid, &sigmask, on_trigger, &tc) != 0)
-        fprintf(stderr, "acceltrace: waitid: %s\n", strerror(errno));
+        fprintf(stderr, "acceltrace: run: waitid: %s\n", strerror(errno));
     int status = wait_program(pid, &sigmask);
     uint64_t t_exit = act_clock_now();
     int code = WIFEXITED(status)     ? WEXITSTATUS(status)
@@ -593,7 +578,8 @@ int act_cmd_run(int argc, char **argv)
         .force = o.force,
         .argv = (const char *const *)prog,
         .argc = argc - pi,
-        .summary = o.summary ? stderr : NULL,
+        .summary = o.summary && run_log_level > ACT_LOG_QUIET ? stderr : NULL,
+        .progress = isatty(2) && run_log_level >= ACT_LOG_INFO ? stderr : NULL,
         .summary_by_range = o.by_range,
         .child_status = status,
         .extra_metadata = o.metadata,
@@ -610,21 +596,23 @@ int act_cmd_run(int argc, char **argv)
     /* With a template each trace is reported as it is written. */
     int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
     if (interrupted || (!per_process && rc < 0 && rc != ACT_E_FORMAT)) {
+        /* Failures are said whatever the log level. */
         if (interrupted)
-            fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
+            fprintf(stderr, "acceltrace: run: interrupted by SIG%s: the trace was not written\n",
                     sigabbrev_np(interrupted) ? sigabbrev_np(interrupted) : "?");
         else /* the line before says why, when it was a file error */
-            fprintf(stderr, "acceltrace: the trace '%s' was not written%s%s\n", o.out,
+            fprintf(stderr, "acceltrace: run: the trace '%s' was not written%s%s\n", o.out,
                     rc == ACT_E_IO ? "" : ": ", rc == ACT_E_IO ? "" : act_strerror(rc));
         keep_for_export(spool, &eo, &o);
         return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
     }
-    if (!per_process) /* The two times tell the program's run from what tracing adds after it. */
-        fprintf(stderr, "acceltrace: trace written to %s in %.0f ms (program ran %.3f s)\n", o.out,
-                (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
+    /* The two times tell the program's run from what tracing adds after it. */
+    if (!per_process && run_log_level >= ACT_LOG_INFO)
+        fprintf(stderr, "acceltrace: run: trace written to %s in %.0f ms (program ran %.3f s)\n",
+                o.out, (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
 
-    if (o.keep_spool)
-        fprintf(stderr, "acceltrace: spool kept in %s\n", spool);
+    if (o.keep_spool && run_log_level >= ACT_LOG_INFO)
+        fprintf(stderr, "acceltrace: run: spool kept in %s\n", spool);
     else
         remove_dir(spool);
     return code;

@@ -1,71 +1,138 @@
 /*
- * cmd_summary.c -- `acceltrace summary [--by-range] TRACE.json`: the
- * summary table of an existing Chrome trace, acceltrace's own or one
- * exported by torch.profiler (object or bare-array form). Any unreadable
- * input is one line on stderr and exit status 2.
+ * cmd_summary.c -- `acceltrace summary [OPTIONS] TRACE...`: the summary of
+ * existing Chrome traces, acceltrace's own or torch.profiler's (object or
+ * bare-array form, plain or gzip, "-" for standard input), read as a
+ * stream in bounded memory. Several traces give one row per rank. Any
+ * unreadable input is one line on stderr and exit status 2.
  */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "acceltrace.h"
 #include "cmd.h"
+#include "core/config.h"
+#include "help.h"
+#include "summary_load.h"
 #include "writers/summary.h"
 
-static void usage(FILE *f)
+#define MAX_TRACES 4096
+
+static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(f, "usage: acceltrace summary [--by-range] TRACE.json\n"
-               "\n"
-               "Print, per name, for device ops and for host calls: count, total, mean,\n"
-               "min and max time and share of busy time, sorted by total; then the\n"
-               "trace's drop, skew and outstanding-callback counters.\n"
-               "\n"
-               "  --by-range   also attribute device time to the range (External id)\n"
-               "               that launched it\n"
-               "  -h, --help   show this help\n"
-               "\n"
-               "Reads acceltrace traces and traces exported by torch.profiler.\n"
-               "Exit status: 0, or 2 when the file is missing or not a trace.\n");
+    return act_help_usage_error("summary", fmt, arg);
+}
+
+static int pick(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i]))
+            return i;
+    return -1;
+}
+
+/* ---- progress on a terminal ------------------------------------------- */
+
+typedef struct progress {
+    double start, last;
+    int shown;
+    const char *path;
+} progress;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_progress(void *ctx, unsigned long long bytes, unsigned long long events)
+{
+    progress *p = ctx;
+    double t = now_s();
+    if (t - p->start < 1.0 || t - p->last < 0.2)
+        return;
+    p->last = t;
+    p->shown = 1;
+    fprintf(stderr, "\racceltrace: summary: read %.1f MB, %llu events (%.1f MB/s)\033[K",
+            (double)bytes / 1e6, events, (double)bytes / 1e6 / (t - p->start));
+    fflush(stderr);
+}
+
+static int load_all(act_summary *s, char **paths, int n)
+{
+    int tty = isatty(2);
+    for (int i = 0; i < n; i++) {
+        char err[1024];
+        progress p = {now_s(), 0, 0, paths[i]};
+        int rc = act_summary_load_json(s, paths[i], err, sizeof(err), tty ? on_progress : NULL, &p);
+        if (p.shown)
+            fprintf(stderr, "\r\033[K");
+        if (rc) {
+            fprintf(stderr, "acceltrace: summary: %s\n", err);
+            return 2;
+        }
+    }
+    return 0;
 }
 
 int act_cmd_summary(int argc, char **argv)
 {
-    int by_range = 0;
-    const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--by-range")) {
-            by_range = 1;
-        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--") && i + 1 < argc && !path) {
-            path = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "acceltrace summary: unknown option '%s' (see --help)\n", argv[i]);
-            return 2;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "acceltrace summary: one trace file expected, got '%s' too\n", argv[i]);
-            return 2;
+    static const char *const formats[] = {"table", "csv", "json"};
+    static const char *const namesm[] = {"base", "full", "mangled"};
+    static const char *const units[] = {"ns", "us", "ms", "s"};
+    static const struct option longs[] = {
+        {"by-range", no_argument, NULL, 'r'},    {"format", required_argument, NULL, 'F'},
+        {"names", required_argument, NULL, 'N'}, {"timeunit", required_argument, NULL, 'U'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+    };
+    act_summary_fmt fmt = {.unit = ACT_SUM_US};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'r': fmt.by_range = 1; break;
+        case 'F':
+            if ((fmt.format = pick(optarg, formats, 3)) < 0)
+                return usage_error("--format wants table, csv or json, not '%s'", optarg);
+            break;
+        case 'N':
+            if ((fmt.names = pick(optarg, namesm, 3)) < 0)
+                return usage_error("--names wants base, full or mangled, not '%s'", optarg);
+            break;
+        case 'U':
+            if ((fmt.unit = pick(optarg, units, 4)) < 0)
+                return usage_error("--timeunit wants ns, us, ms or s, not '%s'", optarg);
+            break;
+        case 'h': act_help_print("summary", stdout); return 0;
+        default: return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (!path) {
-        fprintf(stderr, "acceltrace summary: missing TRACE.json (see --help)\n");
+    int n = argc - optind;
+    if (n <= 0)
+        return usage_error("%s", "missing TRACE (a trace file, or - for standard input)");
+    if (n > MAX_TRACES)
+        return usage_error("%s", "too many traces");
+    char err[512];
+    if (act_config_check_env(err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: summary: %s\n", err);
         return 2;
     }
     act_summary *s = act_summary_new();
     if (!s) {
-        fprintf(stderr, "acceltrace summary: out of memory\n");
+        fprintf(stderr, "acceltrace: summary: out of memory\n");
         return 2;
     }
-    char err[1024];
-    json_t *root = NULL;
-    if (act_summary_load_json(s, path, &root, err, sizeof(err))) {
-        fprintf(stderr, "acceltrace summary: %s\n", err);
-        act_summary_free(s);
-        return 2;
-    }
-    act_summary_print(s, stdout, by_range);
+    act_summary_want_ranges(s, fmt.by_range);
+    int rc = load_all(s, argv + optind, n);
+    if (!rc)
+        act_summary_print_fmt(s, stdout, &fmt);
     act_summary_free(s);
-    json_decref(root);
-    return 0;
+    if (!rc && fflush(stdout) != 0)
+        rc = 2;
+    return rc;
 }

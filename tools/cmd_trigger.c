@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "help.h"
 #include "trigger.h"
 
 #define PID_FILE "launcher.pid"
@@ -196,29 +197,14 @@ static long find_launcher(const char *target, char *why, size_t len)
     return -1;
 }
 
-static void trigger_usage(FILE *f)
-{
-    fprintf(f, "usage: acceltrace trigger PID|SPOOL_DIR\n"
-               "\n"
-               "Make a running 'acceltrace run' write a trace of what it has recorded so\n"
-               "far, without stopping the program (the trace is named after -o with\n"
-               ".trigger-N inserted: t.json -> t.trigger-1.json). PID is the launcher's\n"
-               "pid or that of any process it traces; SPOOL_DIR its spool directory.\n"
-               "Sending SIGUSR2 to the launcher does the same. With\n"
-               "--capture-range=trigger, triggers open and close the capture window.\n");
-}
-
 int act_cmd_trigger(int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        trigger_usage(stdout);
+        act_help_print("trigger", stdout);
         return 0;
     }
-    if (argc != 2) {
-        fprintf(stderr, "acceltrace: trigger: expected one PID or spool directory; see "
-                        "'acceltrace trigger --help'\n");
-        return 2;
-    }
+    if (argc != 2)
+        return act_help_usage_error("trigger", "expected one PID or spool directory");
     char why[PATH_MAX + 128] = "";
     long pid = find_launcher(argv[1], why, sizeof(why));
     if (pid < 0) {

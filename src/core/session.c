@@ -32,7 +32,6 @@
 #include "timeline/export.h"
 
 #define SESSION_DEFAULT_CAPACITY (256ull << 20)
-#define SESSION_CHUNK_SIZE       (256u << 10)
 
 static struct {
     pthread_mutex_t lock;
@@ -74,6 +73,27 @@ static void session_at_exit(void)
 
 /* Read a field only if the caller's struct is big enough to have it. */
 #define OPT_HAS(o, field) ((o)->struct_size >= offsetof(act_options, field) + sizeof((o)->field))
+
+/* The chunk size `run` would use: ACCELTRACE_CHUNK_SIZE when set (checked
+ * as run checks it), else the configuration's default (128 KiB). */
+static int session_chunk_size(uint32_t *out)
+{
+    act_config d;
+    act_config_defaults(&d);
+    *out = d.chunk_size;
+    const char *v = getenv("ACCELTRACE_CHUNK_SIZE");
+    if (!v || !*v)
+        return ACT_OK;
+    char err[512];
+    uint64_t b;
+    if (act_config_check_var("ACCELTRACE_CHUNK_SIZE", v, err, sizeof(err)) != 0 ||
+        act_config_parse_size(v, &b) < 0) {
+        act_log("%s", err);
+        return ACT_E_CONFIG;
+    }
+    *out = (uint32_t)b;
+    return ACT_OK;
+}
 
 static int session_make_dir(const act_options *opts)
 {
@@ -118,10 +138,14 @@ static int session_begin_locked(const act_options *opts)
     int rc = act_capture_configure(api, "", 0, 0);
     if (rc != ACT_OK)
         return rc;
+    uint32_t chunk;
+    rc = session_chunk_size(&chunk);
+    if (rc != ACT_OK)
+        return rc;
     rc = session_make_dir(opts);
     if (rc != ACT_OK)
         return rc;
-    rc = act_recorder_open(ses.dir, capacity, SESSION_CHUNK_SIZE);
+    rc = act_recorder_open(ses.dir, capacity, chunk);
     if (rc != ACT_OK) {
         if (ses.own_dir)
             rmdir(ses.dir);
@@ -180,7 +204,8 @@ ACT_EXPORT int act_session_end(const char *trace_path)
             .spool_dir = ses.dir,
             .out_path = trace_path,
             .force = 1,
-            .trace_name = ses.trace_name[0] ? ses.trace_name : NULL,
+            /* No trace_name: the program's name, as under run. */
+            .trace_name = ses.trace_name[0] ? ses.trace_name : program_invocation_short_name,
             .child_status = -1,
             .trace_mode = act_cfg.trace_mode,
         };

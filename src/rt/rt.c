@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,28 @@ int act_rt__once(act_rt_once *o, int (*fn)(char *why, size_t len))
     return o->rc;
 }
 
+/* The runtimes loaded here, not by the program (env_var of each). */
+static const char *_Atomic self_loaded[8];
+
+int act_rt__loaded_itself(const char *env_var)
+{
+    for (size_t i = 0; i < sizeof(self_loaded) / sizeof(self_loaded[0]); i++) {
+        const char *v = atomic_load(&self_loaded[i]);
+        if (v && !strcmp(v, env_var))
+            return 1;
+    }
+    return 0;
+}
+
+static void note_loaded_itself(const char *env_var)
+{
+    for (size_t i = 0; env_var && i < sizeof(self_loaded) / sizeof(self_loaded[0]); i++) {
+        const char *none = NULL;
+        if (atomic_compare_exchange_strong(&self_loaded[i], &none, env_var))
+            return;
+    }
+}
+
 void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, int *code, char *why,
                      size_t len)
 {
@@ -90,8 +113,10 @@ void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, in
     size_t used = 0;
     for (size_t i = 0; i < n; i++) {
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (h)
+        if (h) {
+            note_loaded_itself(env_var);
             return h;
+        }
         const char *e = dlerror();
         if (used < len)
             used += (size_t)snprintf(why + used, len - used, "%scannot load %s: %s", i ? "; " : "",

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "acceltrace.h"
+#include "export_progress.h"
 #include "internal.h"
 #include "timeline.h"
 #include "writers/chrome_json.h"
@@ -151,8 +152,9 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const act_e
  * each batch before the Chrome writer writes the batch and empties it. */
 typedef struct export_sink {
     act_chrome_stream *cs;
-    act_summary *sum; /* NULL: no summary */
-    volatile const sig_atomic_t *cancel;
+    act_summary *sum;                    /* NULL: no summary */
+    volatile const sig_atomic_t *cancel; /* stop early once set */
+    act_export_progress *progress;       /* NULL: none */
 } export_sink;
 
 static int export_sink_fn(act_timeline *tl, void *ctx)
@@ -160,6 +162,7 @@ static int export_sink_fn(act_timeline *tl, void *ctx)
     export_sink *x = ctx;
     if (x->cancel && *x->cancel)
         return ACT_E_STATE; /* the writer removes its temporary file */
+    act_export_progress_events(x->progress, tl->n_ev);
     int rc = x->sum ? act_summary_add_events(x->sum, tl) : 0;
     int wrc = act_chrome_stream_sink(tl, x->cs);
     return rc ? rc : wrc;
@@ -172,18 +175,21 @@ static int export_sink_fn(act_timeline *tl, void *ctx)
  * as invalid UTF-8, are final then): the same output as
  * act_summary_from_timeline on the whole timeline. */
 static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts *o,
-                       const act_chrome_opts *co)
+                       const act_chrome_opts *co, act_export_progress *progress)
 {
     char err[512] = "";
     /* On the heap: tl keeps a pointer to it while the events are built. */
     export_sink *x = calloc(1, sizeof(*x));
     if (!x || (o->summary && !(x->sum = act_summary_new()))) {
         free(x);
+        act_export_progress_stop(progress);
         return ACT_E_NOMEM;
     }
     x->cancel = o->cancel;
     int rc = act_chrome_stream_open(&x->cs, tl, co, o->out_path, o->force, o->trace_mode, err,
                                     sizeof(err));
+    x->progress = progress;
+    act_export_progress_phase(progress, "writing events");
     if (!rc) {
         tl->sink = export_sink_fn;
         tl->sink_ctx = x;
@@ -191,11 +197,13 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         tl->sink = NULL;
         tl->sink_ctx = NULL;
     }
+    act_export_progress_phase(progress, "closing the file");
     int crc = act_chrome_stream_close(x->cs, !rc, err, sizeof(err));
     if (!rc && crc)
         rc = crc;
     if (rc && err[0])
         act_log("%s", err);
+    act_export_progress_stop(progress); /* its line is cleared before the summary */
     if (!rc && x->sum)
         act_summary_print_timeline(x->sum, tl, o->summary, o->summary_by_range);
     act_summary_free(x->sum);
@@ -212,6 +220,7 @@ int act_trace_export(const act_export_opts *o)
         act_log("%s: already exists (use --force to overwrite)", o->out_path);
         return ACT_E_IO;
     }
+    act_export_progress *progress = act_export_progress_start(o->progress);
     spool_set set = {0};
     act_timeline tl;
     act_tl_build *bs = NULL;
@@ -229,8 +238,10 @@ int act_trace_export(const act_export_opts *o)
         rc = ACT_E_STATE;
     if (!rc) {
         act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, o->child_status};
-        rc = write_trace(&tl, bs, o, &co);
+        rc = write_trace(&tl, bs, o, &co, progress);
+        progress = NULL; /* stopped there */
     }
+    act_export_progress_stop(progress);
     if (!rc && set.n_failed)
         rc = ACT_E_FORMAT;
     act_timeline_build_finish(bs);

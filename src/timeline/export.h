@@ -28,6 +28,7 @@ typedef struct act_export_opts {
     int child_pid;                       /* pid of the traced program (child_status), 0 = n/a */
     volatile const sig_atomic_t *cancel; /* stop early, nothing written, once *cancel != 0 */
     const char *only_spool;              /* one spool file of spool_dir only (NULL = all) */
+    FILE *progress; /* a terminal: events written and rate, after 1 s; NULL = none */
 } act_export_opts;
 
 /* Returns 0 or a negative ACT_E_* code (ACT_E_IO: could not write;

@@ -1,91 +1,273 @@
 /*
- * summary.c -- the summary table (see summary.h). Slices are collected,
- * sorted by (group, name) to aggregate and by (group, lane, start) to
- * measure busy time; counters come from an "acceltrace" metadata object,
- * which for a built timeline is made here from its counts.
+ * summary.c -- the summary's aggregator (see summary.h, summary_impl.h):
+ * names, lanes and processes are interned; slices pass through a bounded
+ * reorder window and are folded, in start order per lane, into per-name
+ * rows (count, total, self, min, max), per-lane busy-time unions and
+ * per-process figures. summary_print.c prints the result.
  */
 #include "summary.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "acceltrace.h"
-#include "json_escape.h"
-
-typedef struct sslice {
-    const char *name;
-    size_t len;
-    uint64_t lane, ext;
-    double ts, dur;
-    int device;
-} sslice;
-
-typedef struct srange {
-    uint64_t ext;
-    const char *name;
-    size_t len;
-} srange;
-
-struct act_summary {
-    sslice *sl;
-    size_t n, cap;
-    srange *rg;
-    size_t n_rg, cap_rg;
-    json_t *counters;
-};
-
-typedef struct row {
-    const char *name;
-    size_t len;
-    uint64_t count;
-    double total, min, max;
-} row;
+#include "summary_impl.h"
 
 act_summary *act_summary_new(void)
 {
-    return calloc(1, sizeof(act_summary));
+    act_summary *s = calloc(1, sizeof(act_summary));
+    if (s)
+        s->want_ranges = 1;
+    return s;
 }
 
 void act_summary_free(act_summary *s)
 {
     if (!s)
         return;
-    free(s->sl);
+    for (size_t i = 0; i < s->n_nm; i++)
+        free(s->nm[i].s);
+    for (size_t i = 0; i < s->n_ln; i++)
+        free(s->ln[i].stack);
+    for (size_t i = 0; i < s->n_gr; i++)
+        free(s->gr[i].label);
+    for (size_t i = 0; i < s->n_src; i++) {
+        free(s->src[i].path);
+        json_decref(s->src[i].counters);
+    }
+    free(s->nm);
+    free(s->nm_idx);
+    free(s->ln);
+    free(s->ln_idx);
+    free(s->gr);
+    free(s->src);
+    free(s->heap);
     free(s->rg);
+    free(s->rg_idx);
     free(s);
 }
 
-int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t lane,
-                          double ts_us, double dur_us, uint64_t ext)
+/* ---- interning -------------------------------------------------------- */
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 1024;
-        sslice *ns = realloc(s->sl, nc * sizeof(*ns));
-        if (!ns)
-            return ACT_E_NOMEM;
-        s->sl = ns;
-        s->cap = nc;
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 1099511628211ull;
     }
-    if (!isfinite(dur_us) || dur_us < 0)
-        dur_us = 0;
-    s->sl[s->n++] = (sslice){name, len, lane, ext, ts_us, dur_us, device != 0};
+    return h;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc < need)
+        nc *= 2;
+    void *p = realloc(*arr, nc * elem);
+    if (!p)
+        return ACT_E_NOMEM;
+    *arr = p;
+    *cap = nc;
     return 0;
 }
 
-int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t len)
+/* Open-addressing index of ids (id+1; 0 = empty), rebuilt at 50% load. */
+typedef int (*eq_fn)(const act_summary *s, uint32_t id, const void *key);
+typedef uint64_t (*hash_fn)(const act_summary *s, uint32_t id);
+
+static uint32_t *idx_find(uint32_t *idx, size_t cap, uint64_t h, const act_summary *s, eq_fn eq,
+                          const void *key)
 {
-    if (s->n_rg == s->cap_rg) {
-        size_t nc = s->cap_rg ? s->cap_rg * 2 : 256;
-        srange *nr = realloc(s->rg, nc * sizeof(*nr));
-        if (!nr)
-            return ACT_E_NOMEM;
-        s->rg = nr;
-        s->cap_rg = nc;
+    size_t m = cap - 1, i = (size_t)h & m;
+    while (idx[i] && !eq(s, idx[i] - 1, key))
+        i = (i + 1) & m;
+    return &idx[i];
+}
+
+static int idx_grow(uint32_t **idx, size_t *cap, size_t n, const act_summary *s, hash_fn hf)
+{
+    if (*cap && (n + 1) * 2 <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 256;
+    uint32_t *ni = calloc(nc, sizeof(*ni));
+    if (!ni)
+        return ACT_E_NOMEM;
+    for (uint32_t id = 0; id < n; id++) {
+        size_t i = (size_t)hf(s, id) & (nc - 1);
+        while (ni[i])
+            i = (i + 1) & (nc - 1);
+        ni[i] = id + 1;
     }
-    s->rg[s->n_rg++] = (srange){ext, name, len};
+    free(*idx);
+    *idx = ni;
+    *cap = nc;
+    return 0;
+}
+
+typedef struct name_key {
+    const char *p;
+    size_t n;
+    uint64_t h;
+    int device;
+} name_key;
+
+static int name_eq(const act_summary *s, uint32_t id, const void *key)
+{
+    const name_key *k = key;
+    const act_sum_name *e = &s->nm[id];
+    return e->hash == k->h && e->len == k->n && e->device == k->device && !memcmp(e->s, k->p, k->n);
+}
+
+static uint64_t name_hash(const act_summary *s, uint32_t id)
+{
+    return s->nm[id].hash;
+}
+
+static int intern_name(act_summary *s, const char *p, size_t n, int device, uint32_t *id)
+{
+    name_key k = {p, n, hash_bytes(1469598103934665603ull + (unsigned)device, p, n), device};
+    if (idx_grow(&s->nm_idx, &s->cap_idx, s->n_nm, s, name_hash))
+        return ACT_E_NOMEM;
+    uint32_t *slot = idx_find(s->nm_idx, s->cap_idx, k.h, s, name_eq, &k);
+    if (*slot) {
+        *id = *slot - 1;
+        return 0;
+    }
+    if (grow((void **)&s->nm, &s->cap_nm, s->n_nm + 1, sizeof(*s->nm)))
+        return ACT_E_NOMEM;
+    char *c = malloc(n + 1);
+    if (!c)
+        return ACT_E_NOMEM;
+    if (n)
+        memcpy(c, p, n);
+    c[n] = '\0';
+    s->nm[s->n_nm] = (act_sum_name){.s = c, .len = n, .hash = k.h, .device = device};
+    *id = (uint32_t)s->n_nm++;
+    *slot = *id + 1;
+    return 0;
+}
+
+typedef struct lane_key {
+    uint64_t pid, tid;
+    uint32_t src;
+    int device;
+} lane_key;
+
+static uint64_t lane_hash_of(const lane_key *k)
+{
+    uint64_t v[3] = {k->pid, k->tid, (uint64_t)k->src << 1 | (unsigned)k->device};
+    return hash_bytes(1469598103934665603ull, v, sizeof(v));
+}
+
+static int lane_eq(const act_summary *s, uint32_t id, const void *key)
+{
+    const lane_key *k = key;
+    const act_sum_lane *l = &s->ln[id];
+    return l->key_pid == k->pid && l->key_tid == k->tid && l->src == k->src &&
+           l->device == k->device;
+}
+
+static uint64_t lane_hash(const act_summary *s, uint32_t id)
+{
+    const act_sum_lane *l = &s->ln[id];
+    lane_key k = {l->key_pid, l->key_tid, l->src, l->device};
+    return lane_hash_of(&k);
+}
+
+static int group_of(act_summary *s, uint64_t pid, uint32_t *id)
+{
+    for (size_t i = s->n_gr; i-- > 0;) /* few processes; the latest first */
+        if (s->gr[i].pid == pid && s->gr[i].src == s->cur_src) {
+            *id = (uint32_t)i;
+            return 0;
+        }
+    if (grow((void **)&s->gr, &s->cap_gr, s->n_gr + 1, sizeof(*s->gr)))
+        return ACT_E_NOMEM;
+    s->gr[s->n_gr] =
+        (act_sum_group){.src = s->cur_src, .pid = pid, .first = INFINITY, .last = -INFINITY};
+    *id = (uint32_t)s->n_gr++;
+    return 0;
+}
+
+static int intern_lane(act_summary *s, uint64_t pid, uint64_t tid, int device, uint32_t *id)
+{
+    lane_key k = {pid, tid, s->cur_src, device};
+    if (idx_grow(&s->ln_idx, &s->cap_lidx, s->n_ln, s, lane_hash))
+        return ACT_E_NOMEM;
+    uint32_t *slot = idx_find(s->ln_idx, s->cap_lidx, lane_hash_of(&k), s, lane_eq, &k);
+    if (*slot) {
+        *id = *slot - 1;
+        return 0;
+    }
+    uint32_t g;
+    if (group_of(s, pid, &g) || grow((void **)&s->ln, &s->cap_ln, s->n_ln + 1, sizeof(*s->ln)))
+        return ACT_E_NOMEM;
+    s->ln[s->n_ln] = (act_sum_lane){
+        .key_pid = pid, .key_tid = tid, .src = s->cur_src, .group = g, .device = device};
+    *id = (uint32_t)s->n_ln++;
+    *slot = *id + 1;
+    return 0;
+}
+
+/* ---- sources and processes -------------------------------------------- */
+
+static int ensure_src(act_summary *s)
+{
+    if (s->n_src)
+        return 0;
+    if (grow((void **)&s->src, &s->cap_src, 1, sizeof(*s->src)))
+        return ACT_E_NOMEM;
+    s->src[0] = (act_sum_src){.rank = -1};
+    s->n_src = 1;
+    return 0;
+}
+
+int act_summary_begin_source(act_summary *s, const char *path)
+{
+    if (ensure_src(s))
+        return ACT_E_NOMEM;
+    act_sum_src *cur = &s->src[s->cur_src];
+    if (cur->path || cur->counters || s->n_ln || s->n_gr) {
+        if (grow((void **)&s->src, &s->cap_src, s->n_src + 1, sizeof(*s->src)))
+            return ACT_E_NOMEM;
+        s->src[s->n_src] = (act_sum_src){.rank = -1};
+        s->cur_src = (uint32_t)s->n_src++;
+    }
+    if (path && !(s->src[s->cur_src].path = strdup(path)))
+        return ACT_E_NOMEM;
+    return 0;
+}
+
+void act_summary_source_rank(act_summary *s, long long rank)
+{
+    if (!ensure_src(s))
+        s->src[s->cur_src].rank = rank;
+}
+
+void act_summary_source_counters(act_summary *s, json_t *acceltrace)
+{
+    if (ensure_src(s)) {
+        json_decref(acceltrace);
+        return;
+    }
+    json_decref(s->src[s->cur_src].counters);
+    s->src[s->cur_src].counters = acceltrace;
+}
+
+int act_summary_process_label(act_summary *s, uint64_t pid, const char *label, size_t len)
+{
+    uint32_t g;
+    if (ensure_src(s) || group_of(s, pid, &g))
+        return ACT_E_NOMEM;
+    char *c = strndup(label, len);
+    if (!c)
+        return ACT_E_NOMEM;
+    free(s->gr[g].label);
+    s->gr[g].label = c;
     return 0;
 }
 
@@ -94,305 +276,230 @@ void act_summary_set_counters(act_summary *s, json_t *acceltrace)
     s->counters = acceltrace;
 }
 
-/* ---- aggregation ------------------------------------------------------ */
-
-static int name_cmp(const char *a, size_t an, const char *b, size_t bn)
+void act_summary_want_ranges(act_summary *s, int on)
 {
-    int c = memcmp(a, b, an < bn ? an : bn);
-    return c ? c : (an < bn ? -1 : an > bn);
+    s->want_ranges = on;
 }
 
-static int by_name(const void *a, const void *b)
+/* ---- ranges (External id -> name) ------------------------------------- */
+
+static int range_eq(const act_summary *s, uint32_t id, const void *key)
 {
-    const sslice *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device - y->device;
-    return name_cmp(x->name, x->len, y->name, y->len);
+    return s->rg[id].ext == *(const uint64_t *)key;
 }
 
-static int by_lane(const void *a, const void *b)
+static uint64_t range_hash(const act_summary *s, uint32_t id)
 {
-    const sslice *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device - y->device;
-    if (x->lane != y->lane)
-        return x->lane < y->lane ? -1 : 1;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
+    return hash_bytes(1469598103934665603ull, &s->rg[id].ext, sizeof(uint64_t));
 }
 
-static int by_total(const void *a, const void *b)
+int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t len)
 {
-    const row *x = a, *y = b;
-    if (x->total != y->total)
-        return x->total > y->total ? -1 : 1;
-    return name_cmp(x->name, x->len, y->name, y->len);
-}
-
-/* Union of slice intervals per lane, summed over lanes, for one group. */
-static double busy_time(sslice *sl, size_t n, int device, size_t *lanes)
-{
-    if (n) /* qsort's pointer must not be NULL, even for 0 items */
-        qsort(sl, n, sizeof(*sl), by_lane);
-    double busy = 0, cur_s = 0, cur_e = 0;
-    uint64_t lane = 0;
-    int open = 0;
-    *lanes = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (sl[i].device != device)
-            continue;
-        double s = sl[i].ts, e = sl[i].ts + sl[i].dur;
-        if (!open || sl[i].lane != lane || s > cur_e) {
-            if (open)
-                busy += cur_e - cur_s;
-            if (!open || sl[i].lane != lane)
-                (*lanes)++;
-            lane = sl[i].lane;
-            cur_s = s;
-            cur_e = e;
-            open = 1;
-        } else if (e > cur_e) {
-            cur_e = e;
-        }
+    if (!s->want_ranges || !ext)
+        return 0;
+    uint32_t nid;
+    if (intern_name(s, name, len, 0, &nid) ||
+        idx_grow(&s->rg_idx, &s->cap_ridx, s->n_rg, s, range_hash))
+        return ACT_E_NOMEM;
+    uint32_t *slot =
+        idx_find(s->rg_idx, s->cap_ridx, hash_bytes(1469598103934665603ull, &ext, sizeof(ext)), s,
+                 range_eq, &ext);
+    if (*slot) {
+        s->rg[*slot - 1].name = nid;
+        return 0;
     }
-    if (open)
-        busy += cur_e - cur_s;
-    return busy;
+    if (grow((void **)&s->rg, &s->cap_rg, s->n_rg + 1, sizeof(*s->rg)))
+        return ACT_E_NOMEM;
+    s->rg[s->n_rg] = (act_sum_range){ext, nid};
+    *slot = (uint32_t)++s->n_rg;
+    return 0;
 }
 
-static size_t aggregate(sslice *sl, size_t n, int device, row *rows)
+uint32_t act_summary_range_name(act_summary *s, uint64_t ext)
 {
-    if (n)
-        qsort(sl, n, sizeof(*sl), by_name);
-    size_t nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (sl[i].device != device)
-            continue;
-        if (!nr || name_cmp(rows[nr - 1].name, rows[nr - 1].len, sl[i].name, sl[i].len))
-            rows[nr++] = (row){sl[i].name, sl[i].len, 0, 0, sl[i].dur, sl[i].dur};
-        row *r = &rows[nr - 1];
-        r->count++;
-        r->total += sl[i].dur;
-        if (sl[i].dur < r->min)
-            r->min = sl[i].dur;
-        if (sl[i].dur > r->max)
-            r->max = sl[i].dur;
-    }
-    if (nr)
-        qsort(rows, nr, sizeof(*rows), by_total);
-    return nr;
+    if (!ext || !s->n_rg)
+        return UINT32_MAX;
+    uint32_t *slot =
+        idx_find(s->rg_idx, s->cap_ridx, hash_bytes(1469598103934665603ull, &ext, sizeof(ext)), s,
+                 range_eq, &ext);
+    return *slot ? s->rg[*slot - 1].name : UINT32_MAX;
 }
 
-/* ---- printing --------------------------------------------------------- */
+/* ---- the reorder window ----------------------------------------------- */
 
-#define NAME_W 48
-
-/* Names go on one line of a terminal: control bytes and invalid UTF-8
- * become '?', long names are cut (on a character boundary) with "...". */
-static void print_name(FILE *f, const char *name, size_t len)
+static int pend_before(const act_sum_pend *a, const act_sum_pend *b)
 {
-    char buf[NAME_W * 4 + 4];
-    size_t o = 0, cols = 0, i = 0;
-    while (i < len && cols < NAME_W - 3) {
-        unsigned char c = (unsigned char)name[i];
-        size_t skip = 1, n = act_utf8_seq((const unsigned char *)name + i, len - i, &skip);
-        if (!n || c < 0x20 || c == 0x7f) {
-            buf[o++] = '?';
-            i += n ? n : skip;
-        } else {
-            memcpy(buf + o, name + i, n);
-            o += n;
-            i += n;
-        }
-        cols++;
-    }
-    if (i < len) {
-        memcpy(buf + o, "...", 3);
-        o += 3;
-        cols += 3;
-    }
-    buf[o] = '\0';
-    fprintf(f, "  %s%*s", o ? buf : "(unnamed)", (int)(NAME_W - (o ? cols : 9)), "");
+    if (a->ts != b->ts)
+        return a->ts < b->ts;
+    if (a->dur != b->dur)
+        return a->dur > b->dur; /* an enclosing slice before what it holds */
+    return a->seq < b->seq;
 }
 
-static void print_table(FILE *f, const char *title, const row *rows, size_t nr, double busy,
-                        size_t lanes)
+static void heap_push(act_sum_pend *h, size_t n, act_sum_pend v)
 {
-    fprintf(f, "%s: %zu names, busy %.3f us on %zu lane%s\n", title, nr, busy, lanes,
-            lanes == 1 ? "" : "s");
-    if (!nr) {
-        fprintf(f, "  (none)\n");
-        return;
+    size_t i = n;
+    while (i && pend_before(&v, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
     }
-    fprintf(f, "  %-*s %8s %14s %12s %12s %12s %7s\n", NAME_W, "name", "count", "total us",
-            "mean us", "min us", "max us", "busy%");
-    for (size_t i = 0; i < nr; i++) {
-        const row *r = &rows[i];
-        print_name(f, r->name, r->len);
-        fprintf(f, " %8llu %14.3f %12.3f %12.3f %12.3f %6.1f%%\n", (unsigned long long)r->count,
-                r->total, r->total / (double)r->count, r->min, r->max,
-                busy > 0 ? 100.0 * r->total / busy : 0.0);
-    }
+    h[i] = v;
 }
 
-static int range_cmp(const void *a, const void *b)
+static act_sum_pend heap_pop(act_sum_pend *h, size_t *n)
 {
-    const srange *x = a, *y = b;
-    return x->ext < y->ext ? -1 : x->ext > y->ext;
-}
-
-static const srange *find_range(const act_summary *s, uint64_t ext)
-{
-    size_t lo = 0, hi = s->n_rg;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->rg[mid].ext == ext)
-            return &s->rg[mid];
-        if (s->rg[mid].ext < ext)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
-/* Device time per launching range, aggregated by range name. */
-static void print_by_range(act_summary *s, FILE *f, double busy)
-{
-    if (s->n_rg)
-        qsort(s->rg, s->n_rg, sizeof(*s->rg), range_cmp);
-    sslice *tmp = malloc((s->n ? s->n : 1) * sizeof(*tmp));
-    row *rows = malloc((s->n ? s->n : 1) * sizeof(*rows));
-    if (!tmp || !rows) {
-        free(tmp);
-        free(rows);
-        fprintf(f, "device time by range: out of memory\n");
-        return;
-    }
-    static const char none[] = "(no range)";
-    size_t m = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        if (!s->sl[i].device)
-            continue;
-        const srange *r = s->sl[i].ext ? find_range(s, s->sl[i].ext) : NULL;
-        tmp[m] = s->sl[i];
-        tmp[m].name = r ? r->name : none;
-        tmp[m].len = r ? r->len : sizeof(none) - 1;
-        m++;
-    }
-    size_t nr = aggregate(tmp, m, 1, rows);
-    print_table(f, "Device time by launching range", rows, nr, busy, 0);
-    free(tmp);
-    free(rows);
-}
-
-static uint64_t jnum(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
-static void print_kind_counts(FILE *f, const char *label, json_t *o)
-{
-    uint64_t total = 0;
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v) total += json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-    fprintf(f, "  %-34s %llu", label, (unsigned long long)total);
-    if (total) {
-        const char *sep = " (";
-        json_object_foreach(o, k, v)
-        {
-            if (json_is_integer(v) && json_integer_value(v) > 0) {
-                fprintf(f, "%s%s %lld", sep, k, (long long)json_integer_value(v));
-                sep = ", ";
-            }
-        }
-        fprintf(f, ")");
-    }
-    fprintf(f, "\n");
-}
-
-/* The count, then the lines themselves (a crash must be visible): at most
- * 20, control bytes shown as '?'. */
-static void print_errors(FILE *f, json_t *errors)
-{
-    size_t n = json_array_size(errors), i;
-    json_t *v;
-    fprintf(f, "  %-34s %zu\n", "errors", n);
-    json_array_foreach(errors, i, v)
-    {
-        if (i == 20) {
-            fprintf(f, "    ... %zu more\n", n - i);
+    act_sum_pend top = h[0], v = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
             break;
-        }
-        const char *e = json_string_value(v);
-        if (!e || !*e)
-            continue;
-        fputs("    ", f);
-        for (; *e; e++)
-            fputc((unsigned char)*e < 0x20 || *e == 0x7f ? '?' : *e, f);
-        fputc('\n', f);
+        if (c + 1 < *n && pend_before(&h[c + 1], &h[c]))
+            c++;
+        if (!pend_before(&h[c], &v))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = v;
+    return top;
+}
+
+/* ---- folding a slice in start order ----------------------------------- */
+
+static void close_top(act_summary *s, act_sum_lane *l)
+{
+    act_sum_open *o = &l->stack[--l->depth];
+    double self = o->dur - o->child;
+    s->nm[o->name].self += self > 0 ? self : 0;
+}
+
+static void fold_nesting(act_summary *s, act_sum_lane *l, const act_sum_pend *p)
+{
+    double e = p->ts + p->dur;
+    while (l->depth && l->stack[l->depth - 1].end <= p->ts)
+        close_top(s, l);
+    if (l->depth) {
+        act_sum_open *par = &l->stack[l->depth - 1];
+        par->child += (e < par->end ? e : par->end) - p->ts;
+    }
+    if (grow((void **)&l->stack, &l->cap, l->depth + 1, sizeof(*l->stack))) {
+        s->nomem = 1;
+        s->nm[p->name].self += p->dur;
+        return;
+    }
+    l->stack[l->depth++] = (act_sum_open){e, p->dur, 0, p->name};
+}
+
+static void fold_busy(act_sum_lane *l, const act_sum_pend *p)
+{
+    double e = p->ts + p->dur;
+    if (!l->open || p->ts > l->cur_e) {
+        if (l->open)
+            l->busy += l->cur_e - l->cur_s;
+        l->cur_s = p->ts;
+        l->cur_e = e;
+        l->open = 1;
+    } else if (e > l->cur_e) {
+        l->cur_e = e;
     }
 }
 
-static void print_counters(FILE *f, json_t *a)
+static void fold_range(act_summary *s, const act_sum_pend *p)
 {
-    if (!json_is_object(a)) {
-        fprintf(f, "Counters: none in this trace (not written by acceltrace)\n");
-        return;
-    }
-    fprintf(f, "Counters:\n");
-    print_kind_counts(f, "dropped records", json_object_get(a, "dropped"));
-    print_kind_counts(f, "outside the capture window", json_object_get(a, "outside_window"));
-    json_t *cb = json_object_get(a, "callbacks");
-    fprintf(f, "  %-34s %llu pending, %llu lost\n", "device callbacks outstanding",
-            (unsigned long long)jnum(cb, "pending"), (unsigned long long)jnum(cb, "lost"));
-    json_t *sk = json_object_get(a, "skew");
-    fprintf(f, "  %-34s %llu (max %.3f us)\n", "device start before host launch",
-            (unsigned long long)jnum(sk, "device_before_launch"),
-            (double)jnum(sk, "max_ns") / 1000.0);
-    static const struct {
-        const char *key, *label;
-    } plain[] = {
-        {"unbalanced_pops", "unbalanced range pops"},
-        {"unclosed_ranges", "ranges left open"},
-        {"negative_durations", "negative durations"},
-        {"nesting_violations", "host nesting violations"},
-        {"device_ops_without_times", "device ops without timestamps"},
-        {"unlinked_device_ops", "device ops without host launch"},
-        {"strings_truncated", "strings truncated"},
-        {"invalid_utf8", "invalid UTF-8 sequences replaced"},
-    };
-    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-        fprintf(f, "  %-34s %llu\n", plain[i].label, (unsigned long long)jnum(a, plain[i].key));
-    json_t *tr = json_object_get(a, "truncated_processes");
-    fprintf(f, "  %-34s %zu", "truncated processes", json_array_size(tr));
-    size_t i;
-    json_t *v;
-    json_array_foreach(tr, i, v)
-        fprintf(f, "%s%lld", i ? ", " : " (pid ", (long long)json_integer_value(v));
-    fprintf(f, "%s\n", json_array_size(tr) ? ")" : "");
-    print_errors(f, json_object_get(a, "errors"));
+    uint32_t r = act_summary_range_name(s, p->ext);
+    act_sum_name *n = r == UINT32_MAX ? NULL : &s->nm[r];
+    act_sum_rrow *rr = n ? &n->by_range : &s->no_range;
+    if (!rr->count || p->dur < rr->min)
+        rr->min = p->dur;
+    if (!rr->count || p->dur > rr->max)
+        rr->max = p->dur;
+    rr->count++;
+    rr->total += p->dur;
 }
 
-void act_summary_print(act_summary *s, FILE *f, int by_range)
+static void fold(act_summary *s, const act_sum_pend *p)
 {
-    size_t dlanes = 0, hlanes = 0;
-    double dbusy = busy_time(s->sl, s->n, 1, &dlanes);
-    double hbusy = busy_time(s->sl, s->n, 0, &hlanes);
-    row *rows = malloc((s->n ? s->n : 1) * sizeof(*rows));
-    if (!rows) {
-        fprintf(f, "summary: out of memory\n");
+    act_sum_name *n = &s->nm[p->name];
+    act_sum_lane *l = &s->ln[p->lane];
+    act_sum_group *g = &s->gr[l->group];
+    if (!n->count || p->dur < n->min)
+        n->min = p->dur;
+    if (!n->count || p->dur > n->max)
+        n->max = p->dur;
+    n->count++;
+    n->total += p->dur;
+    if (l->device) {
+        g->dev_slices++;
+        g->dev_total += p->dur;
+        if (s->want_ranges)
+            fold_range(s, p);
+    } else {
+        g->host_slices++;
+    }
+    if (p->ts < g->first)
+        g->first = p->ts;
+    if (p->ts + p->dur > g->last)
+        g->last = p->ts + p->dur;
+    if (l->popped && p->ts < l->last_ts) {
+        s->late++; /* its lane has moved on: counted, busy/self approximate */
+        n->self += p->dur;
         return;
     }
-    size_t nr = aggregate(s->sl, s->n, 1, rows);
-    print_table(f, "Device ops", rows, nr, dbusy, dlanes);
-    nr = aggregate(s->sl, s->n, 0, rows);
-    print_table(f, "Host calls", rows, nr, hbusy, hlanes);
-    free(rows);
-    if (by_range)
-        print_by_range(s, f, dbusy);
-    print_counters(f, s->counters);
+    l->popped = 1;
+    l->last_ts = p->ts;
+    fold_busy(l, p);
+    fold_nesting(s, l, p);
+}
+
+int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t pid,
+                          uint64_t tid, double ts_us, double dur_us, uint64_t ext)
+{
+    if (!isfinite(dur_us) || dur_us < 0)
+        dur_us = 0;
+    if (!isfinite(ts_us))
+        ts_us = 0;
+    device = device != 0;
+    act_sum_pend p = {ts_us, dur_us, s->seq++, ext, 0, 0};
+    if (ensure_src(s) || intern_name(s, name, len, device, &p.name) ||
+        intern_lane(s, pid, tid, device, &p.lane))
+        return ACT_E_NOMEM;
+    if (s->n_heap == ACT_SUM_WINDOW) {
+        act_sum_pend out = heap_pop(s->heap, &s->n_heap);
+        fold(s, &out);
+    }
+    if (s->n_heap == s->cap_heap &&
+        grow((void **)&s->heap, &s->cap_heap, s->n_heap + 1, sizeof(*s->heap)))
+        return ACT_E_NOMEM;
+    heap_push(s->heap, s->n_heap++, p);
+    s->slices++;
+    return s->nomem ? ACT_E_NOMEM : 0;
+}
+
+void act_summary_finish(act_summary *s)
+{
+    if (s->finished)
+        return;
+    s->finished = 1;
+    ensure_src(s);
+    while (s->n_heap) {
+        act_sum_pend out = heap_pop(s->heap, &s->n_heap);
+        fold(s, &out);
+    }
+    for (size_t i = 0; i < s->n_ln; i++) {
+        act_sum_lane *l = &s->ln[i];
+        while (l->depth)
+            close_top(s, l);
+        if (l->open)
+            l->busy += l->cur_e - l->cur_s;
+        l->open = 0;
+        act_sum_group *g = &s->gr[l->group];
+        if (l->device)
+            g->dev_busy += l->busy;
+        else
+            g->host_busy += l->busy;
+    }
 }
 
 /* ---- from a built timeline -------------------------------------------- */
@@ -434,7 +541,7 @@ static json_t *counters_of(const act_timeline *tl)
     json_object_set_new(a, "truncated_processes", tr);
     json_t *er = json_array();
     for (size_t i = 0; i < tl->n_errors; i++)
-        json_array_append_new(er, json_string_nocheck(tl->errors[i]));
+        json_array_append_new(er, json_string(tl->errors[i] ? tl->errors[i] : ""));
     json_object_set_new(a, "errors", er);
     return a;
 }
@@ -473,7 +580,7 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
         if (dev < 0 || is_process_slice_tl(tl, e))
             continue;
         uint64_t ext = arg_ext(tl, e);
-        rc = act_summary_add_slice(s, e->name.p, e->name.n, dev, (uint64_t)e->pid << 32 | e->tid,
+        rc = act_summary_add_slice(s, e->name.p, e->name.n, dev, e->pid, e->tid,
                                    (double)(e->ts - tl->base_ns) / 1000.0, (double)e->dur / 1000.0,
                                    ext);
         if (!rc && !dev && ext && (e->cat == ACT_CAT_USER_ANNOTATION || e->cat == ACT_CAT_CPU_OP))
@@ -501,113 +608,4 @@ int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range)
         act_summary_print_timeline(s, tl, f, by_range);
     act_summary_free(s);
     return rc;
-}
-
-/* ---- from a Chrome trace file ----------------------------------------- */
-
-/* A lane key from pid/tid values that may be integers or strings. */
-static uint64_t id_of(json_t *v)
-{
-    if (json_is_integer(v))
-        return (uint64_t)json_integer_value(v);
-    if (json_is_string(v)) {
-        uint64_t h = 1469598103934665603ull;
-        const char *p = json_string_value(v);
-        for (size_t i = 0; i < json_string_length(v); i++) {
-            h ^= (unsigned char)p[i];
-            h *= 1099511628211ull;
-        }
-        return h;
-    }
-    return 0;
-}
-
-static int add_event(act_summary *s, json_t *ev)
-{
-    const char *ph = json_string_value(json_object_get(ev, "ph"));
-    const char *cat = json_string_value(json_object_get(ev, "cat"));
-    json_t *name = json_object_get(ev, "name");
-    if (!ph || strcmp(ph, "X") || !cat || !json_is_string(name))
-        return 0;
-    int dev = act_cat_is_device_name(cat);
-    const char *tag = json_string_value(json_object_get(json_object_get(ev, "args"), "acceltrace"));
-    if (dev < 0 || (tag && !strcmp(tag, ACT_PROCESS_SLICE) && !strcmp(cat, "cpu_op")))
-        return 0;
-    json_t *ts = json_object_get(ev, "ts"), *dur = json_object_get(ev, "dur");
-    if (!json_is_number(ts) || !json_is_number(dur))
-        return 0;
-    uint64_t lane =
-        id_of(json_object_get(ev, "pid")) * 1000003u ^ id_of(json_object_get(ev, "tid"));
-    json_t *x = json_object_get(json_object_get(ev, "args"), "External id");
-    uint64_t ext =
-        json_is_integer(x) && json_integer_value(x) > 0 ? (uint64_t)json_integer_value(x) : 0;
-    int rc = act_summary_add_slice(s, json_string_value(name), json_string_length(name), dev, lane,
-                                   json_number_value(ts), json_number_value(dur), ext);
-    if (!rc && !dev && ext && (!strcmp(cat, "user_annotation") || !strcmp(cat, "cpu_op")))
-        rc = act_summary_add_range(s, ext, json_string_value(name), json_string_length(name));
-    return rc;
-}
-
-static int load_json(act_summary *s, const char *path, json_t **root, char *err, size_t errlen);
-
-/* The reason is one line whatever the file or its name holds: jansson
- * quotes the bytes it choked on and a path may hold a newline, so control
- * bytes become '?' (fuzz_summary checks this). */
-int act_summary_load_json(act_summary *s, const char *path, json_t **root, char *err, size_t errlen)
-{
-    int rc = load_json(s, path, root, err, errlen);
-    for (char *p = err; rc != 0 && errlen && *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-    return rc;
-}
-
-static int load_json(act_summary *s, const char *path, json_t **root, char *err, size_t errlen)
-{
-    *root = NULL;
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return ACT_E_IO;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: is a directory, not a trace file", path);
-        return ACT_E_IO;
-    }
-    /* A FIFO nobody writes would block forever, a device may never end. */
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file, not a trace file", path);
-        return ACT_E_IO;
-    }
-    if (S_ISREG(st.st_mode) && st.st_size == 0) {
-        snprintf(err, errlen, "%s: empty file, not a trace", path);
-        return ACT_E_FORMAT;
-    }
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
-    if (!doc) {
-        snprintf(err, errlen, "%s: not valid JSON (line %d, column %d: %s)", path, jerr.line,
-                 jerr.column, jerr.text);
-        return ACT_E_FORMAT;
-    }
-    json_t *events = json_is_array(doc) ? doc : json_object_get(doc, "traceEvents");
-    if (!json_is_array(events)) {
-        snprintf(err, errlen, "%s: not a Chrome trace (no traceEvents array)", path);
-        json_decref(doc);
-        return ACT_E_FORMAT;
-    }
-    size_t i;
-    json_t *ev;
-    json_array_foreach(events, i, ev)
-    {
-        if (json_is_object(ev) && add_event(s, ev)) {
-            snprintf(err, errlen, "%s: out of memory", path);
-            json_decref(doc);
-            return ACT_E_NOMEM;
-        }
-    }
-    if (json_is_object(doc))
-        act_summary_set_counters(s, json_object_get(doc, "acceltrace"));
-    *root = doc;
-    return 0;
 }

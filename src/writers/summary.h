@@ -7,7 +7,11 @@
  * Chrome trace JSON file (`acceltrace summary`, acceltrace's own traces or
  * torch.profiler's). Busy time of a group is the union of its slices per
  * lane, summed over lanes, so nested host calls are not counted twice in
- * it; a name's share is its total over that busy time.
+ * it; a name's share is its total over that busy time, and its self time
+ * (total less the time of the slices nested in it on its lane) is shown
+ * beside the total, as torch's key_averages does. Memory is bounded by the
+ * distinct names, lanes and processes (summary_impl.h), not by the trace.
+ * Traces are read by tools/summary_load.c.
  */
 #ifndef ACT_SUMMARY_H
 #define ACT_SUMMARY_H
@@ -23,18 +27,47 @@ typedef struct act_summary act_summary;
 act_summary *act_summary_new(void);
 void act_summary_free(act_summary *s);
 
-/* A slice: `name` must outlive the summary. ts/dur in microseconds; lane
- * identifies (process, thread); ext = External id (0 = none). */
-int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t lane,
-                          double ts_us, double dur_us, uint64_t ext);
-/* The name of the range (host slice) carrying External id `ext`. */
+/* A slice: name is copied (interned). ts/dur in microseconds; pid/tid
+ * identify the lane (and pid the process row); ext = External id (0 =
+ * none). Returns 0 or ACT_E_NOMEM. */
+int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t pid,
+                          uint64_t tid, double ts_us, double dur_us, uint64_t ext);
+/* The name of the range (host slice) carrying External id `ext`. Kept
+ * only while ranges are wanted (default on; the by-range table needs them,
+ * and they grow with the number of launches). */
 int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t len);
+void act_summary_want_ranges(act_summary *s, int on);
+/* Several traces: slices added after this belong to a new source (one
+ * rank or file row). The first source exists implicitly. */
+int act_summary_begin_source(act_summary *s, const char *path);
+/* The current source's rank (distributedInfo.rank) and its "acceltrace"
+ * object (owned by s from here on; may be NULL). */
+void act_summary_source_rank(act_summary *s, long long rank);
+void act_summary_source_counters(act_summary *s, json_t *acceltrace);
+/* The current source's process `pid` is called `label` (process_name). */
+int act_summary_process_label(act_summary *s, uint64_t pid, const char *label, size_t len);
 /* Counters to print underneath: an "acceltrace" object as written in
- * traces (borrowed reference; NULL = none available). */
+ * traces (borrowed reference; NULL = the sources' own). */
 void act_summary_set_counters(act_summary *s, json_t *acceltrace);
 
-/* Print the tables (and with by_range, device time per launching range). */
+enum { ACT_SUM_TABLE, ACT_SUM_CSV, ACT_SUM_JSON };
+/* base: demangled, without template/argument lists; full: demangled;
+ * mangled: as the trace has them. */
+enum { ACT_SUM_NAMES_BASE, ACT_SUM_NAMES_FULL, ACT_SUM_NAMES_MANGLED };
+enum { ACT_SUM_NS, ACT_SUM_US, ACT_SUM_MS, ACT_SUM_S };
+
+typedef struct act_summary_fmt {
+    int by_range;
+    int format; /* ACT_SUM_TABLE/CSV/JSON */
+    int names;  /* ACT_SUM_NAMES_* */
+    int unit;   /* ACT_SUM_NS..S */
+    int width;  /* table width; 0 = COLUMNS, the terminal, else 80 */
+} act_summary_fmt;
+
+/* Print the tables (and with by_range, device time per launching range),
+ * as a table fitted to the width. */
 void act_summary_print(act_summary *s, FILE *f, int by_range);
+void act_summary_print_fmt(act_summary *s, FILE *f, const act_summary_fmt *fmt);
 
 /* Whole summary of a built timeline. Returns 0 or ACT_E_NOMEM. */
 int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range);
@@ -45,20 +78,10 @@ int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range);
  * while tl is kept), _print_timeline prints with tl's counters once the
  * build and the trace writer are done. Fed every batch in build order, the
  * output is byte-identical to act_summary_from_timeline's on the whole
- * timeline: the same slices reach the same tables in the same order. Only
- * the slices are kept (no args, flows, metadata). Per-name sums are not
- * folded while streaming: the totals and busy time are float sums whose
- * order is the order the sorts leave equal keys in (qsort is not stable
- * in general), so only the same slice array gives the same bytes; the
- * busy-time union also needs each lane's slices in start order, which the
- * batches do not deliver. _add_events: 0 or ACT_E_NOMEM. */
+ * timeline: the same slices reach the same rows in the same order (the
+ * reorder window releases them by start, duration and arrival).
+ * _add_events: 0 or ACT_E_NOMEM. */
 int act_summary_add_events(act_summary *s, const act_timeline *tl);
 void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range);
-
-/* Load a Chrome trace (object form or bare array) into s. Returns 0, or
- * ACT_E_FORMAT / ACT_E_IO with a one-line reason in err. *root receives the
- * document, which must outlive s (json_decref it afterwards). */
-int act_summary_load_json(act_summary *s, const char *path, json_t **root, char *err,
-                          size_t errlen);
 
 #endif

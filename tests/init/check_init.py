@@ -166,7 +166,7 @@ def run_config(a):
                     what = f"{var} {form} {v!r}"
                     check(p.returncode == 2, f"{what}: exit {p.returncode}, want 2")
                     check(not ran, f"{what}: the program was started")
-                    want = f"acceltrace: Invalid value for {var}: '{v}'. Allowed: "
+                    want = f"acceltrace: run: Invalid value for {var}: '{v}'. Allowed: "
                     check(p.stderr.startswith(want) and p.stderr.count("\n") == 1,
                           f"{what}: stderr {p.stderr!r}")
                 for v in good:
@@ -177,7 +177,7 @@ def run_config(a):
         # A misspelt variable is refused too.
         p, ran = run([], {"ACCELTRACE_BUFER_SIZE": "64M"})
         check(p.returncode == 2 and not ran and
-              p.stderr.startswith("acceltrace: Unknown variable ACCELTRACE_BUFER_SIZE."),
+              p.stderr.startswith("acceltrace: run: Unknown variable ACCELTRACE_BUFER_SIZE."),
               f"misspelt variable: {p.returncode} {p.stderr!r}")
         # The cross-field rule.
         p, ran = run(["--buffer-size=16M", "--chunk-size=16M"], {})

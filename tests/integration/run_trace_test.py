@@ -55,7 +55,7 @@ def main():
             print(f"FAIL: stdout differs with tracing:\n{out0.decode()}---\n{out.decode()}")
             return 1
         # The closing line tells the program's run from what tracing adds after it.
-        done = re.search(rb"acceltrace: trace written to (.+) in (\d+) ms \(program ran (\d+\.\d{3}) s\)\n",
+        done = re.search(rb"acceltrace: run: trace written to (.+) in (\d+) ms \(program ran (\d+\.\d{3}) s\)\n",
                          err)
         if not done or done.group(1).decode() != trace:
             print(f"FAIL: no 'trace written to {trace} in N ms (program ran S s)' line: {err.decode()[-800:]}")

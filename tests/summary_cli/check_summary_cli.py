@@ -19,7 +19,7 @@ def run(*args):
 def expect_error(label, *args):
     p = run(*args)
     lines = p.stderr.splitlines()
-    if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("acceltrace summary: "):
+    if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("acceltrace: summary: "):
         failures.append(f"{label}: rc={p.returncode} stderr={p.stderr!r}")
 
 

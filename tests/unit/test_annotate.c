@@ -19,6 +19,7 @@
 #include "acceltrace.h"
 #include "annotate_collect.h"
 #include "core/internal.h"
+#include "core/record.h"
 #include "tmpdir.h"
 
 static char dir[64];
@@ -322,6 +323,8 @@ static void check_session_trace(int rc, const char *path, const char *range)
     assert_non_null(t);
     json_t *evs = json_object_get(t, "traceEvents");
     assert_true(json_is_array(evs));
+    /* trace_name NULL: the program's name, as annotations.md says */
+    assert_string_equal(json_string_value(json_object_get(t, "traceName")), "test_annotate");
     int found = 0;
     size_t i;
     json_t *ev;
@@ -379,6 +382,37 @@ static void test_sessions(void **state)
     assert_int_equal(act_session_begin(NULL), ACT_E_CONFLICT);
     unsetenv("ACCELTRACE_SPOOL_DIR");
     assert_int_equal(act_session_end(NULL), ACT_E_STATE);
+    unsetenv("TMPDIR");
+}
+
+/* The chunk size of the spool a session opens. */
+static uint32_t session_chunk_size(void)
+{
+    FILE *f = fopen(act_recorder_path(), "rb");
+    assert_non_null(f);
+    act_spool_header h;
+    assert_int_equal(fread(&h, sizeof(h), 1, f), 1);
+    fclose(f);
+    return h.chunk_size;
+}
+
+/* Sessions honour ACCELTRACE_CHUNK_SIZE and default to run's 128 KiB
+ * (they hard-coded 256 KiB); an invalid value is ACT_E_CONFIG. */
+static void test_session_chunk_size(void **state)
+{
+    (void)state;
+    setenv("TMPDIR", dir, 1);
+    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    assert_int_equal(session_chunk_size(), 128u << 10);
+    act_session_end(NULL);
+    setenv("ACCELTRACE_CHUNK_SIZE", "64K", 1);
+    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    assert_int_equal(session_chunk_size(), 64u << 10);
+    act_session_end(NULL);
+    setenv("ACCELTRACE_CHUNK_SIZE", "3", 1);
+    assert_int_equal(act_session_begin(NULL), ACT_E_CONFIG);
+    assert_int_equal(act_is_enabled(), 0);
+    unsetenv("ACCELTRACE_CHUNK_SIZE");
     unsetenv("TMPDIR");
 }
 
@@ -469,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_metadata_json),
         cmocka_unit_test(test_sessions),
         cmocka_unit_test(test_big_record_after_partial_chunk),
+        cmocka_unit_test(test_session_chunk_size),
         cmocka_unit_test(test_fork_keeps_window),
         cmocka_unit_test(test_strerror),
     };

@@ -11,6 +11,14 @@
  *   none            no vendor runtime: afterwards no libcupti/libmspti may
  *                   be loaded in the process (the toolkit's real libcupti
  *                   is on this machine's default search path)
+ *   rt_then_session as none, after act_rt_for("cuda") asked for a device
+ *                   count (loading libcudart when there is one): a runtime
+ *                   acceltrace loaded to answer a question is not the
+ *                   program's, so the session starts no CUPTI
+ *   cudart_loaded   the program dlopens the CUDA runtime (libcudart.so)
+ *                   itself: the session probes CUPTI; without a GPU that
+ *                   fails, and the reason goes into the trace, not onto
+ *                   stderr (exit 3 when there is no libcudart at all)
  * Kernels named "session_kernel" are launched inside the range
  * "session_range"; the trace is checked by check_session_sources.py.
  */
@@ -21,6 +29,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
+#include "acceltrace_rt.h"
 
 #define KERNELS 5
 
@@ -64,6 +73,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "session_app: cannot load %s\n", argc > 3 ? argv[3] : "(none)");
         return 2;
     }
+    if (!strcmp(mode, "cudart_loaded") && !dlopen("libcudart.so", RTLD_NOW | RTLD_GLOBAL))
+        return 3;
+    if (!strcmp(mode, "rt_then_session")) {
+        int n = 0;
+        const struct act_rt *rt = act_rt_for("cuda");
+        if (rt)
+            rt->device_count(&n); /* fails without a GPU; the library stays loaded */
+    }
     if (act_session_begin(NULL) != ACT_OK) {
         fprintf(stderr, "session_app: act_session_begin failed\n");
         return 1;
@@ -77,7 +94,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "cupti_override")) {
         void *h = loaded(getenv("ACCELTRACE_CUPTI_LIB"));
         rc = h ? launch_cuda(h) : -1;
-    } else if (!strcmp(mode, "none")) {
+    } else if (!strcmp(mode, "cudart_loaded")) {
+        rc = 0; /* what matters is what the session printed and recorded */
+    } else if (!strcmp(mode, "none") || !strcmp(mode, "rt_then_session")) {
         const char *names[] = {"libcupti.so", "libcupti.so.13", "libmspti.so"};
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
             if (dlopen(names[i], RTLD_NOW | RTLD_NOLOAD)) {

@@ -257,7 +257,9 @@ void act_activity_error(act_activity *a, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    act_log("%s: %s", a->name, msg);
+    if (act_config_log_level() >= ACT_LOG_DEBUG || (!a->probing && !a->told))
+        act_log("%s: %s", a->name, msg);
+    a->told = 1;
     act_rec_error_emit("%s: %s", a->name, msg);
 }
 
@@ -680,6 +682,7 @@ static int start_locked(act_activity *a, const act_activity_ops *ops, const act_
      * seen; the builder keeps only what lies inside the window. */
     if (atomic_load(&a->state) != ACT_ACTIVITY_OFF || !act_capture_attached())
         return ACT_E_STATE;
+    a->probing = opts && opts->optional;
     int rc = act_activity_load(a, ops->lib, opts && opts->optional);
     if (rc == 0 && ops->check)
         rc = ops->check();

@@ -70,6 +70,10 @@ typedef struct act_activity {
     /* "mspti", "cupti": log and error prefix, and the prefix of the
      * vendor's function names that error lines quote (msptiSubscribe). */
     const char *name;
+    /* Started by a session's probe (optional): why it cannot work goes
+     * into the trace, and on stderr only with ACCELTRACE_LOG=debug; any
+     * start prints a failure on stderr once per process at most. */
+    int probing, told;
     const char *vendor;      /* "Ascend", "CUDA": device lane label */
     const char *device_word; /* "NPU", "GPU" */
     uint32_t source;         /* enum act_source */

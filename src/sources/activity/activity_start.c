@@ -22,6 +22,7 @@
 #include "config.h"
 #include "init/hooks.h"
 #include "internal.h"
+#include "rt/rt_internal.h"
 #include "sources/activity/activity.h"
 
 typedef struct vendor_source {
@@ -29,6 +30,7 @@ typedef struct vendor_source {
     unsigned cfg_bit;                /* ACCELTRACE_SOURCES */
     const char *override_var;        /* ACCELTRACE_*_LIB: the user points at the library */
     const char *const *runtime_libs; /* sonames whose presence means "this vendor is in use" */
+    const char *rt_env;              /* act_rt's variable for the runtime it loads */
     int (*start)(const act_activity_opts *);
 } vendor_source;
 
@@ -43,9 +45,9 @@ static const char *const cuda_libs[] = {"libcudart.so",
 
 static const vendor_source vendors[] = {
     {"activity.mspti", ACT_CFG_SOURCE_ASCEND, "ACCELTRACE_MSPTI_LIB", ascend_libs,
-     act_source_mspti_start},
+     "ACCELTRACE_ASCENDCL_PATH", act_source_mspti_start},
     {"activity.cupti", ACT_CFG_SOURCE_CUDA, "ACCELTRACE_CUPTI_LIB", cuda_libs,
-     act_source_cupti_start},
+     "ACCELTRACE_CUDART_PATH", act_source_cupti_start},
 };
 
 /* Start a source the launcher asked for. A source that cannot start has
@@ -75,12 +77,17 @@ ACT_HOOK("activity.mspti", mspti_start, hook_mspti_start);
 ACT_HOOK("activity.cupti", cupti_start, hook_cupti_start);
 
 /* The vendor's runtime is already in the process (RTLD_NOLOAD loads
- * nothing), or the user named the vendor library explicitly. */
+ * nothing), or the user named the vendor library explicitly. A runtime
+ * that acceltrace's own runtime table loaded (acceltrace.rt() asking for
+ * device counts) is not a sign of use: loading it to answer a question
+ * must not make later sessions start CUPTI on a machine without a GPU. */
 static int vendor_in_use(const vendor_source *v)
 {
     const char *override = secure_getenv(v->override_var);
     if (override && *override)
         return 1;
+    if (act_rt__loaded_itself(v->rt_env))
+        return 0;
     for (const char *const *n = v->runtime_libs; *n; n++) {
         void *h = dlopen(*n, RTLD_NOLOAD | RTLD_LAZY);
         if (h) {

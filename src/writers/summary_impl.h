@@ -1,0 +1,115 @@
+/*
+ * summary_impl.h -- the summary's internals shared by its aggregator
+ * (summary.c) and its printers (summary_print.c). Not part of any API.
+ *
+ * Memory is bounded by the distinct names, lanes and processes plus a
+ * fixed reorder window, not by the number of slices: each slice goes into
+ * a min-heap on (start, -duration, arrival); when the heap is full the
+ * earliest slice leaves it and is folded into its name's row (count,
+ * total, min, max), its lane's busy-time union and its lane's nesting
+ * stack (self time). A slice that reaches the heap after a later slice of
+ * its own lane already left it is still counted exactly in its row; only
+ * its share of busy and self time is approximate, and the summary says how
+ * many such slices there were (`late`).
+ */
+#ifndef ACT_SUMMARY_IMPL_H
+#define ACT_SUMMARY_IMPL_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "summary.h"
+
+#define ACT_SUM_WINDOW (1u << 19) /* slices held for reordering (20 MiB) */
+
+typedef struct act_sum_pend {
+    double ts, dur;
+    uint64_t seq, ext;
+    uint32_t name, lane;
+} act_sum_pend;
+
+typedef struct act_sum_rrow {
+    uint64_t count;
+    double total, min, max;
+} act_sum_rrow;
+
+typedef struct act_sum_name {
+    char *s;
+    size_t len;
+    uint64_t hash;
+    int device;
+    uint64_t count;
+    double total, self, min, max;
+    act_sum_rrow by_range; /* device time launched from this range */
+} act_sum_name;
+
+typedef struct act_sum_open {
+    double end, dur, child;
+    uint32_t name;
+} act_sum_open;
+
+typedef struct act_sum_lane {
+    uint64_t key_pid, key_tid;
+    uint32_t src, group;
+    int device;
+    double last_ts, cur_s, cur_e, busy;
+    int open, popped;
+    act_sum_open *stack;
+    size_t depth, cap;
+} act_sum_lane;
+
+typedef struct act_sum_group {
+    uint32_t src;
+    uint64_t pid;
+    char *label; /* process_name, or NULL */
+    uint64_t host_slices, dev_slices;
+    double host_busy, dev_busy, dev_total, first, last;
+} act_sum_group;
+
+typedef struct act_sum_src {
+    char *path;
+    long long rank;   /* distributedInfo.rank, -1 = none */
+    json_t *counters; /* owned "acceltrace" object, or NULL */
+} act_sum_src;
+
+typedef struct act_sum_range {
+    uint64_t ext;
+    uint32_t name;
+} act_sum_range;
+
+struct act_summary {
+    /* interned names (device flag is part of the key) */
+    act_sum_name *nm;
+    size_t n_nm, cap_nm;
+    uint32_t *nm_idx; /* open addressing, id+1, 0 = empty */
+    size_t cap_idx;
+    act_sum_lane *ln;
+    size_t n_ln, cap_ln;
+    uint32_t *ln_idx;
+    size_t cap_lidx;
+    act_sum_group *gr;
+    size_t n_gr, cap_gr;
+    act_sum_src *src;
+    size_t n_src, cap_src;
+    uint32_t cur_src;
+    act_sum_pend *heap;
+    size_t n_heap, cap_heap; /* grows up to ACT_SUM_WINDOW */
+    uint64_t seq, late, slices;
+    act_sum_range *rg;
+    size_t n_rg, cap_rg;
+    uint32_t *rg_idx;
+    size_t cap_ridx;
+    act_sum_rrow no_range;
+    int want_ranges;
+    int finished;
+    int nomem;
+    json_t *counters; /* borrowed (set_counters), else the sources' */
+};
+
+/* Drain the reorder window and close every open slice (before printing). */
+void act_summary_finish(act_summary *s);
+/* Name row id of the range carrying ext, or UINT32_MAX. */
+uint32_t act_summary_range_name(act_summary *s, uint64_t ext);
+
+#endif

@@ -1,0 +1,568 @@
+/*
+ * summary_load.c -- a Chrome trace read as a stream of yajl events (see
+ * summary_load.h). Only what the summary needs is kept from an event
+ * while it is parsed (ph, cat, name, pid, tid, ts, dur, args["External
+ * id"], args.name of a process_name); the top-level "acceltrace" and
+ * "distributedInfo" objects, small, are built as jansson values. zlib's
+ * gzread reads gzip and plain files alike.
+ */
+#include "summary_load.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#include "acceltrace.h"
+
+#define MAX_CAPTURE_DEPTH 64
+#define NAME_MAX_BYTES    65536
+#define MAX_NESTING       1000 /* deeper than Python's json reads: not a trace */
+
+enum where { W_TOP_VALUE, W_TOP_OBJ, W_EVENTS, W_EVENT, W_ARGS, W_CAPTURE, W_SKIP };
+enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_EXT, F_ARGNAME, F_TAG };
+
+/* args.acceltrace of the builder's process-lifetime slice (one cpu_op per
+ * process, for the TensorBoard plugin): no host call, left out. */
+#define PROCESS_SLICE_TAG "process lifetime"
+
+typedef struct ev_fields {
+    char ph[4], cat[40];
+    char *name;
+    size_t name_len;
+    int has_name, has_ts, has_dur, name_is_str, process_slice;
+    double ts, dur;
+    uint64_t pid, tid, ext;
+    char *argname;
+    size_t argname_len;
+} ev_fields;
+
+typedef struct loader {
+    act_summary *s;
+    enum where stack[8];
+    int depth;      /* levels in stack */
+    int skip;       /* nesting inside a skipped value */
+    enum field key; /* the key whose value comes next */
+    int top_key;    /* 1 = traceEvents, 2 = acceltrace, 3 = distributedInfo */
+    int saw_events;
+    ev_fields ev;
+    json_t *cap[MAX_CAPTURE_DEPTH + 1];
+    char *cap_key[MAX_CAPTURE_DEPTH + 1];
+    int cap_depth, cap_what;
+    int nomem, nest, too_deep;
+    unsigned long long events;
+} loader;
+
+static void *xrealloc(void **p, size_t n)
+{
+    void *q = realloc(*p, n);
+    if (q)
+        *p = q;
+    return q;
+}
+
+static int set_str(loader *L, char **dst, size_t *dlen, const unsigned char *v, size_t n)
+{
+    if (n > NAME_MAX_BYTES)
+        n = NAME_MAX_BYTES;
+    if (!xrealloc((void **)dst, n + 1)) {
+        L->nomem = 1;
+        return 0;
+    }
+    memcpy(*dst, v, n);
+    (*dst)[n] = '\0';
+    *dlen = n;
+    return 1;
+}
+
+static uint64_t str_id(const unsigned char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h | 1ull << 63; /* apart from integer ids */
+}
+
+/* ---- capture of small top-level objects into jansson ------------------ */
+
+static int cap_add(loader *L, json_t *v)
+{
+    if (!v) {
+        L->nomem = 1;
+        return 0;
+    }
+    if (L->cap_depth == 0) {
+        if (L->cap_what == 2)
+            act_summary_source_counters(L->s, v);
+        else {
+            json_t *r = json_object_get(v, "rank");
+            if (json_is_integer(r))
+                act_summary_source_rank(L->s, json_integer_value(r));
+            json_decref(v);
+        }
+        return 1;
+    }
+    json_t *parent = L->cap[L->cap_depth - 1];
+    if (json_is_array(parent))
+        json_array_append_new(parent, v);
+    else if (L->cap_key[L->cap_depth - 1])
+        json_object_set_new(parent, L->cap_key[L->cap_depth - 1], v);
+    else
+        json_decref(v);
+    return 1;
+}
+
+static int cap_open(loader *L, json_t *c)
+{
+    if (!c) {
+        L->nomem = 1;
+        return 0;
+    }
+    if (L->cap_depth >= MAX_CAPTURE_DEPTH) {
+        json_decref(c);
+        return 0;
+    }
+    L->cap[L->cap_depth] = c;
+    L->cap_key[L->cap_depth] = NULL;
+    L->cap_depth++;
+    return 1;
+}
+
+static int cap_close(loader *L)
+{
+    json_t *c = L->cap[--L->cap_depth];
+    free(L->cap_key[L->cap_depth]);
+    L->cap_key[L->cap_depth] = NULL;
+    int ok = cap_add(L, c);
+    if (L->cap_depth == 0)
+        L->depth--; /* leaves W_CAPTURE */
+    return ok;
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+static void ev_reset(ev_fields *e)
+{
+    char *name = e->name, *an = e->argname;
+    *e = (ev_fields){.name = name, .argname = an};
+}
+
+static int ev_done(loader *L)
+{
+    ev_fields *e = &L->ev;
+    L->events++;
+    if (!strcmp(e->ph, "M") && e->has_name && e->argname && e->name_len == 12 &&
+        !memcmp(e->name, "process_name", 12))
+        return !act_summary_process_label(L->s, e->pid, e->argname, e->argname_len);
+    if (strcmp(e->ph, "X") || !e->cat[0] || !e->name_is_str || !e->has_ts || !e->has_dur)
+        return 1;
+    int dev = act_cat_is_device_name(e->cat);
+    if (dev < 0 || (e->process_slice && !strcmp(e->cat, "cpu_op")))
+        return 1;
+    int rc = act_summary_add_slice(L->s, e->name, e->name_len, dev, e->pid, e->tid, e->ts, e->dur,
+                                   e->ext);
+    if (!rc && !dev && e->ext && (!strcmp(e->cat, "user_annotation") || !strcmp(e->cat, "cpu_op")))
+        rc = act_summary_add_range(L->s, e->ext, e->name, e->name_len);
+    if (rc)
+        L->nomem = 1;
+    return !rc;
+}
+
+/* A scalar value: where it lands depends on where we are. */
+static int on_scalar(loader *L, json_t *jv, const unsigned char *str, size_t n, int is_str,
+                     const char *num, size_t numlen)
+{
+    if (L->skip || L->depth == 0) {
+        json_decref(jv);
+        return 1;
+    }
+    enum where w = L->stack[L->depth - 1];
+    if (w == W_CAPTURE)
+        return cap_add(L, jv);
+    json_decref(jv);
+    ev_fields *e = &L->ev;
+    enum field k = L->key;
+    L->key = F_NONE;
+    char nb[64];
+    if (num) {
+        size_t m = numlen < sizeof(nb) - 1 ? numlen : sizeof(nb) - 1;
+        memcpy(nb, num, m);
+        nb[m] = '\0';
+    }
+    if (w == W_EVENT) {
+        switch (k) {
+        case F_PH:
+            if (is_str)
+                snprintf(e->ph, sizeof(e->ph), "%.*s", (int)(n < 3 ? n : 3), str);
+            break;
+        case F_CAT:
+            if (is_str && n < sizeof(e->cat))
+                snprintf(e->cat, sizeof(e->cat), "%.*s", (int)n, str);
+            break;
+        case F_NAME:
+            if (is_str) {
+                e->has_name = e->name_is_str = 1;
+                return set_str(L, &e->name, &e->name_len, str, n);
+            }
+            break;
+        case F_PID:
+        case F_TID: {
+            uint64_t id = is_str ? str_id(str, n) : num ? (uint64_t)strtoull(nb, NULL, 10) : 0;
+            *(k == F_PID ? &e->pid : &e->tid) = id;
+            break;
+        }
+        case F_TS:
+        case F_DUR:
+            if (num) {
+                *(k == F_TS ? &e->ts : &e->dur) = strtod(nb, NULL);
+                *(k == F_TS ? &e->has_ts : &e->has_dur) = 1;
+            }
+            break;
+        default: break;
+        }
+    } else if (w == W_ARGS) {
+        if (k == F_EXT && num && nb[0] != '-')
+            e->ext = strtoull(nb, NULL, 10);
+        else if (k == F_ARGNAME && is_str)
+            return set_str(L, &e->argname, &e->argname_len, str, n);
+        else if (k == F_TAG && is_str)
+            e->process_slice =
+                n == sizeof(PROCESS_SLICE_TAG) - 1 && !memcmp(str, PROCESS_SLICE_TAG, n);
+    }
+    return 1;
+}
+
+static int cb_null(void *c)
+{
+    return on_scalar(c, json_null(), NULL, 0, 0, NULL, 0);
+}
+
+static int cb_bool(void *c, int b)
+{
+    return on_scalar(c, json_boolean(b), NULL, 0, 0, NULL, 0);
+}
+
+static int cb_number(void *c, const char *s, size_t n)
+{
+    loader *L = c;
+    json_t *jv = NULL;
+    if (!L->skip && L->depth && L->stack[L->depth - 1] == W_CAPTURE) {
+        char b[64];
+        snprintf(b, sizeof(b), "%.*s", (int)(n < 63 ? n : 63), s);
+        jv = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n)
+                 ? json_real(strtod(b, NULL))
+                 : json_integer(strtoll(b, NULL, 10));
+    }
+    return on_scalar(L, jv, NULL, 0, 0, s, n);
+}
+
+static int cb_string(void *c, const unsigned char *s, size_t n)
+{
+    loader *L = c;
+    json_t *jv = NULL;
+    if (!L->skip && L->depth && L->stack[L->depth - 1] == W_CAPTURE)
+        jv = json_stringn_nocheck((const char *)s, n);
+    return on_scalar(L, jv, s, n, 1, NULL, 0);
+}
+
+static int key_is(const unsigned char *k, size_t n, const char *lit)
+{
+    return n == strlen(lit) && !memcmp(k, lit, n);
+}
+
+static int cb_key(void *c, const unsigned char *k, size_t n)
+{
+    loader *L = c;
+    if (L->skip || !L->depth)
+        return 1;
+    enum where w = L->stack[L->depth - 1];
+    L->key = F_NONE;
+    if (w == W_CAPTURE) {
+        free(L->cap_key[L->cap_depth - 1]);
+        L->cap_key[L->cap_depth - 1] = strndup((const char *)k, n);
+        if (!L->cap_key[L->cap_depth - 1])
+            L->nomem = 1;
+        return !L->nomem;
+    }
+    if (w == W_TOP_OBJ) {
+        L->top_key = key_is(k, n, "traceEvents")       ? 1
+                     : key_is(k, n, "acceltrace")      ? 2
+                     : key_is(k, n, "distributedInfo") ? 3
+                                                       : 0;
+    } else if (w == W_EVENT) {
+        L->key = key_is(k, n, "ph")     ? F_PH
+                 : key_is(k, n, "cat")  ? F_CAT
+                 : key_is(k, n, "name") ? F_NAME
+                 : key_is(k, n, "pid")  ? F_PID
+                 : key_is(k, n, "tid")  ? F_TID
+                 : key_is(k, n, "ts")   ? F_TS
+                 : key_is(k, n, "dur")  ? F_DUR
+                 : key_is(k, n, "args") ? F_EXT /* marks args below */
+                                        : F_NONE;
+    } else if (w == W_ARGS) {
+        L->key = key_is(k, n, "External id")  ? F_EXT
+                 : key_is(k, n, "name")       ? F_ARGNAME
+                 : key_is(k, n, "acceltrace") ? F_TAG
+                                              : F_NONE;
+    }
+    return 1;
+}
+
+static int push(loader *L, enum where w)
+{
+    if (L->depth >= 8) {
+        L->skip++;
+        return 1;
+    }
+    L->stack[L->depth++] = w;
+    return 1;
+}
+
+static int cb_start(loader *L, int is_map)
+{
+    if (++L->nest > MAX_NESTING) {
+        L->too_deep = 1;
+        return 0;
+    }
+    if (L->skip) {
+        L->skip++;
+        return 1;
+    }
+    enum where w = L->depth ? L->stack[L->depth - 1] : W_TOP_VALUE;
+    enum field k = L->key;
+    L->key = F_NONE;
+    if (w == W_CAPTURE) {
+        if (L->cap_depth >= MAX_CAPTURE_DEPTH) {
+            L->skip = 1; /* deeper than any counter object: left out */
+            return 1;
+        }
+        return cap_open(L, is_map ? json_object() : json_array());
+    }
+    if (!L->depth)
+        return push(L, is_map ? W_TOP_OBJ : (L->saw_events = 1, W_EVENTS));
+    if (w == W_TOP_OBJ && L->top_key == 1 && !is_map) {
+        L->saw_events = 1;
+        return push(L, W_EVENTS);
+    }
+    if (w == W_TOP_OBJ && L->top_key >= 2 && is_map) {
+        L->cap_what = L->top_key;
+        push(L, W_CAPTURE);
+        return cap_open(L, json_object());
+    }
+    if (w == W_EVENTS && is_map) {
+        ev_reset(&L->ev);
+        return push(L, W_EVENT);
+    }
+    if (w == W_EVENT && k == F_EXT && is_map)
+        return push(L, W_ARGS);
+    L->skip = 1;
+    return 1;
+}
+
+static int cb_end(loader *L)
+{
+    L->nest--;
+    if (L->skip) {
+        L->skip--;
+        return 1;
+    }
+    if (!L->depth)
+        return 1;
+    enum where w = L->stack[L->depth - 1];
+    if (w == W_CAPTURE)
+        return cap_close(L);
+    L->depth--;
+    if (w == W_EVENT)
+        return ev_done(L);
+    return 1;
+}
+
+static int cb_start_map(void *c)
+{
+    return cb_start(c, 1);
+}
+
+static int cb_start_array(void *c)
+{
+    return cb_start(c, 0);
+}
+
+static int cb_end_any(void *c)
+{
+    return cb_end(c);
+}
+
+static const yajl_callbacks callbacks = {
+    cb_null,      cb_bool, NULL,       NULL,           cb_number,  cb_string,
+    cb_start_map, cb_key,  cb_end_any, cb_start_array, cb_end_any,
+};
+
+/* yajl's allocations fail visibly: an out-of-memory is reported as such. */
+static int alloc_failed;
+
+static void *ya_malloc(void *ctx, size_t n)
+{
+    void *p = malloc(n);
+    alloc_failed |= !p;
+    return p;
+}
+
+static void *ya_realloc(void *ctx, void *p, size_t n)
+{
+    void *q = realloc(p, n);
+    alloc_failed |= !q;
+    return q;
+}
+
+static void ya_free(void *ctx, void *p)
+{
+    free(p);
+}
+
+/* ---- the file --------------------------------------------------------- */
+
+static int open_input(const char *path, char *err, size_t errlen)
+{
+    if (!strcmp(path, "-"))
+        return dup(0);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path,
+                 errno == EACCES ? "permission denied" : strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode) || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: %s", path,
+                 S_ISDIR(st.st_mode) ? "is a directory, not a trace file"
+                                     : "not a regular file, not a trace file");
+        close(fd);
+        return -1;
+    }
+    if (st.st_size == 0) {
+        snprintf(err, errlen, "%s: empty file, not a trace", path);
+        close(fd);
+        errno = 0;
+        return -2;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, char *err,
+                        size_t errlen, act_load_progress progress, void *pctx)
+{
+    static unsigned char buf[1 << 16];
+    unsigned long long total = 0;
+    int n;
+    yajl_status st = yajl_status_ok;
+    while ((n = gzread(gz, buf, sizeof(buf))) > 0) {
+        total += (unsigned)n;
+        st = yajl_parse(h, buf, (size_t)n);
+        if (st != yajl_status_ok)
+            break;
+        if (progress)
+            progress(pctx, total, L->events);
+    }
+    if (n < 0) {
+        int zerr = 0;
+        const char *m = gzerror(gz, &zerr);
+        snprintf(err, errlen, "%s: %s", path,
+                 zerr == Z_ERRNO ? strerror(errno)
+                 : m             ? m
+                                 : "read error");
+        return zerr == Z_MEM_ERROR ? ACT_E_NOMEM : ACT_E_IO;
+    }
+    if (st == yajl_status_ok)
+        st = yajl_complete_parse(h);
+    if (L->nomem || alloc_failed) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return ACT_E_NOMEM;
+    }
+    if (L->too_deep) {
+        snprintf(err, errlen, "%s: not a trace (nested deeper than %d levels)", path, MAX_NESTING);
+        return ACT_E_FORMAT;
+    }
+    if (st != yajl_status_ok) {
+        unsigned char *m = yajl_get_error(h, 0, buf, (size_t)n > 0 ? (size_t)n : 0);
+        snprintf(
+            err, errlen, "%s: not valid JSON (%s, near byte %llu)", path,
+            m ? (char *)m : "parse error",
+            (unsigned long long)(total - (n > 0 ? (unsigned)n : 0) + yajl_get_bytes_consumed(h)));
+        if (m)
+            yajl_free_error(h, m);
+        return ACT_E_FORMAT;
+    }
+    if (!L->saw_events) {
+        snprintf(err, errlen, "%s: not a Chrome trace (no traceEvents array)", path);
+        return ACT_E_FORMAT;
+    }
+    if (total == 0) {
+        snprintf(err, errlen, "%s: empty input, not a trace", path);
+        return ACT_E_FORMAT;
+    }
+    return 0;
+}
+
+static int load(act_summary *s, const char *path, char *err, size_t errlen,
+                act_load_progress progress, void *pctx)
+{
+    int fd = open_input(path, err, errlen);
+    if (fd < 0)
+        return fd == -2 ? ACT_E_FORMAT : ACT_E_IO;
+    if (act_summary_begin_source(s, path)) {
+        close(fd);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return ACT_E_NOMEM;
+    }
+    gzFile gz = gzdopen(fd, "rb");
+    loader *L = calloc(1, sizeof(*L));
+    yajl_alloc_funcs af = {ya_malloc, ya_realloc, ya_free, NULL};
+    alloc_failed = 0;
+    yajl_handle h = L ? yajl_alloc(&callbacks, &af, L) : NULL;
+    int rc;
+    if (!gz || !L || !h) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        rc = ACT_E_NOMEM;
+    } else {
+        L->s = s;
+        yajl_config(h, yajl_allow_trailing_garbage, 0);
+        rc = parse_stream(L, gz, h, path, err, errlen, progress, pctx);
+    }
+    if (h)
+        yajl_free(h);
+    if (gz)
+        gzclose(gz);
+    else
+        close(fd);
+    if (L) {
+        while (L->cap_depth > 0) {
+            L->cap_depth--;
+            json_decref(L->cap[L->cap_depth]);
+            free(L->cap_key[L->cap_depth]);
+        }
+        free(L->ev.name);
+        free(L->ev.argname);
+        free(L);
+    }
+    return rc;
+}
+
+/* The reason is one line whatever the file or its name holds: yajl quotes
+ * the bytes it choked on and a path may hold a newline, so control bytes
+ * become '?' (fuzz_summary checks this). */
+int act_summary_load_json(act_summary *s, const char *path, char *err, size_t errlen,
+                          act_load_progress progress, void *pctx)
+{
+    int rc = load(s, path, err, errlen, progress, pctx);
+    for (char *p = err; rc != 0 && errlen && *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    return rc;
+}
