@@ -76,7 +76,7 @@ case $mode in
     pkg=$("$root/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/acceltrace
     # glibc, the C++ runtime (plugin), what the wheel carries itself, and
     # torch's libraries (the plugin runs inside a process that imported torch).
-    allowed='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libjansson|libacceltrace|libtorch_cpu|libc10)\.so'
+    allowed='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libz|libjansson|libacceltrace|libtorch_cpu|libc10)\.so'
     for f in "$pkg"/bin/* "$pkg"/lib/*.so "$pkg"/lib/*.so.[0-9]; do
       readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev "$allowed" &&
         fail "$f needs a library outside the base system"

@@ -56,7 +56,10 @@ def spool_dir(a, work):
     check(len(kept) == 1, "no kept spool reported")
     if kept:
         files = os.listdir(kept[0])
-        check(files and all(f.endswith(".acts") for f in files), "spool files %r" % files)
+        # Spool files, and the launcher's pid for `acceltrace trigger`.
+        check(any(f.endswith(".acts") for f in files) and
+              all(f.endswith(".acts") or f == "launcher.pid" for f in files),
+              "spool files %r" % files)
         for f in files:
             m = stat.S_IMODE(os.lstat(os.path.join(kept[0], f)).st_mode)
             check(m == 0o600, "spool file %s mode %o" % (f, m))
