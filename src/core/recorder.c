@@ -1044,7 +1044,10 @@ void act_recorder_atfork_child(void)
     pthread_cond_init(&pf.wake, NULL);
     pf.running = 0; /* the helper thread did not survive the fork */
     act_tsc_atfork_child();
-    int was = hdr_get() != NULL; /* recording, or paused outside the window */
+    /* Recording, or paused outside the window, or a child that had not
+     * recorded yet (its spool was still to be opened): its own children
+     * are traced too, at any depth. */
+    int was = hdr_get() != NULL || sp.reopen_pending;
     atomic_store(&act__recording, 0);
     hdr_set(NULL);
     sp.threads = NULL;

@@ -69,6 +69,7 @@ static int open_spools(const char *dir, spool_set *s)
         act_spool_close(sp);
     }
     act_spool_dir_free(paths, n);
+    act_spool_link_execs(s->ptr, s->n);
     return rc;
 }
 

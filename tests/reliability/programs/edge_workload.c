@@ -68,8 +68,8 @@ static int ranges(long n, int status)
 
 static int reexec(const char *self, int k)
 {
-    static const char *const names[] = {"img0", "img1", "img2", "img3", "img4", "img5",
-                                        "img6", "img7", "img8", "img9"};
+    static const char *const names[] = {"img0", "img1", "img2", "img3", "img4",
+                                        "img5", "img6", "img7", "img8", "img9"};
     if (k < 0 || k > 9)
         return 2;
     one(names[k]);
@@ -101,7 +101,7 @@ static int fork_chain(int level, int depth)
     if (pid > 0 && !wait_ok(pid))
         return 0;
     if (pid == 0 && level < depth)
-        _exit(fork_chain(level + 1, depth) ? 0 : 1);
+        exit(fork_chain(level + 1, depth) ? 0 : 1);
     if (level > 0)
         one(names[level - 1]);
     return 1;
@@ -155,7 +155,7 @@ static int execchain(void)
     pid_t pid = fork();
     if (pid == 0) {
         one("exec2");
-        _exit(0);
+        exit(0);
     }
     if (pid < 0 || !wait_ok(pid))
         return 1;
@@ -188,10 +188,10 @@ static int bogus(void)
 {
     uint64_t id = act_range_start("real");
     act_range_end(id);
-    act_range_end(id + 1000000);                    /* never returned */
-    act_range_end(UINT64_MAX);                      /* both marks set */
-    act_range_end((1ull << 63) | (id + 1000000));   /* "outside", never returned */
-    act_range_end((1ull << 62) | (id + 1000000));   /* "dropped", never returned */
+    act_range_end(id + 1000000);                  /* never returned */
+    act_range_end(UINT64_MAX);                    /* both marks set */
+    act_range_end((1ull << 63) | (id + 1000000)); /* "outside", never returned */
+    act_range_end((1ull << 62) | (id + 1000000)); /* "dropped", never returned */
     printf("{\"id\": %llu}\n", (unsigned long long)id);
     return 0;
 }
