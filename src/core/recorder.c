@@ -160,6 +160,64 @@ static void spool_fill_cmdline(act_spool_header *h)
     h->cmdline[n + 1] = '\0';
 }
 
+/* ---- spool space --------------------------------------------------------
+ *
+ * Chunks [0, space.reserved) have their file space reserved: one
+ * posix_fallocate per chunk, off the hot path (about 4 us per 128 KiB
+ * chunk of 8 192 ranges; BENCHMARKS.md). Reserving
+ * goes in order, under its own lock, by whoever needs it first: the
+ * pre-fault helper ahead of use, or chunk_acquire when the helper is
+ * behind. A range is never reserved twice (tmpfs refuses to reserve an
+ * already reserved range when it is nearly full). */
+static struct {
+    pthread_mutex_t lock;
+    _Atomic uint32_t reserved;
+} space = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* posix_fallocate, retried when interrupted; 0 or an errno value. */
+static int space_fallocate(int fd, off_t off, off_t len)
+{
+    int rc;
+    do
+        rc = posix_fallocate(fd, off, len);
+    while (rc == EINTR);
+    return rc;
+}
+
+/* Make sure chunks [0, upto) have their space: 0 or an errno value. */
+static int space_reserve(uint32_t upto)
+{
+    if (atomic_load_explicit(&space.reserved, memory_order_acquire) >= upto)
+        return 0;
+    int saved = errno; /* the program's, on the slow path of its calls */
+    pthread_mutex_lock(&space.lock);
+    uint32_t r = atomic_load_explicit(&space.reserved, memory_order_relaxed);
+    int rc = 0;
+    if (r < upto) {
+        /* Opened each time, not kept: a descriptor of ours could be closed
+         * by the program and its number reused for one of its files. */
+        int fd = open(sp.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        rc = fd < 0 ? errno
+                    : space_fallocate(fd, (off_t)ACT_SPOOL_HEADER_SIZE + (off_t)r * sp.chunk_size,
+                                      (off_t)(upto - r) * sp.chunk_size);
+        if (fd >= 0)
+            close(fd);
+        if (!rc)
+            atomic_store_explicit(&space.reserved, upto, memory_order_release);
+    }
+    pthread_mutex_unlock(&space.lock);
+    errno = saved;
+    return rc;
+}
+
+/* The first failed reservation is kept in the header (the trace says why
+ * records were dropped from then on). */
+static void space_note_failure(act_spool_header *h, int err)
+{
+    uint32_t none = 0;
+    atomic_compare_exchange_strong((_Atomic uint32_t *)&h->space_errno, &none, (uint32_t)err);
+}
+
 static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
 {
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
@@ -179,17 +237,24 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
     }
     if (fd < 0)
         return ACT_E_IO;
-    if (ftruncate(fd, (off_t)capacity) != 0) {
+    /* Sparse, but the header's page is reserved now and each chunk before
+     * it is used (space.c below): a store into a page the file system
+     * cannot back would kill the program with SIGBUS. */
+    int rc =
+        ftruncate(fd, (off_t)capacity) != 0 ? errno : space_fallocate(fd, 0, ACT_SPOOL_HEADER_SIZE);
+    if (rc) {
         close(fd);
         unlink(path);
+        errno = rc;
         return ACT_E_IO;
     }
     void *m = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (m == MAP_FAILED) {
+        close(fd);
         unlink(path);
         return ACT_E_NOMEM;
     }
+    close(fd);
     sp.map = m;
     sp.map_size = capacity;
     hdr_set(m);
@@ -243,6 +308,7 @@ static struct {
     pthread_t thread;
     _Atomic int running; /* a thread exists (this process, this spool) */
     int stop;
+    int no_space;          /* a reservation failed: the helper stops */
     _Atomic uint32_t done; /* chunks [0, done) are faulted in */
 } pf = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
@@ -264,12 +330,19 @@ static void *prefault_main(void *arg)
         uint64_t ahead = used < 2 ? 2 : used > max_ahead ? max_ahead : used;
         uint64_t want = used + ahead < sp.chunk_count ? used + ahead : sp.chunk_count;
         uint32_t idx = atomic_load(&pf.done);
-        if (idx < want) {
+        if (idx < want && !pf.no_space) {
             pthread_mutex_unlock(&pf.lock);
-            chunk_prefault(
-                (act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE + (size_t)idx * sp.chunk_size));
+            /* Never populate a page whose space is not reserved. A failure
+             * stops the helper; chunk_acquire then tries (and counts). */
+            int full = space_reserve(idx + 1) != 0;
+            if (!full)
+                chunk_prefault((act_chunk_header *)(sp.map + ACT_SPOOL_HEADER_SIZE +
+                                                    (size_t)idx * sp.chunk_size));
             pthread_mutex_lock(&pf.lock);
-            atomic_store(&pf.done, idx + 1);
+            if (full)
+                pf.no_space = 1;
+            else
+                atomic_store(&pf.done, idx + 1);
             continue;
         }
         pthread_cond_wait(&pf.wake, &pf.lock);
@@ -283,6 +356,7 @@ static void prefault_start(void)
 {
     atomic_store(&pf.done, 0);
     pf.stop = 0;
+    pf.no_space = 0;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the app's signals are not ours */
@@ -348,6 +422,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
     }
     if (rc == 0) {
         sp.pid = getpid();
+        atomic_store(&space.reserved, 0);
         spool_init_header();
         atomic_store(&spool_exhausted, 0);
         atomic_fetch_add(&sp.gen, 1);
@@ -569,11 +644,18 @@ static int chunk_acquire(act_thread *t, size_t need)
     chunk_release(t);
     idx = free_chunk_take(need + sizeof(act_rec_segment) + sizeof(act_rec_thread));
     if (idx == UINT32_MAX) {
-        uint64_t used = atomic_fetch_add((_Atomic uint64_t *)&h->chunks_used, 1);
-        if (used < sp.chunk_count)
+        /* A fresh chunk is counted in chunks_used only once its space is
+         * reserved: readers touch no page beyond. Without space (a full
+         * file system) the record is dropped and counted like a full
+         * spool, instead of faulting on the first store. */
+        uint64_t used = atomic_load((_Atomic uint64_t *)&h->chunks_used);
+        int err = used < sp.chunk_count ? space_reserve((uint32_t)used + 1) : 0;
+        if (err)
+            space_note_failure(h, err);
+        else if (used < sp.chunk_count) {
             idx = (uint32_t)used;
-        else
-            atomic_store((_Atomic uint64_t *)&h->chunks_used, sp.chunk_count);
+            atomic_store((_Atomic uint64_t *)&h->chunks_used, used + 1);
+        }
     }
     if (idx == UINT32_MAX)
         atomic_store_explicit(&spool_exhausted, 1, memory_order_relaxed);
@@ -1040,6 +1122,7 @@ void act_recorder_atfork_child(void)
      * it. Forget it (leave the mapping: unmapping buys nothing) and let the
      * child start its own spool in the same directory on its next record. */
     pthread_mutex_init(&sp.lock, NULL);
+    pthread_mutex_init(&space.lock, NULL);
     pthread_mutex_init(&pf.lock, NULL);
     pthread_cond_init(&pf.wake, NULL);
     pf.running = 0; /* the helper thread did not survive the fork */

@@ -19,6 +19,7 @@
  * program runs on. "No tool attached" is not a failure: start-up stops
  * quietly and is tried again only when a session opens a recorder.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,8 +61,10 @@ static int stage_load_core(char *why, size_t len)
         return rc;
     }
     rc = act_recorder_open(act_cfg.spool_dir, act_cfg.buffer_size, act_cfg.chunk_size);
+    int err = errno; /* ACT_E_IO: why (e.g. ENOSPC, the file system is full) */
     if (rc < 0)
-        snprintf(why, len, "cannot open a spool in %s: %s", act_cfg.spool_dir, act_strerror(rc));
+        snprintf(why, len, "cannot open a spool in %s: %s", act_cfg.spool_dir,
+                 rc == ACT_E_IO && err ? strerror(err) : act_strerror(rc));
     return rc;
 }
 

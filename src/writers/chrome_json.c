@@ -627,6 +627,7 @@ static void write_tool_metadata(writer *w, const act_chrome_opts *o)
     write_count(b, c->skew_max_ns);
     act_obuf_putc(b, '}');
     write_num(w, "unbalanced_pops", c->unbalanced_pops);
+    write_num(w, "invalid_range_ends", c->invalid_range_ends);
     write_num(w, "strings_truncated", c->strings_truncated);
     write_num(w, "unclosed_ranges", c->unclosed_ranges);
     write_num(w, "unmatched_range_ends", c->unmatched_range_ends);

@@ -84,9 +84,10 @@ def fullfs(acceltrace, prog, work):
         meta = doc["acceltrace"]
         rec = meta["records"].get("range_push", 0)
         drop = meta["dropped"].get("range_push", 0)
-        if got["other"] or got["full"] == 0:
+        # "other": a push that fit with a pop that did not (at the edge).
+        if got["other"] > 1 or got["full"] == 0:
             fail("calls %r: some must have found the spool full" % got)
-        if rec != got["ok"] or rec + drop != n:
+        if rec != got["ok"] + got["other"] or rec + drop != n:
             fail("recorded %d + dropped %d != %d calls (ok %d)" % (rec, drop, n, got["ok"]))
         lines = [e for e in meta["errors"] if "space" in e]
         if len(lines) != 1:
