@@ -57,7 +57,9 @@ int act_range_pop(void);
 /* A range that may end on another thread. Returns its id for
  * act_range_end(): 0 when no tool is attached (or name is NULL); nonzero
  * otherwise, also while the capture window is closed (the end is then
- * counted as outside the window, like the start). */
+ * counted as outside the window, like the start). An id that
+ * act_range_start() never returned is counted in the trace's
+ * `invalid_range_ends` and nothing is written. */
 uint64_t act_range_start(const char *name);
 void act_range_end(uint64_t id);
 /* An instant event. */

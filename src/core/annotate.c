@@ -157,7 +157,12 @@ ACT_EXPORT void act_range_end(uint64_t id)
 {
     if (id == 0 || !act_attached())
         return;
-    if (id & RANGE_ID_OUTSIDE)
+    /* An id act_range_start() never returned is the caller's mistake:
+     * counted as such, not as a drop or an event outside the window. */
+    uint64_t marks = id & (RANGE_ID_OUTSIDE | RANGE_ID_DROPPED);
+    if (marks == (RANGE_ID_OUTSIDE | RANGE_ID_DROPPED) || !act_range_id_issued(id & ~marks))
+        act_recorder_count_invalid_range_end();
+    else if (id & RANGE_ID_OUTSIDE)
         act_capture_count_outside(ACT_REC_RANGE_END);
     else if (id & RANGE_ID_DROPPED)
         act_rec_drop(ACT_REC_RANGE_END);

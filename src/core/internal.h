@@ -94,10 +94,14 @@ extern ACT_EXPORT _Atomic int act__recording;
 /* Per-thread recorder state; opaque outside recorder.c. */
 typedef struct act_thread act_thread;
 
-/* Start recording into a spool file in `dir` (created 0700 if missing).
- * Called by start-up when ACCELTRACE_SPOOL_DIR is set, and by in-process
- * sessions. Returns 0 or a negative ACT_E* code. */
+/* Start recording into a spool file in `dir` (created 0700 if missing;
+ * an existing one must belong to this user and not be writable by
+ * others). Called by in-process sessions. Returns 0 or a negative ACT_E*
+ * code (ACT_E_IO with errno saying why). */
 int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size);
+/* The same in a directory that must exist already: start-up with
+ * ACCELTRACE_SPOOL_DIR (made by `run`) and forked children. */
+int act_recorder_attach(const char *dir, uint64_t capacity, uint32_t chunk_size);
 /* Publish everything, write final counters, mark the spool sealed and
  * unmap it. Idempotent. */
 void act_recorder_close(void);
@@ -129,6 +133,10 @@ uint32_t act_str_intern_cstr(const char *s);
 /* Process-unique ids. */
 uint64_t act_corr_next(void);
 uint64_t act_range_id_next(void);
+/* Whether act_range_id_next() has returned `id` in this process. */
+int act_range_id_issued(uint64_t id);
+/* Count an act_range_end() whose id act_range_start() never returned. */
+void act_recorder_count_invalid_range_end(void);
 
 /* Innermost recorded open range on this thread as an external reference:
  * (thread serial << 32) | range sequence (0 = none). Ranges pushed outside

@@ -145,6 +145,19 @@ uint64_t act_range_id_next(void)
     return atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
 }
 
+int act_range_id_issued(uint64_t id)
+{
+    return id != 0 && id < atomic_load_explicit(&next_range_id, memory_order_relaxed);
+}
+
+void act_recorder_count_invalid_range_end(void)
+{
+    act_spool_header *h = hdr_get();
+    if (h)
+        atomic_fetch_add_explicit((_Atomic uint64_t *)&h->invalid_range_ends, 1,
+                                  memory_order_relaxed);
+}
+
 /* ---- spool file ------------------------------------------------------- */
 
 static void spool_fill_cmdline(act_spool_header *h)
@@ -218,9 +231,34 @@ static void space_note_failure(act_spool_header *h, int err)
     atomic_compare_exchange_strong((_Atomic uint32_t *)&h->space_errno, &none, (uint32_t)err);
 }
 
-static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size)
+/* The spool directory: made 0700 when `create` and missing; an existing
+ * one must be a directory of this user that others cannot write to. Not
+ * made when `create` is 0: a process started by `run` (or forked from
+ * one) that records after the run ended and removed the directory must
+ * not bring it back. 0 or ACT_E_IO with errno set. */
+static int spool_dir_check(const char *dir, int create)
 {
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    if (create && mkdir(dir, 0700) == 0)
+        return 0;
+    if (create && errno != EEXIST)
+        return ACT_E_IO;
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return ACT_E_IO;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return ACT_E_IO;
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & S_IWOTH)) {
+        errno = EPERM;
+        return ACT_E_IO;
+    }
+    return 0;
+}
+
+static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, int create)
+{
+    if (spool_dir_check(dir, create) != 0)
         return ACT_E_IO;
     /* <pid>.acts, or <pid>-N.acts when this pid already has one (a forked
      * child that recorded and then called exec keeps its pid). */
@@ -393,7 +431,7 @@ static void prefault_kick(void)
     pthread_mutex_unlock(&pf.lock);
 }
 
-int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
+static int recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size, int create)
 {
     if (!dir || !*dir)
         return ACT_E_INVAL;
@@ -408,7 +446,7 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
     }
     static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
     pthread_once(&atfork_once, recorder_atfork_register);
-    int rc = spool_map(dir, capacity, chunk_size);
+    int rc = spool_map(dir, capacity, chunk_size, create);
     if (rc == 0) {
         free(sp.free_chunks);
         sp.free_chunks = calloc(sp.chunk_count, sizeof(uint32_t));
@@ -434,6 +472,16 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
     if (rc == 0)
         act_capture_recorder_opened();
     return rc;
+}
+
+int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
+{
+    return recorder_open(dir, capacity, chunk_size, 1);
+}
+
+int act_recorder_attach(const char *dir, uint64_t capacity, uint32_t chunk_size)
+{
+    return recorder_open(dir, capacity, chunk_size, 0);
 }
 
 void act_recorder_close(void)
@@ -624,7 +672,7 @@ static int chunk_acquire(act_thread *t, size_t need)
         char dir[PATH_MAX];
         memcpy(dir, sp.dir, sizeof(dir));
         sp.reopen_pending = 0;
-        if (act_recorder_open(dir, sp.map_size, sp.chunk_size) != 0)
+        if (act_recorder_attach(dir, sp.map_size, sp.chunk_size) != 0)
             atomic_store(&act__recording, 0);
     }
     pthread_mutex_lock(&sp.lock);
@@ -749,12 +797,25 @@ static uint64_t str_hash(const char *s, size_t len)
     return h | 1; /* 0 marks an empty slot */
 }
 
+/* Where to cut s[0, len) to at most `max` bytes without splitting a
+ * UTF-8 sequence: back to the start of the character that the cut would
+ * split (at most 3 bytes back; bytes that are not UTF-8 are cut anywhere). */
+static size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    size_t cut = max;
+    for (int i = 0; i < 3 && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80; i++)
+        cut--;
+    return ((unsigned char)s[cut] & 0xC0) == 0x80 ? max : cut;
+}
+
 static uint32_t str_emit(act_thread *t, const char *s, size_t len)
 {
     size_t max = sp.chunk_size - sizeof(act_chunk_header) - sizeof(act_rec_segment) -
                  sizeof(act_rec_thread) - sizeof(act_rec_string) - 8;
     if (len > max) {
-        len = max;
+        len = utf8_cut(s, len, max);
         act_spool_header *h = hdr_get();
         if (h)
             atomic_fetch_add((_Atomic uint64_t *)&h->strings_truncated, 1);
@@ -1102,8 +1163,10 @@ int act_rec_error_emit(const char *fmt, ...)
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof(buf)) /* cut: on a character boundary */
+        buf[utf8_cut(buf, sizeof(buf) - 1, sizeof(buf) - 1)] = '\0';
     uint32_t id = act_str_intern_cstr(buf);
     act_rec_ts *r = act_rec_reserve(ACT_REC_ERROR, sizeof(*r));
     if (!r)
