@@ -723,7 +723,11 @@ static void add_counts(act_timeline *tl, const act_spool *sp)
         c->outside_window[k] += sp->hdr.outside_window[k];
     }
     c->callbacks_pending += sp->hdr.callbacks_pending;
-    c->callbacks_lost += sp->hdr.callbacks_lost;
+    /* Lost: did not arrive by the drain's bound and still had not at the
+     * end; one that arrived in between is no longer pending. */
+    c->callbacks_lost += sp->hdr.callbacks_lost < sp->hdr.callbacks_pending
+                             ? sp->hdr.callbacks_lost
+                             : sp->hdr.callbacks_pending;
     c->unbalanced_pops += sp->hdr.unbalanced_pops;
     c->invalid_range_ends += sp->hdr.invalid_range_ends;
     c->strings_truncated += sp->hdr.strings_truncated;
