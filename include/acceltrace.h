@@ -137,7 +137,11 @@ static inline void act__scoped_range_pop(int *unused)
 /* Add a top-level member `key` with string `value` to the trace. */
 int act_metadata_set(const char *key, const char *value);
 /* Add a top-level member `key` whose value is the JSON text `json`
- * (validated; ACT_E_JSON when invalid, and nothing is recorded). */
+ * (validated; ACT_E_JSON when invalid or nested deeper than
+ * ACT_METADATA_MAX_DEPTH arrays and objects, and nothing is recorded:
+ * every JSON reader can then load the trace). Integers of any size are
+ * valid JSON. */
+#define ACT_METADATA_MAX_DEPTH 64
 int act_metadata_set_json(const char *key, const char *json);
 
 /* ---- capture control -------------------------------------------------- */

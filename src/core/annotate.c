@@ -218,16 +218,48 @@ ACT_EXPORT int act_metadata_set(const char *key, const char *value)
     return metadata_emit(key, value, 0);
 }
 
+/* Whether `v` nests more than `left` arrays and objects. */
+static int json_too_deep(json_t *v, int left)
+{
+    if (!json_is_array(v) && !json_is_object(v))
+        return 0;
+    if (left == 0)
+        return 1;
+    size_t i;
+    const char *k;
+    json_t *e;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, e)
+        {
+            if (json_too_deep(e, left - 1))
+                return 1;
+        }
+        return 0;
+    }
+    json_object_foreach(v, k, e)
+    {
+        if (json_too_deep(e, left - 1))
+            return 1;
+    }
+    return 0;
+}
+
 ACT_EXPORT int act_metadata_set_json(const char *key, const char *json)
 {
     if (!key || !json)
         return ACT_E_INVAL;
     json_error_t err;
-    json_t *v = json_loads(json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+    /* INT_AS_REAL: an integer beyond 64 bits is valid JSON (it is
+     * written as given; only this check parses it). */
+    json_t *v =
+        json_loads(json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
     if (!v)
         return ACT_E_JSON;
+    /* Python's json refuses about 1 000 levels, jansson 2 048: a limit
+     * far below both keeps every trace loadable. */
+    int deep = json_too_deep(v, ACT_METADATA_MAX_DEPTH);
     json_decref(v);
-    return metadata_emit(key, json, 1);
+    return deep ? ACT_E_JSON : metadata_emit(key, json, 1);
 }
 
 ACT_EXPORT int act_is_enabled(void)

@@ -77,7 +77,9 @@ static void session_at_exit(void)
 static int session_make_dir(const act_options *opts)
 {
     if (opts && OPT_HAS(opts, spool_dir) && opts->spool_dir) {
-        if (!*opts->spool_dir || strlen(opts->spool_dir) >= sizeof(ses.dir))
+        /* Absolute: a relative one would depend on the working directory
+         * of whichever thread or child records next. */
+        if (opts->spool_dir[0] != '/' || strlen(opts->spool_dir) >= sizeof(ses.dir))
             return ACT_E_INVAL;
         snprintf(ses.dir, sizeof(ses.dir), "%s", opts->spool_dir);
         ses.own_dir = 0;

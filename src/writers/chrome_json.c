@@ -416,7 +416,7 @@ static void write_member_value(writer *w, const kv *m)
 {
     if (m->is_json) {
         json_error_t jerr;
-        json_t *doc = json_loadb(m->v, m->vn, JSON_DECODE_ANY, &jerr);
+        json_t *doc = json_loadb(m->v, m->vn, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, &jerr);
         if (doc) {
             json_decref(doc);
             act_obuf_put(w->b, m->v, m->vn); /* validated: emitted raw */
