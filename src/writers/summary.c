@@ -549,8 +549,7 @@ static int load_json(act_summary *s, const char *path, json_t **root, char *err,
         return ACT_E_FORMAT;
     }
     json_error_t jerr;
-    json_t *doc =
-        json_load_file(path, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
+    json_t *doc = json_load_file(path, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
     if (!doc) {
         snprintf(err, errlen, "%s: not valid JSON (line %d, column %d: %s)", path, jerr.line,
                  jerr.column, jerr.text);
