@@ -292,7 +292,7 @@ typedef struct act_spool_header {
     /* Calibration: (ts, monotonic_raw ns) pairs, for ACT_CLOCK_TSC.
      * With ACT_CLOCK_MONOTONIC_RAW (what the recorder writes today) they
      * are informational: the recorder reads the TSC on its hot path but
-     * converts to CLOCK_MONOTONIC_RAW ns itself (recorder.c, "fast clock"),
+     * converts to CLOCK_MONOTONIC_RAW ns itself (recorder/fast_clock.c),
      * so readers convert nothing. [0] is the pair the TSC rate was first
      * measured from, [1] a pair taken at close, both written at close; 0
      * when the TSC was not used (no invariant TSC, a clocksource other

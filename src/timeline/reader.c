@@ -702,7 +702,7 @@ const act_sp_thread *act_spool_thread(const act_spool *sp, uint32_t serial)
     return NULL;
 }
 
-/* Every name the recorder gives a spool (recorder.c, spool_map):
+/* Every name the recorder gives a spool (core/recorder/spool_file.c, spool_map):
  * <pid>.acts, and <pid>-<n>.acts for a later image of the same pid (a
  * process that records, then calls exec and records again). */
 static int is_spool_name(const char *n, unsigned long *pid, unsigned long *image)
