@@ -15,8 +15,8 @@
 /* This file defines the functions the header's inline wrappers call. */
 #define ACT_NO_INLINE
 #include "acceltrace.h"
+#include "core/rec_write.h"
 #include "init/init.h"
-#include "internal.h"
 
 /* Ids returned by act_range_start() for a range that was not written; its
  * act_range_end() is counted the same way. Real ids stay below 2^62. */
@@ -75,7 +75,7 @@ static int emit_ts(uint16_t kind, uint32_t name)
     return ACT_OK;
 }
 
-/* Everything but the recorder's fast path (recorder.c) for a push. */
+/* Everything but the recorder's fast path (recorder/ranges.c) for a push. */
 static __attribute__((noinline)) int range_push_slow(const char *name)
 {
     if (!act_ready(ACT_REC_RANGE_PUSH)) {

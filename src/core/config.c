@@ -21,7 +21,7 @@
 #include <sys/auxv.h>
 
 #include "acceltrace.h"
-#include "internal.h"
+#include "core/internal.h"
 
 act_config act_cfg;
 /* ACCELTRACE_LOG of the loaded act_cfg (-1: not loaded), kept apart so that

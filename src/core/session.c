@@ -24,9 +24,9 @@
 
 #include "acceltrace.h"
 #include "config.h"
+#include "core/internal.h"
 #include "init/hooks.h"
 #include "init/init.h"
-#include "internal.h"
 #include "sources/activity/activity.h"
 #include "timeline/export.h"
 

@@ -27,9 +27,9 @@
 
 #include "acceltrace.h"
 #include "config.h"
+#include "core/internal.h"
 #include "init/hooks.h"
 #include "init/init.h"
-#include "internal.h"
 
 /* ---- the stages ---------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "acceltrace.h"
-#include "internal.h"
+#include "core/common.h"
 #include "timeline.h"
 #include "writers/chrome_json.h"
 #include "writers/summary.h"

@@ -20,8 +20,8 @@
 
 #include "acceltrace.h"
 #include "config.h"
+#include "core/rec_write.h"
 #include "init/hooks.h"
-#include "internal.h"
 #include "sources/activity/activity.h"
 
 typedef struct vendor_source {

@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
-#include "internal.h"
+#include "core/rec_write.h"
 
 /* Zero a reserved record except its header (which the recorder filled). */
 static inline void act_cl_zero_body(void *rec, size_t size)

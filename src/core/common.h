@@ -1,0 +1,55 @@
+/*
+ * common.h -- what every file of the library may use: compiler helpers,
+ * the timeline clock, logging, and removing a spool directory.
+ */
+#ifndef ACT_COMMON_H
+#define ACT_COMMON_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <time.h>
+
+#if defined(__GNUC__)
+#define ACT_LIKELY(x)    __builtin_expect(!!(x), 1)
+#define ACT_UNLIKELY(x)  __builtin_expect(!!(x), 0)
+#define ACT_HIDDEN       __attribute__((visibility("hidden")))
+#define ACT_EXPORT       __attribute__((visibility("default")))
+#define ACT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define ACT_LIKELY(x)   (x)
+#define ACT_UNLIKELY(x) (x)
+#define ACT_HIDDEN
+#define ACT_EXPORT
+#define ACT_PRINTF(a, b)
+#endif
+
+#define ACT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- clock.c ---------------------------------------------------------- */
+
+/* The timeline clock: CLOCK_MONOTONIC_RAW nanoseconds. */
+static inline uint64_t act_clock_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t act_clock_realtime(void);
+/* Offset such that monotonic_raw = realtime + offset, with its error bound
+ * (half the tightest bracket of several tries). */
+int64_t act_clock_realtime_offset(int64_t *error_ns);
+
+/* ---- fsutil.c --------------------------------------------------------- */
+
+/* Remove the files of a flat directory we own, then the directory itself
+ * (links are not followed). 0 or -errno. */
+int act_dir_remove_flat(const char *dir);
+
+/* ---- log.c ------------------------------------------------------------ */
+
+/* One line on stderr, prefixed "acceltrace: ". Never used on a hot path. */
+void act_log(const char *fmt, ...) ACT_PRINTF(1, 2);
+void act_vlog(const char *fmt, va_list ap);
+
+#endif
