@@ -96,6 +96,10 @@ static void *chunk_put(act_thread *t, uint16_t kind, size_t size, uint32_t aux)
     return h;
 }
 
+/* Caller holds act_rec_state.lock. Pop a recycled chunk with room for `need` more
+ * bytes (UINT32_MAX if none). A chunk without that room stays listed for
+ * smaller records: taking it back would only fail again (the chunk just
+ * released by this very thread is usually on top). */
 static uint32_t free_chunk_take(size_t need)
 {
     uint32_t usable = act_rec_state.chunk_size - (uint32_t)sizeof(act_chunk_header);

@@ -1,6 +1,7 @@
 /*
- * prefault.c -- a helper thread that reserves and faults in the chunks of
- * the spool ahead of the chunks handed out (see below).
+ * prefault.c -- a helper thread that reserves the space of the spool's
+ * chunks and faults their pages in ahead of the chunks handed out, so that
+ * recording threads find their pages present (see "pre-faulting ahead").
  */
 #include <errno.h>
 #include <signal.h>
@@ -29,10 +30,6 @@ void act_rec_chunk_prefault(act_chunk_header *c)
         atomic_store(&unsupported, 1);
 }
 
-/* Caller holds act_rec_state.lock. Pop a recycled chunk with room for `need` more
- * bytes (UINT32_MAX if none). A chunk without that room stays listed for
- * smaller records: taking it back would only fail again (the chunk just
- * released by this very thread is usually on top). */
 /* ---- pre-faulting ahead ------------------------------------------------
  *
  * The first write to a fresh page of the spool costs a page fault that
@@ -41,7 +38,7 @@ void act_rec_chunk_prefault(act_chunk_header *c)
  * (BENCHMARKS.md). A helper thread keeps up to the next ACT_PREFAULT_AHEAD bytes
  * of fresh chunks faulted in (MADV_POPULATE_WRITE) ahead of the chunks
  * handed out, so recording threads find their pages present. It never
- * touches records; when it falls behind, chunk_acquire populates the chunk
+ * touches records; when it falls behind, act_rec_chunk_acquire (chunks.c) populates the chunk
  * itself. It only runs while a spool is open. The distance ahead grows
  * with use (see prefault_main), so a light recorder pays for little.
  */
@@ -77,7 +74,7 @@ static void *prefault_main(void *arg)
         if (idx < want && !prefaulter.no_space) {
             pthread_mutex_unlock(&prefaulter.lock);
             /* Never populate a page whose space is not reserved. A failure
-             * stops the helper; chunk_acquire then tries (and counts). */
+             * stops the helper; act_rec_chunk_acquire (chunks.c) then tries (and counts). */
             int full = act_rec_space_reserve(idx + 1) != 0;
             if (!full)
                 act_rec_chunk_prefault(

@@ -85,7 +85,7 @@ struct act_rec_state {
     pthread_mutex_t lock; /* guards open/close, the thread list, the free list */
     /* Written under `lock` (open, close, fork); read without it by drop
      * counting and the header/path queries, which may race a close: so
-     * every access goes through hdr_get/hdr_set (acquire/release). The
+     * every access goes through act_rec_hdr_get/set (acquire/release). The
      * record hot path never reads it (it checks its chunk's cap). */
     _Atomic(act_spool_header *) hdr;
     char *map;

@@ -50,7 +50,7 @@ static void spool_fill_cmdline(act_spool_header *h)
  * zeroes the pages that pre-faulting then finds present; the recording
  * cost did not change, docs/reliability.md). Reserving
  * goes in order, under its own lock, by whoever needs it first: the
- * pre-fault helper ahead of use, or chunk_acquire when the helper is
+ * pre-fault helper ahead of use, or act_rec_chunk_acquire (chunks.c) when the helper is
  * behind. A range is never reserved twice (tmpfs refuses to reserve an
  * already reserved range when it is nearly full). */
 static struct {
