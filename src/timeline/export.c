@@ -38,6 +38,26 @@ static int add_failure(spool_set *s, const char *line)
     return 0;
 }
 
+/* One line on stderr when a process ran out of room for its spool (the
+ * trace's errors say which process and how much). */
+static void note_no_space(const spool_set *s, const char *dir)
+{
+    uint64_t lost = 0;
+    int err = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const act_spool_header *h = &s->ptr[i]->hdr;
+        if (!h->space_errno)
+            continue;
+        err = (int)h->space_errno;
+        for (int k = 0; k < ACT_REC_KIND_MAX; k++)
+            lost += h->dropped[k];
+    }
+    if (err)
+        act_log("no room for the spool in %s (%s): %llu records dropped, counted per kind in the "
+                "trace",
+                dir, strerror(err), (unsigned long long)lost);
+}
+
 static int open_spools(const char *dir, spool_set *s)
 {
     char err[512];
@@ -70,6 +90,7 @@ static int open_spools(const char *dir, spool_set *s)
     }
     act_spool_dir_free(paths, n);
     act_spool_link_execs(s->ptr, s->n);
+    note_no_space(s, dir);
     return rc;
 }
 

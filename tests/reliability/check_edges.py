@@ -94,6 +94,9 @@ def fullfs(acceltrace, prog, work):
             fail("want one error line saying the disk is full, got %r" % meta["errors"])
         if meta["truncated_processes"]:
             fail("process marked truncated: %r" % meta["processes"])
+        said = [ln for ln in p.stderr.decode(errors="replace").splitlines() if "no room" in ln]
+        if len(said) != 1:
+            fail("`run` must say on one line that the disk was full: %r" % p.stderr.decode())
         print("full tmpfs: exit 7, %d recorded, %d dropped: %s" % (rec, drop, lines[0]))
 
         # The file system already full before the program starts.
