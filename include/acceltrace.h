@@ -56,7 +56,9 @@ int act_range_pop(void);
 /* A range that may end on another thread. Returns its id for
  * act_range_end(): 0 when no tool is attached (or name is NULL); nonzero
  * otherwise, also while the capture window is closed (the end is then
- * counted as outside the window, like the start). */
+ * counted as outside the window, like the start). An id that
+ * act_range_start() never returned is counted in the trace's
+ * `invalid_range_ends` and nothing is written. */
 uint64_t act_range_start(const char *name);
 void act_range_end(uint64_t id);
 /* An instant event. */
@@ -134,7 +136,11 @@ static inline void act__scoped_range_pop(int *unused)
 /* Add a top-level member `key` with string `value` to the trace. */
 int act_metadata_set(const char *key, const char *value);
 /* Add a top-level member `key` whose value is the JSON text `json`
- * (validated; ACT_E_JSON when invalid, and nothing is recorded). */
+ * (validated; ACT_E_JSON when invalid or nested deeper than
+ * ACT_METADATA_MAX_DEPTH arrays and objects, and nothing is recorded:
+ * every JSON reader can then load the trace). Integers of any size are
+ * valid JSON. */
+#define ACT_METADATA_MAX_DEPTH 64
 int act_metadata_set_json(const char *key, const char *json);
 
 /* ---- capture control -------------------------------------------------- */

@@ -51,9 +51,23 @@ from ._version import __version__  # noqa: E402  (CMakeLists.txt's project VERSI
 _QUIET = (ACT_E_DISABLED, ACT_E_FULL)
 
 
+_INT_MIN, _INT_MAX = -2 ** 31, 2 ** 31 - 1
+_U64_MAX = 2 ** 64 - 1
+
+
+def _in_range(value, lo, hi, what):
+    """``value`` as an int within [lo, hi]; OverflowError outside (ctypes
+    would wrap it silently)."""
+    v = int(value)
+    if not lo <= v <= hi:
+        raise OverflowError("%s %d is out of range [%d, %d]" % (what, v, lo, hi))
+    return v
+
+
 def strerror(code):
     """The library's text for an ACT_E_* code."""
-    return _lib.require("act_strerror")(int(code)).decode("utf-8", "replace")
+    code = _in_range(code, _INT_MIN, _INT_MAX, "error code")
+    return _lib.require("act_strerror")(code).decode("utf-8", "replace")
 
 
 def _check(rc, call):
@@ -100,7 +114,7 @@ class profile:
         self.output = os.fspath(output) if output is not None else None
         if int(buffer_size) < 0:
             raise ValueError("buffer_size must be >= 0, not %r" % (buffer_size,))
-        self.buffer_size = int(buffer_size)
+        self.buffer_size = _in_range(int(buffer_size), 0, _U64_MAX, "buffer_size")
         self.spool_dir = os.fspath(spool_dir) if spool_dir is not None else None
         self.capture_api = bool(capture_api)
         self.trace_name = trace_name
@@ -253,6 +267,28 @@ def counter(name, value):
     _lib.require("act_counter")(_lib.encode(name, "counter name"), float(value))
 
 
+METADATA_MAX_DEPTH = 64  # ACT_METADATA_MAX_DEPTH
+
+
+def _check_depth(value):
+    """InvalidJSONError when ``value`` nests more than METADATA_MAX_DEPTH
+    lists and dicts (checked without recursion: json.dumps would hit
+    Python's recursion limit first on a very deep value)."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            children = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            continue
+        if depth == METADATA_MAX_DEPTH:
+            raise InvalidJSONError("metadata value nests more than %d lists and dicts"
+                                   % METADATA_MAX_DEPTH, code=ACT_E_JSON)
+        stack.extend((c, depth + 1) for c in children)
+
+
 def metadata(key, value):
     """Add a top-level member to the trace: a str is stored as a string,
     anything else as the JSON of ``json.dumps(value)``."""
@@ -261,6 +297,7 @@ def metadata(key, value):
         _check(_lib.require("act_metadata_set")(k, _lib.encode(value, "metadata value")),
                "act_metadata_set")
     else:
+        _check_depth(value)
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         _check(_lib.require("act_metadata_set_json")(k, _lib.encode(text, "metadata value")),
                "act_metadata_set_json")

@@ -171,6 +171,56 @@ def test_invalid_json_metadata_is_rejected(lib, tmp_path):
     assert "bad" not in trace
 
 
+def test_integers_out_of_range_are_refused_not_wrapped(lib, tmp_path):
+    with pytest.raises(OverflowError):
+        acceltrace.strerror(2 ** 70)
+    with pytest.raises(OverflowError):
+        acceltrace.strerror(-2 ** 40)
+    with pytest.raises(OverflowError):
+        acceltrace.profile(output=tmp_path / "t.json", buffer_size=2 ** 70)
+    with pytest.raises(OverflowError):
+        acceltrace.profile(output=tmp_path / "t.json", buffer_size=2 ** 64)
+    assert not acceltrace.is_enabled()
+
+
+def test_metadata_depth_limit_and_big_integers(lib, tmp_path):
+    _session_symbols(tmp_path)
+    out = tmp_path / "t.json"
+    deep = ok = []
+    for _ in range(63):
+        ok = [ok]
+    deep = [ok]                      # 65 levels
+    very = []
+    for _ in range(5000):            # deeper than json.dumps recurses
+        very = [very]
+    with acceltrace.profile(output=out):
+        acceltrace.metadata("ok", ok)  # 64 levels
+        with pytest.raises(acceltrace.InvalidJSONError):
+            acceltrace.metadata("deep", deep)
+        with pytest.raises(acceltrace.InvalidJSONError):
+            acceltrace.metadata("very", very)
+        with pytest.raises(acceltrace.InvalidJSONError):
+            acceltrace.metadata_json("deep_text", "[" * 65 + "]" * 65)
+        acceltrace.metadata("big", 2 ** 100)
+        acceltrace.metadata("neg", -2 ** 100)
+    trace = json.loads(out.read_text(encoding="utf-8"))
+    # Valid JSON that every reader loads (jansson refuses integers beyond
+    # 64 bits): a real number, and a line in the errors that says so.
+    assert trace["big"] == float(2 ** 100) and trace["neg"] == -float(2 ** 100)
+    assert trace["ok"] == ok
+    assert "deep" not in trace and "very" not in trace and "deep_text" not in trace
+    assert len([e for e in trace["acceltrace"]["errors"] if "beyond 64 bits" in e]) == 2
+
+
+def test_relative_spool_dir_is_an_invalid_argument(lib, tmp_path, monkeypatch):
+    _session_symbols(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(acceltrace.InvalidArgumentError):
+        acceltrace.profile(output=tmp_path / "t.json", spool_dir="rel/spool").start()
+    assert not (tmp_path / "rel").exists()
+    assert not acceltrace.is_enabled()
+
+
 def test_start_stop_and_state_errors(lib, tmp_path):
     _session_symbols(tmp_path)
     out = tmp_path / "t.json"

@@ -15,8 +15,8 @@
 /* This file defines the functions the header's inline wrappers call. */
 #define ACT_NO_INLINE
 #include "acceltrace.h"
+#include "core/rec_write.h"
 #include "init/init.h"
-#include "internal.h"
 
 /* Ids returned by act_range_start() for a range that was not written; its
  * act_range_end() is counted the same way. Real ids stay below 2^62. */
@@ -75,7 +75,7 @@ static int emit_ts(uint16_t kind, uint32_t name)
     return ACT_OK;
 }
 
-/* Everything but the recorder's fast path (recorder.c) for a push. */
+/* Everything but the recorder's fast path (recorder/ranges.c) for a push. */
 static __attribute__((noinline)) int range_push_slow(const char *name)
 {
     if (!act_ready(ACT_REC_RANGE_PUSH)) {
@@ -157,7 +157,12 @@ ACT_EXPORT void act_range_end(uint64_t id)
 {
     if (id == 0 || !act_attached())
         return;
-    if (id & RANGE_ID_OUTSIDE)
+    /* An id act_range_start() never returned is the caller's mistake:
+     * counted as such, not as a drop or an event outside the window. */
+    uint64_t marks = id & (RANGE_ID_OUTSIDE | RANGE_ID_DROPPED);
+    if (marks == (RANGE_ID_OUTSIDE | RANGE_ID_DROPPED) || !act_range_id_issued(id & ~marks))
+        act_recorder_count_invalid_range_end();
+    else if (id & RANGE_ID_OUTSIDE)
         act_capture_count_outside(ACT_REC_RANGE_END);
     else if (id & RANGE_ID_DROPPED)
         act_rec_drop(ACT_REC_RANGE_END);
@@ -213,16 +218,48 @@ ACT_EXPORT int act_metadata_set(const char *key, const char *value)
     return metadata_emit(key, value, 0);
 }
 
+/* Whether `v` nests more than `left` arrays and objects. */
+static int json_too_deep(json_t *v, int left)
+{
+    if (!json_is_array(v) && !json_is_object(v))
+        return 0;
+    if (left == 0)
+        return 1;
+    size_t i;
+    const char *k;
+    json_t *e;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, e)
+        {
+            if (json_too_deep(e, left - 1))
+                return 1;
+        }
+        return 0;
+    }
+    json_object_foreach(v, k, e)
+    {
+        if (json_too_deep(e, left - 1))
+            return 1;
+    }
+    return 0;
+}
+
 ACT_EXPORT int act_metadata_set_json(const char *key, const char *json)
 {
     if (!key || !json)
         return ACT_E_INVAL;
     json_error_t err;
-    json_t *v = json_loads(json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+    /* INT_AS_REAL: an integer beyond 64 bits is valid JSON (it is
+     * written as given; only this check parses it). */
+    json_t *v =
+        json_loads(json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
     if (!v)
         return ACT_E_JSON;
+    /* Python's json refuses about 1 000 levels, jansson 2 048: a limit
+     * far below both keeps every trace loadable. */
+    int deep = json_too_deep(v, ACT_METADATA_MAX_DEPTH);
     json_decref(v);
-    return metadata_emit(key, json, 1);
+    return deep ? ACT_E_JSON : metadata_emit(key, json, 1);
 }
 
 ACT_EXPORT int act_is_enabled(void)

@@ -16,7 +16,7 @@
 #include <x86intrin.h>
 #endif
 
-#include "internal.h"
+#include "core/internal.h"
 
 uint64_t act_clock_realtime(void)
 {
@@ -54,7 +54,7 @@ int64_t act_clock_realtime_offset(int64_t *error_ns)
  *
  * The rate is measured here: a first estimate over ~1 ms when the first
  * thread reads the fast clock, refined each time a thread re-anchors (every ACT_TSC_REANCHOR
- * ticks of that thread, see recorder.c) from the origin pair to the new
+ * ticks of that thread, see recorder/fast_clock.c) from the origin pair to the new
  * pair, so its error shrinks as 1/elapsed. Each pair is the tightest of a
  * few rdtsc/clock_gettime/rdtsc brackets.
  */

@@ -21,8 +21,8 @@
 #include <sys/auxv.h>
 
 #include "acceltrace.h"
-#include "dist.h"
-#include "internal.h"
+#include "core/dist.h"
+#include "core/internal.h"
 
 act_config act_cfg;
 /* ACCELTRACE_LOG of the loaded act_cfg (-1: not loaded), kept apart so that

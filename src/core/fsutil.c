@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 int act_dir_remove_flat(const char *dir)
 {

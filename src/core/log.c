@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "internal.h"
+#include "core/internal.h"
 
 void act_vlog(const char *fmt, va_list ap)
 {

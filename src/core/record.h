@@ -4,7 +4,10 @@
  * timeline reader (which reads it, possibly after the writer crashed).
  *
  * A spool file belongs to one process. It is a fixed-size, sparse, mmap'ed
- * file: a 4 KiB header followed by equal-sized chunks. A thread owns one
+ * file: a 4 KiB header followed by equal-sized chunks. The space of the
+ * header and of every chunk counted in `chunks_used` is reserved
+ * (posix_fallocate) before it is written: a reader may touch those pages
+ * and no others (on a full file system, touching a hole faults). A thread owns one
  * chunk at a time and appends 8-byte-aligned records to it; after each
  * record it publishes the chunk's fill count with a release store. A reader
  * trusts only the published prefix of each chunk, so a crash at any instant
@@ -294,7 +297,7 @@ typedef struct act_spool_header {
     /* Calibration: (ts, monotonic_raw ns) pairs, for ACT_CLOCK_TSC.
      * With ACT_CLOCK_MONOTONIC_RAW (what the recorder writes today) they
      * are informational: the recorder reads the TSC on its hot path but
-     * converts to CLOCK_MONOTONIC_RAW ns itself (recorder.c, "fast clock"),
+     * converts to CLOCK_MONOTONIC_RAW ns itself (recorder/fast_clock.c),
      * so readers convert nothing. [0] is the pair the TSC rate was first
      * measured from, [1] a pair taken at close, both written at close; 0
      * when the TSC was not used (no invariant TSC, a clocksource other
@@ -312,6 +315,11 @@ typedef struct act_spool_header {
     uint64_t unbalanced_pops;                  /* atomic */
     uint64_t strings_truncated;                /* atomic: strings cut to fit one chunk */
     char cmdline[ACT_SPOOL_CMDLINE_MAX];       /* argv joined by NUL, double-NUL ended */
+    /* Appended in the header's spare room (zero in older spools). */
+    uint32_t space_errno; /* errno of the first failed reservation of spool space
+                             (ENOSPC: the file system is full), 0 = none */
+    uint32_t pad1;
+    uint64_t invalid_range_ends; /* atomic: act_range_end() ids act_range_start() never gave */
 } act_spool_header;
 
 /* Header of every chunk. `used` counts bytes after this header. */

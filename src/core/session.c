@@ -24,10 +24,10 @@
 
 #include "acceltrace.h"
 #include "config.h"
-#include "dist.h"
+#include "core/dist.h"
+#include "core/internal.h"
 #include "init/hooks.h"
 #include "init/init.h"
-#include "internal.h"
 #include "sources/activity/activity.h"
 #include "timeline/export.h"
 
@@ -98,7 +98,9 @@ static int session_chunk_size(uint32_t *out)
 static int session_make_dir(const act_options *opts)
 {
     if (opts && OPT_HAS(opts, spool_dir) && opts->spool_dir) {
-        if (!*opts->spool_dir || strlen(opts->spool_dir) >= sizeof(ses.dir))
+        /* Absolute: a relative one would depend on the working directory
+         * of whichever thread or child records next. */
+        if (opts->spool_dir[0] != '/' || strlen(opts->spool_dir) >= sizeof(ses.dir))
             return ACT_E_INVAL;
         snprintf(ses.dir, sizeof(ses.dir), "%s", opts->spool_dir);
         ses.own_dir = 0;

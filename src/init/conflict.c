@@ -28,8 +28,8 @@
 #include <string.h>
 
 #include "acceltrace.h"
+#include "core/internal.h"
 #include "init/init.h"
-#include "internal.h"
 
 #define ACT_OWNER_MAGIC 0x61637430776e6572ull /* "act0wner" */
 

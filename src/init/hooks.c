@@ -29,7 +29,7 @@
 
 #include "acceltrace.h"
 #include "config.h"
-#include "internal.h"
+#include "core/internal.h"
 
 /* The default base order: fixed here and nowhere else. Groups registered
  * but not listed follow in registration order. */

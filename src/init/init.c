@@ -19,6 +19,7 @@
  * program runs on. "No tool attached" is not a failure: start-up stops
  * quietly and is tried again only when a session opens a recorder.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,10 +27,10 @@
 
 #include "acceltrace.h"
 #include "config.h"
-#include "dist.h"
+#include "core/dist.h"
+#include "core/internal.h"
 #include "init/hooks.h"
 #include "init/init.h"
-#include "internal.h"
 
 /* ---- the stages ---------------------------------------------------------- */
 
@@ -60,9 +61,11 @@ static int stage_load_core(char *why, size_t len)
         snprintf(why, len, "cannot configure the capture window: %s", act_strerror(rc));
         return rc;
     }
-    rc = act_recorder_open(act_cfg.spool_dir, act_cfg.buffer_size, act_cfg.chunk_size);
+    rc = act_recorder_attach(act_cfg.spool_dir, act_cfg.buffer_size, act_cfg.chunk_size);
+    int err = errno; /* ACT_E_IO: why (e.g. ENOSPC, the file system is full) */
     if (rc < 0)
-        snprintf(why, len, "cannot open a spool in %s: %s", act_cfg.spool_dir, act_strerror(rc));
+        snprintf(why, len, "cannot open a spool in %s: %s", act_cfg.spool_dir,
+                 rc == ACT_E_IO && err ? strerror(err) : act_strerror(rc));
     else
         act_dist_record(); /* clock anchor, rank, trace name */
     return rc;

@@ -17,8 +17,8 @@
 
 #include "acceltrace.h"
 #include "config.h"
+#include "core/internal.h"
 #include "init/init.h"
-#include "internal.h"
 
 #define MAX_STOP_STEPS 64
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "acceltrace_rt.h"
-#include "internal.h"
+#include "core/rec_write.h"
 
 /* The three tables (defined in their backend files). */
 extern const struct act_rt act_rt__opencl;

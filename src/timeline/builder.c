@@ -743,9 +743,23 @@ static void add_counts(act_timeline *tl, const act_spool *sp)
         c->outside_window[k] += sp->hdr.outside_window[k];
     }
     c->callbacks_pending += sp->hdr.callbacks_pending;
-    c->callbacks_lost += sp->hdr.callbacks_lost;
+    /* Lost: did not arrive by the drain's bound and still had not at the
+     * end; one that arrived in between is no longer pending. */
+    c->callbacks_lost += sp->hdr.callbacks_lost < sp->hdr.callbacks_pending
+                             ? sp->hdr.callbacks_lost
+                             : sp->hdr.callbacks_pending;
     c->unbalanced_pops += sp->hdr.unbalanced_pops;
+    c->invalid_range_ends += sp->hdr.invalid_range_ends;
     c->strings_truncated += sp->hdr.strings_truncated;
+    if (sp->hdr.space_errno) {
+        uint64_t lost = 0;
+        for (int k = 0; k < ACT_REC_KIND_MAX; k++)
+            lost += sp->hdr.dropped[k];
+        act_tl_error(tl,
+                     "%s: no room for the spool on its file system (%s): %llu records dropped, "
+                     "counted per kind in \"dropped\"",
+                     sp->path, strerror((int)sp->hdr.space_errno), (unsigned long long)lost);
+    }
     for (size_t i = 0; i < sp->n_errors; i++)
         act_tl_error(tl, "%s", sp->errors[i]);
     if (sp->n_problems > sp->n_errors)

@@ -15,8 +15,8 @@
 #include <time.h>
 
 #include "acceltrace.h"
+#include "core/common.h"
 #include "export_progress.h"
-#include "internal.h"
 #include "timeline.h"
 #include "writers/chrome_json.h"
 #include "writers/summary.h"
@@ -40,6 +40,26 @@ static int add_failure(spool_set *s, const char *line)
         return ACT_E_NOMEM;
     s->n_failed++;
     return 0;
+}
+
+/* One line on stderr when a process ran out of room for its spool (the
+ * trace's errors say which process and how much). */
+static void note_no_space(const spool_set *s, const char *dir)
+{
+    uint64_t lost = 0;
+    int err = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const act_spool_header *h = &s->ptr[i]->hdr;
+        if (!h->space_errno)
+            continue;
+        err = (int)h->space_errno;
+        for (int k = 0; k < ACT_REC_KIND_MAX; k++)
+            lost += h->dropped[k];
+    }
+    if (err)
+        act_log("no room for the spool in %s (%s): %llu records dropped, counted per kind in the "
+                "trace",
+                dir, strerror(err), (unsigned long long)lost);
 }
 
 static int open_spools(const char *dir, const char *only, spool_set *s)
@@ -83,6 +103,8 @@ static int open_spools(const char *dir, const char *only, spool_set *s)
         act_spool_close(sp);
     }
     act_spool_dir_free(paths, n);
+    act_spool_link_execs(s->ptr, s->n);
+    note_no_space(s, dir);
     return rc;
 }
 

@@ -702,26 +702,65 @@ const act_sp_thread *act_spool_thread(const act_spool *sp, uint32_t serial)
     return NULL;
 }
 
-static int is_spool_name(const char *n, unsigned long *pid)
+/* Every name the recorder gives a spool (core/recorder/spool_file.c, spool_map):
+ * <pid>.acts, and <pid>-<n>.acts for a later image of the same pid (a
+ * process that records, then calls exec and records again). */
+static int is_spool_name(const char *n, unsigned long *pid, unsigned long *image)
 {
     const char *p = n;
     while (*p >= '0' && *p <= '9')
         p++;
-    if (p == n || p - n > 10 || strcmp(p, ".acts"))
+    if (p == n || p - n > 10)
         return 0;
     *pid = strtoul(n, NULL, 10);
-    return 1;
+    *image = 0;
+    if (*p == '-') {
+        const char *q = ++p;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (p == q || p - q > 4 || *q == '0')
+            return 0;
+        *image = strtoul(q, NULL, 10);
+    }
+    return strcmp(p, ".acts") == 0;
 }
 
 typedef struct named {
-    unsigned long pid;
+    unsigned long pid, image;
     char *path;
 } named;
 
 static int named_cmp(const void *a, const void *b)
 {
     const named *x = a, *y = b;
-    return x->pid < y->pid ? -1 : x->pid > y->pid;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->image < y->image ? -1 : x->image > y->image;
+}
+
+static unsigned long spool_image(const act_spool *sp, unsigned long *pid)
+{
+    const char *base = strrchr(sp->path, '/');
+    unsigned long image = 0;
+    if (!is_spool_name(base ? base + 1 : sp->path, pid, &image))
+        *pid = 0;
+    return image;
+}
+
+void act_spool_link_execs(act_spool **sps, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i++) {
+        act_spool *a = sps[i], *b = sps[i + 1];
+        unsigned long pa, pb;
+        unsigned long ia = spool_image(a, &pa), ib = spool_image(b, &pb);
+        /* The same pid, a later image that started after the earlier one's
+         * last record: the earlier image ended in exec, not in a crash. */
+        if (!a->sealed && pa && pa == pb && ib > ia && a->hdr.pid == b->hdr.pid &&
+            b->hdr.start_ns >= a->last_ts) {
+            a->sealed = 1;
+            a->ended_by_exec = 1;
+        }
+    }
 }
 
 int act_spool_dir_list(const char *dir, char ***paths, size_t *n, char *err, size_t errlen)
@@ -738,8 +777,8 @@ int act_spool_dir_list(const char *dir, char ***paths, size_t *n, char *err, siz
     struct dirent *e;
     int rc = 0;
     while ((e = readdir(d))) {
-        unsigned long pid;
-        if (!is_spool_name(e->d_name, &pid))
+        unsigned long pid, image;
+        if (!is_spool_name(e->d_name, &pid, &image))
             continue;
         named *nn = realloc(v, (nv + 1) * sizeof(*nn));
         size_t len = strlen(dir) + strlen(e->d_name) + 2;
@@ -753,7 +792,7 @@ int act_spool_dir_list(const char *dir, char ***paths, size_t *n, char *err, siz
         }
         v = nn;
         snprintf(p, len, "%s/%s", dir, e->d_name);
-        v[nv++] = (named){pid, p};
+        v[nv++] = (named){pid, image, p};
     }
     closedir(d);
     if (nv)

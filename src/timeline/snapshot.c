@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
-#include "internal.h"
+#include "core/rec_read.h"
 #include "timeline/snapshot.h"
 #include "timeline/u64map.h"
 

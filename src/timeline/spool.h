@@ -51,7 +51,8 @@ typedef struct act_spool {
     const unsigned char *map;
     size_t map_len;
     act_spool_header hdr; /* copy of the file's header */
-    int sealed;           /* ACT_SPOOL_F_SEALED was set */
+    int sealed;           /* ACT_SPOOL_F_SEALED was set, or ended_by_exec */
+    int ended_by_exec;    /* not sealed, but a later image of its pid follows */
     char **argv;          /* from hdr.cmdline; argc entries, malloc'ed */
     int argc;
     struct act_sp_seg *segs; /* segments in reading order (reader.c) */
@@ -97,7 +98,14 @@ void act_spool_drop_pages(const act_spool *sp);
 /* Thread of a serial (NULL when unknown). */
 const act_sp_thread *act_spool_thread(const act_spool *sp, uint32_t serial);
 
-/* List the <digits>.acts files in `dir`, sorted by pid; *paths is a
+/* An image that called exec never seals its spool: among spools listed
+ * by act_spool_dir_list (in that order), one followed by a later image of
+ * the same pid (<pid>-N.acts) that started after its last record ended
+ * in exec; it is marked sealed (and ended_by_exec). */
+void act_spool_link_execs(act_spool **sps, size_t n);
+
+/* List the spool files in `dir` (<pid>.acts, and <pid>-N.acts for the
+ * images after an exec), sorted by pid, then image; *paths is a
  * malloc'ed array of malloc'ed strings. Returns 0 or ACT_E_IO /
  * ACT_E_NOMEM (err says why). */
 int act_spool_dir_list(const char *dir, char ***paths, size_t *n, char *err, size_t errlen);

@@ -113,6 +113,7 @@ typedef struct act_tl_counts {
     uint64_t outside_window[ACT_REC_KIND_MAX];
     uint64_t callbacks_pending, callbacks_lost;
     uint64_t unbalanced_pops;      /* recorder-counted + found by the builder */
+    uint64_t invalid_range_ends;   /* act_range_end() ids act_range_start() never gave */
     uint64_t strings_truncated;    /* strings the recorder cut to fit a chunk */
     uint64_t unclosed_ranges;      /* open at the end of a process */
     uint64_t unmatched_range_ends; /* RANGE_END with no START */

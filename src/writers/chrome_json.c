@@ -437,6 +437,22 @@ static void write_member_value(writer *w, const kv *m)
             act_obuf_put(w->b, m->v, m->vn); /* validated: emitted raw */
             return;
         }
+        /* Valid JSON with an integer beyond 64 bits (the API accepts it):
+         * many readers (jansson, `acceltrace summary`) refuse such a
+         * number, so it is written as a real number, and said. */
+        doc = json_loadb(m->v, m->vn, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, &jerr);
+        char *real = doc ? json_dumps(doc, JSON_ENCODE_ANY | JSON_COMPACT | JSON_PRESERVE_ORDER |
+                                               JSON_REAL_PRECISION(17))
+                         : NULL;
+        json_decref(doc);
+        if (real) {
+            act_obuf_puts(w->b, real);
+            free(real);
+            act_tl_error(w->tl,
+                         "metadata '%.*s': an integer beyond 64 bits was written as a real number",
+                         (int)(m->kn > 200 ? 200 : m->kn), m->k);
+            return;
+        }
         act_tl_error(w->tl, "metadata '%.*s': value is not valid JSON (%s); written as a string",
                      (int)(m->kn > 200 ? 200 : m->kn), m->k, jerr.text);
     }
@@ -779,6 +795,7 @@ static void write_tool_metadata(writer *w, const act_chrome_opts *o)
     write_count(b, c->skew_max_ns);
     act_obuf_putc(b, '}');
     write_num(w, "unbalanced_pops", c->unbalanced_pops);
+    write_num(w, "invalid_range_ends", c->invalid_range_ends);
     write_num(w, "strings_truncated", c->strings_truncated);
     write_num(w, "unclosed_ranges", c->unclosed_ranges);
     write_num(w, "unmatched_range_ends", c->unmatched_range_ends);

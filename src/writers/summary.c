@@ -527,6 +527,7 @@ static json_t *counters_of(const act_timeline *tl)
                         json_pack("{s:I,s:I}", "device_before_launch", (json_int_t)c->skew,
                                   "max_ns", (json_int_t)c->skew_max_ns));
     json_object_set_new(a, "unbalanced_pops", json_integer((json_int_t)c->unbalanced_pops));
+    json_object_set_new(a, "invalid_range_ends", json_integer((json_int_t)c->invalid_range_ends));
     json_object_set_new(a, "unclosed_ranges", json_integer((json_int_t)c->unclosed_ranges));
     json_object_set_new(a, "negative_durations", json_integer((json_int_t)c->negative_durations));
     json_object_set_new(a, "nesting_violations", json_integer((json_int_t)c->nesting_violations));

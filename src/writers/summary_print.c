@@ -585,6 +585,7 @@ static void print_counters(FILE *f, json_t *a, const char *whose)
         const char *key, *label;
     } plain[] = {
         {"unbalanced_pops", "unbalanced range pops"},
+        {"invalid_range_ends", "range ends with invalid ids"},
         {"unclosed_ranges", "ranges left open"},
         {"negative_durations", "negative durations"},
         {"nesting_violations", "host nesting violations"},

@@ -283,11 +283,27 @@ static void test_metadata_json(void **state)
     assert_int_equal(act_metadata_set_json("good", "{\"lr\": [0.1, 2e-3], \"s\": \"\\u2028\"}"),
                      ACT_OK);
     assert_int_equal(act_metadata_set_json("num", "42"), ACT_OK);
+    /* Nesting: ACT_METADATA_MAX_DEPTH levels pass, one more is refused
+     * (nothing recorded), also far deeper than any reader copes with. */
+    char deep[2 * 2048 + 1];
+    for (int depth = ACT_METADATA_MAX_DEPTH; depth <= 2048;
+         depth += 2048 - ACT_METADATA_MAX_DEPTH) {
+        for (int over = 0; over < 2 && depth + over <= 2048; over++) {
+            int n = depth + over;
+            memset(deep, '[', (size_t)n);
+            memset(deep + n, ']', (size_t)n);
+            deep[2 * n] = '\0';
+            assert_int_equal(act_metadata_set_json("deep", deep),
+                             n <= ACT_METADATA_MAX_DEPTH ? ACT_OK : ACT_E_JSON);
+        }
+    }
+    /* An integer beyond 64 bits is valid JSON. */
+    assert_int_equal(act_metadata_set_json("big", "1267650600228229401496703205376"), ACT_OK);
     assert_int_equal(act_metadata_set(NULL, "v"), ACT_E_INVAL);
     assert_int_equal(act_metadata_set("k", NULL), ACT_E_INVAL);
     assert_int_equal(act_metadata_set_json(NULL, "1"), ACT_E_INVAL);
     collect *c = rec_close_collect();
-    assert_int_equal(collect_count(c, ACT_REC_METADATA), 2);
+    assert_int_equal(collect_count(c, ACT_REC_METADATA), 4); /* good, num, deep (64), big */
     for (size_t i = 0; i < c->n; i++) {
         if (c->ev[i].kind == ACT_REC_METADATA) {
             assert_int_equal(c->ev[i].is_json, 1);

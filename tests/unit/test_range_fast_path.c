@@ -1,6 +1,6 @@
 /*
  * test_range_fast_path.c -- correctness of the recorder's range hot path
- * (recorder.c): the TSC-based fast clock stays on CLOCK_MONOTONIC_RAW and
+^ * (recorder/): the TSC-based fast clock stays on CLOCK_MONOTONIC_RAW and
  * never runs backwards within a thread; the pointer cache never gives a
  * changed buffer the old name; NULL and unbalanced calls are refused and
  * counted; with no tool the inline wrappers stop entering the library and

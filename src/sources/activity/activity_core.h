@@ -49,7 +49,7 @@
 #include <stdint.h>
 
 #include "activity.h"
-#include "internal.h"
+#include "core/rec_write.h"
 
 #define ACT_ACTIVITY_MAX_BUFFERS 64u
 #define ACT_ACTIVITY_MAX_LANES   256u

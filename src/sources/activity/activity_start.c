@@ -19,9 +19,10 @@
 #include <stdlib.h>
 
 #include "acceltrace.h"
-#include "config.h"
+#include "core/config.h"
+#include "core/rec_write.h"
 #include "init/hooks.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "rt/rt_internal.h"
 #include "sources/activity/activity.h"
 

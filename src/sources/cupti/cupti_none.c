@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
-#include "internal.h"
+#include "core/rec_write.h"
 #include "sources/activity/activity.h"
 
 int act_source_cupti_start(const act_activity_opts *opts)

@@ -31,8 +31,8 @@
 #include <wchar.h>
 
 #include "acceltrace.h"
+#include "core/rec_write.h"
 #include "init/init.h"
-#include "internal.h"
 
 #define NVTX_STACK 256 /* capture-trigger flags tracked per thread */
 

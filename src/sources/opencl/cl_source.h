@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
-#include "internal.h"
+#include "core/rec_write.h"
 
 /* Zero a reserved record except its header (which the recorder filled). */
 static inline void act_cl_zero_body(void *rec, size_t size)
@@ -156,6 +156,7 @@ typedef struct act_cl_op {
     act_cl_queue *queue;
     cl_event ev;      /* our reference, released in the callback */
     uint8_t kind;     /* enum act_op_kind */
+    uint8_t late;     /* registered after the drain at exit began: not waited for */
     const char *name; /* static, or namebuf, or heap (name_heap) */
     char *name_heap;
     char namebuf[ACT_CL_NAME_INLINE];

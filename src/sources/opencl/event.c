@@ -16,8 +16,12 @@
  *
  * Outstanding callbacks are counted (here and in the spool header's
  * callbacks_pending, which survives a crash). At stop, the drain handler
- * flushes live queues and waits up to ACCELTRACE_DRAIN_TIMEOUT for them;
- * those that never came are counted in callbacks_lost and reported.
+ * flushes live queues and waits up to ACCELTRACE_DRAIN_TIMEOUT for those
+ * registered before it began (other threads may go on enqueuing while
+ * exit() runs: their work is not waited for); those that never came are
+ * counted in callbacks_lost and reported. One of them arriving after the
+ * drain gave up is taken off callbacks_lost again, so that lost never
+ * exceeds pending.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,6 +33,8 @@
 #include "init/init.h"
 
 static _Atomic uint64_t act_cl_pending;
+static _Atomic uint64_t act_cl_pending_early; /* of those, registered before the drain */
+static _Atomic int act_cl_draining;           /* 1: the drain began; 2: it gave up */
 static _Atomic int act_cl_alloc_failed;
 
 uint64_t act_cl_callbacks_pending(void)
@@ -45,6 +51,22 @@ static void act_cl_pending_add(int64_t d)
     act_spool_header *h = act_recorder_header();
     if (h)
         __atomic_fetch_add(&h->callbacks_pending, (uint64_t)d, __ATOMIC_RELAXED);
+}
+
+/* A callback registered before the drain began has arrived. After the
+ * drain gave up it was counted lost: it is not any more. */
+static void act_cl_early_done(void)
+{
+    atomic_fetch_sub(&act_cl_pending_early, 1);
+    if (atomic_load(&act_cl_draining) != 2)
+        return;
+    act_spool_header *h = act_recorder_header();
+    if (!h)
+        return;
+    uint64_t lost = __atomic_load_n(&h->callbacks_lost, __ATOMIC_RELAXED);
+    while (lost && !__atomic_compare_exchange_n(&h->callbacks_lost, &lost, lost - 1, 0,
+                                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
 }
 
 act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
@@ -64,6 +86,7 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
     op->queue = info;
     op->ev = NULL;
     op->kind = (uint8_t)kind;
+    op->late = 0;
     op->name = name;
     op->name_heap = NULL;
     op->start = act_clock_now();
@@ -143,8 +166,11 @@ static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *use
         act_rec_commit();
     }
     act_cl_next.clReleaseEvent(op->ev);
+    int early = !op->late;
     act_cl_op_free(op);
     act_cl_pending_add(-1); /* last: the drain trusts what was recorded by now */
+    if (early)
+        act_cl_early_done();
 }
 
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev)
@@ -166,12 +192,18 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
         act_cl_next.clRetainEvent(op->ev);
     }
     act_cl_pending_add(1);
+    op->late = atomic_load(&act_cl_draining) != 0;
+    if (!op->late)
+        atomic_fetch_add(&act_cl_pending_early, 1);
+    int late = op->late;
     cl_int rc = act_cl_next.clSetEventCallback(op->ev, CL_COMPLETE, act_cl_on_complete, op);
     if (rc != CL_SUCCESS) {
         act_rec_error_emit("opencl: clSetEventCallback failed (%d) for %s", (int)rc, api);
         act_cl_next.clReleaseEvent(op->ev);
         act_cl_op_free(op);
         act_cl_pending_add(-1);
+        if (!late)
+            atomic_fetch_sub(&act_cl_pending_early, 1);
     }
 }
 
@@ -179,19 +211,27 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
 
 static void act_cl_drain(void)
 {
-    if (atomic_load(&act_cl_pending) == 0)
+    /* Work enqueued from now on (other threads go on while exit() runs)
+     * is recorded as usual but not waited for: waiting for it could last
+     * the whole timeout, or for ever. */
+    atomic_store(&act_cl_draining, 1);
+    if (atomic_load(&act_cl_pending_early) == 0)
         return;
     act_cl_queue_flush_all();
     uint64_t deadline = act_clock_now() + act_cfg.drain_timeout_ms * 1000000ull;
-    while (atomic_load(&act_cl_pending) > 0 && act_clock_now() < deadline) {
+    while (atomic_load(&act_cl_pending_early) > 0 && act_clock_now() < deadline) {
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }
-    uint64_t lost = atomic_load(&act_cl_pending);
+    /* Gave up: from now on an arrival takes itself off the lost count,
+     * and those that arrived before the count was taken are not in it. */
+    atomic_store(&act_cl_draining, 2);
+    act_spool_header *h = act_recorder_header();
+    if (h)
+        __atomic_fetch_add(&h->callbacks_lost, atomic_load(&act_cl_pending_early),
+                           __ATOMIC_RELAXED);
+    uint64_t lost = h ? __atomic_load_n(&h->callbacks_lost, __ATOMIC_RELAXED) : 0;
     if (lost) {
-        act_spool_header *h = act_recorder_header();
-        if (h)
-            __atomic_fetch_add(&h->callbacks_lost, lost, __ATOMIC_RELAXED);
         act_rec_error_emit("opencl: %llu completion callbacks did not arrive within %llu ms",
                            (unsigned long long)lost, (unsigned long long)act_cfg.drain_timeout_ms);
     }
@@ -202,6 +242,8 @@ static void act_cl_drain(void)
 static void act_cl_atfork_child(void)
 {
     atomic_store(&act_cl_pending, 0);
+    atomic_store(&act_cl_pending_early, 0);
+    atomic_store(&act_cl_draining, 0);
 }
 
 void act_cl_event_register_stop(void)

@@ -1,0 +1,244 @@
+/*
+ * chunks.c -- per-thread recording into chunks of the spool: the hot path
+ * of the whole tool.
+ *
+ * A thread owns one chunk of the mmap'ed spool file (format: record.h).
+ * Appending a record is: check that it fits, write it, publish the new fill
+ * count with a release store. No lock, no system call. Only when a chunk is
+ * full does the thread take the slow path: grab a recycled chunk (mutex,
+ * rare) or the next fresh one (its space reserved first), or count the
+ * record as dropped when the spool or its file system is full.
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "acceltrace.h"
+#include "core/recorder/recorder_int.h"
+
+_Atomic int act__recording;
+
+__thread act_thread *act_rec_tls __attribute__((tls_model("initial-exec")));
+static pthread_key_t tls_key;
+static pthread_once_t tls_key_once = PTHREAD_ONCE_INIT;
+static _Atomic uint32_t next_serial = 1;
+
+/* ---- per-thread state ------------------------------------------------- */
+
+static void chunk_release(act_thread *t)
+{
+    /* Caller holds act_rec_state.lock. A chunk with room left is recycled for the
+     * next thread that needs one; its published fill stays as it is. */
+    if (!t->chunk || t->gen != atomic_load(&act_rec_state.gen) || !act_rec_hdr_get())
+        return;
+    if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed)) {
+        act_rec_state.free_chunks[act_rec_state.free_top++] = t->chunk->index;
+        atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
+    }
+    t->chunk = NULL;
+    /* The fast path must never write to a chunk this thread gave up:
+     * another thread may own it now, and commit needs t->chunk. */
+    atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
+}
+
+static void thread_destroy(void *arg)
+{
+    act_thread *t = arg;
+    pthread_mutex_lock(&act_rec_state.lock);
+    chunk_release(t);
+    for (act_thread **p = &act_rec_state.threads; *p; p = &(*p)->next) {
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&act_rec_state.lock);
+    for (size_t i = 0; i < ACT_STR_CACHE; i++)
+        free(t->strs[i].copy);
+    act_rec_tls = NULL;
+    free(t);
+}
+
+static void tls_key_create(void)
+{
+    pthread_key_create(&tls_key, thread_destroy);
+}
+
+/* First record of a thread: its state, on the all-threads list. */
+act_thread *act_rec_thread_new(void)
+{
+    act_thread *t;
+    pthread_once(&tls_key_once, tls_key_create);
+    t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->serial = atomic_fetch_add(&next_serial, 1);
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    pthread_setspecific(tls_key, t);
+    pthread_mutex_lock(&act_rec_state.lock);
+    t->next = act_rec_state.threads;
+    act_rec_state.threads = t;
+    pthread_mutex_unlock(&act_rec_state.lock);
+    act_rec_tls = t;
+    return t;
+}
+
+/* Write a record straight into the current chunk (slow-path helper). */
+static void *chunk_put(act_thread *t, uint16_t kind, size_t size, uint32_t aux)
+{
+    act_rec_hdr *h = (act_rec_hdr *)(t->data + t->pos);
+    h->kind = kind;
+    h->size8 = (uint16_t)(size / 8);
+    h->aux = aux;
+    t->pos += (uint32_t)size;
+    return h;
+}
+
+/* Caller holds act_rec_state.lock. Pop a recycled chunk with room for `need` more
+ * bytes (UINT32_MAX if none). A chunk without that room stays listed for
+ * smaller records: taking it back would only fail again (the chunk just
+ * released by this very thread is usually on top). */
+static uint32_t free_chunk_take(size_t need)
+{
+    uint32_t usable = act_rec_state.chunk_size - (uint32_t)sizeof(act_chunk_header);
+    for (uint32_t i = act_rec_state.free_top; i-- > 0;) {
+        uint32_t idx = act_rec_state.free_chunks[i];
+        const act_chunk_header *c =
+            (const act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
+                                       (size_t)idx * act_rec_state.chunk_size);
+        uint32_t used = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_relaxed);
+        if (used + need <= usable) {
+            act_rec_state.free_chunks[i] = act_rec_state.free_chunks[--act_rec_state.free_top];
+            return idx;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/* Take a chunk with room for `need` bytes of records after the segment
+ * header (recycled first, then fresh) and start a segment in it. */
+int act_rec_chunk_acquire(act_thread *t, size_t need)
+{
+    uint32_t idx = UINT32_MAX;
+    if (atomic_load_explicit(&act_rec_exhausted, memory_order_relaxed) && !t->chunk &&
+        t->gen == atomic_load(&act_rec_state.gen))
+        return -1;
+    if (ACT_UNLIKELY(act_rec_state.reopen_pending)) {
+        char dir[PATH_MAX];
+        memcpy(dir, act_rec_state.dir, sizeof(dir));
+        act_rec_state.reopen_pending = 0;
+        if (act_recorder_attach(dir, act_rec_state.map_size, act_rec_state.chunk_size) != 0)
+            atomic_store(&act__recording, 0);
+    }
+    pthread_mutex_lock(&act_rec_state.lock);
+    act_spool_header *h = act_rec_hdr_get();
+    if (!h) {
+        pthread_mutex_unlock(&act_rec_state.lock);
+        return -1;
+    }
+    uint32_t gen = atomic_load(&act_rec_state.gen);
+    if (t->gen != gen) {
+        t->chunk = NULL;
+        atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
+        t->gen = gen;
+        act_rec_thread_reset_strings(t);
+        act_rec_thread_reset_ranges(t);
+    }
+    chunk_release(t);
+    idx = free_chunk_take(need + sizeof(act_rec_segment) + sizeof(act_rec_thread));
+    if (idx == UINT32_MAX) {
+        /* A fresh chunk is counted in chunks_used only once its space is
+         * reserved: readers touch no page beyond. Without space (a full
+         * file system) the record is dropped and counted like a full
+         * spool, instead of faulting on the first store. */
+        uint64_t used = atomic_load((_Atomic uint64_t *)&h->chunks_used);
+        int err = used < act_rec_state.chunk_count ? act_rec_space_reserve((uint32_t)used + 1) : 0;
+        if (err)
+            act_rec_space_note_failure(h, err);
+        else if (used < act_rec_state.chunk_count) {
+            idx = (uint32_t)used;
+            atomic_store((_Atomic uint64_t *)&h->chunks_used, used + 1);
+        }
+    }
+    if (idx == UINT32_MAX)
+        atomic_store_explicit(&act_rec_exhausted, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&act_rec_state.lock);
+    if (idx == UINT32_MAX)
+        return -1;
+
+    act_chunk_header *c = (act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
+                                               (size_t)idx * act_rec_state.chunk_size);
+    if (c->magic != ACT_CHUNK_MAGIC) {
+        if (idx >= act_recorder_prefaulted())
+            act_rec_chunk_prefault(c); /* the helper is behind: do it now, once */
+        act_rec_prefault_kick();
+        c->index = idx;
+        atomic_store_explicit((_Atomic uint32_t *)&c->used, 0, memory_order_relaxed);
+        atomic_store_explicit((_Atomic uint32_t *)&c->magic, ACT_CHUNK_MAGIC, memory_order_release);
+    }
+    t->chunk = c;
+    t->data = (char *)(c + 1);
+    t->pos = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_relaxed);
+    uint32_t cap = act_rec_state.chunk_size - (uint32_t)sizeof(*c);
+    /* A segment header, then everything this thread writes. */
+    act_rec_segment *s = chunk_put(t, ACT_REC_SEGMENT, sizeof(*s), t->serial);
+    s->seq = atomic_fetch_add((_Atomic uint64_t *)&h->segment_seq, 1);
+    if (!t->announced) {
+        act_rec_thread *r = chunk_put(t, ACT_REC_THREAD, sizeof(*r), t->serial);
+        r->tid = t->tid;
+        r->name = 0;
+        t->announced = 1;
+    }
+    atomic_store_explicit((_Atomic uint32_t *)&c->used, t->pos, memory_order_release);
+    atomic_store_explicit(&t->cap, cap, memory_order_relaxed);
+    return 0;
+}
+
+void act_rec_drop(uint16_t kind)
+{
+    act_spool_header *h = act_rec_hdr_get();
+    if (h && kind < ACT_REC_KIND_MAX)
+        atomic_fetch_add_explicit((_Atomic uint64_t *)&h->dropped[kind], 1, memory_order_relaxed);
+}
+
+static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
+{
+    /* Room for a segment + thread record in a fresh chunk, then the record. */
+    size_t need = size + sizeof(act_rec_segment) + sizeof(act_rec_thread);
+    if (need > act_rec_state.chunk_size - sizeof(act_chunk_header) ||
+        act_rec_chunk_acquire(t, size) != 0) {
+        act_rec_drop(kind);
+        return NULL;
+    }
+    if (t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
+        /* A recycled chunk without enough room: take another. */
+        if (act_rec_chunk_acquire(t, size) != 0 ||
+            t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
+            act_rec_drop(kind);
+            return NULL;
+        }
+    }
+    return chunk_put(t, kind, size, 0);
+}
+
+void *act_rec_reserve(uint16_t kind, size_t size)
+{
+    assert(size % 8 == 0 && size >= sizeof(act_rec_hdr) && size / 8 <= UINT16_MAX);
+    act_thread *t = act_rec_thread_get();
+    if (ACT_UNLIKELY(!t)) {
+        act_rec_drop(kind);
+        return NULL;
+    }
+    if (ACT_LIKELY(t->pos + size <= atomic_load_explicit(&t->cap, memory_order_relaxed)))
+        return chunk_put(t, kind, size, 0);
+    return reserve_slow(t, kind, size);
+}
+
+void act_rec_commit(void)
+{
+    act_thread *t = act_rec_tls;
+    assert(t && t->chunk);
+    atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+}

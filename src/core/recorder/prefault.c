@@ -1,0 +1,143 @@
+/*
+ * prefault.c -- a helper thread that reserves the space of the spool's
+ * chunks and faults their pages in ahead of the chunks handed out, so that
+ * recording threads find their pages present (see "pre-faulting ahead").
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "acceltrace.h"
+#include "core/recorder/recorder_int.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Fault a fresh chunk's pages in with one system call instead of one
+ * page fault per 4 KiB later on the hot path (a fault costs microseconds
+ * on VMs; a page holds 256 PUSH/POP records). Older kernels refuse the
+ * advice; the pages then fault in as they are written. */
+void act_rec_chunk_prefault(act_chunk_header *c)
+{
+    static _Atomic int unsupported;
+    /* Page-align; populating a neighbour's already-present page is a no-op. */
+    uintptr_t a = (uintptr_t)c & ~(uintptr_t)4095;
+    size_t len = (uintptr_t)c + act_rec_state.chunk_size - a;
+    if (!atomic_load_explicit(&unsupported, memory_order_relaxed) &&
+        madvise((void *)a, len, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+        atomic_store(&unsupported, 1);
+}
+
+/* ---- pre-faulting ahead ------------------------------------------------
+ *
+ * The first write to a fresh page of the spool costs a page fault that
+ * zeroes the page (and on a VM may fault on the host too): measured at
+ * ~10 ns per PUSH+POP pair amortised, a third of the hot path
+ * (BENCHMARKS.md). A helper thread keeps up to the next ACT_PREFAULT_AHEAD bytes
+ * of fresh chunks faulted in (MADV_POPULATE_WRITE) ahead of the chunks
+ * handed out, so recording threads find their pages present. It never
+ * touches records; when it falls behind, act_rec_chunk_acquire (chunks.c) populates the chunk
+ * itself. It only runs while a spool is open. The distance ahead grows
+ * with use (see prefault_main), so a light recorder pays for little.
+ */
+#define ACT_PREFAULT_AHEAD (8u << 20)
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_t thread;
+    _Atomic int running; /* a thread exists (this process, this spool) */
+    int stop;
+    int no_space;          /* a reservation failed: the helper stops */
+    _Atomic uint32_t done; /* chunks [0, done) are faulted in */
+} prefaulter = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static void *prefault_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&prefaulter.lock);
+    uint64_t max_ahead = ACT_PREFAULT_AHEAD / act_rec_state.chunk_size + 1;
+    while (!prefaulter.stop) {
+        uint64_t used = atomic_load((_Atomic uint64_t *)&act_rec_hdr_get()->chunks_used);
+        /* As far ahead as has been used so far, from 2 chunks up to the
+         * window: a process that records little (an OpenCL program writes
+         * a few hundred bytes per launch) is not charged the window's
+         * zeroed pages at start-up, in its RSS and again when the spool
+         * is deleted; a heavy recorder reaches the whole window once it
+         * has used as much. */
+        uint64_t ahead = used < 2 ? 2 : used > max_ahead ? max_ahead : used;
+        uint64_t want =
+            used + ahead < act_rec_state.chunk_count ? used + ahead : act_rec_state.chunk_count;
+        uint32_t idx = atomic_load(&prefaulter.done);
+        if (idx < want && !prefaulter.no_space) {
+            pthread_mutex_unlock(&prefaulter.lock);
+            /* Never populate a page whose space is not reserved. A failure
+             * stops the helper; act_rec_chunk_acquire (chunks.c) then tries (and counts). */
+            int full = act_rec_space_reserve(idx + 1) != 0;
+            if (!full)
+                act_rec_chunk_prefault(
+                    (act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
+                                         (size_t)idx * act_rec_state.chunk_size));
+            pthread_mutex_lock(&prefaulter.lock);
+            if (full)
+                prefaulter.no_space = 1;
+            else
+                atomic_store(&prefaulter.done, idx + 1);
+            continue;
+        }
+        pthread_cond_wait(&prefaulter.wake, &prefaulter.lock);
+    }
+    pthread_mutex_unlock(&prefaulter.lock);
+    return NULL;
+}
+
+/* Caller holds act_rec_state.lock, with a freshly mapped spool. */
+void act_rec_prefault_start(void)
+{
+    atomic_store(&prefaulter.done, 0);
+    prefaulter.stop = 0;
+    prefaulter.no_space = 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the app's signals are not ours */
+    prefaulter.running = pthread_create(&prefaulter.thread, NULL, prefault_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (prefaulter.running)
+        pthread_setname_np(prefaulter.thread, "act-prefault");
+}
+
+/* Caller holds act_rec_state.lock. */
+void act_rec_prefault_stop(void)
+{
+    if (!prefaulter.running)
+        return;
+    pthread_mutex_lock(&prefaulter.lock);
+    prefaulter.stop = 1;
+    pthread_cond_signal(&prefaulter.wake);
+    pthread_mutex_unlock(&prefaulter.lock);
+    pthread_join(prefaulter.thread, NULL);
+    prefaulter.running = 0;
+}
+
+uint32_t act_recorder_prefaulted(void)
+{
+    return atomic_load(&prefaulter.done);
+}
+
+void act_rec_prefault_kick(void)
+{
+    if (!prefaulter.running)
+        return;
+    pthread_mutex_lock(&prefaulter.lock);
+    pthread_cond_signal(&prefaulter.wake);
+    pthread_mutex_unlock(&prefaulter.lock);
+}
+
+void act_rec_prefault_atfork_child(void)
+{
+    pthread_mutex_init(&prefaulter.lock, NULL);
+    pthread_cond_init(&prefaulter.wake, NULL);
+    prefaulter.running = 0; /* the helper thread did not survive the fork */
+}

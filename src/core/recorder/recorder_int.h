@@ -1,0 +1,192 @@
+/*
+ * recorder_int.h -- what the files of the recorder (src/core/recorder/)
+ * share and nobody else sees: the state of the open spool, the per-thread
+ * state, and the inline pieces of the hot path (thread lookup, fast clock,
+ * pointer cache). The recorder's users include core/rec_write.h (writers)
+ * or core/internal.h (its lifecycle).
+ *
+ *   spool_file.c  the spool file: directory, mapping, header, space
+ *                 reservation, open/attach/close
+ *   prefault.c    the helper thread that faults chunks in ahead of use
+ *   chunks.c      per-thread state, chunks handed out and recycled,
+ *                 act_rec_reserve/commit/drop
+ *   strings.c     string interning (per-thread cache, cut to fit)
+ *   literals.c    literal detection: the pointer cache of string literals
+ *   ranges.c      the range stack, range ids and the range fast path
+ *   fast_clock.c  the per-thread TSC clock
+ *   emit.c        correlation ids and the convenience writers of sources
+ *   fork.c        what a forked child does with its parent's recorder
+ */
+#ifndef ACT_RECORDER_INT_H
+#define ACT_RECORDER_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include "core/internal.h"
+
+#define ACT_STR_CACHE   256 /* per-thread interned-string cache slots (power of 2) */
+#define ACT_RANGE_STACK 256 /* nesting tracked for External ids; deeper still recorded */
+/* Range stack entries: a sequence number, or one of these for a push that
+ * was not written. */
+#define RANGE_MARK_OUTSIDE 0u
+#define RANGE_MARK_DROPPED UINT32_MAX
+
+typedef struct act_str_slot {
+    uint64_t hash;
+    const char *ptr; /* the caller's pointer, a fast first check */
+    char *copy;      /* our copy of the bytes */
+    uint32_t len;
+    uint32_t id;
+} act_str_slot;
+
+/* Pointer cache of the range fast path: a caller's string pointer that
+ * lies in a read-only segment of a loaded object (a literal) always names
+ * the same bytes, so its id can be found without reading the string. */
+#define ACT_PTR_CACHE 64 /* power of 2 */
+typedef struct act_ptr_slot {
+    const char *ptr;     /* immutable string whose id is `id` */
+    const char *mutable; /* last pointer found writable: skip the segment lookup */
+    uint32_t id;
+    uint32_t pad;
+} act_ptr_slot;
+
+struct act_thread {
+    /* Hot fields first: one cache line serves a push or a pop. */
+    char *data;           /* first byte after the chunk header */
+    _Atomic uint32_t cap; /* usable bytes; 0 forces the slow path */
+    uint32_t pos;         /* bytes written (published with commit) */
+    act_chunk_header *chunk;
+    uint64_t anc_tsc;  /* fast clock anchor: TSC ... */
+    uint64_t anc_ns;   /* ... and the timeline ns it maps to */
+    uint64_t anc_mult; /* ns per TSC tick << 32 */
+    uint64_t last_ns;  /* last fast-clock reading (monotonic floor) */
+    uint32_t gen;      /* spool generation of `chunk` and the string ids */
+    uint32_t serial;   /* thread serial, never reused in a process */
+    uint32_t next_str; /* next string id */
+    uint32_t tid;
+    uint32_t range_depth;
+    uint32_t range_seq; /* sequence number of the last push */
+    uint32_t range_stack[ACT_RANGE_STACK];
+    act_str_slot strs[ACT_STR_CACHE];
+    act_ptr_slot ptrs[ACT_PTR_CACHE];
+    struct act_thread *next; /* all-threads list, under act_rec_state.lock */
+    int announced;           /* THREAD record written in this generation */
+};
+
+/* The recorder's state: the open spool and the threads that record. */
+struct act_rec_state {
+    pthread_mutex_t lock; /* guards open/close, the thread list, the free list */
+    /* Written under `lock` (open, close, fork); read without it by drop
+     * counting and the header/path queries, which may race a close: so
+     * every access goes through act_rec_hdr_get/set (acquire/release). The
+     * record hot path never reads it (it checks its chunk's cap). */
+    _Atomic(act_spool_header *) hdr;
+    char *map;
+    size_t map_size;
+    uint32_t chunk_size;
+    uint32_t chunk_count;
+    _Atomic uint32_t gen;
+    uint32_t *free_chunks; /* recycled chunk indices */
+    uint32_t free_top;
+    act_thread *threads;
+    char path[PATH_MAX];
+    char dir[PATH_MAX];
+    pid_t pid;
+    int reopen_pending; /* forked child: open a spool on the next record */
+};
+extern struct act_rec_state act_rec_state;
+
+static inline act_spool_header *act_rec_hdr_get(void)
+{
+    return atomic_load_explicit(&act_rec_state.hdr, memory_order_acquire);
+}
+
+static inline void act_rec_hdr_set(act_spool_header *h)
+{
+    atomic_store_explicit(&act_rec_state.hdr, h, memory_order_release);
+}
+
+/* Set when no chunk could be handed out (spool full, nothing to recycle),
+ * cleared when a chunk is recycled or a spool opened. While set, a thread
+ * without a chunk drops its records without taking act_rec_state.lock: a
+ * full spool must not turn every record into a mutex round trip. */
+extern _Atomic int act_rec_exhausted;
+
+/* The calling thread's state (NULL before its first record). */
+extern __thread act_thread *act_rec_tls __attribute__((tls_model("initial-exec")));
+
+/* ---- chunks.c ---- */
+act_thread *act_rec_thread_new(void);
+static inline act_thread *act_rec_thread_get(void)
+{
+    act_thread *t = act_rec_tls;
+    if (ACT_LIKELY(t != NULL))
+        return t;
+    return act_rec_thread_new();
+}
+/* Take a chunk with room for `need` bytes (recycled first, then fresh). */
+int act_rec_chunk_acquire(act_thread *t, size_t need);
+
+/* ---- spool_file.c ---- */
+/* Make sure chunks [0, upto) have their space: 0 or an errno value. */
+int act_rec_space_reserve(uint32_t upto);
+void act_rec_space_note_failure(act_spool_header *h, int err);
+void act_rec_space_atfork_child(void);
+
+/* ---- prefault.c (callers hold act_rec_state.lock for start/stop) ---- */
+void act_rec_prefault_start(void);
+void act_rec_prefault_stop(void);
+void act_rec_prefault_kick(void);
+void act_rec_chunk_prefault(act_chunk_header *c);
+void act_rec_prefault_atfork_child(void);
+
+/* ---- strings.c, ranges.c: per-thread state of a new spool ---- */
+void act_rec_thread_reset_strings(act_thread *t);
+void act_rec_thread_reset_ranges(act_thread *t);
+/* Where to cut s[0, len) to at most `max` bytes on a UTF-8 boundary. */
+size_t act_rec_utf8_cut(const char *s, size_t len, size_t max);
+
+/* ---- fast clock --------------------------------------------------------
+ *
+ * Per-thread anchor (tsc, ns) plus the global rate from clock.c: a reading
+ * is anchor_ns + (rdtsc - anchor_tsc) * rate, a few cycles instead of a
+ * clock_gettime. A thread re-anchors on the true clock every
+ * ACT_TSC_REANCHOR ticks (~0.4 ms at 2.5 GHz), which bounds the error by
+ * rate error x 0.4 ms + bracket (a few ns; tests/unit/test_range_fast_path.c
+ * checks it stays under 1 us) and also catches a migration onto a CPU
+ * whose TSC reads lower (the difference wraps to a huge value). A thread's
+ * readings never go backwards: a re-anchor never lands below the last
+ * reading. Without a usable TSC every reading is a clock_gettime.
+ */
+#define ACT_TSC_REANCHOR (1ull << 20)
+
+uint64_t act_rec_thread_clock_slow(act_thread *t);
+
+static inline uint64_t act_rec_thread_clock(act_thread *t)
+{
+#if defined(__x86_64__)
+    uint64_t d = __rdtsc() - t->anc_tsc;
+    if (ACT_LIKELY(d < ACT_TSC_REANCHOR)) {
+        uint64_t ns = t->anc_ns + ((d * t->anc_mult) >> 32);
+        t->last_ns = ns;
+        return ns;
+    }
+#endif
+    return act_rec_thread_clock_slow(t);
+}
+
+/* ---- literals.c: the pointer cache ---- */
+static inline act_ptr_slot *act_rec_ptr_slot(act_thread *t, const char *s)
+{
+    uintptr_t p = (uintptr_t)s;
+    return &t->ptrs[(p ^ (p >> 6)) & (ACT_PTR_CACHE - 1)];
+}
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * spool_file.c -- the spool file of this process (format: core/record.h):
+ * its directory, the shared mapping, the header, the reservation of its
+ * space chunk by chunk, and opening and sealing it.
+ *
+ * Because the spool is a MAP_SHARED file mapping, every published byte is
+ * in the page cache the moment it is written: if the program is killed, the
+ * launcher still reads everything published before the death.
+ *
+ * Lifetime: act_recorder_open() maps a new spool (generation++);
+ * act_recorder_close() seals it but never unmaps it while threads might
+ * still be writing (a device callback can arrive late); stale per-thread
+ * state is detected by generation on the slow path (chunks.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "acceltrace.h"
+#include "core/recorder/recorder_int.h"
+
+struct act_rec_state act_rec_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
+_Atomic int act_rec_exhausted;
+
+/* ---- spool file ------------------------------------------------------- */
+
+static void spool_fill_cmdline(act_spool_header *h)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, h->cmdline, sizeof(h->cmdline) - 2);
+    close(fd);
+    if (n < 0)
+        n = 0;
+    h->cmdline[n] = '\0';
+    h->cmdline[n + 1] = '\0';
+}
+
+/* ---- spool space --------------------------------------------------------
+ *
+ * Chunks [0, space.reserved) have their file space reserved: one
+ * posix_fallocate per chunk, off the hot path (open + fallocate + close
+ * of a 128 KiB chunk: 14-19 us on ext4; 64-85 us on tmpfs, where it
+ * zeroes the pages that pre-faulting then finds present; the recording
+ * cost did not change, docs/reliability.md). Reserving
+ * goes in order, under its own lock, by whoever needs it first: the
+ * pre-fault helper ahead of use, or act_rec_chunk_acquire (chunks.c) when the helper is
+ * behind. A range is never reserved twice (tmpfs refuses to reserve an
+ * already reserved range when it is nearly full). */
+static struct {
+    pthread_mutex_t lock;
+    _Atomic uint32_t reserved;
+} space = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* posix_fallocate, retried when interrupted; 0 or an errno value. */
+static int space_fallocate(int fd, off_t off, off_t len)
+{
+    int rc;
+    do
+        rc = posix_fallocate(fd, off, len);
+    while (rc == EINTR);
+    return rc;
+}
+
+/* Make sure chunks [0, upto) have their space: 0 or an errno value. */
+int act_rec_space_reserve(uint32_t upto)
+{
+    if (atomic_load_explicit(&space.reserved, memory_order_acquire) >= upto)
+        return 0;
+    int saved = errno; /* the program's, on the slow path of its calls */
+    pthread_mutex_lock(&space.lock);
+    uint32_t r = atomic_load_explicit(&space.reserved, memory_order_relaxed);
+    int rc = 0;
+    if (r < upto) {
+        /* Opened each time, not kept: a descriptor of ours could be closed
+         * by the program and its number reused for one of its files. */
+        int fd = open(act_rec_state.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        rc = fd < 0 ? errno
+                    : space_fallocate(
+                          fd, (off_t)ACT_SPOOL_HEADER_SIZE + (off_t)r * act_rec_state.chunk_size,
+                          (off_t)(upto - r) * act_rec_state.chunk_size);
+        if (fd >= 0)
+            close(fd);
+        if (!rc)
+            atomic_store_explicit(&space.reserved, upto, memory_order_release);
+    }
+    pthread_mutex_unlock(&space.lock);
+    errno = saved;
+    return rc;
+}
+
+/* The first failed reservation is kept in the header (the trace says why
+ * records were dropped from then on). */
+void act_rec_space_note_failure(act_spool_header *h, int err)
+{
+    uint32_t none = 0;
+    atomic_compare_exchange_strong((_Atomic uint32_t *)&h->space_errno, &none, (uint32_t)err);
+}
+
+void act_rec_space_atfork_child(void)
+{
+    pthread_mutex_init(&space.lock, NULL);
+}
+
+/* The spool directory: made 0700 when `create` and missing; an existing
+ * one must be a directory of this user that others cannot write to. Not
+ * made when `create` is 0: a process started by `run` (or forked from
+ * one) that records after the run ended and removed the directory must
+ * not bring it back. 0 or ACT_E_IO with errno set. */
+static int spool_dir_check(const char *dir, int create)
+{
+    if (create && mkdir(dir, 0700) == 0)
+        return 0;
+    if (create && errno != EEXIST)
+        return ACT_E_IO;
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return ACT_E_IO;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return ACT_E_IO;
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & S_IWOTH)) {
+        errno = EPERM;
+        return ACT_E_IO;
+    }
+    return 0;
+}
+
+static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, int create)
+{
+    if (spool_dir_check(dir, create) != 0)
+        return ACT_E_IO;
+    /* <pid>.acts, or <pid>-N.acts when this pid already has one (a forked
+     * child that recorded and then called exec keeps its pid). */
+    char path[PATH_MAX];
+    int fd = -1, n = 0;
+    for (int i = 0; i < 64 && fd < 0; i++) {
+        n = i ? snprintf(path, sizeof(path), "%s/%ld-%d.acts", dir, (long)getpid(), i)
+              : snprintf(path, sizeof(path), "%s/%ld.acts", dir, (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof(path))
+            return ACT_E_INVAL;
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            return ACT_E_IO;
+    }
+    if (fd < 0)
+        return ACT_E_IO;
+    /* Sparse, but the header's page is reserved now and each chunk before
+     * it is used (space.c below): a store into a page the file system
+     * cannot back would kill the program with SIGBUS. */
+    int rc =
+        ftruncate(fd, (off_t)capacity) != 0 ? errno : space_fallocate(fd, 0, ACT_SPOOL_HEADER_SIZE);
+    if (rc) {
+        close(fd);
+        unlink(path);
+        errno = rc;
+        return ACT_E_IO;
+    }
+    void *m = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        close(fd);
+        unlink(path);
+        return ACT_E_NOMEM;
+    }
+    close(fd);
+    act_rec_state.map = m;
+    act_rec_state.map_size = capacity;
+    act_rec_hdr_set(m);
+    act_rec_state.chunk_size = chunk_size;
+    act_rec_state.chunk_count = (uint32_t)((capacity - ACT_SPOOL_HEADER_SIZE) / chunk_size);
+    memcpy(act_rec_state.path, path, (size_t)n + 1);
+    snprintf(act_rec_state.dir, sizeof(act_rec_state.dir), "%s", dir);
+    return 0;
+}
+
+static void spool_init_header(void)
+{
+    act_spool_header *h = act_rec_hdr_get();
+    h->version = ACT_SPOOL_VERSION;
+    h->header_size = ACT_SPOOL_HEADER_SIZE;
+    h->capacity = act_rec_state.map_size;
+    h->chunk_size = act_rec_state.chunk_size;
+    h->chunk_count = act_rec_state.chunk_count;
+    h->pid = (uint32_t)getpid();
+    h->ppid = (uint32_t)getppid();
+    h->clock_kind = ACT_CLOCK_MONOTONIC_RAW;
+    h->start_realtime_ns = act_clock_realtime();
+    h->start_ns = act_clock_now();
+    spool_fill_cmdline(h);
+    /* The magic goes last: a reader that sees it sees a whole header. */
+    atomic_store_explicit((_Atomic uint64_t *)&h->magic, ACT_SPOOL_MAGIC, memory_order_release);
+}
+
+static void recorder_atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, act_recorder_atfork_child);
+}
+
+static int recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size, int create)
+{
+    if (!dir || !*dir)
+        return ACT_E_INVAL;
+    if (chunk_size < 4096 || chunk_size % 8 || chunk_size > (1u << 24))
+        return ACT_E_INVAL;
+    if (capacity < (uint64_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
+        return ACT_E_INVAL;
+    pthread_mutex_lock(&act_rec_state.lock);
+    if (act_rec_hdr_get() && act_rec_state.pid == getpid()) {
+        pthread_mutex_unlock(&act_rec_state.lock);
+        return ACT_E_STATE;
+    }
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+    pthread_once(&atfork_once, recorder_atfork_register);
+    int rc = spool_map(dir, capacity, chunk_size, create);
+    if (rc == 0) {
+        free(act_rec_state.free_chunks);
+        act_rec_state.free_chunks = calloc(act_rec_state.chunk_count, sizeof(uint32_t));
+        act_rec_state.free_top = 0;
+        if (!act_rec_state.free_chunks) {
+            munmap(act_rec_state.map, act_rec_state.map_size);
+            unlink(act_rec_state.path);
+            act_rec_hdr_set(NULL);
+            rc = ACT_E_NOMEM;
+        }
+    }
+    if (rc == 0) {
+        act_rec_state.pid = getpid();
+        atomic_store(&space.reserved, 0);
+        spool_init_header();
+        atomic_store(&act_rec_exhausted, 0);
+        atomic_fetch_add(&act_rec_state.gen, 1);
+        act_rec_prefault_start();
+    }
+    pthread_mutex_unlock(&act_rec_state.lock);
+    /* Outside act_rec_state.lock: the capture window decides whether act__recording
+     * turns on, and may write records. */
+    if (rc == 0)
+        act_capture_recorder_opened();
+    return rc;
+}
+
+int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
+{
+    return recorder_open(dir, capacity, chunk_size, 1);
+}
+
+int act_recorder_attach(const char *dir, uint64_t capacity, uint32_t chunk_size)
+{
+    return recorder_open(dir, capacity, chunk_size, 0);
+}
+
+void act_recorder_close(void)
+{
+    pthread_mutex_lock(&act_rec_state.lock);
+    if (!act_rec_hdr_get() || act_rec_state.pid != getpid()) {
+        pthread_mutex_unlock(&act_rec_state.lock);
+        return;
+    }
+    atomic_store(&act__recording, 0);
+    act_rec_prefault_stop();
+    /* Send every thread to the slow path; it will find a new generation. */
+    for (act_thread *t = act_rec_state.threads; t; t = t->next)
+        atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
+    act_spool_header *h = act_rec_hdr_get();
+#if defined(__x86_64__)
+    if (atomic_load(&act_tsc.usable) == 1) {
+        /* Informational: timestamps are already ns (see record.h). */
+        h->calib_ts[0] = act_tsc.tsc0;
+        h->calib_ns[0] = act_tsc.ns0;
+        act_tsc_pair(&h->calib_ts[1], &h->calib_ns[1]);
+    }
+#endif
+    atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_SEALED);
+    msync(act_rec_state.map, act_rec_state.map_size, MS_ASYNC);
+    /* Keep the mapping: a late device callback may still be writing to it.
+     * It is address space only; the file itself is removed by its owner. */
+    act_rec_hdr_set(NULL);
+    atomic_fetch_add(&act_rec_state.gen, 1);
+    pthread_mutex_unlock(&act_rec_state.lock);
+    act_capture_recorder_closed();
+}
+
+/* No getpid() here: the fork handler clears act_rec_state.hdr in a child, so the
+ * header seen is always this process' own, and sources may call this on
+ * every command. */
+act_spool_header *act_recorder_header(void)
+{
+    return act_rec_hdr_get();
+}
+
+const char *act_recorder_path(void)
+{
+    return act_rec_hdr_get() ? act_rec_state.path : "";
+}
