@@ -276,3 +276,67 @@ def test_slices_on_a_device_lane_never_overlap(run):
         events.sort(key=lambda e: e["ts"])
         for a, b in zip(events, events[1:]):
             assert b["ts"] >= a["ts"] + a["dur"] - 0.001
+
+
+# ---- correlation ids a vendor reuses (the fake libmspti) -----------------------------
+
+def _fake_mspti():
+    path = os.path.join(REPO, "build", "fakes", "mspti", "libmspti.so")
+    if not os.path.exists(path):
+        pytest.skip("the fake libmspti is not built (%s)" % path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def mspti_run(tmp_path_factory):
+    """torch_mspti_workload.py once, over the fake libmspti wrapping its
+    correlation ids every 2 launches; the torch trace, acceltrace's Chrome
+    trace of the same run and the workload's summary."""
+    device_capture_or_skip()
+    fake = _fake_mspti()
+    out = tmp_path_factory.mktemp("mspti")
+    env = dict(os.environ, ACCELTRACE_MSPTI_LIB=fake, FAKE_MSPTI_CORR_WRAP="2",
+               FAKE_MSPTI_DELAY_MS="300", ACCELTRACE_TORCH_TRACE=str(out / "acceltrace.json"))
+    r = subprocess.run([sys.executable, os.path.join(HERE, "torch_mspti_workload.py"), str(out),
+                        fake], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-4000:]
+
+    def load(name):
+        with open(out / name, encoding="utf-8") as f:
+            return json.load(f)
+    return {"trace": load("trace.json"), "summary": load("summary.json"),
+            "acceltrace": load("acceltrace.json") if (out / "acceltrace.json").exists() else None}
+
+
+def _linked_ops(trace, op_cats):
+    """kernel name -> name of the op its External id names."""
+    ops = {e["args"]["External id"]: e["name"] for e in trace["traceEvents"]
+           if str(e.get("cat", "")).lower() in op_cats and "External id" in e.get("args", {})}
+    return {k["name"]: ops.get(k["args"].get("External id")) for k in _kernels(trace)}
+
+
+def test_reused_correlation_ids_link_each_kernel_to_its_own_op(mspti_run):
+    corrs = mspti_run["summary"]["corrs"]
+    assert len(set(corrs)) < len(corrs), "the fake must reuse correlation ids"
+    linked = _linked_ops(mspti_run["trace"], ("cpu_op", "user_annotation"))
+    assert linked == {"k_%d" % i: "op_%d" % i for i in range(len(corrs))}, linked
+
+
+def test_one_run_exported_both_ways_agrees(mspti_run):
+    """The torch trace (plugin) and acceltrace's Chrome trace of the same
+    run: the same device ops, each launched by the same op with the same
+    launch call, and one flow per launch."""
+    ours = mspti_run["acceltrace"]
+    assert ours is not None, "ACCELTRACE_TORCH_TRACE wrote no trace"
+    torch_trace = mspti_run["trace"]
+    assert sorted(k["name"] for k in _kernels(torch_trace)) == \
+        sorted(k["name"] for k in _kernels(ours))
+    assert _linked_ops(torch_trace, ("cpu_op", "user_annotation")) == \
+        _linked_ops(ours, ("user_annotation",))
+    for trace in (torch_trace, ours):
+        flows = _cat(trace, "ac2g")
+        starts = [f for f in flows if f["ph"] == "s"]
+        assert len(starts) == len(_kernels(trace))
+    # The same durations on both sides (the same device records).
+    dur = {k["name"]: round(k["dur"]) for k in _kernels(ours)}
+    assert {k["name"]: round(k["dur"]) for k in _kernels(torch_trace)} == dur

@@ -49,6 +49,9 @@ typedef struct bld_op {
         uint64_t device;       /* the record's device handle, until mapped to dev */
         uint64_t launch_start; /* then the host launch's start, when linked */
     } d;
+    uint64_t range_ref; /* the range reference the join resolved (0 = none) */
+    uint64_t launch_end;
+    act_str launch_name;
     uint32_t launch_tid;
     uint32_t pid;       /* host process */
     uint32_t dev;       /* index into timeline.devices */

@@ -611,29 +611,35 @@ void act_spool_iter_free(act_spool_iter *it)
 int act_spool_open(act_spool *sp, const char *path, char *err, size_t errlen)
 {
     memset(sp, 0, sizeof(*sp));
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        sp->path = strdup(path);
+        set_err(err, errlen, path, strerror(errno));
+        return sp->path ? ACT_E_IO : ACT_E_NOMEM;
+    }
+    int rc = act_spool_open_fd(sp, fd, path, err, errlen);
+    close(fd);
+    return rc;
+}
+
+int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t errlen)
+{
+    memset(sp, 0, sizeof(*sp));
     sp->path = strdup(path);
     if (!sp->path) {
         set_err(err, errlen, path, "out of memory");
         return ACT_E_NOMEM;
     }
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        set_err(err, errlen, path, strerror(errno));
-        return ACT_E_IO;
-    }
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
         set_err(err, errlen, path, "not a regular file");
         return ACT_E_IO;
     }
     if ((uint64_t)st.st_size < ACT_SPOOL_HEADER_SIZE) {
-        close(fd);
         set_err(err, errlen, path, "too small to be a spool file (truncated or empty)");
         return ACT_E_FORMAT;
     }
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
     if (m == MAP_FAILED) {
         set_err(err, errlen, path, strerror(errno));
         return ACT_E_IO;

@@ -93,6 +93,37 @@ typedef struct act_tl_device {
     uint32_t source;
 } act_tl_device;
 
+/* A device op as the builder joined it and laid it out: the one answer
+ * every output of device work reads. The Chrome writer gets it as events
+ * (its "X" slice and ac2g flow pair); in-process consumers (the snapshot,
+ * hence the torch plugin) get it whole through act_timeline.on_devop.
+ * Strings point into the spools or the timeline's arena. */
+typedef struct act_tl_devop {
+    act_str name;        /* as written (a default name when none was recorded) */
+    act_str detail;      /* kernel type, communicator, marker domain ("" = none) */
+    act_str queue_label; /* its QUEUE record's label ("" = none) */
+    act_str lane_name;   /* the device lane's thread_name */
+    act_str launch_name; /* the host call that launched it ("" = not linked) */
+    const act_tl_device *device;
+    uint32_t kind;       /* enum act_op_kind */
+    uint32_t source;     /* enum act_source */
+    uint32_t flags;      /* ACT_OPF_* */
+    int32_t status;      /* vendor completion status (0 = ok) */
+    int cat;             /* enum act_cat of its slice */
+    uint32_t lane_tid;   /* tid of its lane in the device's process */
+    uint32_t pid;        /* the host process that recorded it */
+    uint32_t launch_tid; /* OS tid of the launching thread (0 = not linked) */
+    int has_stream;      /* CUPTI/mspti: `stream` holds the stream id */
+    uint64_t queue, stream;
+    uint64_t start, end;               /* timeline ns */
+    uint64_t launch_start, launch_end; /* 0 = not linked */
+    uint64_t corr;                     /* vendor correlation id (0 = none) */
+    uint64_t ext_id;                   /* the trace's External id (0 = none) */
+    uint64_t range_ref;                /* the range's reference as recorded (0 = none) */
+    uint64_t flow_id;                  /* its ac2g flow (0 = none) */
+    uint64_t bytes, gsize[3], lsize[3];
+} act_tl_devop;
+
 typedef struct act_tl_meta {
     act_str key;
     act_str value;
@@ -164,6 +195,11 @@ struct act_timeline {
      * becomes tl->err. NULL: every event stays in ev. */
     int (*sink)(struct act_timeline *tl, void *ctx);
     void *sink_ctx;
+    /* When set, each device op is also handed to on_devop as it is laid
+     * out, right after its events were added. Returns 0 or a negative
+     * error, which becomes tl->err. */
+    int (*on_devop)(const act_tl_devop *op, void *ctx);
+    void *devop_ctx;
 };
 
 #define ACT_TL_SINK_BATCH 65536
