@@ -13,6 +13,7 @@
  * The whole configuration is validated before the program starts; an
  * invalid value stops here with exit status 2.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -29,6 +30,7 @@
 #include "cmd.h"
 #include "core/config.h"
 #include "core/internal.h"
+#include "init/hooks.h"
 #include "timeline/export.h"
 
 #ifndef ACT_LIBDIR_REL
@@ -295,6 +297,37 @@ static void remove_dir(const char *dir)
                 strerror(-rc));
 }
 
+/* ACCELTRACE_HOOKS may only name groups of the library that will be
+ * injected: it lists them (act_hooks_group_names; loading it runs nothing,
+ * autostart.c needs a launcher's variables), and an item that selects none
+ * is refused like any invalid value, before the program starts. 0, or 2
+ * after saying why. */
+static int check_hook_groups(const char *lib, const char *spec)
+{
+    void *h = spec[0] ? dlopen(lib, RTLD_LAZY | RTLD_LOCAL) : NULL;
+    int (*names)(const char **, int) =
+        h ? (int (*)(const char **, int))dlsym(h, "act_hooks_group_names") : NULL;
+    const char *groups[256];
+    int n = names ? names(groups, (int)ACT_ARRAY_SIZE(groups)) : 0;
+    if (n > (int)ACT_ARRAY_SIZE(groups))
+        n = (int)ACT_ARRAY_SIZE(groups);
+    size_t len;
+    const char *bad = n > 0 ? act_hooks_spec_unmatched(spec, groups, n, &len) : NULL;
+    if (bad) {
+        fprintf(stderr,
+                "acceltrace: Invalid value for ACCELTRACE_HOOKS: '%s'. Allowed: all, or a "
+                "comma-separated list of these hook groups or their dotted prefixes, each "
+                "optionally preceded by - to exclude it:",
+                spec);
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, "%s %s", i ? "," : "", groups[i]);
+        fprintf(stderr, " ('%.*s' selects none)\n", (int)len, bad);
+    }
+    if (h)
+        dlclose(h);
+    return bad ? 2 : 0;
+}
+
 int act_cmd_run(int argc, char **argv)
 {
     run_opts o = {.summary = 1};
@@ -346,6 +379,8 @@ int act_cmd_run(int argc, char **argv)
                 o.cuda ? "cuda" : "ascend");
         return 2;
     }
+    if (have_core && check_hook_groups(core, cfg.hooks) != 0)
+        return 2;
     char mspti[PATH_MAX];
     if (o.ascend && mspti_library(mspti, sizeof(mspti)) != 0) {
         fprintf(stderr, "acceltrace: --ascend: set ASCEND_HOME_PATH (the CANN installation) or "

@@ -366,6 +366,13 @@ int act_hooks_order(const char **out, int max)
     return idx ? n : ACT_E_NOMEM;
 }
 
+/* Exported for `acceltrace run`, which checks ACCELTRACE_HOOKS against the
+ * library it injects before the program starts (not public API). */
+ACT_EXPORT int act_hooks_group_names(const char **out, int max)
+{
+    return act_hooks_order(out, max);
+}
+
 /* ---- selection (ACCELTRACE_HOOKS) ---------------------------------------- */
 
 /* Does pattern p[0..n) select `group`? "all", the name itself, or a
@@ -395,27 +402,40 @@ int act_hooks_group_enabled(const char *group)
     }
 }
 
+const char *act_hooks_spec_unmatched(const char *spec, const char *const *groups, int n_groups,
+                                     size_t *len)
+{
+    for (const char *p = spec;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        size_t skip = (n && p[0] == '-') ? 1 : 0;
+        int hit = n - skip == 3 && !strncmp(p + skip, "all", 3);
+        for (int g = 0; g < n_groups && !hit; g++)
+            hit = pattern_matches(p + skip, n - skip, groups[g]);
+        if (!hit) {
+            *len = n - skip;
+            return p + skip;
+        }
+        if (!end)
+            return NULL;
+        p = end + 1;
+    }
+}
+
 /* Say once per setting when an item of ACCELTRACE_HOOKS selects nothing:
- * a misspelt group must not silently trace nothing. */
+ * a misspelt group must not silently trace nothing (`acceltrace run`
+ * refuses such a value before the program starts; this is for a program
+ * started without it). */
 static void warn_unmatched_locked(void)
 {
     const char *spec = act_cfg.hooks;
     if (!spec[0] || !strcmp(spec, H.warned_spec))
         return;
     strcpy(H.warned_spec, spec);
-    for (const char *p = spec;;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        size_t skip = (n && p[0] == '-') ? 1 : 0;
-        int hit = n - skip == 3 && !strncmp(p + skip, "all", 3);
-        for (int g = 0; g < H.n_groups && !hit; g++)
-            hit = pattern_matches(p + skip, n - skip, H.groups[g]);
-        if (!hit && act_config_log_level() >= ACT_LOG_INFO)
-            act_log("ACCELTRACE_HOOKS: '%.*s' matches no hook group", (int)(n - skip), p + skip);
-        if (!end)
-            return;
-        p = end + 1;
-    }
+    size_t n;
+    const char *p = act_hooks_spec_unmatched(spec, (const char *const *)H.groups, H.n_groups, &n);
+    if (p && act_config_log_level() >= ACT_LOG_INFO)
+        act_log("ACCELTRACE_HOOKS: '%.*s' matches no hook group", (int)n, p);
 }
 
 /* ---- apply ------------------------------------------------------------- */

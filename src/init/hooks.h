@@ -66,6 +66,11 @@ int act_hooks_state(const char *group, const char *name);
  * in registration order). Writes at most `max` names, returns the count
  * of groups (may exceed `max`). Names stay valid until act_hooks_reset. */
 int act_hooks_order(const char **out, int max);
+/* The first item of an ACCELTRACE_HOOKS value (already well formed) that
+ * selects none of groups[0..n_groups) ("all" always selects), its length
+ * in *len; NULL when every item selects a group. */
+const char *act_hooks_spec_unmatched(const char *spec, const char *const *groups, int n_groups,
+                                     size_t *len);
 
 /*
  * A module loaded with act_hooks_register_module() is found through an

@@ -20,13 +20,20 @@
 #include "acceltrace.h"
 #include "writers/summary.h"
 
+/* The buffer lives in a heap cell, not in a local whose address the
+ * stream keeps (gcc 12 -O3 would call the result a dangling pointer). */
 static char *print(act_summary *s, int by_range)
 {
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
+    struct membuf {
+        char *out;
+        size_t len;
+    } *m = calloc(1, sizeof(*m));
+    assert_non_null(m);
+    FILE *f = open_memstream(&m->out, &m->len);
     act_summary_print(s, f, by_range);
     fclose(f);
+    char *out = m->out;
+    free(m);
     return out;
 }
 
