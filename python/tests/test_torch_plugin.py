@@ -27,14 +27,14 @@ import acceltrace.torch as at  # noqa: E402
 from acceltrace import _lib  # noqa: E402
 from acceltrace.torch import _plugin  # noqa: E402
 
-from conftest import REPO, run_python  # noqa: E402
+from conftest import REPO, missing, run_python  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def plugin_or_skip():
     if not at.plugin_loaded():
-        pytest.skip("the torch plugin is not loaded: %s" % at.plugin_error())
+        missing("the torch plugin is not loaded: %s" % at.plugin_error())
     return _plugin._state["handle"]
 
 
@@ -42,9 +42,10 @@ def device_capture_or_skip():
     plugin_or_skip()
     missing = [s for s in ("act_session_begin", "act_session_end") if not _lib.has(s)]
     if missing:
-        pytest.skip("libacceltrace has no in-process sessions yet (%s)" % ", ".join(missing))
+        globals()["missing"]("libacceltrace has no in-process sessions yet (%s)" %
+                             ", ".join(missing))
     if not hasattr(_lib.lib(), "clGetLayerInfo"):
-        pytest.skip("libacceltrace has no OpenCL layer yet (clGetLayerInfo)")
+        globals()["missing"]("libacceltrace has no OpenCL layer yet (clGetLayerInfo)")
 
 
 # ---- without device capture -------------------------------------------------------
@@ -108,13 +109,23 @@ def test_a_session_is_configured_only_for_device_activity(tmp_path):
     assert any(e.get("cat") == "cpu_op" for e in trace["traceEvents"])
 
 
-def test_without_sessions_the_device_lane_is_empty_and_says_why(tmp_path):
+def test_without_a_session_the_device_lane_is_empty_and_says_why(tmp_path):
+    """When the plugin's session cannot start (here: an acceltrace session
+    of the program is already recording), torch.profiler still works, the
+    device lane is empty and the plugin says why."""
     plugin_or_skip()
-    if _lib.has("act_session_begin"):
-        pytest.skip("this libacceltrace has in-process sessions")
     from torch.profiler import ProfilerActivity
-    _profile([ProfilerActivity.CPU, ProfilerActivity.PrivateUse1])
-    assert any("no in-process sessions" in e for e in at.last_errors())
+    acceltrace.start(output=str(tmp_path / "own.json"))
+    try:
+        p = _profile([ProfilerActivity.CPU, ProfilerActivity.PrivateUse1])
+    finally:
+        acceltrace.stop()
+    errors = at.last_errors()
+    assert any("session did not start" in e for e in errors), errors
+    p.export_chrome_trace(str(tmp_path / "t.json"))
+    trace = json.loads((tmp_path / "t.json").read_text())
+    assert not _kernels(trace)
+    assert any(e.get("cat") == "cpu_op" for e in trace["traceEvents"])
 
 
 @pytest.mark.parametrize("text", [
@@ -143,13 +154,14 @@ def test_the_plugin_sanitises_exactly_like_the_patch(text):
 def ocl_helper(tmp_path_factory):
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
-        pytest.skip("no C compiler for the OpenCL helper")
+        missing("no C compiler for the OpenCL helper")
     lib = tmp_path_factory.mktemp("ocl") / "libocl_helper.so"
     r = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib),
                         os.path.join(HERE, "ocl_helper.c"), "-lOpenCL"],
                        capture_output=True, text=True)
     if r.returncode:
-        pytest.skip("cannot build the OpenCL helper: %s" % r.stderr.strip())
+        missing("cannot build the OpenCL helper (OpenCL headers, libOpenCL): %s" %
+                r.stderr.strip())
     return str(lib)
 
 
@@ -283,7 +295,7 @@ def test_slices_on_a_device_lane_never_overlap(run):
 def _fake_mspti():
     path = os.path.join(REPO, "build", "fakes", "mspti", "libmspti.so")
     if not os.path.exists(path):
-        pytest.skip("the fake libmspti is not built (%s)" % path)
+        missing("the fake libmspti is not built (%s)" % path)
     return path
 
 
