@@ -102,7 +102,8 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const char 
  * each batch before the Chrome writer writes the batch and empties it. */
 typedef struct export_sink {
     act_chrome_stream *cs;
-    act_summary *sum; /* NULL: no summary */
+    act_summary *sum;       /* NULL: no summary */
+    act_chrome_stats stats; /* what the writer found, for the summary */
 } export_sink;
 
 static int export_sink_fn(act_timeline *tl, void *ctx)
@@ -129,7 +130,9 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         free(x);
         return ACT_E_NOMEM;
     }
-    int rc = act_chrome_stream_open(&x->cs, tl, co, o->out_path, o->force, o->trace_mode, err,
+    act_chrome_opts cwo = *co;
+    cwo.stats = &x->stats;
+    int rc = act_chrome_stream_open(&x->cs, tl, &cwo, o->out_path, o->force, o->trace_mode, err,
                                     sizeof(err));
     if (!rc) {
         tl->sink = export_sink_fn;
@@ -144,7 +147,8 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
     if (rc && err[0])
         act_log("%s", err);
     if (!rc && x->sum)
-        act_summary_print_timeline(x->sum, tl, o->summary, o->summary_by_range);
+        act_summary_print_timeline(x->sum, tl, x->stats.invalid_utf8, x->stats.errors, o->summary,
+                                   o->summary_by_range);
     act_summary_free(x->sum);
     free(x);
     return rc;
@@ -173,7 +177,8 @@ int act_trace_export(const act_export_opts *o)
         rc = tl.err;
     }
     if (!rc) {
-        act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, o->child_status};
+        act_chrome_opts co = {o->trace_name,     o->argv,         o->argc,
+                              o->extra_metadata, o->child_status, NULL};
         rc = write_trace(&tl, bs, o, &co);
     }
     if (!rc && set.n_failed)

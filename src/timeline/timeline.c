@@ -6,6 +6,7 @@
 #include "timeline.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,26 @@ static const char *const cat_names[ACT_CAT_MAX] = {
     [ACT_CAT_AC2G] = "ac2g",
     [ACT_CAT_GPU_USER_ANNOTATION] = "gpu_user_annotation",
 };
+
+#define COUNTER(field, key, label)                                                                 \
+    {                                                                                              \
+        key, label, offsetof(act_tl_counts, field)                                                 \
+    }
+const act_tl_counter act_tl_counters[] = {
+    COUNTER(unbalanced_pops, "unbalanced_pops", "unbalanced range pops"),
+    COUNTER(strings_truncated, "strings_truncated", "strings truncated"),
+    COUNTER(unclosed_ranges, "unclosed_ranges", "ranges left open"),
+    COUNTER(unmatched_range_ends, "unmatched_range_ends", "range ends without a start"),
+    COUNTER(negative_durations, "negative_durations", "negative durations"),
+    COUNTER(nesting_violations, "nesting_violations", "host nesting violations"),
+    COUNTER(device_ops_without_times, "device_ops_without_times", "device ops without timestamps"),
+    COUNTER(unlinked_device_ops, "unlinked_device_ops", "device ops without host launch"),
+    COUNTER(unresolved_external, "unresolved_external_ids", "External ids naming no range"),
+    COUNTER(flows, "flows", "launch-to-device flows"),
+    COUNTER(orphan_args, "orphan_args", "args with no event"),
+};
+#undef COUNTER
+const size_t act_tl_n_counters = sizeof(act_tl_counters) / sizeof(act_tl_counters[0]);
 
 const char *act_cat_name(int cat)
 {

@@ -155,9 +155,26 @@ typedef struct act_tl_counts {
     uint64_t unlinked_device_ops; /* corr set but no host launch found */
     uint64_t unresolved_external; /* ext naming no recorded range */
     uint64_t flows;
-    uint64_t orphan_args;  /* ARG records with no event to attach to */
-    uint64_t invalid_utf8; /* filled in by the writer */
+    uint64_t orphan_args; /* ARG records with no event to attach to */
 } act_tl_counts;
+
+/* The plain counters of act_tl_counts, one list walked by every writer:
+ * the member of the trace's "acceltrace" object (written in this order),
+ * the summary's label, the field. The per-kind arrays, callbacks and skew
+ * are written as objects of their own. */
+typedef struct act_tl_counter {
+    const char *key;
+    const char *label;
+    size_t offset; /* of a uint64_t in act_tl_counts */
+} act_tl_counter;
+
+extern const act_tl_counter act_tl_counters[];
+extern const size_t act_tl_n_counters;
+
+static inline uint64_t act_tl_counter_value(const act_tl_counts *c, const act_tl_counter *k)
+{
+    return *(const uint64_t *)((const char *)c + k->offset);
+}
 
 typedef struct act_arena_block act_arena_block;
 

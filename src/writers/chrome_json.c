@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,10 @@ typedef struct writer {
     act_timeline *tl;
     act_obuf *b;
     size_t invalid;
+    int err;       /* sticky ACT_E_NOMEM of the writer's own */
+    char **errors; /* the writer's own error lines (bad user metadata) */
+    size_t n_errors;
+    uint64_t errors_unlisted;
     esc_slot *esc; /* cache of escaped event strings; NULL: none */
     size_t events; /* events written so far */
     /* ',"cat":"name"' of each category, escaped once */
@@ -52,6 +57,41 @@ typedef struct writer {
 } writer;
 
 static void writer_init(writer *w, act_timeline *tl, act_obuf *b);
+
+/* An error line of the writer's own, listed after the timeline's (within
+ * the same limit of ACT_TL_MAX_ERRORS listed lines). */
+static void writer_error(writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void writer_error(writer *w, const char *fmt, ...)
+{
+    if (w->tl->n_errors + w->n_errors >= ACT_TL_MAX_ERRORS) {
+        w->errors_unlisted++;
+        return;
+    }
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    char **ne = realloc(w->errors, (w->n_errors + 1) * sizeof(*ne));
+    char *line = strdup(tmp);
+    if (ne)
+        w->errors = ne;
+    if (!ne || !line) {
+        free(line);
+        w->err = ACT_E_NOMEM;
+        return;
+    }
+    w->errors[w->n_errors++] = line;
+}
+
+static void writer_free_errors(writer *w)
+{
+    for (size_t i = 0; i < w->n_errors; i++)
+        free(w->errors[i]);
+    free(w->errors);
+    w->errors = NULL;
+    w->n_errors = 0;
+}
 
 static void wstr(writer *w, const char *s, size_t n)
 {
@@ -422,7 +462,7 @@ static void write_member_value(writer *w, const kv *m)
             act_obuf_put(w->b, m->v, m->vn); /* validated: emitted raw */
             return;
         }
-        act_tl_error(w->tl, "metadata '%.*s': value is not valid JSON (%s); written as a string",
+        writer_error(w, "metadata '%.*s': value is not valid JSON (%s); written as a string",
                      (int)(m->kn > 200 ? 200 : m->kn), m->k, jerr.text);
     }
     wstr(w, m->v, m->vn);
@@ -467,7 +507,7 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
     size_t n = tl->n_meta + n_extra;
     kv *all = calloc(n ? n : 1, sizeof(*all));
     if (!all) {
-        tl->err = ACT_E_NOMEM;
+        w->err = ACT_E_NOMEM;
         return;
     }
     size_t m = 0;
@@ -478,13 +518,13 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
         const char *s = o->extra_metadata[i];
         const char *eq = strchr(s, '=');
         if (!eq || eq == s) {
-            act_tl_error(tl, "--metadata '%s': expected KEY=VALUE; ignored", s);
+            writer_error(w, "--metadata '%s': expected KEY=VALUE; ignored", s);
             continue;
         }
         all[m++] = (kv){s, eq + 1, (size_t)(eq - s), strlen(eq + 1), 0, 0};
     }
     if (mark_replaced(all, m)) {
-        tl->err = ACT_E_NOMEM;
+        w->err = ACT_E_NOMEM;
         free(all);
         return;
     }
@@ -492,7 +532,7 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
         if (all[i].replaced)
             continue;
         if (is_reserved(all[i].k, all[i].kn)) {
-            act_tl_error(tl, "metadata key '%.*s' is reserved by the trace format; ignored",
+            writer_error(w, "metadata key '%.*s' is reserved by the trace format; ignored",
                          (int)all[i].kn, all[i].k);
             continue;
         }
@@ -593,6 +633,29 @@ static void write_processes(writer *w)
     act_obuf_putc(w->b, ']');
 }
 
+/* The timeline's error lines, then the writer's own. */
+static void write_errors(writer *w)
+{
+    const act_timeline *tl = w->tl;
+    act_obuf *b = w->b;
+    act_obuf_lit(b, ",\"errors\":[");
+    for (size_t i = 0; i < tl->n_errors + w->n_errors; i++) {
+        if (i)
+            act_obuf_putc(b, ',');
+        wcstr(w, i < tl->n_errors ? tl->errors[i] : w->errors[i - tl->n_errors]);
+    }
+    uint64_t unlisted = tl->errors_unlisted + w->errors_unlisted;
+    if (unlisted) {
+        char more[96];
+        snprintf(more, sizeof(more), "%llu more error lines not listed",
+                 (unsigned long long)unlisted);
+        if (tl->n_errors + w->n_errors)
+            act_obuf_putc(b, ',');
+        wcstr(w, more);
+    }
+    act_obuf_putc(b, ']');
+}
+
 static void write_tool_metadata(writer *w, const act_chrome_opts *o)
 {
     act_timeline *tl = w->tl;
@@ -626,37 +689,15 @@ static void write_tool_metadata(writer *w, const act_chrome_opts *o)
     act_obuf_lit(b, ",\"max_ns\":");
     write_count(b, c->skew_max_ns);
     act_obuf_putc(b, '}');
-    write_num(w, "unbalanced_pops", c->unbalanced_pops);
-    write_num(w, "strings_truncated", c->strings_truncated);
-    write_num(w, "unclosed_ranges", c->unclosed_ranges);
-    write_num(w, "unmatched_range_ends", c->unmatched_range_ends);
-    write_num(w, "negative_durations", c->negative_durations);
-    write_num(w, "nesting_violations", c->nesting_violations);
-    write_num(w, "device_ops_without_times", c->device_ops_without_times);
-    write_num(w, "unlinked_device_ops", c->unlinked_device_ops);
-    write_num(w, "unresolved_external_ids", c->unresolved_external);
-    write_num(w, "flows", c->flows);
-    write_num(w, "orphan_args", c->orphan_args);
+    for (size_t i = 0; i < act_tl_n_counters; i++)
+        write_num(w, act_tl_counters[i].key, act_tl_counter_value(c, &act_tl_counters[i]));
     write_processes(w);
-    act_obuf_lit(b, ",\"errors\":[");
-    for (size_t i = 0; i < tl->n_errors; i++) {
-        if (i)
-            act_obuf_putc(b, ',');
-        wcstr(w, tl->errors[i]);
-    }
-    if (tl->errors_unlisted) {
-        char more[96];
-        snprintf(more, sizeof(more), "%llu more error lines not listed",
-                 (unsigned long long)tl->errors_unlisted);
-        if (tl->n_errors)
-            act_obuf_putc(b, ',');
-        wcstr(w, more);
-    }
-    act_obuf_putc(b, ']');
+    write_errors(w);
     /* Last, so it counts every string written before it. */
-    tl->counts.invalid_utf8 = w->invalid;
     write_num(w, "invalid_utf8", w->invalid);
     act_obuf_putc(b, '}');
+    if (o->stats)
+        *o->stats = (act_chrome_stats){w->invalid, tl->n_errors + w->n_errors};
 }
 
 static const char *trace_name(const act_chrome_opts *o)
@@ -723,6 +764,7 @@ static void write_tail(writer *w, const act_chrome_opts *o)
     w->esc = NULL;
     write_tool_metadata(w, o);
     act_obuf_lit(w->b, "}\n");
+    writer_free_errors(w);
 }
 
 int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
@@ -732,7 +774,7 @@ int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
     write_head(&w, o);
     write_events(&w);
     write_tail(&w, o);
-    return b->err ? b->err : tl->err;
+    return b->err ? b->err : w.err ? w.err : tl->err;
 }
 
 /* ---- file ------------------------------------------------------------- */
@@ -872,8 +914,9 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     int rc = ok ? 0 : ACT_E_INVAL;
     if (!rc) {
         write_tail(&s->w, &s->o);
-        rc = s->b.err ? s->b.err : s->w.tl->err;
+        rc = s->b.err ? s->b.err : s->w.err ? s->w.err : s->w.tl->err;
     }
+    writer_free_errors(&s->w);
     if (!rc)
         rc = act_obuf_flush(&s->b);
     int saved = errno;

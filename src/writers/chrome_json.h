@@ -11,16 +11,24 @@
 #include "obuf.h"
 #include "timeline/timeline.h"
 
+/* What the writer found while writing: it only reads the timeline, so a
+ * later reader of the run (the summary) takes these from here. */
+typedef struct act_chrome_stats {
+    uint64_t invalid_utf8; /* invalid UTF-8 sequences replaced by U+FFFD */
+    size_t errors;         /* error lines listed: the timeline's, then the writer's own */
+} act_chrome_stats;
+
 typedef struct act_chrome_opts {
     const char *trace_name;  /* NULL: derived from argv[0] */
     const char *const *argv; /* traced command (may be NULL) */
     int argc;
     const char *const *extra_metadata; /* "KEY=VALUE", NULL-terminated (may be NULL) */
     int child_status;                  /* wait status, -1 if n/a */
+    act_chrome_stats *stats;           /* filled in once the trace is complete (may be NULL) */
 } act_chrome_opts;
 
-/* Write the whole trace into `b`. Returns b->err. May add error lines to
- * the timeline (bad user metadata) before they are written. */
+/* Write the whole trace into `b`. Returns b->err. Bad user metadata gets
+ * error lines of the writer's own, listed after the timeline's. */
 int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b);
 
 /* Write to `path` through a temporary file created in the same directory

@@ -1,8 +1,11 @@
 /*
  * summary.c -- the summary table (see summary.h). Slices are collected,
  * sorted by (group, name) to aggregate and by (group, lane, start) to
- * measure busy time; counters come from an "acceltrace" metadata object,
- * which for a built timeline is made here from its counts.
+ * measure busy time. The counters underneath come from a built timeline's
+ * counts (and what its trace writer found), or from the "acceltrace"
+ * object of a trace file: both are read into one sum_counts, and the plain
+ * ones are the timeline's one counters table (act_tl_counters), read by
+ * field or by key.
  */
 #include "summary.h"
 
@@ -29,12 +32,32 @@ typedef struct srange {
     size_t len;
 } srange;
 
+#define SUM_MAX_KINDS 64 /* per-kind counts listed (a file may name any) */
+
+typedef struct sum_kind {
+    const char *name;
+    uint64_t n;
+} sum_kind;
+
+/* The counters printed underneath the tables. */
+typedef struct sum_counts {
+    int present;
+    sum_kind dropped[SUM_MAX_KINDS], outside[SUM_MAX_KINDS];
+    size_t n_dropped, n_outside;
+    uint64_t pending, lost, skew, skew_max_ns;
+    uint64_t plain[32]; /* by index of act_tl_counters */
+    uint64_t invalid_utf8;
+    size_t errors;
+    uint64_t *truncated; /* pids */
+    size_t n_truncated;
+} sum_counts;
+
 struct act_summary {
     sslice *sl;
     size_t n, cap;
     srange *rg;
     size_t n_rg, cap_rg;
-    json_t *counters;
+    sum_counts counts;
 };
 
 typedef struct row {
@@ -55,6 +78,7 @@ void act_summary_free(act_summary *s)
         return;
     free(s->sl);
     free(s->rg);
+    free(s->counts.truncated);
     free(s);
 }
 
@@ -89,9 +113,87 @@ int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t
     return 0;
 }
 
-void act_summary_set_counters(act_summary *s, json_t *acceltrace)
+static uint64_t jnum(json_t *o, const char *k)
 {
-    s->counters = acceltrace;
+    json_t *v = json_object_get(o, k);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static size_t jkinds(json_t *o, sum_kind *out)
+{
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v)
+    {
+        if (n < SUM_MAX_KINDS)
+            out[n++] = (sum_kind){k, json_is_integer(v) && json_integer_value(v) > 0
+                                         ? (uint64_t)json_integer_value(v)
+                                         : 0};
+    }
+    return n;
+}
+
+static void counts_reset(sum_counts *c)
+{
+    free(c->truncated);
+    memset(c, 0, sizeof(*c));
+}
+
+_Static_assert(sizeof(((sum_counts *)0)->plain) / sizeof(uint64_t) >= 11,
+               "room for every counter of act_tl_counters");
+
+void act_summary_set_counters(act_summary *s, json_t *a)
+{
+    sum_counts *c = &s->counts;
+    counts_reset(c);
+    if (!json_is_object(a))
+        return;
+    c->present = 1;
+    c->n_dropped = jkinds(json_object_get(a, "dropped"), c->dropped);
+    c->n_outside = jkinds(json_object_get(a, "outside_window"), c->outside);
+    json_t *cb = json_object_get(a, "callbacks"), *sk = json_object_get(a, "skew");
+    c->pending = jnum(cb, "pending");
+    c->lost = jnum(cb, "lost");
+    c->skew = jnum(sk, "device_before_launch");
+    c->skew_max_ns = jnum(sk, "max_ns");
+    for (size_t i = 0; i < act_tl_n_counters && i < 32; i++)
+        c->plain[i] = jnum(a, act_tl_counters[i].key);
+    c->invalid_utf8 = jnum(a, "invalid_utf8");
+    c->errors = json_array_size(json_object_get(a, "errors"));
+    json_t *tr = json_object_get(a, "truncated_processes");
+    c->truncated = calloc(json_array_size(tr) + 1, sizeof(*c->truncated));
+    size_t i;
+    json_t *v;
+    json_array_foreach(tr, i, v)
+    {
+        if (c->truncated)
+            c->truncated[c->n_truncated++] = (uint64_t)json_integer_value(v);
+    }
+}
+
+/* The counters of a built timeline and of what its writer found. */
+static void counts_of_timeline(sum_counts *c, const act_timeline *tl, uint64_t invalid_utf8,
+                               size_t errors)
+{
+    counts_reset(c);
+    const act_tl_counts *t = &tl->counts;
+    c->present = 1;
+    for (int k = 1; k < ACT_REC_KIND_MAX; k++) {
+        c->dropped[c->n_dropped++] = (sum_kind){act_rec_kind_name(k), t->dropped[k]};
+        c->outside[c->n_outside++] = (sum_kind){act_rec_kind_name(k), t->outside_window[k]};
+    }
+    c->pending = t->callbacks_pending;
+    c->lost = t->callbacks_lost;
+    c->skew = t->skew;
+    c->skew_max_ns = t->skew_max_ns;
+    for (size_t i = 0; i < act_tl_n_counters && i < 32; i++)
+        c->plain[i] = act_tl_counter_value(t, &act_tl_counters[i]);
+    c->invalid_utf8 = invalid_utf8;
+    c->errors = errors;
+    c->truncated = calloc(tl->n_truncated + 1, sizeof(*c->truncated));
+    for (size_t i = 0; c->truncated && i < tl->n_truncated; i++)
+        c->truncated[c->n_truncated++] = tl->truncated_pids[i];
 }
 
 /* ---- aggregation ------------------------------------------------------ */
@@ -285,25 +387,17 @@ static void print_by_range(act_summary *s, FILE *f, double busy)
     free(rows);
 }
 
-static uint64_t jnum(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
-static void print_kind_counts(FILE *f, const char *label, json_t *o)
+static void print_kind_counts(FILE *f, const char *label, const sum_kind *k, size_t n)
 {
     uint64_t total = 0;
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v) total += json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+    for (size_t i = 0; i < n; i++)
+        total += k[i].n;
     fprintf(f, "  %-34s %llu", label, (unsigned long long)total);
     if (total) {
         const char *sep = " (";
-        json_object_foreach(o, k, v)
-        {
-            if (json_is_integer(v) && json_integer_value(v) > 0) {
-                fprintf(f, "%s%s %lld", sep, k, (long long)json_integer_value(v));
+        for (size_t i = 0; i < n; i++) {
+            if (k[i].n) {
+                fprintf(f, "%s%s %llu", sep, k[i].name, (unsigned long long)k[i].n);
                 sep = ", ";
             }
         }
@@ -312,44 +406,28 @@ static void print_kind_counts(FILE *f, const char *label, json_t *o)
     fprintf(f, "\n");
 }
 
-static void print_counters(FILE *f, json_t *a)
+static void print_counters(FILE *f, const sum_counts *c)
 {
-    if (!json_is_object(a)) {
+    if (!c->present) {
         fprintf(f, "Counters: none in this trace (not written by acceltrace)\n");
         return;
     }
     fprintf(f, "Counters:\n");
-    print_kind_counts(f, "dropped records", json_object_get(a, "dropped"));
-    print_kind_counts(f, "outside the capture window", json_object_get(a, "outside_window"));
-    json_t *cb = json_object_get(a, "callbacks");
+    print_kind_counts(f, "dropped records", c->dropped, c->n_dropped);
+    print_kind_counts(f, "outside the capture window", c->outside, c->n_outside);
     fprintf(f, "  %-34s %llu pending, %llu lost\n", "device callbacks outstanding",
-            (unsigned long long)jnum(cb, "pending"), (unsigned long long)jnum(cb, "lost"));
-    json_t *sk = json_object_get(a, "skew");
+            (unsigned long long)c->pending, (unsigned long long)c->lost);
     fprintf(f, "  %-34s %llu (max %.3f us)\n", "device start before host launch",
-            (unsigned long long)jnum(sk, "device_before_launch"),
-            (double)jnum(sk, "max_ns") / 1000.0);
-    static const struct {
-        const char *key, *label;
-    } plain[] = {
-        {"unbalanced_pops", "unbalanced range pops"},
-        {"unclosed_ranges", "ranges left open"},
-        {"negative_durations", "negative durations"},
-        {"nesting_violations", "host nesting violations"},
-        {"device_ops_without_times", "device ops without timestamps"},
-        {"unlinked_device_ops", "device ops without host launch"},
-        {"strings_truncated", "strings truncated"},
-        {"invalid_utf8", "invalid UTF-8 sequences replaced"},
-    };
-    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-        fprintf(f, "  %-34s %llu\n", plain[i].label, (unsigned long long)jnum(a, plain[i].key));
-    json_t *tr = json_object_get(a, "truncated_processes");
-    fprintf(f, "  %-34s %zu", "truncated processes", json_array_size(tr));
-    size_t i;
-    json_t *v;
-    json_array_foreach(tr, i, v)
-        fprintf(f, "%s%lld", i ? ", " : " (pid ", (long long)json_integer_value(v));
-    fprintf(f, "%s\n", json_array_size(tr) ? ")" : "");
-    fprintf(f, "  %-34s %zu\n", "errors", json_array_size(json_object_get(a, "errors")));
+            (unsigned long long)c->skew, (double)c->skew_max_ns / 1000.0);
+    for (size_t i = 0; i < act_tl_n_counters && i < 32; i++)
+        fprintf(f, "  %-34s %llu\n", act_tl_counters[i].label, (unsigned long long)c->plain[i]);
+    fprintf(f, "  %-34s %llu\n", "invalid UTF-8 sequences replaced",
+            (unsigned long long)c->invalid_utf8);
+    fprintf(f, "  %-34s %zu", "truncated processes", c->n_truncated);
+    for (size_t i = 0; i < c->n_truncated; i++)
+        fprintf(f, "%s%llu", i ? ", " : " (pid ", (unsigned long long)c->truncated[i]);
+    fprintf(f, "%s\n", c->n_truncated ? ")" : "");
+    fprintf(f, "  %-34s %zu\n", "errors", c->errors);
 }
 
 void act_summary_print(act_summary *s, FILE *f, int by_range)
@@ -369,52 +447,10 @@ void act_summary_print(act_summary *s, FILE *f, int by_range)
     free(rows);
     if (by_range)
         print_by_range(s, f, dbusy);
-    print_counters(f, s->counters);
+    print_counters(f, &s->counts);
 }
 
 /* ---- from a built timeline -------------------------------------------- */
-
-static json_t *kind_obj(const uint64_t *c)
-{
-    json_t *o = json_object();
-    for (int k = 1; k < ACT_REC_KIND_MAX; k++)
-        json_object_set_new(o, act_rec_kind_name(k), json_integer((json_int_t)c[k]));
-    return o;
-}
-
-static json_t *counters_of(const act_timeline *tl)
-{
-    const act_tl_counts *c = &tl->counts;
-    json_t *a = json_object();
-    if (!a)
-        return NULL;
-    json_object_set_new(a, "dropped", kind_obj(c->dropped));
-    json_object_set_new(a, "outside_window", kind_obj(c->outside_window));
-    json_object_set_new(a, "callbacks",
-                        json_pack("{s:I,s:I}", "pending", (json_int_t)c->callbacks_pending, "lost",
-                                  (json_int_t)c->callbacks_lost));
-    json_object_set_new(a, "skew",
-                        json_pack("{s:I,s:I}", "device_before_launch", (json_int_t)c->skew,
-                                  "max_ns", (json_int_t)c->skew_max_ns));
-    json_object_set_new(a, "unbalanced_pops", json_integer((json_int_t)c->unbalanced_pops));
-    json_object_set_new(a, "unclosed_ranges", json_integer((json_int_t)c->unclosed_ranges));
-    json_object_set_new(a, "negative_durations", json_integer((json_int_t)c->negative_durations));
-    json_object_set_new(a, "nesting_violations", json_integer((json_int_t)c->nesting_violations));
-    json_object_set_new(a, "device_ops_without_times",
-                        json_integer((json_int_t)c->device_ops_without_times));
-    json_object_set_new(a, "unlinked_device_ops", json_integer((json_int_t)c->unlinked_device_ops));
-    json_object_set_new(a, "strings_truncated", json_integer((json_int_t)c->strings_truncated));
-    json_object_set_new(a, "invalid_utf8", json_integer((json_int_t)c->invalid_utf8));
-    json_t *tr = json_array();
-    for (size_t i = 0; i < tl->n_truncated; i++)
-        json_array_append_new(tr, json_integer(tl->truncated_pids[i]));
-    json_object_set_new(a, "truncated_processes", tr);
-    json_t *er = json_array();
-    for (size_t i = 0; i < tl->n_errors; i++)
-        json_array_append_new(er, json_string(""));
-    json_object_set_new(a, "errors", er);
-    return a;
-}
 
 static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
 {
@@ -446,23 +482,22 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
     return rc;
 }
 
-void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range)
+void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
+                                size_t errors, FILE *f, int by_range)
 {
-    json_t *counters = counters_of(tl); /* NULL (no memory): printed as none */
-    act_summary_set_counters(s, counters);
+    counts_of_timeline(&s->counts, tl, invalid_utf8, errors);
     act_summary_print(s, f, by_range);
-    act_summary_set_counters(s, NULL);
-    json_decref(counters);
 }
 
-int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range)
+int act_summary_from_timeline(const act_timeline *tl, uint64_t invalid_utf8, size_t errors, FILE *f,
+                              int by_range)
 {
     act_summary *s = act_summary_new();
     if (!s)
         return ACT_E_NOMEM;
     int rc = act_summary_add_events(s, tl);
     if (!rc)
-        act_summary_print_timeline(s, tl, f, by_range);
+        act_summary_print_timeline(s, tl, invalid_utf8, errors, f, by_range);
     act_summary_free(s);
     return rc;
 }

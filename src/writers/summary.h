@@ -30,14 +30,17 @@ int act_summary_add_slice(act_summary *s, const char *name, size_t len, int devi
 /* The name of the range (host slice) carrying External id `ext`. */
 int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t len);
 /* Counters to print underneath: an "acceltrace" object as written in
- * traces (borrowed reference; NULL = none available). */
+ * traces (its strings borrowed: it must outlive s; NULL = none available). */
 void act_summary_set_counters(act_summary *s, json_t *acceltrace);
 
 /* Print the tables (and with by_range, device time per launching range). */
 void act_summary_print(act_summary *s, FILE *f, int by_range);
 
-/* Whole summary of a built timeline. Returns 0 or ACT_E_NOMEM. */
-int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range);
+/* Whole summary of a built timeline. `invalid_utf8` and `errors` are what
+ * its trace writer found (act_chrome_stats): writers only read the
+ * timeline. Returns 0 or ACT_E_NOMEM. */
+int act_summary_from_timeline(const act_timeline *tl, uint64_t invalid_utf8, size_t errors, FILE *f,
+                              int by_range);
 
 /* The same summary from a timeline built in batches (timeline.h, sink):
  * _add_events takes the slices of the events tl holds now (call it from
@@ -53,7 +56,8 @@ int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range);
  * busy-time union also needs each lane's slices in start order, which the
  * batches do not deliver. _add_events: 0 or ACT_E_NOMEM. */
 int act_summary_add_events(act_summary *s, const act_timeline *tl);
-void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range);
+void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
+                                size_t errors, FILE *f, int by_range);
 
 /* Load a Chrome trace (object form or bare array) into s. Returns 0, or
  * ACT_E_FORMAT / ACT_E_IO with a one-line reason in err. *root receives the

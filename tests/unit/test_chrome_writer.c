@@ -67,8 +67,16 @@ static void test_shape_and_metadata(void **state)
     act_obuf_init(&ob, -1, 256);
     const char *argv[] = {"/usr/bin/prog", "a\"b"};
     const char *extra[] = {"cli=value", "dup=from cli", "broken", NULL};
-    act_chrome_opts co = {NULL, argv, 2, extra, 3 << 8};
+    act_chrome_stats stats = {0};
+    act_chrome_opts co = {NULL, argv, 2, extra, 3 << 8, &stats};
+    /* A writer only reads the timeline (the summary may read it after). */
+    act_tl_counts before = b.tl.counts;
+    size_t errors_before = b.tl.n_errors;
     assert_int_equal(act_chrome_write(&b.tl, &co, &ob), 0);
+    assert_memory_equal(&before, &b.tl.counts, sizeof(before));
+    assert_int_equal(b.tl.n_errors, errors_before);
+    assert_int_equal(stats.invalid_utf8, 1);
+    assert_int_equal(stats.errors, errors_before + 3); /* reserved key, bad JSON, 'broken' */
     act_obuf_putc(&ob, '\0');
     /* Timestamps: microseconds with three decimals. */
     assert_non_null(strstr(ob.buf, "\"ts\":1000.000,\"dur\":1.500"));
@@ -159,7 +167,7 @@ static void test_integer_args(void **state)
     assert_int_equal(act_timeline_build(&b.tl, b.ptr, b.n, &o), 0);
     act_obuf ob;
     act_obuf_init(&ob, -1, 256);
-    act_chrome_opts co = {NULL, NULL, 0, NULL, -1};
+    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, NULL};
     assert_int_equal(act_chrome_write(&b.tl, &co, &ob), 0);
     act_obuf_putc(&ob, '\0');
     json_error_t e;
@@ -210,7 +218,7 @@ static void test_write_file_no_overwrite(void **state)
     assert_non_null(mkdtemp(dir));
     char path[128], err[512];
     snprintf(path, sizeof(path), "%s/out.json", dir);
-    act_chrome_opts co = {"t", NULL, 0, NULL, -1};
+    act_chrome_opts co = {"t", NULL, 0, NULL, -1, NULL};
     assert_int_equal(act_chrome_write_file(&tl, &co, path, 0, err, sizeof(err)), 0);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);

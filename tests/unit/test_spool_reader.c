@@ -314,7 +314,7 @@ static void test_fuzz(void **state)
             assert_int_equal(act_timeline_build(&tl, &ptr, 1, &o), 0);
             act_obuf ob;
             act_obuf_init(&ob, -1, 4096);
-            act_chrome_opts co = {NULL, NULL, 0, NULL, -1};
+            act_chrome_opts co = {NULL, NULL, 0, NULL, -1, NULL};
             assert_int_equal(act_chrome_write(&tl, &co, &ob), 0);
             json_error_t e;
             json_t *doc = json_loadb(ob.buf, ob.len, JSON_ALLOW_NUL, &e);

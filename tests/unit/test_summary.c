@@ -174,9 +174,33 @@ static void test_acceltrace_counters(void **state)
     free(out);
 }
 
+/* Every counter of the trace's one counters table (act_tl_counters) is in
+ * the summary, under its label, read from the trace by its key. */
+static void test_every_table_counter_is_summarised(void **state)
+{
+    (void)state;
+    char trace[4096], err[512];
+    char *out = NULL;
+    int n = snprintf(trace, sizeof(trace), "{\"traceEvents\":[],\"acceltrace\":{");
+    for (size_t i = 0; i < act_tl_n_counters; i++)
+        n += snprintf(trace + n, sizeof(trace) - (size_t)n, "%s\"%s\":%zu", i ? "," : "",
+                      act_tl_counters[i].key, 101 + i);
+    snprintf(trace + n, sizeof(trace) - (size_t)n, ",\"invalid_utf8\":99}}");
+    assert_int_equal(load(trace, err, sizeof(err), &out), 0);
+    for (size_t i = 0; i < act_tl_n_counters; i++) {
+        char line[128];
+        snprintf(line, sizeof(line), "  %-34s %zu\n", act_tl_counters[i].label, 101 + i);
+        if (!strstr(out, line))
+            fail_msg("no line '%s' in\n%s", line, out);
+    }
+    assert_non_null(strstr(out, "invalid UTF-8 sequences replaced   99\n"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_table_counter_is_summarised),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_torch_bare_array),

@@ -98,12 +98,14 @@ static char *summary_whole(const char *spool, const char *out, int by_range, siz
     assert_int_equal(act_timeline_build_start(&tl, &ptr, 1, &bo, &bs), 0);
     assert_int_equal(act_timeline_build_events(bs), 0);
     *n_ev = tl.n_ev;
-    act_chrome_opts co = {NULL, NULL, 0, NULL, -1};
+    act_chrome_stats stats = {0};
+    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, &stats};
     assert_int_equal(act_chrome_write_file_mode(&tl, &co, out, 1, 0, err, sizeof(err)), 0);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    assert_int_equal(act_summary_from_timeline(&tl, f, by_range), 0);
+    assert_int_equal(act_summary_from_timeline(&tl, stats.invalid_utf8, stats.errors, f, by_range),
+                     0);
     fclose(f);
     act_timeline_build_finish(bs);
     act_timeline_free(&tl);

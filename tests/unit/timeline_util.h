@@ -83,7 +83,7 @@ static inline json_t *tu_build(built *b, uint64_t ws, uint64_t we)
     act_obuf ob;
     act_obuf_init(&ob, -1, 1 << 16);
     const char *argv[] = {"prog", "arg1"};
-    act_chrome_opts co = {NULL, argv, 2, NULL, 0};
+    act_chrome_opts co = {NULL, argv, 2, NULL, 0, NULL};
     if (act_chrome_write(&b->tl, &co, &ob))
         return NULL;
     json_error_t e;
