@@ -17,7 +17,7 @@
 #include "acceltrace.h"
 #include "internal.h"
 #include "sources/activity/activity.h"
-#include "sources/activity/mspti_decls.h"
+#include "sources/mspti/mspti_decls.h"
 #include "spool_scan.h"
 #include "vendor_test.h"
 
