@@ -115,7 +115,7 @@ static int self_dir(char *buf, size_t len)
 /* Find libacceltrace (or the preload shim) as built beside this tool. */
 static int find_library(const char *name, char *out, size_t len)
 {
-    const char *env = getenv("ACCELTRACE_LIBRARY_DIR");
+    const char *env = secure_getenv("ACCELTRACE_LIBRARY_DIR");
     char dir[PATH_MAX];
     const char *cands[3];
     int n = 0;
@@ -239,12 +239,12 @@ static void forward_signal(int sig)
  * needs a file we can name). */
 static int mspti_library(char *out, size_t len)
 {
-    const char *lib = getenv("ACCELTRACE_MSPTI_LIB");
+    const char *lib = secure_getenv("ACCELTRACE_MSPTI_LIB");
     if (lib && *lib) {
         snprintf(out, len, "%s", lib);
         return 0;
     }
-    const char *home = getenv("ASCEND_HOME_PATH");
+    const char *home = secure_getenv("ASCEND_HOME_PATH");
     if (!home || !*home)
         return -1;
     snprintf(out, len, "%s/lib64/libmspti.so", home);

@@ -6,7 +6,8 @@
  * dropped; ACT_RT_HOST_REG_MAPPED is cudaHostRegisterMapped, 0x2), and
  * cudart's cudaError_t comes back unchanged.
  *
- * Library: $ACCELTRACE_CUDART_PATH when set, else libcudart.so,
+ * Library: $ACCELTRACE_CUDART_LIB (or its older name
+ * $ACCELTRACE_CUDART_PATH) when set, else libcudart.so,
  * libcudart.so.13, .12, .11.0 through the loader's search path.
  * Loading runs once; cudart initialises itself on its first call.
  */
@@ -53,8 +54,8 @@ static int cuda_load_step(char *why, size_t len)
     static const char *const names[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12",
                                         "libcudart.so.11.0"};
     int code = ACT_RT_SUCCESS;
-    cu.lib =
-        act_rt__dlopen("ACCELTRACE_CUDART_PATH", names, ACT_ARRAY_SIZE(names), &code, why, len);
+    cu.lib = act_rt__dlopen("ACCELTRACE_CUDART_LIB", "ACCELTRACE_CUDART_PATH", names,
+                            ACT_ARRAY_SIZE(names), &code, why, len);
     if (!cu.lib)
         return code;
     /* A missing symbol only disables the calls that need it. */

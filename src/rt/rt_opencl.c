@@ -93,7 +93,7 @@ static int ocl_load_step(char *why, size_t len)
 {
     static const char *const names[] = {"libOpenCL.so.1", "libOpenCL.so"};
     int code = ACT_RT_SUCCESS;
-    ocl.lib = act_rt__dlopen(NULL, names, ACT_ARRAY_SIZE(names), &code, why, len);
+    ocl.lib = act_rt__dlopen(NULL, NULL, names, ACT_ARRAY_SIZE(names), &code, why, len);
     if (!ocl.lib)
         return code;
     for (size_t i = 0; i < ACT_ARRAY_SIZE(ocl_syms); i++) {

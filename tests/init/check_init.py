@@ -141,8 +141,9 @@ VARIABLES = [
     ("ACCELTRACE_SOURCES", None, ["", "Ascend", "ascend,", " cuda", "npu", "ascend, cuda"],
      ["ascend", "cuda,ascend"]),
 ] + [(v, None, ["", " libx.so", "libx.so "], ["libx.so", "/opt/lib/libx.so.1"])
-     for v in ("ACCELTRACE_LIBRARY", "ACCELTRACE_TORCH_PLUGIN", "ACCELTRACE_CUDART_PATH",
-               "ACCELTRACE_ASCENDCL_PATH", "ACCELTRACE_CUPTI_LIB", "ACCELTRACE_MSPTI_LIB")]
+     for v in ("ACCELTRACE_LIBRARY", "ACCELTRACE_TORCH_PLUGIN", "ACCELTRACE_CUDART_LIB",
+               "ACCELTRACE_ASCENDCL_LIB", "ACCELTRACE_CUDART_PATH", "ACCELTRACE_ASCENDCL_PATH",
+               "ACCELTRACE_CUPTI_LIB", "ACCELTRACE_MSPTI_LIB")]
 
 
 def run_config(a):

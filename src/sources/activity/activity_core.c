@@ -54,7 +54,7 @@ static void *lib_try(const act_activity_lib_path *p, char *tried, size_t n, size
     char path[PATH_MAX];
     const char *dir = "";
     if (p->env) {
-        dir = getenv(p->env);
+        dir = secure_getenv(p->env); /* a set-uid program loads nothing named by the caller */
         if (!dir || !*dir)
             return NULL; /* the variable names no place */
     }
@@ -67,7 +67,7 @@ static void *lib_try(const act_activity_lib_path *p, char *tried, size_t n, size
 
 static void *lib_open(const act_activity_lib *lib, char *tried, size_t n)
 {
-    const char *override = getenv(lib->override_var);
+    const char *override = secure_getenv(lib->override_var);
     if (override && *override) {
         snprintf(tried, n, "%s", override);
         return dlopen(override, RTLD_NOW | RTLD_LOCAL);
