@@ -69,7 +69,7 @@ static struct {
     int discovered;
     int applying; /* nesting depth of apply calls */
     char warned_spec[sizeof(act_cfg.hooks)];
-} H;
+} hook_registry;
 
 static pthread_mutex_t hooks_lock;
 static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
@@ -120,8 +120,8 @@ static int group_name_valid(const char *s)
 
 static int group_find(const char *name)
 {
-    for (int i = 0; i < H.n_groups; i++)
-        if (!strcmp(H.groups[i], name))
+    for (int i = 0; i < hook_registry.n_groups; i++)
+        if (!strcmp(hook_registry.groups[i], name))
             return i;
     return -1;
 }
@@ -145,13 +145,14 @@ static int group_intern(const char *name)
     int g = group_find(name);
     if (g >= 0)
         return g;
-    void *arr = H.groups;
-    if (grow(&arr, &H.cap_groups, H.n_groups, sizeof(*H.groups)) < 0)
+    void *arr = hook_registry.groups;
+    if (grow(&arr, &hook_registry.cap_groups, hook_registry.n_groups,
+             sizeof(*hook_registry.groups)) < 0)
         return ACT_E_NOMEM;
-    H.groups = arr;
-    if (!(H.groups[H.n_groups] = strdup(name)))
+    hook_registry.groups = arr;
+    if (!(hook_registry.groups[hook_registry.n_groups] = strdup(name)))
         return ACT_E_NOMEM;
-    return H.n_groups++;
+    return hook_registry.n_groups++;
 }
 
 /* ---- registration ------------------------------------------------------ */
@@ -161,19 +162,20 @@ static int register_locked(const act_hook *h)
     if (!h || !group_name_valid(h->group) || !h->name || !*h->name || !h->apply)
         return ACT_E_INVAL;
     int g = group_find(h->group);
-    for (int i = 0; g >= 0 && i < H.n_entries; i++) {
-        const hook_entry *e = &H.entries[i];
+    for (int i = 0; g >= 0 && i < hook_registry.n_entries; i++) {
+        const hook_entry *e = &hook_registry.entries[i];
         if (e->group == g && !strcmp(e->hook.name, h->name))
             return e->hook.apply == h->apply ? 0 : ACT_E_CONFLICT;
     }
-    void *arr = H.entries;
-    if (grow(&arr, &H.cap_entries, H.n_entries, sizeof(*H.entries)) < 0)
+    void *arr = hook_registry.entries;
+    if (grow(&arr, &hook_registry.cap_entries, hook_registry.n_entries,
+             sizeof(*hook_registry.entries)) < 0)
         return ACT_E_NOMEM;
-    H.entries = arr;
+    hook_registry.entries = arr;
     g = group_intern(h->group);
     if (g < 0)
         return g;
-    H.entries[H.n_entries++] = (hook_entry){.hook = *h, .group = g};
+    hook_registry.entries[hook_registry.n_entries++] = (hook_entry){.hook = *h, .group = g};
     return 0;
 }
 
@@ -235,13 +237,14 @@ int act_hooks_register_module(const char *path)
         return ACT_E_INVAL;
     hooks_lock_take();
     int rc = 0;
-    for (int i = 0; i < H.n_modules; i++)
-        if (!strcmp(H.modules[i].path, path))
+    for (int i = 0; i < hook_registry.n_modules; i++)
+        if (!strcmp(hook_registry.modules[i].path, path))
             goto out; /* already registered */
-    void *arr = H.modules;
-    if ((rc = grow(&arr, &H.cap_modules, H.n_modules, sizeof(*H.modules))) < 0)
+    void *arr = hook_registry.modules;
+    if ((rc = grow(&arr, &hook_registry.cap_modules, hook_registry.n_modules,
+                   sizeof(*hook_registry.modules))) < 0)
         goto out;
-    H.modules = arr;
+    hook_registry.modules = arr;
     hook_module m = {.path = strdup(path)};
     if (!m.path) {
         rc = ACT_E_NOMEM;
@@ -260,7 +263,7 @@ int act_hooks_register_module(const char *path)
         free(m.path);
         goto out;
     }
-    H.modules[H.n_modules++] = m;
+    hook_registry.modules[hook_registry.n_modules++] = m;
 out:
     hooks_lock_drop();
     return rc;
@@ -270,12 +273,12 @@ out:
 
 static void discover_locked(void)
 {
-    if (!H.discovered) {
-        H.discovered = 1;
+    if (!hook_registry.discovered) {
+        hook_registry.discovered = 1;
         scan_section(__start_act_hooks, __stop_act_hooks, "the library");
     }
-    for (int i = 0; i < H.n_modules; i++) {
-        hook_module *m = &H.modules[i];
+    for (int i = 0; i < hook_registry.n_modules; i++) {
+        hook_module *m = &hook_registry.modules[i];
         if (m->scanned)
             continue;
         m->scanned = 1; /* set first: a hook may register yet another module */
@@ -287,27 +290,28 @@ int act_hooks_discover(void)
 {
     hooks_lock_take();
     discover_locked();
-    int n = H.n_entries;
+    int n = hook_registry.n_entries;
     hooks_lock_drop();
     return n;
 }
 
 /* ---- order ------------------------------------------------------------- */
 
-/* Group indices in resolved order into `out` (capacity H.n_groups). */
+/* Group indices in resolved order into `out` (capacity hook_registry.n_groups). */
 static int resolve_order(int *out)
 {
     int n = 0;
-    const char *const *base = H.order ? (const char *const *)H.order : default_order;
+    const char *const *base =
+        hook_registry.order ? (const char *const *)hook_registry.order : default_order;
     for (int i = 0; base[i]; i++) {
         int g = group_find(base[i]);
         if (g >= 0)
             out[n++] = g;
     }
-    for (int g = 0; g < H.n_groups; g++) {
+    for (int g = 0; g < hook_registry.n_groups; g++) {
         int listed = 0;
         for (int i = 0; base[i] && !listed; i++)
-            listed = !strcmp(base[i], H.groups[g]);
+            listed = !strcmp(base[i], hook_registry.groups[g]);
         if (!listed)
             out[n++] = g;
     }
@@ -344,8 +348,8 @@ int act_hooks_set_order(const char *const *groups)
         }
     }
     hooks_lock_take();
-    free_order(H.order);
-    H.order = copy; /* NULL: back to the default order */
+    free_order(hook_registry.order);
+    hook_registry.order = copy; /* NULL: back to the default order */
     hooks_lock_drop();
     return 0;
 }
@@ -354,12 +358,12 @@ int act_hooks_order(const char **out, int max)
 {
     hooks_lock_take();
     discover_locked();
-    int *idx = malloc(sizeof(int) * (size_t)(H.n_groups ? H.n_groups : 1));
+    int *idx = malloc(sizeof(int) * (size_t)(hook_registry.n_groups ? hook_registry.n_groups : 1));
     int n = 0;
     if (idx) {
         n = resolve_order(idx);
         for (int i = 0; i < n && i < max; i++)
-            out[i] = H.groups[idx[i]];
+            out[i] = hook_registry.groups[idx[i]];
         free(idx);
     }
     hooks_lock_drop();
@@ -429,11 +433,12 @@ const char *act_hooks_spec_unmatched(const char *spec, const char *const *groups
 static void warn_unmatched_locked(void)
 {
     const char *spec = act_cfg.hooks;
-    if (!spec[0] || !strcmp(spec, H.warned_spec))
+    if (!spec[0] || !strcmp(spec, hook_registry.warned_spec))
         return;
-    strcpy(H.warned_spec, spec);
+    strcpy(hook_registry.warned_spec, spec);
     size_t n;
-    const char *p = act_hooks_spec_unmatched(spec, (const char *const *)H.groups, H.n_groups, &n);
+    const char *p = act_hooks_spec_unmatched(spec, (const char *const *)hook_registry.groups,
+                                             hook_registry.n_groups, &n);
     if (p && act_config_log_level() >= ACT_LOG_INFO)
         act_log("ACCELTRACE_HOOKS: '%.*s' matches no hook group", (int)n, p);
 }
@@ -445,16 +450,16 @@ static void warn_unmatched_locked(void)
 static int apply_group_locked(int g)
 {
     int first_err = 0;
-    H.applying++;
-    for (int i = 0; i < H.n_entries; i++) { /* n_entries re-read: see file comment */
-        if (H.entries[i].group != g || H.entries[i].state == ST_APPLIED ||
-            H.entries[i].state == ST_RUNNING)
+    hook_registry.applying++;
+    for (int i = 0; i < hook_registry.n_entries; i++) { /* n_entries re-read: see file comment */
+        if (hook_registry.entries[i].group != g || hook_registry.entries[i].state == ST_APPLIED ||
+            hook_registry.entries[i].state == ST_RUNNING)
             continue;
-        act_hook h = H.entries[i].hook;
-        H.entries[i].state = ST_RUNNING;
-        H.entries[i].attempts++;
+        act_hook h = hook_registry.entries[i].hook;
+        hook_registry.entries[i].state = ST_RUNNING;
+        hook_registry.entries[i].attempts++;
         int rc = h.apply();
-        hook_entry *e = &H.entries[i]; /* the array may have moved */
+        hook_entry *e = &hook_registry.entries[i]; /* the array may have moved */
         if (rc == 0) {
             e->state = ST_APPLIED;
             continue;
@@ -466,7 +471,7 @@ static int apply_group_locked(int g)
         if (!first_err)
             first_err = e->err;
     }
-    H.applying--;
+    hook_registry.applying--;
     return first_err;
 }
 
@@ -501,9 +506,10 @@ int act_hooks_apply_all(void)
     char *done = NULL;
     int done_cap = 0;
     for (;;) {
-        int *order = malloc(sizeof(int) * (size_t)(H.n_groups ? H.n_groups : 1));
-        if (!done || H.n_groups > done_cap) {
-            int want = H.n_groups > 0 ? H.n_groups : 1;
+        int *order =
+            malloc(sizeof(int) * (size_t)(hook_registry.n_groups ? hook_registry.n_groups : 1));
+        if (!done || hook_registry.n_groups > done_cap) {
+            int want = hook_registry.n_groups > 0 ? hook_registry.n_groups : 1;
             char *d = realloc(done, (size_t)want);
             if (d)
                 memset(d + done_cap, 0, (size_t)(want - done_cap));
@@ -525,7 +531,7 @@ int act_hooks_apply_all(void)
         if (next < 0)
             break;
         done[next] = 1;
-        if (!act_hooks_group_enabled(H.groups[next]))
+        if (!act_hooks_group_enabled(hook_registry.groups[next]))
             continue;
         int rc = apply_group_locked(next);
         if (rc < 0 && !first_err)
@@ -543,8 +549,8 @@ int act_hooks_state(const char *group, const char *name)
         return ACT_E_INVAL;
     hooks_lock_take();
     int rc = ACT_E_NOTFOUND, g = group_find(group);
-    for (int i = 0; g >= 0 && i < H.n_entries; i++) {
-        const hook_entry *e = &H.entries[i];
+    for (int i = 0; g >= 0 && i < hook_registry.n_entries; i++) {
+        const hook_entry *e = &hook_registry.entries[i];
         if (e->group == g && !strcmp(e->hook.name, name)) {
             rc = e->state == ST_APPLIED ? 1 : e->state == ST_FAILED ? e->err : 0;
             break;
@@ -557,21 +563,21 @@ int act_hooks_state(const char *group, const char *name)
 void act_hooks_reset(void)
 {
     hooks_lock_take();
-    if (H.applying) { /* a hook resetting its own manager: refuse */
+    if (hook_registry.applying) { /* a hook resetting its own manager: refuse */
         act_log("act_hooks_reset called during an apply; ignored");
         hooks_lock_drop();
         return;
     }
     /* Modules stay mapped (a live interception may point into them); only
      * their registration is forgotten. */
-    for (int i = 0; i < H.n_modules; i++)
-        free(H.modules[i].path);
-    free(H.modules);
-    free(H.entries);
-    for (int i = 0; i < H.n_groups; i++)
-        free(H.groups[i]);
-    free(H.groups);
-    free_order(H.order);
-    memset(&H, 0, sizeof(H));
+    for (int i = 0; i < hook_registry.n_modules; i++)
+        free(hook_registry.modules[i].path);
+    free(hook_registry.modules);
+    free(hook_registry.entries);
+    for (int i = 0; i < hook_registry.n_groups; i++)
+        free(hook_registry.groups[i]);
+    free(hook_registry.groups);
+    free_order(hook_registry.order);
+    memset(&hook_registry, 0, sizeof(hook_registry));
     hooks_lock_drop();
 }
