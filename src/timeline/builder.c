@@ -393,7 +393,7 @@ static void on_clock(bld *b, const act_sp_rec *rec)
         tl->clock_error_ns = c->error_ns;
 }
 
-static void on_metadata(bld *b, const act_sp_rec *rec)
+void bld_meta_add(bld *b, act_str key, act_str value, int is_json)
 {
     act_timeline *tl = b->tl;
     if (!tl->n_meta || (tl->n_meta & (tl->n_meta - 1)) == 0) {
@@ -405,8 +405,12 @@ static void on_metadata(bld *b, const act_sp_rec *rec)
         }
         tl->meta = nm;
     }
-    tl->meta[tl->n_meta++] =
-        (act_tl_meta){rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0};
+    tl->meta[tl->n_meta++] = (act_tl_meta){key, value, is_json};
+}
+
+static void on_metadata(bld *b, const act_sp_rec *rec)
+{
+    bld_meta_add(b, rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0);
 }
 
 static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)
@@ -475,7 +479,10 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
         }
         case ACT_REC_QUEUE: on_queue(b, p, rec); break;
         case ACT_REC_METADATA: on_metadata(b, rec); break;
-        case ACT_REC_CLOCK: on_clock(b, rec); break;
+        case ACT_REC_CLOCK:
+            on_clock(b, rec);
+            bld_vendor_clock(b, p, rec);
+            break;
         case ACT_REC_ERROR:
             act_tl_error(b->tl, "pid %u: %.*s", p->pid, (int)rec->s1.n, rec->s1.p);
             break;

@@ -106,6 +106,15 @@ typedef struct bld_queue {
     uint64_t properties;
 } bld_queue;
 
+/* A vendor activity cycle's CLOCK record at start, until the one at stop
+ * (vendor_clock.c). */
+typedef struct bld_clock_open {
+    uint64_t device; /* the source's all-devices key */
+    int64_t offset, error;
+} bld_clock_open;
+
+#define BLD_MAX_CLOCK_OPEN 8
+
 typedef struct bld_proc {
     act_spool *sp;
     uint32_t pid;
@@ -139,6 +148,8 @@ typedef struct bld_proc {
     uint64_t *capture;
     size_t n_capture; /* number of pairs */
     int capture_used;
+    bld_clock_open clock_open[BLD_MAX_CLOCK_OPEN];
+    size_t n_clock_open;
 } bld_proc;
 
 /* Writing the ops reads their records (bld_op.r) again after the walk;
@@ -177,6 +188,13 @@ void *bld_scratch(bld *b, size_t bytes);
 /* Inside the capture window: the run's window (opts) and, when the
  * process recorded CAPTURE on/off records, one of its capture intervals. */
 int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end);
+
+/* A metadata member (key, value; is_json: the value is JSON text). */
+void bld_meta_add(bld *b, act_str key, act_str value, int is_json);
+
+/* vendor_clock.c: a CLOCK record; the one that ends a vendor activity
+ * cycle adds the "<source>_clock" metadata. */
+void bld_vendor_clock(bld *b, bld_proc *p, const act_sp_rec *rec);
 
 /* joins.c */
 int bld_joins_prepare(bld *b, bld_proc *p);
