@@ -75,8 +75,10 @@ case "$cmd" in
     ;;
   test)
     install_deps
-    # Static checks first: clang-format and cppcheck (scripts/lint.sh).
+    # Static checks first: clang-format and cppcheck (scripts/lint.sh), and
+    # no include pointing up the layers (docs/architecture.md).
     "$ROOT/scripts/lint.sh"
+    python3 "$ROOT/scripts/check_layers.py"
     # Developer builds: warnings are errors (-DACT_WERROR=ON, as CI).
     configure_build build -DACT_WERROR=ON
     (cd build && ctest --output-on-failure -j"$JOBS")

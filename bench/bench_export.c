@@ -27,7 +27,7 @@
 #include "acceltrace.h"
 #include "bench_util.h"
 #include "internal.h"
-#include "timeline/export.h"
+#include "api/export.h"
 
 #define EVENTS_PER_UNIT 5
 

@@ -31,7 +31,7 @@
 #include "core/config.h"
 #include "core/internal.h"
 #include "init/hooks.h"
-#include "timeline/export.h"
+#include "api/export.h"
 
 #ifndef ACT_LIBDIR_REL
 #define ACT_LIBDIR_REL "../lib"

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
-#include "init/init.h"
 #include "internal.h"
 
 #define GATE_API     0x1u /* act_stop() / capture=api before act_start() */
@@ -316,18 +315,4 @@ void act_capture_nvtx_leave(void)
         p = gates_set_locked(GATE_NVTX, 0);
     pthread_mutex_unlock(&capture_gates.lock);
     pending_write(p);
-}
-
-/* ---- public API --------------------------------------------------------- */
-
-ACT_EXPORT int act_start(void)
-{
-    act_init();
-    return act_capture_api_set(1);
-}
-
-ACT_EXPORT int act_stop(void)
-{
-    act_init();
-    return act_capture_api_set(0);
 }

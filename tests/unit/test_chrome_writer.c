@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "acceltrace.h"
-#include "timeline/export.h"
+#include "api/export.h"
 #include "timeline_util.h"
 
 static void meta(sb *s, uint32_t key, uint32_t value, int is_json)

@@ -26,7 +26,7 @@
 
 #include "acceltrace.h"
 #include "core/internal.h"
-#include "timeline/export.h"
+#include "api/export.h"
 #include "timeline/snapshot.h"
 #include "tmpdir.h"
 

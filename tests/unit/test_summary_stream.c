@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "acceltrace.h"
-#include "timeline/export.h"
+#include "api/export.h"
 #include "timeline/timeline.h"
 #include "writers/chrome_json.h"
 #include "writers/summary.h"

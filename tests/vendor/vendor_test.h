@@ -16,7 +16,7 @@
 #include "acceltrace.h"
 #include "internal.h"
 #include "spool_scan.h"
-#include "timeline/export.h"
+#include "api/export.h"
 
 static int failures;
 static char spool_dir[256];

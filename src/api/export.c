@@ -13,7 +13,7 @@
 
 #include "acceltrace.h"
 #include "internal.h"
-#include "timeline.h"
+#include "timeline/timeline.h"
 #include "writers/chrome_json.h"
 #include "writers/summary.h"
 

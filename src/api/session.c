@@ -6,7 +6,8 @@
  * A session does what the launcher and start-up do together: a private
  * spool directory (mkdtemp, 0700) unless the caller names one, the same
  * recorder, start-up (act_init: sources and hook groups), the vendor
- * activity sources whose runtimes are loaded (act_activity_session_start),
+ * activity sources whose runtimes are loaded (the hook groups' session
+ * probes, act_session_probes_run),
  * and at the end
  * the stop handlers (sources drain their device activity), the recorder is
  * sealed and the same exporter as `run` writes the trace. Sessions can
@@ -23,12 +24,11 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "api/export.h"
 #include "config.h"
 #include "init/hooks.h"
 #include "init/init.h"
 #include "internal.h"
-#include "sources/activity/activity.h"
-#include "timeline/export.h"
 
 #define SESSION_DEFAULT_CAPACITY (256ull << 20)
 #define SESSION_CHUNK_SIZE       (256u << 10)
@@ -148,7 +148,7 @@ static int session_begin_locked(const act_options *opts)
     /* Device activity of every vendor whose runtime the process already
      * uses (probed: a plain OpenCL or CPU program never gets libcupti or
      * libmspti loaded into it). Stopped by act_lifecycle_stop at the end. */
-    act_activity_session_start();
+    act_session_probes_run();
     session_state.active = 1;
     if (!session_state.atexit_registered && atexit(session_at_exit) == 0)
         session_state.atexit_registered = 1;
