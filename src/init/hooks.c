@@ -29,6 +29,7 @@
 
 #include "acceltrace.h"
 #include "config.h"
+#include "core/vec.h"
 #include "internal.h"
 
 /* The default base order: fixed here and nowhere else. Groups registered
@@ -60,11 +61,14 @@ typedef struct hook_module {
 
 static struct {
     hook_entry *entries;
-    int n_entries, cap_entries;
+    int n_entries;
+    size_t cap_entries;
     char **groups; /* each allocated on its own: names handed out stay put */
-    int n_groups, cap_groups;
+    int n_groups;
+    size_t cap_groups;
     hook_module *modules;
-    int n_modules, cap_modules;
+    int n_modules;
+    size_t cap_modules;
     char **order; /* custom base order (NULL-terminated) or NULL */
     int discovered;
     int applying; /* nesting depth of apply calls */
@@ -126,30 +130,14 @@ static int group_find(const char *name)
     return -1;
 }
 
-/* Grow `*arr` (elements of `size`) so that it holds one more. */
-static int grow(void **arr, int *cap, int n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    int nc = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, (size_t)nc * size);
-    if (!p)
-        return ACT_E_NOMEM;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-
 static int group_intern(const char *name)
 {
     int g = group_find(name);
     if (g >= 0)
         return g;
-    void *arr = hook_registry.groups;
-    if (grow(&arr, &hook_registry.cap_groups, hook_registry.n_groups,
-             sizeof(*hook_registry.groups)) < 0)
+    if (act_vec_reserve(hook_registry.groups, hook_registry.cap_groups,
+                        (size_t)hook_registry.n_groups + 1, 16))
         return ACT_E_NOMEM;
-    hook_registry.groups = arr;
     if (!(hook_registry.groups[hook_registry.n_groups] = strdup(name)))
         return ACT_E_NOMEM;
     return hook_registry.n_groups++;
@@ -167,11 +155,9 @@ static int register_locked(const act_hook *h)
         if (e->group == g && !strcmp(e->hook.name, h->name))
             return e->hook.apply == h->apply ? 0 : ACT_E_CONFLICT;
     }
-    void *arr = hook_registry.entries;
-    if (grow(&arr, &hook_registry.cap_entries, hook_registry.n_entries,
-             sizeof(*hook_registry.entries)) < 0)
+    if (act_vec_reserve(hook_registry.entries, hook_registry.cap_entries,
+                        (size_t)hook_registry.n_entries + 1, 16))
         return ACT_E_NOMEM;
-    hook_registry.entries = arr;
     g = group_intern(h->group);
     if (g < 0)
         return g;
@@ -240,11 +226,9 @@ int act_hooks_register_module(const char *path)
     for (int i = 0; i < hook_registry.n_modules; i++)
         if (!strcmp(hook_registry.modules[i].path, path))
             goto out; /* already registered */
-    void *arr = hook_registry.modules;
-    if ((rc = grow(&arr, &hook_registry.cap_modules, hook_registry.n_modules,
-                   sizeof(*hook_registry.modules))) < 0)
+    if ((rc = act_vec_reserve(hook_registry.modules, hook_registry.cap_modules,
+                              (size_t)hook_registry.n_modules + 1, 16)) < 0)
         goto out;
-    hook_registry.modules = arr;
     hook_module m = {.path = strdup(path)};
     if (!m.path) {
         rc = ACT_E_NOMEM;

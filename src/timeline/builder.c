@@ -13,6 +13,7 @@
 
 #include "acceltrace.h"
 #include "builder_int.h"
+#include "core/vec.h"
 
 /* ---- per-thread state ------------------------------------------------- */
 
@@ -42,20 +43,6 @@ static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
         b->tl->err = ACT_E_NOMEM;
     return t;
 }
-
-#define GROW(arr, n, cap, errp)                                                                    \
-    do {                                                                                           \
-        if ((n) == (cap)) {                                                                        \
-            size_t nc_ = (cap) ? (cap)*2 : 256;                                                    \
-            void *na_ = realloc((arr), nc_ * sizeof(*(arr)));                                      \
-            if (!na_) {                                                                            \
-                *(errp) = ACT_E_NOMEM;                                                             \
-                break;                                                                             \
-            }                                                                                      \
-            (arr) = na_;                                                                           \
-            (cap) = nc_;                                                                           \
-        }                                                                                          \
-    } while (0)
 
 void *bld_scratch(bld *b, size_t bytes)
 {
@@ -174,16 +161,11 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     bld_thread *t = thread_of(b, p, rec->serial);
     if (!t)
         return;
-    GROW(p->ranges, p->n_ranges, p->cap_ranges, &b->tl->err);
-    if (t->depth == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 16;
-        uint32_t *ns = realloc(t->stack, nc * sizeof(*ns));
-        if (!ns) {
-            b->tl->err = ACT_E_NOMEM;
-            return;
-        }
-        t->stack = ns;
-        t->cap = nc;
+    if (act_vec_reserve(p->ranges, p->cap_ranges, p->n_ranges + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
+    if (act_vec_reserve(t->stack, t->cap, t->depth + 1, 16)) {
+        b->tl->err = ACT_E_NOMEM;
+        return;
     }
     if (b->tl->err)
         return;
@@ -198,7 +180,8 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     t->owner_idx = (uint32_t)p->n_ranges;
     t->stack[t->depth++] = (uint32_t)p->n_ranges;
     p->n_ranges++;
-    GROW(t->by_seq, t->n_seq, t->cap_seq, &b->tl->err);
+    if (act_vec_reserve(t->by_seq, t->cap_seq, t->n_seq + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!b->tl->err)
         t->by_seq[t->n_seq++] = (uint32_t)(p->n_ranges - 1);
 }
@@ -220,7 +203,8 @@ static void on_range_start(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec
 {
     const act_rec_range_id *r = (const act_rec_range_id *)rec->r;
     bld_thread *t = thread_of(b, p, rec->serial);
-    GROW(ps->async, ps->n_async, ps->cap_async, &b->tl->err);
+    if (act_vec_reserve(ps->async, ps->cap_async, ps->n_async + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!t || b->tl->err)
         return;
     t->owner_kind = BLD_OWNER_ASYNC;
@@ -248,7 +232,8 @@ static void on_range_end(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *
 static void on_mark(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     bld_thread *t = thread_of(b, p, rec->serial);
-    GROW(p->marks, p->n_marks, p->cap_marks, &b->tl->err);
+    if (act_vec_reserve(p->marks, p->cap_marks, p->n_marks + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!t || b->tl->err)
         return;
     t->owner_kind = BLD_OWNER_MARK;
@@ -275,7 +260,8 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
         b->tl->counts.orphan_args++;
         return;
     }
-    GROW(p->argrefs, p->n_argrefs, p->cap_argrefs, &b->tl->err);
+    if (act_vec_reserve(p->argrefs, p->cap_argrefs, p->n_argrefs + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     p->argrefs[p->n_argrefs++] = (bld_argref){*rec, 0};
@@ -292,7 +278,8 @@ static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
     const act_rec_thread *t = (const act_rec_thread *)rec->r;
     if (t->h.aux != 0 || !t->tid)
         return;
-    GROW(p->tid_names, p->n_tid_names, p->cap_tid_names, &b->tl->err);
+    if (act_vec_reserve(p->tid_names, p->cap_tid_names, p->n_tid_names + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     p->tid_names[p->n_tid_names++] = rec->s2;
@@ -304,7 +291,8 @@ static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
  * a streamed trace is written between the phases). */
 static void on_counter(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
-    GROW(p->counters, p->n_counters, p->cap_counters, &b->tl->err);
+    if (act_vec_reserve(p->counters, p->cap_counters, p->n_counters + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!b->tl->err)
         p->counters[p->n_counters++] = *rec;
 }
@@ -335,7 +323,8 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     const act_rec_api *r = (const act_rec_api *)rec->r;
     bld_thread *t = thread_of(b, p, rec->serial);
-    GROW(p->api, p->n_api, p->cap_api, &b->tl->err);
+    if (act_vec_reserve(p->api, p->cap_api, p->n_api + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!t || b->tl->err)
         return;
     bld_api *a = &p->api[p->n_api++];
@@ -359,7 +348,8 @@ static void on_device_op(bld *b, bld_proc *p, const act_sp_rec *rec)
         b->tl->counts.device_ops_without_times++;
         return;
     }
-    GROW(b->ops, b->n_ops, b->cap_ops, &b->tl->err);
+    if (act_vec_reserve(b->ops, b->cap_ops, b->n_ops + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     bld_op *op = &b->ops[b->n_ops++];
@@ -396,14 +386,9 @@ static void on_clock(bld *b, const act_sp_rec *rec)
 void bld_meta_add(bld *b, act_str key, act_str value, int is_json)
 {
     act_timeline *tl = b->tl;
-    if (!tl->n_meta || (tl->n_meta & (tl->n_meta - 1)) == 0) {
-        /* capacity doubles at powers of two */
-        act_tl_meta *nm = realloc(tl->meta, (tl->n_meta ? tl->n_meta * 2 : 1) * sizeof(*nm));
-        if (!nm) {
-            tl->err = ACT_E_NOMEM;
-            return;
-        }
-        tl->meta = nm;
+    if (act_vec_reserve(tl->meta, tl->cap_meta, tl->n_meta + 1, 1)) {
+        tl->err = ACT_E_NOMEM;
+        return;
     }
     tl->meta[tl->n_meta++] = (act_tl_meta){key, value, is_json};
 }
@@ -416,7 +401,8 @@ static void on_metadata(bld *b, const act_sp_rec *rec)
 static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)
 {
     const act_rec_extcorr *x = (const act_rec_extcorr *)rec->r;
-    GROW(p->extcorr, p->n_extcorr, p->cap_extcorr, &b->tl->err);
+    if (act_vec_reserve(p->extcorr, p->cap_extcorr, p->n_extcorr + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     p->extcorr[p->n_extcorr++] = (bld_key){x->corr, x->ext, x->h.aux, (uint32_t)order};
@@ -428,7 +414,8 @@ static void on_queue(bld *b, bld_proc *p, const act_sp_rec *rec)
     const act_rec_queue *q = (const act_rec_queue *)rec->r;
     if (!q->queue)
         return;
-    GROW(b->queues, b->n_queues, b->cap_queues, &b->tl->err);
+    if (act_vec_reserve(b->queues, b->cap_queues, b->n_queues + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     b->queues[b->n_queues++] = (bld_queue){rec->s1, q->properties};

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
+#include "core/vec.h"
 #include "internal.h"
 #include "timeline/snapshot.h"
 #include "timeline/spool.h"
@@ -44,14 +45,8 @@ static const char *cstr(act_timeline *tl, act_str s)
 static int keep_devop(const act_tl_devop *d, void *ctx)
 {
     act_snapshot *s = ctx;
-    if (s->nops == s->capops) {
-        size_t ncap = s->capops ? s->capops * 2 : 256;
-        act_snap_op *n = realloc(s->ops, ncap * sizeof(*n));
-        if (!n)
-            return ACT_E_NOMEM;
-        s->ops = n;
-        s->capops = ncap;
-    }
+    if (act_vec_reserve(s->ops, s->capops, s->nops + 1, 256))
+        return ACT_E_NOMEM;
     act_timeline *tl = &s->tl;
     s->ops[s->nops++] = (act_snap_op){
         .name = cstr(tl, d->name),

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
+#include "core/vec.h"
 
 struct act_arena_block {
     act_arena_block *next;
@@ -104,15 +105,9 @@ act_tl_event *act_tl_event_slot_slow(act_timeline *tl)
         if (tl->err)
             return NULL;
     }
-    if (tl->n_ev == tl->cap_ev) {
-        size_t nc = tl->cap_ev ? tl->cap_ev * 2 : 1024;
-        act_tl_event *ne = realloc(tl->ev, nc * sizeof(*ne));
-        if (!ne) {
-            tl->err = ACT_E_NOMEM;
-            return NULL;
-        }
-        tl->ev = ne;
-        tl->cap_ev = nc;
+    if (act_vec_reserve(tl->ev, tl->cap_ev, tl->n_ev + 1, 1024)) {
+        tl->err = ACT_E_NOMEM;
+        return NULL;
     }
     return &tl->ev[tl->n_ev++];
 }
@@ -121,15 +116,9 @@ act_tl_arg *act_tl_arg_slot_slow(act_timeline *tl)
 {
     if (tl->err || !tl->n_ev)
         return NULL;
-    if (tl->n_args == tl->cap_args) {
-        size_t nc = tl->cap_args ? tl->cap_args * 2 : 1024;
-        act_tl_arg *na = realloc(tl->args, nc * sizeof(*na));
-        if (!na) {
-            tl->err = ACT_E_NOMEM;
-            return NULL;
-        }
-        tl->args = na;
-        tl->cap_args = nc;
+    if (act_vec_reserve(tl->args, tl->cap_args, tl->n_args + 1, 1024)) {
+        tl->err = ACT_E_NOMEM;
+        return NULL;
     }
     return &tl->args[tl->n_args++];
 }
@@ -183,15 +172,9 @@ void act_tl_error(act_timeline *tl, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
-    if (!tl->n_errors || (tl->n_errors & (tl->n_errors - 1)) == 0) {
-        /* capacity doubles at powers of two */
-        size_t cap = tl->n_errors ? tl->n_errors * 2 : 1;
-        char **ne = realloc(tl->errors, cap * sizeof(*ne));
-        if (!ne) {
-            tl->err = ACT_E_NOMEM;
-            return;
-        }
-        tl->errors = ne;
+    if (act_vec_reserve(tl->errors, tl->cap_errors, tl->n_errors + 1, 1)) {
+        tl->err = ACT_E_NOMEM;
+        return;
     }
     char *line = strdup(tmp);
     if (!line) {

@@ -192,9 +192,9 @@ struct act_timeline {
     act_tl_process *procs;
     size_t n_procs;
     act_tl_meta *meta;
-    size_t n_meta;
+    size_t n_meta, cap_meta;
     char **errors; /* one line per source error / reader problem */
-    size_t n_errors;
+    size_t n_errors, cap_errors;
     uint64_t errors_unlisted; /* beyond ACT_TL_MAX_ERRORS: counted only */
     uint32_t *truncated_pids;
     size_t n_truncated;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "core/vec.h"
 #include "json_escape.h"
 
 #ifndef ACT_VERSION
@@ -33,7 +34,7 @@ typedef struct writer {
     size_t invalid;
     int err;       /* sticky ACT_E_NOMEM of the writer's own */
     char **errors; /* the writer's own error lines (bad user metadata) */
-    size_t n_errors;
+    size_t n_errors, cap_errors;
     uint64_t errors_unlisted;
     esc_slot *esc; /* cache of escaped event strings; NULL: none */
     size_t events; /* events written so far */
@@ -72,11 +73,8 @@ static void writer_error(writer *w, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
-    char **ne = realloc(w->errors, (w->n_errors + 1) * sizeof(*ne));
     char *line = strdup(tmp);
-    if (ne)
-        w->errors = ne;
-    if (!ne || !line) {
+    if (!line || act_vec_reserve(w->errors, w->cap_errors, w->n_errors + 1, 4)) {
         free(line);
         w->err = ACT_E_NOMEM;
         return;
@@ -90,7 +88,7 @@ static void writer_free_errors(writer *w)
         free(w->errors[i]);
     free(w->errors);
     w->errors = NULL;
-    w->n_errors = 0;
+    w->n_errors = w->cap_errors = 0;
 }
 
 static void wstr(writer *w, const char *s, size_t n)

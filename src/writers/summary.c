@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "acceltrace.h"
+#include "core/vec.h"
 #include "json_escape.h"
 
 typedef struct sslice {
@@ -85,14 +86,8 @@ void act_summary_free(act_summary *s)
 int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t lane,
                           double ts_us, double dur_us, uint64_t ext)
 {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 1024;
-        sslice *ns = realloc(s->sl, nc * sizeof(*ns));
-        if (!ns)
-            return ACT_E_NOMEM;
-        s->sl = ns;
-        s->cap = nc;
-    }
+    if (act_vec_reserve(s->sl, s->cap, s->n + 1, 1024))
+        return ACT_E_NOMEM;
     if (!isfinite(dur_us) || dur_us < 0)
         dur_us = 0;
     s->sl[s->n++] = (sslice){name, len, lane, ext, ts_us, dur_us, device != 0};
@@ -101,14 +96,8 @@ int act_summary_add_slice(act_summary *s, const char *name, size_t len, int devi
 
 int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t len)
 {
-    if (s->n_rg == s->cap_rg) {
-        size_t nc = s->cap_rg ? s->cap_rg * 2 : 256;
-        srange *nr = realloc(s->rg, nc * sizeof(*nr));
-        if (!nr)
-            return ACT_E_NOMEM;
-        s->rg = nr;
-        s->cap_rg = nc;
-    }
+    if (act_vec_reserve(s->rg, s->cap_rg, s->n_rg + 1, 256))
+        return ACT_E_NOMEM;
     s->rg[s->n_rg++] = (srange){ext, name, len};
     return 0;
 }
