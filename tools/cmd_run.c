@@ -27,11 +27,11 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "api/export.h"
 #include "cmd.h"
 #include "core/config.h"
 #include "core/internal.h"
 #include "init/hooks.h"
-#include "api/export.h"
 
 #ifndef ACT_LIBDIR_REL
 #define ACT_LIBDIR_REL "../lib"

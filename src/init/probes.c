@@ -9,11 +9,16 @@
 extern const act_session_probe __start_act_probes[] __attribute__((weak, visibility("hidden")));
 extern const act_session_probe __stop_act_probes[] __attribute__((weak, visibility("hidden")));
 
-int act_session_probes_run(void)
+static int run_probes(const act_session_probe *b, const act_session_probe *e)
 {
     int started = 0;
-    for (const act_session_probe *p = __start_act_probes; p && p < __stop_act_probes; p++)
+    for (const act_session_probe *p = b; b && p < e; p++)
         if (p->group && p->probe && act_hooks_group_enabled(p->group) && p->probe() == 0)
             started++;
     return started;
+}
+
+int act_session_probes_run(void)
+{
+    return run_probes(__start_act_probes, __stop_act_probes);
 }

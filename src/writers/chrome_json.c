@@ -765,16 +765,6 @@ static void write_tail(writer *w, const act_chrome_opts *o)
     writer_free_errors(w);
 }
 
-int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
-{
-    writer w;
-    writer_init(&w, tl, b);
-    write_head(&w, o);
-    write_events(&w);
-    write_tail(&w, o);
-    return b->err ? b->err : w.err ? w.err : tl->err;
-}
-
 /* ---- file ------------------------------------------------------------- */
 
 static void split_path(const char *path, char *dir, size_t dlen, const char **base)
@@ -946,25 +936,39 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     return rc;
 }
 
-int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
-                          char *err, size_t errlen)
+/* ---- memory ----------------------------------------------------------- */
+
+int act_chrome_stream_open_mem(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o)
 {
-    return act_chrome_write_file_mode(tl, o, path, force, 0, err, errlen);
+    act_chrome_stream *s = calloc(1, sizeof(*s));
+    *out = s;
+    if (!s)
+        return ACT_E_NOMEM;
+    s->fd = -1;
+    s->o = *o;
+    act_obuf_init(&s->b, -1, 1u << 16);
+    writer_init(&s->w, tl, &s->b);
+    write_head(&s->w, &s->o);
+    return s->b.err;
 }
 
-int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const char *path,
-                               int force, unsigned mode, char *err, size_t errlen)
+int act_chrome_stream_close_mem(act_chrome_stream *s, char **text, size_t *len)
 {
-    act_chrome_stream *s;
-    int rc = act_chrome_stream_open(&s, tl, o, path, force, mode, err, errlen);
+    *text = NULL;
+    *len = 0;
     if (!s)
-        return rc;
-    if (!rc)
-        rc = act_chrome_stream_write(s, tl);
-    if (rc) {
-        act_chrome_stream_close(s, 0, err, errlen);
-        snprintf(err, errlen, "%s: %s", path, rc == ACT_E_NOMEM ? "out of memory" : strerror(EIO));
-        return rc;
+        return ACT_E_INVAL;
+    write_tail(&s->w, &s->o);
+    act_obuf_putc(&s->b, '\0');
+    int rc = s->b.err ? s->b.err : s->w.err ? s->w.err : s->w.tl->err;
+    if (!rc) {
+        *text = s->b.buf; /* handed over */
+        *len = s->b.len - 1;
+        s->b.buf = NULL;
     }
-    return act_chrome_stream_close(s, 1, err, errlen);
+    free(s->w.esc);
+    writer_free_errors(&s->w);
+    act_obuf_free(&s->b);
+    free(s);
+    return rc;
 }

@@ -25,8 +25,8 @@
 #include <jansson.h>
 
 #include "acceltrace.h"
-#include "core/internal.h"
 #include "api/export.h"
+#include "core/internal.h"
 #include "timeline/snapshot.h"
 #include "tmpdir.h"
 

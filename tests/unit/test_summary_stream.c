@@ -100,7 +100,10 @@ static char *summary_whole(const char *spool, const char *out, int by_range, siz
     *n_ev = tl.n_ev;
     act_chrome_stats stats = {0};
     act_chrome_opts co = {NULL, NULL, 0, NULL, -1, &stats};
-    assert_int_equal(act_chrome_write_file_mode(&tl, &co, out, 1, 0, err, sizeof(err)), 0);
+    act_chrome_stream *cs;
+    assert_int_equal(act_chrome_stream_open(&cs, &tl, &co, out, 1, 0, err, sizeof(err)), 0);
+    assert_int_equal(act_chrome_stream_write(cs, &tl), 0);
+    assert_int_equal(act_chrome_stream_close(cs, 1, err, sizeof(err)), 0);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "api/export.h"
 #include "internal.h"
 #include "spool_scan.h"
-#include "api/export.h"
 
 static int failures;
 static char spool_dir[256];

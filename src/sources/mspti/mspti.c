@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include "acceltrace.h"
-#include "sources/activity/activity_core.h"
 #include "init/init.h"
+#include "sources/activity/activity_core.h"
 #include "sources/mspti/mspti_decls.h"
 
 static act_activity M = {
