@@ -3,7 +3,8 @@
  * (spool.h) builds host lanes (ranges, API calls, marks, counters), the
  * join tables and the list of device ops; joins.c links device ops to
  * their launches and ranges, devices.c lays device work out on lanes with
- * flows. Everything questionable is counted in tl->counts, never asserted
+ * flows, window.c knows the capture window. Calls go from here to them,
+ * never back. Everything questionable is counted in tl->counts, never asserted
  * away: unbalanced pops, ranges left open, skew, negative durations,
  * improper nesting, records outside the capture window.
  */
@@ -42,102 +43,6 @@ static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
     if (act_u64map_put(&p->thread_by_serial, (uint64_t)serial + 1, p->n_threads))
         b->tl->err = ACT_E_NOMEM;
     return t;
-}
-
-void *bld_scratch(bld *b, size_t bytes)
-{
-    if (bytes <= b->scratch_cap)
-        return b->scratch;
-    /* realloc would copy contents nobody needs: a new block instead. */
-    free(b->scratch);
-    b->scratch = malloc(bytes);
-    b->scratch_cap = b->scratch ? bytes : 0;
-    if (!b->scratch)
-        b->tl->err = ACT_E_NOMEM;
-    return b->scratch;
-}
-
-/* ---- capture window --------------------------------------------------- */
-
-int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end)
-{
-    if (end < b->ws || start > b->we)
-        return 0;
-    if (!p->capture_used)
-        return 1;
-    /* First interval whose end is after start; it must begin before end. */
-    size_t lo = 0, hi = p->n_capture;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (p->capture[2 * mid + 1] <= start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n_capture && p->capture[2 * lo] <= end;
-}
-
-typedef struct cap_ev {
-    uint64_t ts;
-    uint32_t on;
-} cap_ev;
-
-static int cap_cmp(const void *a, const void *c)
-{
-    const cap_ev *x = a, *y = c;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-/* CAPTURE records (capture turned on/off by act_start/act_stop) become
- * intervals. Capture starts off when the spool says it waited for
- * act_start. A spool without CAPTURE records is not restricted. */
-static void load_capture(bld *b, bld_proc *p)
-{
-    act_spool *sp = p->sp;
-    size_t n = sp->records[ACT_REC_CAPTURE];
-    if (!n)
-        return;
-    cap_ev *ev = malloc(n * sizeof(*ev));
-    p->capture = malloc((n + 1) * 2 * sizeof(*p->capture));
-    if (!ev || !p->capture) {
-        free(ev);
-        b->tl->err = ACT_E_NOMEM;
-        return;
-    }
-    /* A walk of its own, before the main one: the window decides what
-     * the main walk keeps. Only spools with CAPTURE records pay for it. */
-    size_t m = 0;
-    act_spool_iter *it = act_spool_iter_new(sp);
-    act_sp_rec rec;
-    int rc = it ? 0 : ACT_E_NOMEM;
-    while (it && m < n && (rc = act_spool_iter_next(it, &rec)) > 0)
-        if (rec.r->kind == ACT_REC_CAPTURE)
-            ev[m++] = (cap_ev){act_spool_ns(sp, ((const act_rec_ts *)rec.r)->ts), rec.r->aux != 0};
-    act_spool_iter_free(it);
-    if (rc < 0) {
-        free(ev);
-        b->tl->err = ACT_E_NOMEM;
-        return;
-    }
-    if (m)
-        qsort(ev, m, sizeof(*ev), cap_cmp);
-    int on = !(sp->hdr.flags & ACT_SPOOL_F_CAPTURE_API);
-    if (on)
-        p->capture[0] = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (ev[i].on && !on) {
-            p->capture[2 * p->n_capture] = ev[i].ts;
-            on = 1;
-        } else if (!ev[i].on && on) {
-            p->capture[2 * p->n_capture + 1] = ev[i].ts;
-            p->n_capture++;
-            on = 0;
-        }
-    }
-    if (on)
-        p->capture[2 * p->n_capture++ + 1] = UINT64_MAX;
-    p->capture_used = 1;
-    free(ev);
 }
 
 /* ---- records ---------------------------------------------------------- */
@@ -383,19 +288,9 @@ static void on_clock(bld *b, const act_sp_rec *rec)
         tl->clock_error_ns = c->error_ns;
 }
 
-void bld_meta_add(bld *b, act_str key, act_str value, int is_json)
-{
-    act_timeline *tl = b->tl;
-    if (act_vec_reserve(tl->meta, tl->cap_meta, tl->n_meta + 1, 1)) {
-        tl->err = ACT_E_NOMEM;
-        return;
-    }
-    tl->meta[tl->n_meta++] = (act_tl_meta){key, value, is_json};
-}
-
 static void on_metadata(bld *b, const act_sp_rec *rec)
 {
-    bld_meta_add(b, rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0);
+    act_tl_meta_add(b->tl, rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0);
 }
 
 static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)
@@ -476,7 +371,7 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
         case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
         case ACT_REC_ARG: on_arg(b, p, ps, rec); break;
         case ACT_REC_THREAD: on_thread_name(b, p, rec); break;
-        default: break; /* CAPTURE (load_capture) */
+        default: break; /* CAPTURE (window.c) */
         }
     }
     if (rc < 0)
@@ -792,7 +687,7 @@ static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp)
     p->ops_begin = b->n_ops;
     add_counts(b->tl, sp);
     add_proc(b->tl, sp, p->pid);
-    load_capture(b, p);
+    bld_load_capture(b, p);
     pass_records(b, p, ps);
     close_open(b, p, ps);
     if (!b->tl->err && bld_joins_prepare(b, p))

@@ -2,11 +2,16 @@
  * builder_int.h -- state shared by the builder's files: builder.c (the
  * per-process pass over records, host lanes), joins.c (device op <-> host
  * launch <-> range), devices.c (device processes, queue lanes, sub-lanes,
- * flows). Not seen by writers.
+ * flows), window.c (the capture window), vendor_clock.c (derived clock
+ * metadata). builder.c calls the others; they never call builder.c back.
+ * Not seen by writers.
  */
 #ifndef ACT_BUILDER_INT_H
 #define ACT_BUILDER_INT_H
 
+#include <stdlib.h>
+
+#include "acceltrace.h"
 #include "timeline.h"
 #include "u64map.h"
 
@@ -183,14 +188,24 @@ typedef struct bld {
 
 /* The scratch block with room for `bytes` (its contents are not kept);
  * NULL and tl->err set when out of memory. */
-void *bld_scratch(bld *b, size_t bytes);
+static inline void *bld_scratch(bld *b, size_t bytes)
+{
+    if (bytes <= b->scratch_cap)
+        return b->scratch;
+    /* realloc would copy contents nobody needs: a new block instead. */
+    free(b->scratch);
+    b->scratch = malloc(bytes);
+    b->scratch_cap = b->scratch ? bytes : 0;
+    if (!b->scratch)
+        b->tl->err = ACT_E_NOMEM;
+    return b->scratch;
+}
 
-/* Inside the capture window: the run's window (opts) and, when the
- * process recorded CAPTURE on/off records, one of its capture intervals. */
+/* window.c: inside the capture window: the run's window (opts) and, when
+ * the process recorded CAPTURE on/off records, one of its capture
+ * intervals. bld_load_capture reads those records first. */
 int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end);
-
-/* A metadata member (key, value; is_json: the value is JSON text). */
-void bld_meta_add(bld *b, act_str key, act_str value, int is_json);
+void bld_load_capture(bld *b, bld_proc *p);
 
 /* vendor_clock.c: a CLOCK record; the one that ends a vendor activity
  * cycle adds the "<source>_clock" metadata. */

@@ -161,6 +161,15 @@ act_str act_tl_printf(act_timeline *tl, const char *fmt, ...)
     return act_tl_strdup(tl, tmp, (size_t)n);
 }
 
+void act_tl_meta_add(act_timeline *tl, act_str key, act_str value, int is_json)
+{
+    if (act_vec_reserve(tl->meta, tl->cap_meta, tl->n_meta + 1, 1)) {
+        tl->err = ACT_E_NOMEM;
+        return;
+    }
+    tl->meta[tl->n_meta++] = (act_tl_meta){key, value, is_json};
+}
+
 void act_tl_error(act_timeline *tl, const char *fmt, ...)
 {
     if (tl->n_errors >= ACT_TL_MAX_ERRORS) {

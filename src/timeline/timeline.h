@@ -317,6 +317,8 @@ static inline void act_tl_arg_hex(act_timeline *tl, const char *key, uint64_t v)
 /* Copy into the timeline's arena (NUL-terminated). */
 act_str act_tl_strdup(act_timeline *tl, const char *s, size_t n);
 act_str act_tl_printf(act_timeline *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A metadata member (key, value; is_json: the value is JSON text). */
+void act_tl_meta_add(act_timeline *tl, act_str key, act_str value, int is_json);
 void act_tl_error(act_timeline *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static inline act_str act_str_c(const char *s)

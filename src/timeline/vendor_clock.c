@@ -63,6 +63,6 @@ void bld_vendor_clock(bld *b, bld_proc *p, const act_sp_rec *rec)
                              (long long)start->offset, (long long)c->offset_ns,
                              (long long)(c->offset_ns - start->offset), (long long)start->error,
                              (long long)c->error_ns);
-    bld_meta_add(b, key, json, 1);
+    act_tl_meta_add(tl, key, json, 1);
     *start = (bld_clock_open){0};
 }
