@@ -299,12 +299,15 @@ static void remove_dir(const char *dir)
 
 /* ACCELTRACE_HOOKS may only name groups of the library that will be
  * injected: it lists them (act_hooks_group_names; loading it runs nothing,
- * autostart.c needs a launcher's variables), and an item that selects none
+ * autostart.c needs a launcher's variables; it stays loaded in the
+ * launcher, which is harmless), and an item that selects none
  * is refused like any invalid value, before the program starts. 0, or 2
  * after saying why. */
 static int check_hook_groups(const char *lib, const char *spec)
 {
-    void *h = spec[0] ? dlopen(lib, RTLD_LAZY | RTLD_LOCAL) : NULL;
+    if (!spec[0] || !strcmp(spec, "all")) /* the default selects every group */
+        return 0;
+    void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
     int (*names)(const char **, int) =
         h ? (int (*)(const char **, int))dlsym(h, "act_hooks_group_names") : NULL;
     const char *groups[256];
@@ -323,8 +326,8 @@ static int check_hook_groups(const char *lib, const char *spec)
             fprintf(stderr, "%s %s", i ? "," : "", groups[i]);
         fprintf(stderr, " ('%.*s' selects none)\n", (int)len, bad);
     }
-    if (h)
-        dlclose(h);
+    /* The handle stays open: the library's hook registry (what it listed)
+     * lives in its data, and the process execs or exits soon anyway. */
     return bad ? 2 : 0;
 }
 
