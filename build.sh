@@ -5,7 +5,9 @@
 #                     example on PoCL, write trace.json and print the summary
 #   ./build.sh test   install what is missing, lint, build and run every test
 #                     (plain, AddressSanitizer+UBSan, ThreadSanitizer builds,
-#                     pytest, a bounded libFuzzer run of each target)
+#                     pytest, a bounded libFuzzer run of each target; a
+#                     Release and a clang build with a quick subset), all
+#                     with warnings as errors (-DACT_WERROR=ON)
 #   ./build.sh build  install what is missing and build (build/)
 #   ./build.sh bench  build and run the benchmarks (see BENCHMARKS.md)
 #
@@ -45,6 +47,19 @@ configure_build() { # dir [cmake args...]
   cmake --build "$dir" -j"$JOBS" >/dev/null || cmake --build "$dir" -j1
 }
 
+# The builds users and packagers run: Release (optimiser warnings such as
+# maybe-uninitialized only show there) and clang, warnings as errors, with
+# a quick subset of the suite (unit tests and the bundled example traced).
+other_builds() {
+  local quick='^unit\.|^trace\.vecops$|^vendor\.mspti\.trace$'
+  configure_build build-release -DCMAKE_BUILD_TYPE=Release -DACT_WERROR=ON \
+    -DACT_BUILD_BENCH=OFF -DACT_TORCH_PLUGIN=OFF
+  (cd build-release && ctest --output-on-failure -j"$JOBS" -R "$quick" -LE concurrency)
+  CC=clang CXX=clang++ configure_build build-clang -DACT_WERROR=ON -DACT_BUILD_BENCH=OFF \
+    -DACT_TORCH_PLUGIN=OFF
+  (cd build-clang && ctest --output-on-failure -j"$JOBS" -R "$quick" -LE concurrency)
+}
+
 cmd=${1:-}
 case "$cmd" in
   build)
@@ -60,15 +75,19 @@ case "$cmd" in
     ;;
   test)
     install_deps
-    # Static checks first: clang-format and cppcheck (scripts/lint.sh).
+    # Static checks first: clang-format and cppcheck (scripts/lint.sh), and
+    # no include pointing up the layers (docs/architecture.md).
     "$ROOT/scripts/lint.sh"
-    configure_build build
+    python3 "$ROOT/scripts/check_layers.py"
+    # Developer builds: warnings are errors (-DACT_WERROR=ON, as CI).
+    configure_build build -DACT_WERROR=ON
     (cd build && ctest --output-on-failure -j"$JOBS")
+    other_builds
     # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
-    configure_build build-asan -DACT_SANITIZE=address,undefined -DACT_BUILD_BENCH=OFF
+    configure_build build-asan -DACT_SANITIZE=address,undefined -DACT_BUILD_BENCH=OFF -DACT_WERROR=ON
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$JOBS" -LE nosan)
     # The concurrency tests under ThreadSanitizer.
-    configure_build build-tsan -DACT_SANITIZE=thread -DACT_BUILD_BENCH=OFF
+    configure_build build-tsan -DACT_SANITIZE=thread -DACT_BUILD_BENCH=OFF -DACT_WERROR=ON
     (cd build-tsan && ctest --output-on-failure -j"$JOBS" -L concurrency)
     if [ -x "$ROOT/scripts/test-extra.sh" ]; then "$ROOT/scripts/test-extra.sh"; fi
     # Hostile input: each libFuzzer target for 12 s (any crash or report fails).

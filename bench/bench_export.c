@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "api/export.h"
 #include "bench_util.h"
 #include "internal.h"
-#include "timeline/export.h"
 
 #define EVENTS_PER_UNIT 5
 

@@ -24,21 +24,30 @@
 extern "C" {
 #endif
 
-/* Error codes. 0 is success; every error is negative. */
-#define ACT_OK            0
-#define ACT_E_DISABLED    (-1)  /* no tool attached / not recording */
-#define ACT_E_INVAL       (-2)  /* invalid argument (NULL, empty, out of range) */
-#define ACT_E_NOMEM       (-3)  /* out of memory */
-#define ACT_E_IO          (-4)  /* file or system call failed */
-#define ACT_E_FULL        (-5)  /* recorder capacity reached; the record was counted */
-#define ACT_E_STATE       (-6)  /* call not valid in the current state */
-#define ACT_E_JSON        (-7)  /* invalid JSON */
-#define ACT_E_UNBALANCED  (-8)  /* pop without a matching push */
-#define ACT_E_CONFIG      (-9)  /* invalid configuration value */
-#define ACT_E_FORMAT      (-10) /* malformed input file */
-#define ACT_E_NOTFOUND    (-11) /* no such thing (group, backend, file) */
-#define ACT_E_CONFLICT    (-12) /* another tracer already holds the resource */
-#define ACT_E_UNSUPPORTED (-13) /* not supported by this platform or build */
+/* Error codes, one list: name, value, text (act_strerror). 0 is success;
+ * every error is negative. python/acceltrace/_errors.py names the same
+ * codes (python/tests/test_errors.py checks). */
+#define ACT_ERRORS(X)                                                                              \
+    X(ACT_OK, 0, "success")                                                                        \
+    X(ACT_E_DISABLED, -1, "no tool attached (not recording)")                                      \
+    X(ACT_E_INVAL, -2, "invalid argument")                                                         \
+    X(ACT_E_NOMEM, -3, "out of memory")                                                            \
+    X(ACT_E_IO, -4, "input/output error")                                                          \
+    X(ACT_E_FULL, -5, "recorder capacity reached (record counted as dropped)")                     \
+    X(ACT_E_STATE, -6, "not valid in the current state")                                           \
+    X(ACT_E_JSON, -7, "invalid JSON")                                                              \
+    X(ACT_E_UNBALANCED, -8, "pop without a matching push")                                         \
+    X(ACT_E_CONFIG, -9, "invalid configuration value")                                             \
+    X(ACT_E_FORMAT, -10, "malformed input")                                                        \
+    X(ACT_E_NOTFOUND, -11, "not found")                                                            \
+    X(ACT_E_CONFLICT, -12, "another tracer holds the resource")                                    \
+    X(ACT_E_UNSUPPORTED, -13, "not supported")
+
+enum act_error {
+#define ACT__ERROR_ENUM(name, value, text) name = value,
+    ACT_ERRORS(ACT__ERROR_ENUM)
+#undef ACT__ERROR_ENUM
+};
 
 /* Text for an error code (never NULL). */
 const char *act_strerror(int err);

@@ -26,7 +26,7 @@
 #include "core/internal.h"
 #include "help.h"
 #include "run_info.h"
-#include "timeline/export.h"
+#include "api/export.h"
 
 static volatile sig_atomic_t export_interrupted;
 

@@ -13,6 +13,7 @@
  * The whole configuration is validated before the program starts; an
  * invalid value stops here with exit status 2.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -26,14 +27,16 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "api/export.h"
 #include "cmd.h"
 #include "core/config.h"
 #include "core/dist.h"
 #include "core/internal.h"
 #include "help.h"
+#include "init/hooks.h"
 #include "outname.h"
 #include "run_info.h"
-#include "timeline/export.h"
+#include "api/export.h"
 #include "trigger.h"
 
 /* Exit status of `run` when the trace was not written (EX_IOERR). */
@@ -95,7 +98,7 @@ static int self_dir(char *buf, size_t len)
 /* Find libacceltrace (or the preload shim) as built beside this tool. */
 static int find_library(const char *name, char *out, size_t len)
 {
-    const char *env = getenv("ACCELTRACE_LIBRARY_DIR");
+    const char *env = secure_getenv("ACCELTRACE_LIBRARY_DIR");
     char dir[PATH_MAX];
     const char *cands[3];
     int n = 0;
@@ -334,12 +337,12 @@ static int wait_program(pid_t pid, const sigset_t *old)
  * needs a file we can name). */
 static int mspti_library(char *out, size_t len)
 {
-    const char *lib = getenv("ACCELTRACE_MSPTI_LIB");
+    const char *lib = secure_getenv("ACCELTRACE_MSPTI_LIB");
     if (lib && *lib) {
         snprintf(out, len, "%s", lib);
         return 0;
     }
-    const char *home = getenv("ASCEND_HOME_PATH");
+    const char *home = secure_getenv("ASCEND_HOME_PATH");
     if (!home || !*home)
         return -1;
     snprintf(out, len, "%s/lib64/libmspti.so", home);
@@ -458,6 +461,40 @@ static void keep_for_export(const char *spool, const act_export_opts *eo, const 
     fprintf(stderr, "%s\n", o->force ? " --force" : "");
 }
 
+/* ACCELTRACE_HOOKS may only name groups of the library that will be
+ * injected: it lists them (act_hooks_group_names; loading it runs nothing,
+ * autostart.c needs a launcher's variables; it stays loaded in the
+ * launcher, which is harmless), and an item that selects none
+ * is refused like any invalid value, before the program starts. 0, or 2
+ * after saying why. */
+static int check_hook_groups(const char *lib, const char *spec)
+{
+    if (!spec[0] || !strcmp(spec, "all")) /* the default selects every group */
+        return 0;
+    void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
+    int (*names)(const char **, int) =
+        h ? (int (*)(const char **, int))dlsym(h, "act_hooks_group_names") : NULL;
+    const char *groups[256];
+    int n = names ? names(groups, (int)ACT_ARRAY_SIZE(groups)) : 0;
+    if (n > (int)ACT_ARRAY_SIZE(groups))
+        n = (int)ACT_ARRAY_SIZE(groups);
+    size_t len;
+    const char *bad = n > 0 ? act_hooks_spec_unmatched(spec, groups, n, &len) : NULL;
+    if (bad) {
+        fprintf(stderr,
+                "acceltrace: Invalid value for ACCELTRACE_HOOKS: '%s'. Allowed: all, or a "
+                "comma-separated list of these hook groups or their dotted prefixes, each "
+                "optionally preceded by - to exclude it:",
+                spec);
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, "%s %s", i ? "," : "", groups[i]);
+        fprintf(stderr, " ('%.*s' selects none)\n", (int)len, bad);
+    }
+    /* The handle stays open: the library's hook registry (what it listed)
+     * lives in its data, and the process execs or exits soon anyway. */
+    return bad ? 2 : 0;
+}
+
 int act_cmd_run(int argc, char **argv)
 {
     run_opts o = {.summary = 1};
@@ -516,6 +553,8 @@ int act_cmd_run(int argc, char **argv)
                 o.cuda ? "cuda" : "ascend");
         return 2;
     }
+    if (have_core && check_hook_groups(core, cfg.hooks) != 0)
+        return 2;
     char mspti[PATH_MAX];
     if (o.ascend && mspti_library(mspti, sizeof(mspti)) != 0) {
         fprintf(stderr,

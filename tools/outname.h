@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "timeline/export.h"
+#include "api/export.h"
 
 /* 0 when `tmpl` expands; else -1 and why in err. */
 int act_run_template_check(const char *tmpl, char *err, size_t errlen);

@@ -5,6 +5,7 @@
  * builder and the Chrome writer, as `acceltrace run` would.
  */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,7 +14,6 @@
 #include "timeline/spool.h"
 #include "timeline/timeline.h"
 #include "writers/chrome_json.h"
-#include "writers/obuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -32,19 +32,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     act_spool *list[1] = {&sp};
     act_timeline tl;
     act_build_opts bo = {0, 0};
-    if (act_timeline_build(&tl, list, 1, &bo) == 0) {
-        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        act_obuf b;
-        if (null >= 0 && act_obuf_init(&b, null, 1u << 16) == 0) {
-            act_chrome_opts co = {0};
-            co.child_status = -1;
-            act_chrome_write(&tl, &co, &b);
-            act_obuf_flush(&b);
-            act_obuf_free(&b);
+    act_tl_build *bs = NULL;
+    if (act_timeline_build_start(&tl, list, 1, &bo, &bs) == 0) {
+        /* The export's path: events streamed to the writer in batches. */
+        act_chrome_opts co = {0};
+        co.child_status = -1;
+        act_chrome_stream *cs;
+        if (act_chrome_stream_open_mem(&cs, &tl, &co) == 0) {
+            tl.sink = act_chrome_stream_sink;
+            tl.sink_ctx = cs;
+            act_timeline_build_events(bs);
         }
-        if (null >= 0)
-            close(null);
+        char *text = NULL;
+        size_t len;
+        act_chrome_stream_close_mem(cs, &text, &len);
+        free(text);
     }
+    act_timeline_build_finish(bs);
     act_timeline_free(&tl);
     act_spool_close(&sp);
     return 0;

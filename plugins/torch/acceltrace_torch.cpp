@@ -3,9 +3,12 @@
  * activity (OpenCL, CUDA, Ascend: whatever sources the C core has) inside
  * torch.profiler's kineto trace, linked to the ops that launched it.
  *
- * The one C++ file of acceltrace. It only adapts: recording, draining and
- * reading the device ops are the C core's (act_session_begin/end and the
- * snapshot in src/timeline/snapshot.h). Kineto's classes change layout
+ * The one C++ file of acceltrace. It only adapts: recording, draining,
+ * joining and laying out the device ops are the C core's (act_session_begin/
+ * end, and the snapshot in src/timeline/snapshot.h, which hands out the
+ * timeline builder's joined device ops: the same launches, lanes, flows and
+ * External ids as acceltrace's own trace of the run). This file maps each
+ * one to a kineto activity (to_activity). Kineto's classes change layout
  * between torch versions, so this file is built against the installed
  * torch's own headers and registers nothing until Python asks, naming the
  * torch version it was built for (act_torch_plugin_register).
@@ -19,7 +22,8 @@
  *     op's range, whichever of the two callbacks runs first;
  *   - processTrace turns each device op into a GenericTraceActivity linked to
  *     getLinkedActivity(torch id), with one PRIVATEUSE1_RUNTIME marker at the
- *     launch as the ac2g flow start; flow ids come from a private counter.
+ *     launch as the ac2g flow start (the builder's flow id, moved into the
+ *     upper half of uint32).
  * Every string handed to kineto is made safe for its writer first (the
  * exact metadata sanitiser, one warning per distinct altered string).
  */
@@ -31,10 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -235,11 +239,11 @@ static int rm_entry(const char *path, const struct stat *, int, struct FTW *)
 
 /* ---- what one session recorded ------------------------------------------ */
 
+/* A device op of the snapshot, its strings copied (the snapshot is closed
+ * once read). */
 struct DeviceOp {
     act_snap_op op;
-    std::string name, detail, vendor, device_name, queue_label, launch_name;
-    int64_t pid = 0;
-    int32_t lane = 0;
+    std::string name, detail, queue_label, launch_name;
 };
 
 struct Lane {
@@ -252,8 +256,6 @@ struct Device {
     int64_t pid;
     std::string name, label;
 };
-
-constexpr int64_t kDevicePidBase = libkineto::kExceedMaxPid;
 
 class Session : public libkineto::IActivityProfilerSession
 {
@@ -299,14 +301,11 @@ class Session : public libkineto::IActivityProfilerSession
 
   private:
     void drain_and_read();
-    struct QueueLanes {
-        std::string name;
-        std::vector<std::pair<int32_t, uint64_t>> subs; /* lane id, busy until (ns) */
-    };
-    int32_t lane_for(std::map<std::pair<int64_t, uint64_t>, QueueLanes> &queues, int32_t &next_lane,
-                     const DeviceOp &d);
     void read_snapshot(int fd);
+    void keep(const act_snap_op &op);
     void cleanup();
+    void to_activity(const DeviceOp &d, ActivityType type, const libkineto::ITraceActivity *link,
+                     libkineto::ActivityLogger &logger);
     bool wants(ActivityType t) const
     {
         return types_.count(t) != 0;
@@ -322,6 +321,7 @@ class Session : public libkineto::IActivityProfilerSession
     std::vector<Device> devices_;
     std::vector<Lane> lanes_;
     std::vector<std::unique_ptr<libkineto::GenericTraceActivity>> activities_;
+    int32_t next_id_ = 1 << 30;
     libkineto::TraceSpan span_{0, 0, "acceltrace"};
 };
 
@@ -391,7 +391,9 @@ void Session::drain_and_read()
     const char *path = act_snapshot_path();
     if (path && *path)
         fd = open(path, O_RDONLY | O_CLOEXEC);
-    int rc = act_session_end(nullptr);
+    /* ACCELTRACE_TORCH_TRACE: acceltrace's own trace of this cycle too. */
+    const char *own = secure_getenv("ACCELTRACE_TORCH_TRACE");
+    int rc = act_session_end(own && *own ? own : nullptr);
     if (rc != ACT_OK)
         errors_.push_back(std::string("acceltrace: ending the session: ") + act_strerror(rc));
     if (fd < 0) {
@@ -419,34 +421,21 @@ static ActivityType activity_type(uint32_t kind, bool *ok)
     }
 }
 
-/*
- * The lane of a device op: one per queue, plus a sub-lane for each op that
- * overlaps the ones already there (out-of-order queues), so that slices on
- * one lane never overlap. Ops arrive in start order.
- */
-int32_t Session::lane_for(std::map<std::pair<int64_t, uint64_t>, QueueLanes> &queues,
-                          int32_t &next_lane, const DeviceOp &d)
+/* Keep a device op, and the device and lane it is on (named as the
+ * builder named them). */
+void Session::keep(const act_snap_op &op)
 {
-    QueueLanes &q = queues[std::make_pair(d.pid, d.op.queue)];
-    if (q.name.empty()) {
-        char buf[64];
-        snprintf(buf, sizeof(buf), "queue 0x%llx", (unsigned long long)d.op.queue);
-        q.name = safe(d.queue_label.empty() ? buf : d.queue_label, "stream name");
-    }
-    uint64_t end = d.op.end_ns > d.op.start_ns ? d.op.end_ns : d.op.start_ns;
-    for (auto &sub : q.subs) {
-        if (sub.second <= d.op.start_ns || !d.op.start_ns) {
-            if (d.op.start_ns)
-                sub.second = end;
-            return sub.first;
-        }
-    }
-    int32_t id = next_lane++;
-    std::string name =
-        q.subs.empty() ? q.name : q.name + " (" + std::to_string(q.subs.size() + 1) + ")";
-    lanes_.push_back({d.pid, id, name});
-    q.subs.emplace_back(id, end);
-    return id;
+    ops_.push_back({op, op.name, op.detail, op.queue_label, op.launch_name});
+    auto same_pid = [&](const Device &d) { return d.pid == op.device_pid; };
+    if (std::find_if(devices_.begin(), devices_.end(), same_pid) == devices_.end())
+        devices_.push_back({op.device_pid, safe(op.device_process, "device name"),
+                            safe(*op.vendor ? op.vendor : "device", "device label")});
+    auto same_lane = [&](const Lane &l) {
+        return l.pid == op.device_pid && l.id == static_cast<int32_t>(op.lane_tid);
+    };
+    if (std::find_if(lanes_.begin(), lanes_.end(), same_lane) == lanes_.end())
+        lanes_.push_back(
+            {op.device_pid, static_cast<int32_t>(op.lane_tid), safe(op.lane_name, "stream name")});
 }
 
 void Session::read_snapshot(int fd)
@@ -457,39 +446,9 @@ void Session::read_snapshot(int fd)
         errors_.push_back(std::string("acceltrace: reading the spool: ") + act_strerror(rc));
         return;
     }
-    std::map<std::pair<uint32_t, uint32_t>, int64_t> pid_of;   /* (source, index) */
-    std::map<std::pair<int64_t, uint64_t>, QueueLanes> queues; /* (pid, queue) */
-    int32_t next_lane = 1;
     act_snap_op op;
-    while (act_snapshot_next(snap, &op) == 1) {
-        DeviceOp d;
-        d.op = op;
-        d.name = op.name;
-        d.detail = op.detail;
-        d.vendor = op.vendor;
-        d.device_name = op.device_name;
-        d.queue_label = op.queue_label;
-        d.launch_name = op.launch_name;
-        auto dkey = std::make_pair(op.source, op.device_index);
-        auto it = pid_of.find(dkey);
-        if (it == pid_of.end()) {
-            /* kineto's GPU pids: the device's number (the TensorBoard plugin
-             * wants pid == args.device < 64), unless a host pid is that small. */
-            int64_t n = static_cast<int64_t>(devices_.size());
-            int64_t pid = getpid() >= 64 && n < 64 ? n : kDevicePidBase + n;
-            it = pid_of.emplace(dkey, pid).first;
-            std::string vendor = d.vendor.empty() ? "device" : d.vendor;
-            std::string dev = d.device_name.empty() ? "" : " " + d.device_name;
-            devices_.push_back(
-                {pid,
-                 safe(vendor + dev + " (device " + std::to_string(op.device_index) + ")",
-                      "device name"),
-                 safe(vendor, "device label")});
-        }
-        d.pid = it->second;
-        d.lane = lane_for(queues, next_lane, d);
-        ops_.push_back(std::move(d));
-    }
+    while (act_snapshot_next(snap, &op) == 1)
+        keep(op);
     if (uint64_t skipped = act_snapshot_skipped(snap))
         errors_.push_back("acceltrace: " + std::to_string(skipped) +
                           " damaged spool records were skipped");
@@ -507,13 +466,22 @@ void Session::cleanup()
     }
 }
 
+/* A device lane's sort index: above every host pid, as the builder's
+ * (device pids are the device numbers, kineto's GPU convention, or already
+ * the sort index when a host pid is that small). */
+static int64_t sort_index(int64_t pid)
+{
+    constexpr int64_t kSortBase = 5000000;
+    return pid < kSortBase ? kSortBase + pid : pid;
+}
+
 std::unique_ptr<libkineto::DeviceInfo> Session::getDeviceInfo()
 {
     if (devices_.empty())
         return nullptr;
     const Device &d = devices_.front();
     return std::make_unique<libkineto::DeviceInfo>(
-        libkineto::DeviceInfo{d.pid, kDevicePidBase + d.pid % kDevicePidBase, d.name, d.label});
+        libkineto::DeviceInfo{d.pid, sort_index(d.pid), d.name, d.label});
 }
 
 /* kineto splices this into "deviceProperties": what the runtime reported
@@ -536,6 +504,69 @@ std::vector<libkineto::ResourceInfo> Session::getResourceInfos()
     return out;
 }
 
+/*
+ * One device op as kineto activities: the op on its device lane, and, when
+ * the builder linked it to a launch, a PRIVATEUSE1_RUNTIME marker at the
+ * launch on the host thread as the flow's start. Everything placed here
+ * (pid, lane, launch, flow) is the builder's.
+ */
+void Session::to_activity(const DeviceOp &d, ActivityType type,
+                          const libkineto::ITraceActivity *link, libkineto::ActivityLogger &logger)
+{
+    int64_t start = static_cast<int64_t>(d.op.start_ns) + offset_ns_;
+    int64_t end = std::max(static_cast<int64_t>(d.op.end_ns) + offset_ns_, start);
+    auto act =
+        std::make_unique<libkineto::GenericTraceActivity>(span_, type, safe(d.name, "kernel name"));
+    act->startTime = start;
+    act->endTime = end;
+    act->id = next_id_++;
+    act->device = static_cast<int32_t>(d.op.device_pid);
+    act->resource = static_cast<int32_t>(d.op.lane_tid);
+    act->threadId = static_cast<int32_t>(d.op.lane_tid);
+    act->linked = link;
+    if (type == ActivityType::CONCURRENT_KERNEL)
+        act->addMetadataQuoted("type", safe(d.detail.empty() ? "kernel" : d.detail, "kernel type"));
+    /* kineto's fields: the stream (the vendor's, else the builder's lane)
+     * and the device as the event's pid, which the TensorBoard plugin
+     * matches against. */
+    act->addMetadata("stream", static_cast<int64_t>(d.op.stream));
+    act->addMetadata("device", static_cast<int32_t>(d.op.device_pid));
+    if (!d.queue_label.empty())
+        act->addMetadataQuoted("queue", safe(d.queue_label, "queue label"));
+    act->addMetadata("correlation", d.op.corr);
+    if (type == ActivityType::CONCURRENT_KERNEL)
+        act->addMetadata("global size", "[" + std::to_string(d.op.gsize[0]) + ", " +
+                                            std::to_string(d.op.gsize[1]) + ", " +
+                                            std::to_string(d.op.gsize[2]) + "]");
+    else if (d.op.bytes)
+        act->addMetadata("bytes", d.op.bytes);
+    if (d.op.flow_id) {
+        /* Flow ids in the upper half of uint32, so they cannot meet CUPTI's
+         * correlation ids (small numbers) if CUDA is profiled too. */
+        uint32_t flow = 0x80000000u + static_cast<uint32_t>(d.op.flow_id);
+        auto marker = std::make_unique<libkineto::GenericTraceActivity>(
+            span_, ActivityType::PRIVATEUSE1_RUNTIME,
+            safe(d.launch_name.empty() ? "launch" : d.launch_name, "launch name"));
+        /* clock skew: an arrow must not point back in time */
+        int64_t ls = std::min(static_cast<int64_t>(d.op.launch_start_ns) + offset_ns_, start);
+        marker->startTime = ls;
+        marker->endTime = std::max(static_cast<int64_t>(d.op.launch_end_ns) + offset_ns_, ls);
+        marker->id = act->id;
+        marker->device = static_cast<int32_t>(d.op.launch_pid);
+        marker->resource = static_cast<int32_t>(d.op.launch_tid);
+        marker->threadId = static_cast<int32_t>(d.op.launch_tid);
+        marker->linked = link;
+        marker->addMetadata("correlation", d.op.corr); /* both ends, as HTA joins them */
+        marker->flow.id = act->flow.id = flow;
+        marker->flow.type = act->flow.type = libkineto::kLinkAsyncCpuGpu;
+        marker->flow.start = 1;
+        logger.handleGenericActivity(*marker);
+        activities_.push_back(std::move(marker));
+    }
+    logger.handleGenericActivity(*act);
+    activities_.push_back(std::move(act));
+}
+
 void Session::processTrace(libkineto::ActivityLogger &logger,
                            libkineto::getLinkedActivityCallback getLinked, int64_t startTime,
                            int64_t endTime)
@@ -545,7 +576,7 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
     for (size_t i = 1; i < devices_.size(); i++) {
         const Device &d = devices_[i];
         logger.handleDeviceInfo(
-            libkineto::DeviceInfo{d.pid, kDevicePidBase + d.pid % kDevicePidBase, d.name, d.label},
+            libkineto::DeviceInfo{d.pid, sort_index(d.pid), d.name, d.label},
             start_ns_);
         for (const Lane &l : lanes_)
             if (l.pid == d.pid)
@@ -559,25 +590,13 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
         corr_by_ext = st.corr_by_ext;
     }
     const bool window = startTime > 0 && endTime > startTime;
-    /* Flow ids of our own, in the upper half of uint32 so they cannot meet
-     * CUPTI's correlation ids (small numbers) if CUDA is profiled too. */
-    uint32_t next_flow = 0x80000000u;
-    int32_t next_id = 1 << 30;
-    uint64_t emitted = 0, linked = 0, skipped = 0;
-    const int64_t host_pid = getpid();
+    uint64_t skipped = 0;
     for (const DeviceOp &d : ops_) {
         bool known;
         ActivityType type = activity_type(d.op.kind, &known);
-        if (!known || !wants(type) || !d.op.start_ns || !d.op.end_ns ||
-            (d.op.flags & ACT_OPF_NO_TIMES)) {
-            skipped++;
-            continue;
-        }
         int64_t start = static_cast<int64_t>(d.op.start_ns) + offset_ns_;
-        int64_t end = static_cast<int64_t>(d.op.end_ns) + offset_ns_;
-        if (end < start)
-            end = start;
-        if (window && (end < startTime || start > endTime)) {
+        int64_t end = std::max(static_cast<int64_t>(d.op.end_ns) + offset_ns_, start);
+        if (!known || !wants(type) || (window && (end < startTime || start > endTime))) {
             skipped++;
             continue;
         }
@@ -585,73 +604,12 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
         auto c = corr_by_ext.find(d.op.ext);
         if (d.op.ext && c != corr_by_ext.end() && getLinked)
             link = getLinked(static_cast<int32_t>(c->second));
-
-        auto act = std::make_unique<libkineto::GenericTraceActivity>(span_, type,
-                                                                     safe(d.name, "kernel name"));
-        act->startTime = start;
-        act->endTime = end;
-        act->id = next_id++;
-        act->device = static_cast<int32_t>(d.pid);
-        act->resource = d.lane;
-        act->threadId = d.lane;
-        act->linked = link;
-        if (type == ActivityType::CONCURRENT_KERNEL)
-            act->addMetadataQuoted("type",
-                                   safe(d.detail.empty() ? "kernel" : d.detail, "kernel type"));
-        act->addMetadata("stream", d.lane);
-        act->addMetadata("device", d.pid); /* kineto/TensorBoard: the device event's pid */
-        if (!d.queue_label.empty())
-            act->addMetadataQuoted("queue", safe(d.queue_label, "queue label"));
-        act->addMetadata("correlation", d.op.corr);
-        if (type == ActivityType::CONCURRENT_KERNEL)
-            act->addMetadata("global size", "[" + std::to_string(d.op.gsize[0]) + ", " +
-                                                std::to_string(d.op.gsize[1]) + ", " +
-                                                std::to_string(d.op.gsize[2]) + "]");
-        else if (d.op.bytes)
-            act->addMetadata("bytes", d.op.bytes);
-
-        /* One flow per launched op: a marker at the launch on the host
-         * thread (start) and the op itself (finish). */
-        if (d.op.launch_tid && d.op.launch_start_ns) {
-            uint32_t flow = next_flow++;
-            auto marker = std::make_unique<libkineto::GenericTraceActivity>(
-                span_, ActivityType::PRIVATEUSE1_RUNTIME,
-                safe(d.launch_name.empty() ? "launch" : d.launch_name, "launch name"));
-            int64_t ls = static_cast<int64_t>(d.op.launch_start_ns) + offset_ns_;
-            int64_t le = static_cast<int64_t>(d.op.launch_end_ns) + offset_ns_;
-            if (ls > start) /* clock skew: an arrow must not point back in time */
-                ls = start;
-            if (le < ls)
-                le = ls;
-            marker->startTime = ls;
-            marker->endTime = le;
-            marker->id = act->id;
-            marker->device = static_cast<int32_t>(host_pid);
-            marker->resource = static_cast<int32_t>(d.op.launch_tid);
-            marker->threadId = static_cast<int32_t>(d.op.launch_tid);
-            marker->linked = link;
-            marker->addMetadata("correlation", d.op.corr); /* both ends, as HTA joins them */
-            marker->flow.id = flow;
-            marker->flow.type = libkineto::kLinkAsyncCpuGpu;
-            marker->flow.start = 1;
-            act->flow.id = flow;
-            act->flow.type = libkineto::kLinkAsyncCpuGpu;
-            act->flow.start = 0;
-            logger.handleGenericActivity(*marker);
-            activities_.push_back(std::move(marker));
-        }
-        if (link)
-            linked++;
-        logger.handleGenericActivity(*act);
-        activities_.push_back(std::move(act));
-        emitted++;
+        to_activity(d, type, link, logger);
     }
     if (skipped)
         errors_.push_back("acceltrace: " + std::to_string(skipped) +
-                          " device ops were not emitted (type not requested, no times, or "
-                          "outside the window)");
-    (void)emitted;
-    (void)linked;
+                          " device ops were not emitted (type not requested or outside the "
+                          "window)");
     state().processed++;
     publish_errors();
 }

@@ -6,7 +6,8 @@ raises the exception class of that code with the library's own text
 wrong rather than as a bare number.
 """
 
-# Codes of include/acceltrace.h.
+# Codes of include/acceltrace.h (its ACT_ERRORS list; tests/test_errors.py
+# checks that the two agree).
 ACT_OK = 0
 ACT_E_DISABLED = -1
 ACT_E_INVAL = -2

@@ -27,14 +27,14 @@ import acceltrace.torch as at  # noqa: E402
 from acceltrace import _lib  # noqa: E402
 from acceltrace.torch import _plugin  # noqa: E402
 
-from conftest import REPO, run_python  # noqa: E402
+from conftest import REPO, missing, run_python  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def plugin_or_skip():
     if not at.plugin_loaded():
-        pytest.skip("the torch plugin is not loaded: %s" % at.plugin_error())
+        missing("the torch plugin is not loaded: %s" % at.plugin_error())
     return _plugin._state["handle"]
 
 
@@ -42,9 +42,10 @@ def device_capture_or_skip():
     plugin_or_skip()
     missing = [s for s in ("act_session_begin", "act_session_end") if not _lib.has(s)]
     if missing:
-        pytest.skip("libacceltrace has no in-process sessions yet (%s)" % ", ".join(missing))
+        globals()["missing"]("libacceltrace has no in-process sessions yet (%s)" %
+                             ", ".join(missing))
     if not hasattr(_lib.lib(), "clGetLayerInfo"):
-        pytest.skip("libacceltrace has no OpenCL layer yet (clGetLayerInfo)")
+        globals()["missing"]("libacceltrace has no OpenCL layer yet (clGetLayerInfo)")
 
 
 # ---- without device capture -------------------------------------------------------
@@ -108,13 +109,23 @@ def test_a_session_is_configured_only_for_device_activity(tmp_path):
     assert any(e.get("cat") == "cpu_op" for e in trace["traceEvents"])
 
 
-def test_without_sessions_the_device_lane_is_empty_and_says_why(tmp_path):
+def test_without_a_session_the_device_lane_is_empty_and_says_why(tmp_path):
+    """When the plugin's session cannot start (here: an acceltrace session
+    of the program is already recording), torch.profiler still works, the
+    device lane is empty and the plugin says why."""
     plugin_or_skip()
-    if _lib.has("act_session_begin"):
-        pytest.skip("this libacceltrace has in-process sessions")
     from torch.profiler import ProfilerActivity
-    _profile([ProfilerActivity.CPU, ProfilerActivity.PrivateUse1])
-    assert any("no in-process sessions" in e for e in at.last_errors())
+    acceltrace.start(output=str(tmp_path / "own.json"))
+    try:
+        p = _profile([ProfilerActivity.CPU, ProfilerActivity.PrivateUse1])
+    finally:
+        acceltrace.stop()
+    errors = at.last_errors()
+    assert any("session did not start" in e for e in errors), errors
+    p.export_chrome_trace(str(tmp_path / "t.json"))
+    trace = json.loads((tmp_path / "t.json").read_text())
+    assert not _kernels(trace)
+    assert any(e.get("cat") == "cpu_op" for e in trace["traceEvents"])
 
 
 @pytest.mark.parametrize("text", [
@@ -143,13 +154,14 @@ def test_the_plugin_sanitises_exactly_like_the_patch(text):
 def ocl_helper(tmp_path_factory):
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
-        pytest.skip("no C compiler for the OpenCL helper")
+        missing("no C compiler for the OpenCL helper")
     lib = tmp_path_factory.mktemp("ocl") / "libocl_helper.so"
     r = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib),
                         os.path.join(HERE, "ocl_helper.c"), "-lOpenCL"],
                        capture_output=True, text=True)
     if r.returncode:
-        pytest.skip("cannot build the OpenCL helper: %s" % r.stderr.strip())
+        missing("cannot build the OpenCL helper (OpenCL headers, libOpenCL): %s" %
+                r.stderr.strip())
     return str(lib)
 
 
@@ -276,3 +288,67 @@ def test_slices_on_a_device_lane_never_overlap(run):
         events.sort(key=lambda e: e["ts"])
         for a, b in zip(events, events[1:]):
             assert b["ts"] >= a["ts"] + a["dur"] - 0.001
+
+
+# ---- correlation ids a vendor reuses (the fake libmspti) -----------------------------
+
+def _fake_mspti():
+    path = os.path.join(REPO, "build", "fakes", "mspti", "libmspti.so")
+    if not os.path.exists(path):
+        missing("the fake libmspti is not built (%s)" % path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def mspti_run(tmp_path_factory):
+    """torch_mspti_workload.py once, over the fake libmspti wrapping its
+    correlation ids every 2 launches; the torch trace, acceltrace's Chrome
+    trace of the same run and the workload's summary."""
+    device_capture_or_skip()
+    fake = _fake_mspti()
+    out = tmp_path_factory.mktemp("mspti")
+    env = dict(os.environ, ACCELTRACE_MSPTI_LIB=fake, FAKE_MSPTI_CORR_WRAP="2",
+               FAKE_MSPTI_DELAY_MS="300", ACCELTRACE_TORCH_TRACE=str(out / "acceltrace.json"))
+    r = subprocess.run([sys.executable, os.path.join(HERE, "torch_mspti_workload.py"), str(out),
+                        fake], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-4000:]
+
+    def load(name):
+        with open(out / name, encoding="utf-8") as f:
+            return json.load(f)
+    return {"trace": load("trace.json"), "summary": load("summary.json"),
+            "acceltrace": load("acceltrace.json") if (out / "acceltrace.json").exists() else None}
+
+
+def _linked_ops(trace, op_cats):
+    """kernel name -> name of the op its External id names."""
+    ops = {e["args"]["External id"]: e["name"] for e in trace["traceEvents"]
+           if str(e.get("cat", "")).lower() in op_cats and "External id" in e.get("args", {})}
+    return {k["name"]: ops.get(k["args"].get("External id")) for k in _kernels(trace)}
+
+
+def test_reused_correlation_ids_link_each_kernel_to_its_own_op(mspti_run):
+    corrs = mspti_run["summary"]["corrs"]
+    assert len(set(corrs)) < len(corrs), "the fake must reuse correlation ids"
+    linked = _linked_ops(mspti_run["trace"], ("cpu_op", "user_annotation"))
+    assert linked == {"k_%d" % i: "op_%d" % i for i in range(len(corrs))}, linked
+
+
+def test_one_run_exported_both_ways_agrees(mspti_run):
+    """The torch trace (plugin) and acceltrace's Chrome trace of the same
+    run: the same device ops, each launched by the same op with the same
+    launch call, and one flow per launch."""
+    ours = mspti_run["acceltrace"]
+    assert ours is not None, "ACCELTRACE_TORCH_TRACE wrote no trace"
+    torch_trace = mspti_run["trace"]
+    assert sorted(k["name"] for k in _kernels(torch_trace)) == \
+        sorted(k["name"] for k in _kernels(ours))
+    assert _linked_ops(torch_trace, ("cpu_op", "user_annotation")) == \
+        _linked_ops(ours, ("user_annotation",))
+    for trace in (torch_trace, ours):
+        flows = _cat(trace, "ac2g")
+        starts = [f for f in flows if f["ph"] == "s"]
+        assert len(starts) == len(_kernels(trace))
+    # The same durations on both sides (the same device records).
+    dur = {k["name"]: round(k["dur"]) for k in _kernels(ours)}
+    assert {k["name"]: round(k["dur"]) for k in _kernels(torch_trace)} == dur

@@ -49,22 +49,23 @@ static struct {
     int api;
     char nvtx_name[256];
     uint64_t delay_ns, duration_ns;
-} cap = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} capture_gates = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int act_capture_configure(int api, const char *nvtx_name, uint64_t delay_ns, uint64_t duration_ns)
 {
-    if (nvtx_name && strlen(nvtx_name) >= sizeof(cap.nvtx_name))
+    if (nvtx_name && strlen(nvtx_name) >= sizeof(capture_gates.nvtx_name))
         return ACT_E_INVAL;
-    pthread_mutex_lock(&cap.lock);
-    if (cap.attached) {
-        pthread_mutex_unlock(&cap.lock);
+    pthread_mutex_lock(&capture_gates.lock);
+    if (capture_gates.attached) {
+        pthread_mutex_unlock(&capture_gates.lock);
         return ACT_E_STATE;
     }
-    cap.api = api != 0;
-    snprintf(cap.nvtx_name, sizeof(cap.nvtx_name), "%s", nvtx_name ? nvtx_name : "");
-    cap.delay_ns = delay_ns;
-    cap.duration_ns = duration_ns;
-    pthread_mutex_unlock(&cap.lock);
+    capture_gates.api = api != 0;
+    snprintf(capture_gates.nvtx_name, sizeof(capture_gates.nvtx_name), "%s",
+             nvtx_name ? nvtx_name : "");
+    capture_gates.delay_ns = delay_ns;
+    capture_gates.duration_ns = duration_ns;
+    pthread_mutex_unlock(&capture_gates.lock);
     return ACT_OK;
 }
 
@@ -105,16 +106,16 @@ typedef struct pending {
     uint64_t ts;
 } pending;
 
-/* Caller holds cap.lock. */
+/* Caller holds capture_gates.lock. */
 static pending gates_set_locked(unsigned set, unsigned clear)
 {
     pending p = {0, 0, 0};
-    unsigned old = cap.gates;
-    cap.gates = (old | set) & ~clear;
-    if (!cap.attached || (old == 0) == (cap.gates == 0))
+    unsigned old = capture_gates.gates;
+    capture_gates.gates = (old | set) & ~clear;
+    if (!capture_gates.attached || (old == 0) == (capture_gates.gates == 0))
         return p;
     p.emit = 1;
-    p.open = cap.gates == 0;
+    p.open = capture_gates.gates == 0;
     p.ts = act_clock_now();
     /* Opening: the CAPTURE record's ts precedes every record admitted by
      * the flag. Closing: the flag goes off before the record is written. */
@@ -136,9 +137,9 @@ static void pending_write(pending p)
 
 static void gates_set(unsigned set, unsigned clear)
 {
-    pthread_mutex_lock(&cap.lock);
+    pthread_mutex_lock(&capture_gates.lock);
     pending p = gates_set_locked(set, clear);
-    pthread_mutex_unlock(&cap.lock);
+    pthread_mutex_unlock(&capture_gates.lock);
     pending_write(p);
 }
 
@@ -167,9 +168,9 @@ static void sleep_until(const struct timespec *t)
 
 static int timer_current(uint32_t gen)
 {
-    pthread_mutex_lock(&cap.lock);
-    int cur = cap.attached && cap.timer_gen == gen;
-    pthread_mutex_unlock(&cap.lock);
+    pthread_mutex_lock(&capture_gates.lock);
+    int cur = capture_gates.attached && capture_gates.timer_gen == gen;
+    pthread_mutex_unlock(&capture_gates.lock);
     return cur;
 }
 
@@ -189,23 +190,23 @@ static void *timer_main(void *arg)
     return NULL;
 }
 
-/* Caller holds cap.lock. Sets the time gates as of now and starts the
+/* Caller holds capture_gates.lock. Sets the time gates as of now and starts the
  * timer for the transitions still ahead. */
 static unsigned time_gates_start_locked(void)
 {
-    if (!cap.delay_ns && !cap.duration_ns)
+    if (!capture_gates.delay_ns && !capture_gates.duration_ns)
         return 0;
     uint64_t since = since_process_start_ns();
-    uint64_t open_in = cap.delay_ns > since ? cap.delay_ns - since : 0;
-    uint64_t end = cap.delay_ns + cap.duration_ns;
-    if (cap.duration_ns && since >= end)
+    uint64_t open_in = capture_gates.delay_ns > since ? capture_gates.delay_ns - since : 0;
+    uint64_t end = capture_gates.delay_ns + capture_gates.duration_ns;
+    if (capture_gates.duration_ns && since >= end)
         return GATE_EXPIRED;
     timer_arg *a = calloc(1, sizeof(*a));
     if (!a)
         return 0;
-    a->gen = ++cap.timer_gen;
+    a->gen = ++capture_gates.timer_gen;
     a->open_at = mono_plus(open_in);
-    if (cap.duration_ns)
+    if (capture_gates.duration_ns)
         a->close_at = mono_plus(end - since);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -225,52 +226,53 @@ static unsigned time_gates_start_locked(void)
 
 void act_capture_recorder_opened(void)
 {
-    pthread_mutex_lock(&cap.lock);
-    cap.attached = 1;
-    atomic_store(&cap.attached_flag, 1);
-    if (cap.after_fork) {
+    pthread_mutex_lock(&capture_gates.lock);
+    capture_gates.attached = 1;
+    atomic_store(&capture_gates.attached_flag, 1);
+    if (capture_gates.after_fork) {
         /* A forked child goes on with the window as its parent left it. */
-        cap.after_fork = 0;
+        capture_gates.after_fork = 0;
     } else {
-        cap.nvtx_depth = 0;
-        cap.gates = (cap.api ? GATE_API : 0) | (cap.nvtx_name[0] ? GATE_NVTX : 0);
-        cap.gates |= time_gates_start_locked();
+        capture_gates.nvtx_depth = 0;
+        capture_gates.gates =
+            (capture_gates.api ? GATE_API : 0) | (capture_gates.nvtx_name[0] ? GATE_NVTX : 0);
+        capture_gates.gates |= time_gates_start_locked();
     }
     act_spool_header *h = act_recorder_header();
-    if (h && cap.gates)
+    if (h && capture_gates.gates)
         atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_CAPTURE_API);
     __atomic_store_n(&act__idle, 0, __ATOMIC_RELAXED);
-    atomic_store(&act__recording, cap.gates == 0);
-    pthread_mutex_unlock(&cap.lock);
+    atomic_store(&act__recording, capture_gates.gates == 0);
+    pthread_mutex_unlock(&capture_gates.lock);
 }
 
 void act_capture_recorder_closed(void)
 {
-    pthread_mutex_lock(&cap.lock);
-    cap.attached = 0;
-    atomic_store(&cap.attached_flag, 0);
-    cap.timer_gen++;
+    pthread_mutex_lock(&capture_gates.lock);
+    capture_gates.attached = 0;
+    atomic_store(&capture_gates.attached_flag, 0);
+    capture_gates.timer_gen++;
     __atomic_store_n(&act__idle, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&cap.lock);
+    pthread_mutex_unlock(&capture_gates.lock);
 }
 
 void act_capture_atfork_child(int attached)
 {
     /* Another parent thread may have held the lock at fork time. */
-    pthread_mutex_init(&cap.lock, NULL);
-    cap.attached = attached;
-    atomic_store(&cap.attached_flag, attached);
-    cap.timer_gen++; /* the timer thread did not survive the fork */
+    pthread_mutex_init(&capture_gates.lock, NULL);
+    capture_gates.attached = attached;
+    atomic_store(&capture_gates.attached_flag, attached);
+    capture_gates.timer_gen++; /* the timer thread did not survive the fork */
     /* The child keeps the window as it was at the fork; later time-gate
      * transitions are the parent's (its timer thread). */
-    cap.after_fork = attached;
+    capture_gates.after_fork = attached;
     __atomic_store_n(&act__idle, !attached, __ATOMIC_RELAXED);
-    atomic_store(&act__recording, attached && cap.gates == 0);
+    atomic_store(&act__recording, attached && capture_gates.gates == 0);
 }
 
 int act_capture_attached(void)
 {
-    return atomic_load_explicit(&cap.attached_flag, memory_order_relaxed);
+    return atomic_load_explicit(&capture_gates.attached_flag, memory_order_relaxed);
 }
 
 void act_capture_count_outside(uint16_t kind)
@@ -293,39 +295,25 @@ int act_capture_api_set(int open)
 
 const char *act_capture_nvtx_name(void)
 {
-    return cap.nvtx_name;
+    return capture_gates.nvtx_name;
 }
 
 void act_capture_nvtx_enter(void)
 {
-    pthread_mutex_lock(&cap.lock);
+    pthread_mutex_lock(&capture_gates.lock);
     pending p = {0, 0, 0};
-    if (cap.nvtx_depth++ == 0)
+    if (capture_gates.nvtx_depth++ == 0)
         p = gates_set_locked(0, GATE_NVTX);
-    pthread_mutex_unlock(&cap.lock);
+    pthread_mutex_unlock(&capture_gates.lock);
     pending_write(p);
 }
 
 void act_capture_nvtx_leave(void)
 {
-    pthread_mutex_lock(&cap.lock);
+    pthread_mutex_lock(&capture_gates.lock);
     pending p = {0, 0, 0};
-    if (cap.nvtx_depth > 0 && --cap.nvtx_depth == 0)
+    if (capture_gates.nvtx_depth > 0 && --capture_gates.nvtx_depth == 0)
         p = gates_set_locked(GATE_NVTX, 0);
-    pthread_mutex_unlock(&cap.lock);
+    pthread_mutex_unlock(&capture_gates.lock);
     pending_write(p);
-}
-
-/* ---- public API --------------------------------------------------------- */
-
-ACT_EXPORT int act_start(void)
-{
-    act_init();
-    return act_capture_api_set(1);
-}
-
-ACT_EXPORT int act_stop(void)
-{
-    act_init();
-    return act_capture_api_set(0);
 }

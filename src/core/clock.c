@@ -64,6 +64,7 @@ act_tsc_cal act_tsc = {.usable = ACT_TSC_UNKNOWN};
 void act_tsc_pair(uint64_t *tsc, uint64_t *ns)
 {
     uint64_t best = UINT64_MAX;
+    *tsc = *ns = 0; /* always set below (the first bracket is the best so far) */
     for (int i = 0; i < 5; i++) {
         uint64_t a = __rdtsc();
         uint64_t n = act_clock_now();

@@ -352,6 +352,12 @@ static const act_var vars[] = {
      "the path of libacceltrace.so (read by the Python package)"},
     {"ACCELTRACE_TORCH_PLUGIN", parse_file_path,
      "the path of the torch.profiler plugin library (read by the Python package)"},
+    {"ACCELTRACE_TORCH_TRACE", parse_file_path,
+     "a path where the torch.profiler plugin also writes acceltrace's own trace of each cycle"},
+    {"ACCELTRACE_CUDART_LIB", parse_file_path, "the path or soname of the libcudart library file"},
+    {"ACCELTRACE_ASCENDCL_LIB", parse_file_path,
+     "the path or soname of the libascendcl library file"},
+    /* The older names of the two above, still read when the new one is unset. */
     {"ACCELTRACE_CUDART_PATH", parse_file_path, "the path or soname of the libcudart library file"},
     {"ACCELTRACE_ASCENDCL_PATH", parse_file_path,
      "the path or soname of the libascendcl library file"},

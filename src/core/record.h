@@ -262,6 +262,10 @@ typedef struct act_rec_metadata {
 #define ACT_META_INTERNAL 4u /* for the tool only (e.g. the process's trace name); not written */
 
 /* How a device's timestamps were mapped onto the host clock. */
+/* A vendor activity source writes one when a capture cycle starts and one
+ * when it stops (method "<source> ... at stop"), with the same device key:
+ * the builder derives the trace's "<source>_clock" metadata from the pair
+ * (src/timeline/vendor_clock.c). */
 typedef struct act_rec_clock {
     act_rec_hdr h; /* aux = method string id ("monotonic_raw", ...) */
     uint64_t device;

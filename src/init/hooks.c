@@ -30,6 +30,7 @@
 #include "acceltrace.h"
 #include "config.h"
 #include "core/internal.h"
+#include "core/vec.h"
 
 /* The default base order: fixed here and nowhere else. Groups registered
  * but not listed follow in registration order. */
@@ -60,16 +61,19 @@ typedef struct hook_module {
 
 static struct {
     hook_entry *entries;
-    int n_entries, cap_entries;
+    int n_entries;
+    size_t cap_entries;
     char **groups; /* each allocated on its own: names handed out stay put */
-    int n_groups, cap_groups;
+    int n_groups;
+    size_t cap_groups;
     hook_module *modules;
-    int n_modules, cap_modules;
+    int n_modules;
+    size_t cap_modules;
     char **order; /* custom base order (NULL-terminated) or NULL */
     int discovered;
     int applying; /* nesting depth of apply calls */
     char warned_spec[sizeof(act_cfg.hooks)];
-} H;
+} hook_registry;
 
 static pthread_mutex_t hooks_lock;
 static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
@@ -120,24 +124,10 @@ static int group_name_valid(const char *s)
 
 static int group_find(const char *name)
 {
-    for (int i = 0; i < H.n_groups; i++)
-        if (!strcmp(H.groups[i], name))
+    for (int i = 0; i < hook_registry.n_groups; i++)
+        if (!strcmp(hook_registry.groups[i], name))
             return i;
     return -1;
-}
-
-/* Grow `*arr` (elements of `size`) so that it holds one more. */
-static int grow(void **arr, int *cap, int n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    int nc = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, (size_t)nc * size);
-    if (!p)
-        return ACT_E_NOMEM;
-    *arr = p;
-    *cap = nc;
-    return 0;
 }
 
 static int group_intern(const char *name)
@@ -145,13 +135,12 @@ static int group_intern(const char *name)
     int g = group_find(name);
     if (g >= 0)
         return g;
-    void *arr = H.groups;
-    if (grow(&arr, &H.cap_groups, H.n_groups, sizeof(*H.groups)) < 0)
+    if (act_vec_reserve(hook_registry.groups, hook_registry.cap_groups,
+                        (size_t)hook_registry.n_groups + 1, 16))
         return ACT_E_NOMEM;
-    H.groups = arr;
-    if (!(H.groups[H.n_groups] = strdup(name)))
+    if (!(hook_registry.groups[hook_registry.n_groups] = strdup(name)))
         return ACT_E_NOMEM;
-    return H.n_groups++;
+    return hook_registry.n_groups++;
 }
 
 /* ---- registration ------------------------------------------------------ */
@@ -161,19 +150,18 @@ static int register_locked(const act_hook *h)
     if (!h || !group_name_valid(h->group) || !h->name || !*h->name || !h->apply)
         return ACT_E_INVAL;
     int g = group_find(h->group);
-    for (int i = 0; g >= 0 && i < H.n_entries; i++) {
-        const hook_entry *e = &H.entries[i];
+    for (int i = 0; g >= 0 && i < hook_registry.n_entries; i++) {
+        const hook_entry *e = &hook_registry.entries[i];
         if (e->group == g && !strcmp(e->hook.name, h->name))
             return e->hook.apply == h->apply ? 0 : ACT_E_CONFLICT;
     }
-    void *arr = H.entries;
-    if (grow(&arr, &H.cap_entries, H.n_entries, sizeof(*H.entries)) < 0)
+    if (act_vec_reserve(hook_registry.entries, hook_registry.cap_entries,
+                        (size_t)hook_registry.n_entries + 1, 16))
         return ACT_E_NOMEM;
-    H.entries = arr;
     g = group_intern(h->group);
     if (g < 0)
         return g;
-    H.entries[H.n_entries++] = (hook_entry){.hook = *h, .group = g};
+    hook_registry.entries[hook_registry.n_entries++] = (hook_entry){.hook = *h, .group = g};
     return 0;
 }
 
@@ -235,13 +223,12 @@ int act_hooks_register_module(const char *path)
         return ACT_E_INVAL;
     hooks_lock_take();
     int rc = 0;
-    for (int i = 0; i < H.n_modules; i++)
-        if (!strcmp(H.modules[i].path, path))
+    for (int i = 0; i < hook_registry.n_modules; i++)
+        if (!strcmp(hook_registry.modules[i].path, path))
             goto out; /* already registered */
-    void *arr = H.modules;
-    if ((rc = grow(&arr, &H.cap_modules, H.n_modules, sizeof(*H.modules))) < 0)
+    if ((rc = act_vec_reserve(hook_registry.modules, hook_registry.cap_modules,
+                              (size_t)hook_registry.n_modules + 1, 16)) < 0)
         goto out;
-    H.modules = arr;
     hook_module m = {.path = strdup(path)};
     if (!m.path) {
         rc = ACT_E_NOMEM;
@@ -260,7 +247,7 @@ int act_hooks_register_module(const char *path)
         free(m.path);
         goto out;
     }
-    H.modules[H.n_modules++] = m;
+    hook_registry.modules[hook_registry.n_modules++] = m;
 out:
     hooks_lock_drop();
     return rc;
@@ -270,12 +257,12 @@ out:
 
 static void discover_locked(void)
 {
-    if (!H.discovered) {
-        H.discovered = 1;
+    if (!hook_registry.discovered) {
+        hook_registry.discovered = 1;
         scan_section(__start_act_hooks, __stop_act_hooks, "the library");
     }
-    for (int i = 0; i < H.n_modules; i++) {
-        hook_module *m = &H.modules[i];
+    for (int i = 0; i < hook_registry.n_modules; i++) {
+        hook_module *m = &hook_registry.modules[i];
         if (m->scanned)
             continue;
         m->scanned = 1; /* set first: a hook may register yet another module */
@@ -287,27 +274,28 @@ int act_hooks_discover(void)
 {
     hooks_lock_take();
     discover_locked();
-    int n = H.n_entries;
+    int n = hook_registry.n_entries;
     hooks_lock_drop();
     return n;
 }
 
 /* ---- order ------------------------------------------------------------- */
 
-/* Group indices in resolved order into `out` (capacity H.n_groups). */
+/* Group indices in resolved order into `out` (capacity hook_registry.n_groups). */
 static int resolve_order(int *out)
 {
     int n = 0;
-    const char *const *base = H.order ? (const char *const *)H.order : default_order;
+    const char *const *base =
+        hook_registry.order ? (const char *const *)hook_registry.order : default_order;
     for (int i = 0; base[i]; i++) {
         int g = group_find(base[i]);
         if (g >= 0)
             out[n++] = g;
     }
-    for (int g = 0; g < H.n_groups; g++) {
+    for (int g = 0; g < hook_registry.n_groups; g++) {
         int listed = 0;
         for (int i = 0; base[i] && !listed; i++)
-            listed = !strcmp(base[i], H.groups[g]);
+            listed = !strcmp(base[i], hook_registry.groups[g]);
         if (!listed)
             out[n++] = g;
     }
@@ -344,8 +332,8 @@ int act_hooks_set_order(const char *const *groups)
         }
     }
     hooks_lock_take();
-    free_order(H.order);
-    H.order = copy; /* NULL: back to the default order */
+    free_order(hook_registry.order);
+    hook_registry.order = copy; /* NULL: back to the default order */
     hooks_lock_drop();
     return 0;
 }
@@ -354,16 +342,23 @@ int act_hooks_order(const char **out, int max)
 {
     hooks_lock_take();
     discover_locked();
-    int *idx = malloc(sizeof(int) * (size_t)(H.n_groups ? H.n_groups : 1));
+    int *idx = malloc(sizeof(int) * (size_t)(hook_registry.n_groups ? hook_registry.n_groups : 1));
     int n = 0;
     if (idx) {
         n = resolve_order(idx);
         for (int i = 0; i < n && i < max; i++)
-            out[i] = H.groups[idx[i]];
+            out[i] = hook_registry.groups[idx[i]];
         free(idx);
     }
     hooks_lock_drop();
     return idx ? n : ACT_E_NOMEM;
+}
+
+/* Exported for `acceltrace run`, which checks ACCELTRACE_HOOKS against the
+ * library it injects before the program starts (not public API). */
+ACT_EXPORT int act_hooks_group_names(const char **out, int max)
+{
+    return act_hooks_order(out, max);
 }
 
 /* ---- selection (ACCELTRACE_HOOKS) ---------------------------------------- */
@@ -395,27 +390,41 @@ int act_hooks_group_enabled(const char *group)
     }
 }
 
-/* Say once per setting when an item of ACCELTRACE_HOOKS selects nothing:
- * a misspelt group must not silently trace nothing. */
-static void warn_unmatched_locked(void)
+const char *act_hooks_spec_unmatched(const char *spec, const char *const *groups, int n_groups,
+                                     size_t *len)
 {
-    const char *spec = act_cfg.hooks;
-    if (!spec[0] || !strcmp(spec, H.warned_spec))
-        return;
-    strcpy(H.warned_spec, spec);
     for (const char *p = spec;;) {
         const char *end = strchr(p, ',');
         size_t n = end ? (size_t)(end - p) : strlen(p);
         size_t skip = (n && p[0] == '-') ? 1 : 0;
         int hit = n - skip == 3 && !strncmp(p + skip, "all", 3);
-        for (int g = 0; g < H.n_groups && !hit; g++)
-            hit = pattern_matches(p + skip, n - skip, H.groups[g]);
-        if (!hit && act_config_log_level() >= ACT_LOG_INFO)
-            act_log("ACCELTRACE_HOOKS: '%.*s' matches no hook group", (int)(n - skip), p + skip);
+        for (int g = 0; g < n_groups && !hit; g++)
+            hit = pattern_matches(p + skip, n - skip, groups[g]);
+        if (!hit) {
+            *len = n - skip;
+            return p + skip;
+        }
         if (!end)
-            return;
+            return NULL;
         p = end + 1;
     }
+}
+
+/* Say once per setting when an item of ACCELTRACE_HOOKS selects nothing:
+ * a misspelt group must not silently trace nothing (`acceltrace run`
+ * refuses such a value before the program starts; this is for a program
+ * started without it). */
+static void warn_unmatched_locked(void)
+{
+    const char *spec = act_cfg.hooks;
+    if (!spec[0] || !strcmp(spec, hook_registry.warned_spec))
+        return;
+    strcpy(hook_registry.warned_spec, spec);
+    size_t n;
+    const char *p = act_hooks_spec_unmatched(spec, (const char *const *)hook_registry.groups,
+                                             hook_registry.n_groups, &n);
+    if (p && act_config_log_level() >= ACT_LOG_INFO)
+        act_log("ACCELTRACE_HOOKS: '%.*s' matches no hook group", (int)n, p);
 }
 
 /* ---- apply ------------------------------------------------------------- */
@@ -425,16 +434,16 @@ static void warn_unmatched_locked(void)
 static int apply_group_locked(int g)
 {
     int first_err = 0;
-    H.applying++;
-    for (int i = 0; i < H.n_entries; i++) { /* n_entries re-read: see file comment */
-        if (H.entries[i].group != g || H.entries[i].state == ST_APPLIED ||
-            H.entries[i].state == ST_RUNNING)
+    hook_registry.applying++;
+    for (int i = 0; i < hook_registry.n_entries; i++) { /* n_entries re-read: see file comment */
+        if (hook_registry.entries[i].group != g || hook_registry.entries[i].state == ST_APPLIED ||
+            hook_registry.entries[i].state == ST_RUNNING)
             continue;
-        act_hook h = H.entries[i].hook;
-        H.entries[i].state = ST_RUNNING;
-        H.entries[i].attempts++;
+        act_hook h = hook_registry.entries[i].hook;
+        hook_registry.entries[i].state = ST_RUNNING;
+        hook_registry.entries[i].attempts++;
         int rc = h.apply();
-        hook_entry *e = &H.entries[i]; /* the array may have moved */
+        hook_entry *e = &hook_registry.entries[i]; /* the array may have moved */
         if (rc == 0) {
             e->state = ST_APPLIED;
             continue;
@@ -446,7 +455,7 @@ static int apply_group_locked(int g)
         if (!first_err)
             first_err = e->err;
     }
-    H.applying--;
+    hook_registry.applying--;
     return first_err;
 }
 
@@ -481,9 +490,10 @@ int act_hooks_apply_all(void)
     char *done = NULL;
     int done_cap = 0;
     for (;;) {
-        int *order = malloc(sizeof(int) * (size_t)(H.n_groups ? H.n_groups : 1));
-        if (!done || H.n_groups > done_cap) {
-            int want = H.n_groups > 0 ? H.n_groups : 1;
+        int *order =
+            malloc(sizeof(int) * (size_t)(hook_registry.n_groups ? hook_registry.n_groups : 1));
+        if (!done || hook_registry.n_groups > done_cap) {
+            int want = hook_registry.n_groups > 0 ? hook_registry.n_groups : 1;
             char *d = realloc(done, (size_t)want);
             if (d)
                 memset(d + done_cap, 0, (size_t)(want - done_cap));
@@ -505,7 +515,7 @@ int act_hooks_apply_all(void)
         if (next < 0)
             break;
         done[next] = 1;
-        if (!act_hooks_group_enabled(H.groups[next]))
+        if (!act_hooks_group_enabled(hook_registry.groups[next]))
             continue;
         int rc = apply_group_locked(next);
         if (rc < 0 && !first_err)
@@ -523,8 +533,8 @@ int act_hooks_state(const char *group, const char *name)
         return ACT_E_INVAL;
     hooks_lock_take();
     int rc = ACT_E_NOTFOUND, g = group_find(group);
-    for (int i = 0; g >= 0 && i < H.n_entries; i++) {
-        const hook_entry *e = &H.entries[i];
+    for (int i = 0; g >= 0 && i < hook_registry.n_entries; i++) {
+        const hook_entry *e = &hook_registry.entries[i];
         if (e->group == g && !strcmp(e->hook.name, name)) {
             rc = e->state == ST_APPLIED ? 1 : e->state == ST_FAILED ? e->err : 0;
             break;
@@ -537,21 +547,21 @@ int act_hooks_state(const char *group, const char *name)
 void act_hooks_reset(void)
 {
     hooks_lock_take();
-    if (H.applying) { /* a hook resetting its own manager: refuse */
+    if (hook_registry.applying) { /* a hook resetting its own manager: refuse */
         act_log("act_hooks_reset called during an apply; ignored");
         hooks_lock_drop();
         return;
     }
     /* Modules stay mapped (a live interception may point into them); only
      * their registration is forgotten. */
-    for (int i = 0; i < H.n_modules; i++)
-        free(H.modules[i].path);
-    free(H.modules);
-    free(H.entries);
-    for (int i = 0; i < H.n_groups; i++)
-        free(H.groups[i]);
-    free(H.groups);
-    free_order(H.order);
-    memset(&H, 0, sizeof(H));
+    for (int i = 0; i < hook_registry.n_modules; i++)
+        free(hook_registry.modules[i].path);
+    free(hook_registry.modules);
+    free(hook_registry.entries);
+    for (int i = 0; i < hook_registry.n_groups; i++)
+        free(hook_registry.groups[i]);
+    free(hook_registry.groups);
+    free_order(hook_registry.order);
+    memset(&hook_registry, 0, sizeof(hook_registry));
     hooks_lock_drop();
 }

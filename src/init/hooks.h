@@ -66,6 +66,11 @@ int act_hooks_state(const char *group, const char *name);
  * in registration order). Writes at most `max` names, returns the count
  * of groups (may exceed `max`). Names stay valid until act_hooks_reset. */
 int act_hooks_order(const char **out, int max);
+/* The first item of an ACCELTRACE_HOOKS value (already well formed) that
+ * selects none of groups[0..n_groups) ("all" always selects), its length
+ * in *len; NULL when every item selects a group. */
+const char *act_hooks_spec_unmatched(const char *spec, const char *const *groups, int n_groups,
+                                     size_t *len);
 
 /*
  * A module loaded with act_hooks_register_module() is found through an
@@ -82,5 +87,29 @@ int act_hooks_order(const char **out, int max);
         *b = __start_act_hooks;                                                                    \
         *e = __stop_act_hooks;                                                                     \
     }
+
+/* ---- session probes ------------------------------------------------------ */
+
+/*
+ * What an in-process session (act_session_begin) starts besides applying
+ * the hook groups: the probes of every enabled group (ACCELTRACE_HOOKS) run
+ * when a session begins, e.g. a vendor activity source that starts when
+ * its runtime is already loaded in the process. A source registers them as
+ * it registers hooks, in the `act_probes` linker section, so the session
+ * (src/api/session.c) names no source.
+ */
+typedef struct act_session_probe {
+    const char *group;  /* the hook group it belongs to */
+    const char *name;   /* unique within the group */
+    int (*probe)(void); /* 0: started something; negative ACT_E_*: did not */
+} act_session_probe;
+
+#define ACT_SESSION_PROBE(group_, name_, fn_)                                                      \
+    static const act_session_probe act__probe_##name_                                              \
+        __attribute__((used, section("act_probes"), aligned(sizeof(void *)))) = {group_, #name_,   \
+                                                                                 fn_}
+
+/* Run the probe of every enabled group (probes.c); how many returned 0. */
+int act_session_probes_run(void);
 
 #endif

@@ -80,12 +80,15 @@ static void note_loaded_itself(const char *env_var)
     }
 }
 
-void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, int *code, char *why,
-                     size_t len)
+void *act_rt__dlopen(const char *env_var, const char *old_var, const char *const *names, size_t n,
+                     int *code, char *why, size_t len)
 {
     /* secure_getenv: a set-uid program must not load a library the
-     * caller's environment names. */
+     * caller's environment names. The older name still works when the
+     * new one is not set. */
     const char *forced = env_var ? secure_getenv(env_var) : NULL;
+    if (!forced && old_var && (forced = secure_getenv(old_var)))
+        env_var = old_var;
     if (forced) {
         size_t n = strlen(forced);
         if (!n || isspace((unsigned char)forced[0]) || isspace((unsigned char)forced[n - 1])) {

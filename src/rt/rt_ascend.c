@@ -6,7 +6,8 @@
  * Arguments reach ACL unchanged (ACT_RT_HOST_REG_* are the ACL_HOST_REG_*
  * values) and aclError comes back unchanged.
  *
- * Library: $ACCELTRACE_ASCENDCL_PATH when set, else
+ * Library: $ACCELTRACE_ASCENDCL_LIB (or its older name
+ * $ACCELTRACE_ASCENDCL_PATH) when set, else
  * $ASCEND_HOME_PATH/lib64/libascendcl.so, else libascendcl.so through the
  * loader's search path. The first call that needs the device runs, once:
  * aclInit(NULL) (ACL_ERROR_REPEAT_INITIALIZE is fine: the program did it)
@@ -73,7 +74,8 @@ static int acl_load_step(char *why, size_t len)
         names[n++] = home_lib;
     names[n++] = "libascendcl.so";
     int code = ACT_RT_SUCCESS;
-    acl.lib = act_rt__dlopen("ACCELTRACE_ASCENDCL_PATH", names, n, &code, why, len);
+    acl.lib = act_rt__dlopen("ACCELTRACE_ASCENDCL_LIB", "ACCELTRACE_ASCENDCL_PATH", names, n, &code,
+                             why, len);
     if (!acl.lib)
         return code;
     /* A missing symbol only disables the calls that need it. */

@@ -6,7 +6,8 @@
  * dropped; ACT_RT_HOST_REG_MAPPED is cudaHostRegisterMapped, 0x2), and
  * cudart's cudaError_t comes back unchanged.
  *
- * Library: $ACCELTRACE_CUDART_PATH when set, else libcudart.so,
+ * Library: $ACCELTRACE_CUDART_LIB (or its older name
+ * $ACCELTRACE_CUDART_PATH) when set, else libcudart.so,
  * libcudart.so.13, .12, .11.0 through the loader's search path.
  * Loading runs once; cudart initialises itself on its first call.
  */
@@ -32,11 +33,11 @@ static struct {
     const char *(*GetErrorString)(int err);
     int (*GetDevice)(int *device);
     int (*SetDevice)(int device);
-} cu;
+} cudart_lib;
 
 #define CUDA_SYM(f)                                                                                \
     {                                                                                              \
-        "cuda" #f, (void **)&cu.f                                                                  \
+        "cuda" #f, (void **)&cudart_lib.f                                                          \
     }
 static const struct {
     const char *name;
@@ -53,13 +54,13 @@ static int cuda_load_step(char *why, size_t len)
     static const char *const names[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12",
                                         "libcudart.so.11.0"};
     int code = ACT_RT_SUCCESS;
-    cu.lib =
-        act_rt__dlopen("ACCELTRACE_CUDART_PATH", names, ACT_ARRAY_SIZE(names), &code, why, len);
-    if (!cu.lib)
+    cudart_lib.lib = act_rt__dlopen("ACCELTRACE_CUDART_LIB", "ACCELTRACE_CUDART_PATH", names,
+                                    ACT_ARRAY_SIZE(names), &code, why, len);
+    if (!cudart_lib.lib)
         return code;
     /* A missing symbol only disables the calls that need it. */
     for (size_t i = 0; i < ACT_ARRAY_SIZE(cuda_syms); i++)
-        *cuda_syms[i].slot = act_rt__dlsym(cu.lib, cuda_syms[i].name);
+        *cuda_syms[i].slot = act_rt__dlsym(cudart_lib.lib, cuda_syms[i].name);
     return ACT_RT_SUCCESS;
 }
 
@@ -71,7 +72,7 @@ static act_rt_once cuda_loaded = ACT_RT_ONCE_INIT;
         int rc_ = act_rt__once(&cuda_loaded, cuda_load_step);                                      \
         if (rc_ != ACT_RT_SUCCESS)                                                                 \
             return rc_;                                                                            \
-        if (!cu.f)                                                                                 \
+        if (!cudart_lib.f)                                                                         \
             return act_rt__fail(ACT_RT_ERROR_NO_SYMBOL, "cuda: libcudart lacks cuda" #f);          \
     } while (0)
 
@@ -83,7 +84,7 @@ static int cuda_host_register(void *ptr, size_t size, unsigned int flags)
     CUDA_NEED(HostRegister);
     /* cudaHostRegister always page-locks; Mapped has cudart's value. */
     return act_rt__ret("cuda", "cudaHostRegister",
-                       cu.HostRegister(ptr, size, flags & ACT_RT_HOST_REG_MAPPED));
+                       cudart_lib.HostRegister(ptr, size, flags & ACT_RT_HOST_REG_MAPPED));
 }
 
 static int cuda_host_unregister(void *ptr)
@@ -92,7 +93,7 @@ static int cuda_host_unregister(void *ptr)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     CUDA_NEED(HostUnregister);
-    return act_rt__ret("cuda", "cudaHostUnregister", cu.HostUnregister(ptr));
+    return act_rt__ret("cuda", "cudaHostUnregister", cudart_lib.HostUnregister(ptr));
 }
 
 static int cuda_stream_create(void **slot)
@@ -101,7 +102,7 @@ static int cuda_stream_create(void **slot)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     CUDA_NEED(StreamCreate);
-    return act_rt__ret("cuda", "cudaStreamCreate", cu.StreamCreate(slot));
+    return act_rt__ret("cuda", "cudaStreamCreate", cudart_lib.StreamCreate(slot));
 }
 
 static int cuda_stream_destroy(void *stream)
@@ -111,7 +112,7 @@ static int cuda_stream_destroy(void *stream)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     CUDA_NEED(StreamDestroy);
-    return act_rt__ret("cuda", "cudaStreamDestroy", cu.StreamDestroy(stream));
+    return act_rt__ret("cuda", "cudaStreamDestroy", cudart_lib.StreamDestroy(stream));
 }
 
 /* cudaProfilerStart/Stop mark the capture range of an external profiler
@@ -119,7 +120,7 @@ static int cuda_stream_destroy(void *stream)
 static int cuda_profiler_start(void)
 {
     CUDA_NEED(ProfilerStart);
-    int rc = cu.ProfilerStart();
+    int rc = cudart_lib.ProfilerStart();
     if (rc != 0)
         return act_rt__ret("cuda", "cudaProfilerStart", rc);
     int a = act_start();
@@ -129,7 +130,7 @@ static int cuda_profiler_start(void)
 static int cuda_profiler_stop(void)
 {
     CUDA_NEED(ProfilerStop);
-    int rc = cu.ProfilerStop();
+    int rc = cudart_lib.ProfilerStop();
     if (rc != 0)
         return act_rt__ret("cuda", "cudaProfilerStop", rc);
     int a = act_stop();
@@ -148,14 +149,14 @@ static int cuda_mem_get_info(int device, size_t *free, size_t *total)
     CUDA_NEED(SetDevice);
     CUDA_NEED(MemGetInfo);
     int cur = 0;
-    int rc = cu.GetDevice(&cur);
+    int rc = cudart_lib.GetDevice(&cur);
     if (rc != 0)
         return act_rt__ret("cuda", "cudaGetDevice", rc);
-    if (cur != device && (rc = cu.SetDevice(device)) != 0)
+    if (cur != device && (rc = cudart_lib.SetDevice(device)) != 0)
         return act_rt__ret("cuda", "cudaSetDevice", rc);
-    rc = act_rt__ret("cuda", "cudaMemGetInfo", cu.MemGetInfo(free, total));
+    rc = act_rt__ret("cuda", "cudaMemGetInfo", cudart_lib.MemGetInfo(free, total));
     if (cur != device) {
-        int back = act_rt__ret("cuda", "cudaSetDevice (back)", cu.SetDevice(cur));
+        int back = act_rt__ret("cuda", "cudaSetDevice (back)", cudart_lib.SetDevice(cur));
         if (rc == 0)
             rc = back;
     }
@@ -168,13 +169,13 @@ static int cuda_device_count(int *count)
     if (rc != ACT_RT_SUCCESS)
         return rc;
     CUDA_NEED(GetDeviceCount);
-    return act_rt__ret("cuda", "cudaGetDeviceCount", cu.GetDeviceCount(count));
+    return act_rt__ret("cuda", "cudaGetDeviceCount", cudart_lib.GetDeviceCount(count));
 }
 
 static int cuda_synchronize(void)
 {
     CUDA_NEED(DeviceSynchronize);
-    return act_rt__ret("cuda", "cudaDeviceSynchronize", cu.DeviceSynchronize());
+    return act_rt__ret("cuda", "cudaDeviceSynchronize", cudart_lib.DeviceSynchronize());
 }
 
 static const char *cuda_error_string(int code)
@@ -184,8 +185,8 @@ static const char *cuda_error_string(int code)
         return s;
     /* Loading cudart does not initialise a device; cudaGetErrorString
      * needs no device either. */
-    if (act_rt__once(&cuda_loaded, cuda_load_step) == ACT_RT_SUCCESS && cu.GetErrorString) {
-        s = cu.GetErrorString(code);
+    if (act_rt__once(&cuda_loaded, cuda_load_step) == ACT_RT_SUCCESS && cudart_lib.GetErrorString) {
+        s = cudart_lib.GetErrorString(code);
         if (s)
             return s;
     }

@@ -47,14 +47,15 @@ int act_rt__once(act_rt_once *o, int (*fn)(char *why, size_t len));
 
 /*
  * dlopen the first loadable of: the file named by the variable `env_var`
- * (when set; it must be non-empty, and then nothing else is tried), or
+ * (or, when that is unset, by its older name `old_var`; when set it must be
+ * non-empty, and then nothing else is tried), or
  * else each of `names` in order (a name with no '/' goes through the
  * loader's search path). An already loaded candidate is reused
  * (RTLD_NOLOAD first). Returns the handle, or NULL with the reason in why
  * and *code set (ACT_RT_ERROR_NO_LIBRARY or ACT_RT_ERROR_CONFIG).
  */
-void *act_rt__dlopen(const char *env_var, const char *const *names, size_t n, int *code, char *why,
-                     size_t len);
+void *act_rt__dlopen(const char *env_var, const char *old_var, const char *const *names, size_t n,
+                     int *code, char *why, size_t len);
 
 /* Nonzero when act_rt__dlopen(env_var, ...) loaded the library itself
  * (the program had not): the vendor's runtime is then in the process only

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
+#include "core/vec.h"
 #include "rt_internal.h"
 
 static struct {
@@ -93,7 +94,7 @@ static int ocl_load_step(char *why, size_t len)
 {
     static const char *const names[] = {"libOpenCL.so.1", "libOpenCL.so"};
     int code = ACT_RT_SUCCESS;
-    ocl.lib = act_rt__dlopen(NULL, names, ACT_ARRAY_SIZE(names), &code, why, len);
+    ocl.lib = act_rt__dlopen(NULL, NULL, names, ACT_ARRAY_SIZE(names), &code, why, len);
     if (!ocl.lib)
         return code;
     for (size_t i = 0; i < ACT_ARRAY_SIZE(ocl_syms); i++) {
@@ -219,13 +220,8 @@ static int ocl_host_register(void *ptr, size_t size, unsigned int flags)
     if (reg_overlaps(ptr, size)) {
         rc = act_rt__fail(ACT_RT_ERROR_ALREADY_REGISTERED,
                           "opencl: host_register: %p+%zu overlaps a registered range", ptr, size);
-    } else if (ocl.nregs == ocl.capregs) {
-        size_t cap = ocl.capregs ? 2 * ocl.capregs : 16;
-        struct ocl_reg *r = realloc(ocl.regs, cap * sizeof *r);
-        if (!r)
-            rc = act_rt__fail(ACT_RT_ERROR_NOMEM, "opencl: host_register: out of memory");
-        else
-            ocl.regs = r, ocl.capregs = cap;
+    } else if (act_vec_reserve(ocl.regs, ocl.capregs, ocl.nregs + 1, 16)) {
+        rc = act_rt__fail(ACT_RT_ERROR_NOMEM, "opencl: host_register: out of memory");
     }
     if (rc == ACT_RT_SUCCESS) {
         cl_int err = CL_SUCCESS;
@@ -294,13 +290,7 @@ static int ocl_stream_create(void **slot)
         return act_rt__fail(cl_code(err ? err : CL_OUT_OF_RESOURCES),
                             "opencl: clCreateCommandQueue failed: %d", err);
     pthread_mutex_lock(&ocl.mu);
-    if (ocl.nstreams == ocl.capstreams) {
-        size_t cap = ocl.capstreams ? 2 * ocl.capstreams : 8;
-        cl_command_queue *s = realloc(ocl.streams, cap * sizeof *s);
-        if (s)
-            ocl.streams = s, ocl.capstreams = cap;
-    }
-    int ok = ocl.nstreams < ocl.capstreams;
+    int ok = act_vec_reserve(ocl.streams, ocl.capstreams, ocl.nstreams + 1, 8) == 0;
     if (ok)
         ocl.streams[ocl.nstreams++] = q;
     pthread_mutex_unlock(&ocl.mu);

@@ -3,7 +3,8 @@
  * (spool.h) builds host lanes (ranges, API calls, marks, counters), the
  * join tables and the list of device ops; joins.c links device ops to
  * their launches and ranges, devices.c lays device work out on lanes with
- * flows. Everything questionable is counted in tl->counts, never asserted
+ * flows, window.c knows the capture window. Calls go from here to them,
+ * never back. Everything questionable is counted in tl->counts, never asserted
  * away: unbalanced pops, ranges left open, skew, negative durations,
  * improper nesting, records outside the capture window.
  */
@@ -13,6 +14,7 @@
 
 #include "acceltrace.h"
 #include "builder_int.h"
+#include "core/vec.h"
 
 /* ---- per-thread state ------------------------------------------------- */
 
@@ -43,116 +45,6 @@ static bld_thread *thread_of(bld *b, bld_proc *p, uint32_t serial)
     return t;
 }
 
-#define GROW(arr, n, cap, errp)                                                                    \
-    do {                                                                                           \
-        if ((n) == (cap)) {                                                                        \
-            size_t nc_ = (cap) ? (cap)*2 : 256;                                                    \
-            void *na_ = realloc((arr), nc_ * sizeof(*(arr)));                                      \
-            if (!na_) {                                                                            \
-                *(errp) = ACT_E_NOMEM;                                                             \
-                break;                                                                             \
-            }                                                                                      \
-            (arr) = na_;                                                                           \
-            (cap) = nc_;                                                                           \
-        }                                                                                          \
-    } while (0)
-
-void *bld_scratch(bld *b, size_t bytes)
-{
-    if (bytes <= b->scratch_cap)
-        return b->scratch;
-    /* realloc would copy contents nobody needs: a new block instead. */
-    free(b->scratch);
-    b->scratch = malloc(bytes);
-    b->scratch_cap = b->scratch ? bytes : 0;
-    if (!b->scratch)
-        b->tl->err = ACT_E_NOMEM;
-    return b->scratch;
-}
-
-/* ---- capture window --------------------------------------------------- */
-
-int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end)
-{
-    if (end < b->ws || start > b->we)
-        return 0;
-    if (!p->capture_used)
-        return 1;
-    /* First interval whose end is after start; it must begin before end. */
-    size_t lo = 0, hi = p->n_capture;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (p->capture[2 * mid + 1] <= start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n_capture && p->capture[2 * lo] <= end;
-}
-
-typedef struct cap_ev {
-    uint64_t ts;
-    uint32_t on;
-} cap_ev;
-
-static int cap_cmp(const void *a, const void *c)
-{
-    const cap_ev *x = a, *y = c;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-/* CAPTURE records (capture turned on/off by act_start/act_stop) become
- * intervals. Capture starts off when the spool says it waited for
- * act_start. A spool without CAPTURE records is not restricted. */
-static void load_capture(bld *b, bld_proc *p)
-{
-    act_spool *sp = p->sp;
-    size_t n = sp->records[ACT_REC_CAPTURE];
-    if (!n)
-        return;
-    cap_ev *ev = malloc(n * sizeof(*ev));
-    p->capture = malloc((n + 1) * 2 * sizeof(*p->capture));
-    if (!ev || !p->capture) {
-        free(ev);
-        b->tl->err = ACT_E_NOMEM;
-        return;
-    }
-    /* A walk of its own, before the main one: the window decides what
-     * the main walk keeps. Only spools with CAPTURE records pay for it. */
-    size_t m = 0;
-    act_spool_iter *it = act_spool_iter_new(sp);
-    act_sp_rec rec;
-    int rc = it ? 0 : ACT_E_NOMEM;
-    while (it && m < n && (rc = act_spool_iter_next(it, &rec)) > 0)
-        if (rec.r->kind == ACT_REC_CAPTURE)
-            ev[m++] = (cap_ev){act_spool_ns(sp, ((const act_rec_ts *)rec.r)->ts), rec.r->aux != 0};
-    act_spool_iter_free(it);
-    if (rc < 0) {
-        free(ev);
-        b->tl->err = ACT_E_NOMEM;
-        return;
-    }
-    if (m)
-        qsort(ev, m, sizeof(*ev), cap_cmp);
-    int on = !(sp->hdr.flags & ACT_SPOOL_F_CAPTURE_API);
-    if (on)
-        p->capture[0] = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (ev[i].on && !on) {
-            p->capture[2 * p->n_capture] = ev[i].ts;
-            on = 1;
-        } else if (!ev[i].on && on) {
-            p->capture[2 * p->n_capture + 1] = ev[i].ts;
-            p->n_capture++;
-            on = 0;
-        }
-    }
-    if (on)
-        p->capture[2 * p->n_capture++ + 1] = UINT64_MAX;
-    p->capture_used = 1;
-    free(ev);
-}
-
 /* ---- records ---------------------------------------------------------- */
 
 typedef struct bld_async {
@@ -174,16 +66,11 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     bld_thread *t = thread_of(b, p, rec->serial);
     if (!t)
         return;
-    GROW(p->ranges, p->n_ranges, p->cap_ranges, &b->tl->err);
-    if (t->depth == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 16;
-        uint32_t *ns = realloc(t->stack, nc * sizeof(*ns));
-        if (!ns) {
-            b->tl->err = ACT_E_NOMEM;
-            return;
-        }
-        t->stack = ns;
-        t->cap = nc;
+    if (act_vec_reserve(p->ranges, p->cap_ranges, p->n_ranges + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
+    if (act_vec_reserve(t->stack, t->cap, t->depth + 1, 16)) {
+        b->tl->err = ACT_E_NOMEM;
+        return;
     }
     if (b->tl->err)
         return;
@@ -198,7 +85,8 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     t->owner_idx = (uint32_t)p->n_ranges;
     t->stack[t->depth++] = (uint32_t)p->n_ranges;
     p->n_ranges++;
-    GROW(t->by_seq, t->n_seq, t->cap_seq, &b->tl->err);
+    if (act_vec_reserve(t->by_seq, t->cap_seq, t->n_seq + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!b->tl->err)
         t->by_seq[t->n_seq++] = (uint32_t)(p->n_ranges - 1);
 }
@@ -220,7 +108,8 @@ static void on_range_start(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec
 {
     const act_rec_range_id *r = (const act_rec_range_id *)rec->r;
     bld_thread *t = thread_of(b, p, rec->serial);
-    GROW(ps->async, ps->n_async, ps->cap_async, &b->tl->err);
+    if (act_vec_reserve(ps->async, ps->cap_async, ps->n_async + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!t || b->tl->err)
         return;
     t->owner_kind = BLD_OWNER_ASYNC;
@@ -248,7 +137,8 @@ static void on_range_end(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *
 static void on_mark(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     bld_thread *t = thread_of(b, p, rec->serial);
-    GROW(p->marks, p->n_marks, p->cap_marks, &b->tl->err);
+    if (act_vec_reserve(p->marks, p->cap_marks, p->n_marks + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!t || b->tl->err)
         return;
     t->owner_kind = BLD_OWNER_MARK;
@@ -275,7 +165,8 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
         b->tl->counts.orphan_args++;
         return;
     }
-    GROW(p->argrefs, p->n_argrefs, p->cap_argrefs, &b->tl->err);
+    if (act_vec_reserve(p->argrefs, p->cap_argrefs, p->n_argrefs + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     p->argrefs[p->n_argrefs++] = (bld_argref){*rec, 0};
@@ -292,7 +183,8 @@ static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
     const act_rec_thread *t = (const act_rec_thread *)rec->r;
     if (t->h.aux != 0 || !t->tid)
         return;
-    GROW(p->tid_names, p->n_tid_names, p->cap_tid_names, &b->tl->err);
+    if (act_vec_reserve(p->tid_names, p->cap_tid_names, p->n_tid_names + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     p->tid_names[p->n_tid_names++] = rec->s2;
@@ -304,7 +196,8 @@ static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
  * a streamed trace is written between the phases). */
 static void on_counter(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
-    GROW(p->counters, p->n_counters, p->cap_counters, &b->tl->err);
+    if (act_vec_reserve(p->counters, p->cap_counters, p->n_counters + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!b->tl->err)
         p->counters[p->n_counters++] = *rec;
 }
@@ -335,7 +228,8 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     const act_rec_api *r = (const act_rec_api *)rec->r;
     bld_thread *t = thread_of(b, p, rec->serial);
-    GROW(p->api, p->n_api, p->cap_api, &b->tl->err);
+    if (act_vec_reserve(p->api, p->cap_api, p->n_api + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (!t || b->tl->err)
         return;
     bld_api *a = &p->api[p->n_api++];
@@ -359,7 +253,8 @@ static void on_device_op(bld *b, bld_proc *p, const act_sp_rec *rec)
         b->tl->counts.device_ops_without_times++;
         return;
     }
-    GROW(b->ops, b->n_ops, b->cap_ops, &b->tl->err);
+    if (act_vec_reserve(b->ops, b->cap_ops, b->n_ops + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     bld_op *op = &b->ops[b->n_ops++];
@@ -395,24 +290,14 @@ static void on_clock(bld *b, const act_sp_rec *rec)
 
 static void on_metadata(bld *b, const act_sp_rec *rec)
 {
-    act_timeline *tl = b->tl;
-    if (!tl->n_meta || (tl->n_meta & (tl->n_meta - 1)) == 0) {
-        /* capacity doubles at powers of two */
-        act_tl_meta *nm = realloc(tl->meta, (tl->n_meta ? tl->n_meta * 2 : 1) * sizeof(*nm));
-        if (!nm) {
-            tl->err = ACT_E_NOMEM;
-            return;
-        }
-        tl->meta = nm;
-    }
-    tl->meta[tl->n_meta++] =
-        (act_tl_meta){rec->s1, rec->s2, (int)((const act_rec_metadata *)rec->r)->is_json};
+    act_tl_meta_add(b->tl, rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0);
 }
 
 static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)
 {
     const act_rec_extcorr *x = (const act_rec_extcorr *)rec->r;
-    GROW(p->extcorr, p->n_extcorr, p->cap_extcorr, &b->tl->err);
+    if (act_vec_reserve(p->extcorr, p->cap_extcorr, p->n_extcorr + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     p->extcorr[p->n_extcorr++] = (bld_key){x->corr, x->ext, x->h.aux, (uint32_t)order};
@@ -424,7 +309,8 @@ static void on_queue(bld *b, bld_proc *p, const act_sp_rec *rec)
     const act_rec_queue *q = (const act_rec_queue *)rec->r;
     if (!q->queue)
         return;
-    GROW(b->queues, b->n_queues, b->cap_queues, &b->tl->err);
+    if (act_vec_reserve(b->queues, b->cap_queues, b->n_queues + 1, 256))
+        b->tl->err = ACT_E_NOMEM;
     if (b->tl->err)
         return;
     b->queues[b->n_queues++] = (bld_queue){rec->s1, q->properties};
@@ -475,14 +361,17 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
         }
         case ACT_REC_QUEUE: on_queue(b, p, rec); break;
         case ACT_REC_METADATA: on_metadata(b, rec); break;
-        case ACT_REC_CLOCK: on_clock(b, rec); break;
+        case ACT_REC_CLOCK:
+            on_clock(b, rec);
+            bld_vendor_clock(b, p, rec);
+            break;
         case ACT_REC_ERROR:
             act_tl_error(b->tl, "pid %u: %.*s", p->pid, (int)rec->s1.n, rec->s1.p);
             break;
         case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
         case ACT_REC_ARG: on_arg(b, p, ps, rec); break;
         case ACT_REC_THREAD: on_thread_name(b, p, rec); break;
-        default: break; /* CAPTURE (load_capture) */
+        default: break; /* CAPTURE (window.c) */
         }
     }
     if (rc < 0)
@@ -832,7 +721,7 @@ static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp)
     p->ops_begin = b->n_ops;
     add_counts(b->tl, sp);
     add_proc(b->tl, sp, p->pid);
-    load_capture(b, p);
+    bld_load_capture(b, p);
     pass_records(b, p, ps);
     close_open(b, p, ps);
     if (!b->tl->err && bld_joins_prepare(b, p))

@@ -2,11 +2,16 @@
  * builder_int.h -- state shared by the builder's files: builder.c (the
  * per-process pass over records, host lanes), joins.c (device op <-> host
  * launch <-> range), devices.c (device processes, queue lanes, sub-lanes,
- * flows). Not seen by writers.
+ * flows), window.c (the capture window), vendor_clock.c (derived clock
+ * metadata). builder.c calls the others; they never call builder.c back.
+ * Not seen by writers.
  */
 #ifndef ACT_BUILDER_INT_H
 #define ACT_BUILDER_INT_H
 
+#include <stdlib.h>
+
+#include "acceltrace.h"
 #include "timeline.h"
 #include "u64map.h"
 
@@ -49,10 +54,14 @@ typedef struct bld_op {
         uint64_t device;       /* the record's device handle, until mapped to dev */
         uint64_t launch_start; /* then the host launch's start, when linked */
     } d;
+    uint64_t range_ref; /* the range reference the join resolved (0 = none) */
+    uint64_t launch_end;
+    act_str launch_name;
     uint32_t launch_tid;
     uint32_t pid;       /* host process */
     uint32_t dev;       /* index into timeline.devices */
     uint32_t lane_tid;  /* assigned by devices.c */
+    uint32_t queue_no;  /* the queue's number on its device, from 1 (devices.c) */
     uint32_t queue_ref; /* bld.queues index + 1 of its QUEUE record; 0 = none */
     uint8_t source, linked, kept;
 } bld_op;
@@ -103,6 +112,15 @@ typedef struct bld_queue {
     uint64_t properties;
 } bld_queue;
 
+/* A vendor activity cycle's CLOCK record at start, until the one at stop
+ * (vendor_clock.c). */
+typedef struct bld_clock_open {
+    uint64_t device; /* the source's all-devices key */
+    int64_t offset, error;
+} bld_clock_open;
+
+#define BLD_MAX_CLOCK_OPEN 8
+
 typedef struct bld_proc {
     act_spool *sp;
     uint32_t pid;
@@ -136,6 +154,8 @@ typedef struct bld_proc {
     uint64_t *capture;
     size_t n_capture; /* number of pairs */
     int capture_used;
+    bld_clock_open clock_open[BLD_MAX_CLOCK_OPEN];
+    size_t n_clock_open;
 } bld_proc;
 
 /* Writing the ops reads their records (bld_op.r) again after the walk;
@@ -170,11 +190,28 @@ typedef struct bld {
 
 /* The scratch block with room for `bytes` (its contents are not kept);
  * NULL and tl->err set when out of memory. */
-void *bld_scratch(bld *b, size_t bytes);
+static inline void *bld_scratch(bld *b, size_t bytes)
+{
+    if (bytes <= b->scratch_cap)
+        return b->scratch;
+    /* realloc would copy contents nobody needs: a new block instead. */
+    free(b->scratch);
+    b->scratch = malloc(bytes);
+    b->scratch_cap = b->scratch ? bytes : 0;
+    if (!b->scratch)
+        b->tl->err = ACT_E_NOMEM;
+    return b->scratch;
+}
 
-/* Inside the capture window: the run's window (opts) and, when the
- * process recorded CAPTURE on/off records, one of its capture intervals. */
+/* window.c: inside the capture window: the run's window (opts) and, when
+ * the process recorded CAPTURE on/off records, one of its capture
+ * intervals. bld_load_capture reads those records first. */
 int bld_in_window(const bld *b, const bld_proc *p, uint64_t start, uint64_t end);
+void bld_load_capture(bld *b, bld_proc *p);
+
+/* vendor_clock.c: a CLOCK record; the one that ends a vendor activity
+ * cycle adds the "<source>_clock" metadata. */
+void bld_vendor_clock(bld *b, bld_proc *p, const act_sp_rec *rec);
 
 /* joins.c */
 int bld_joins_prepare(bld *b, bld_proc *p);

@@ -248,15 +248,15 @@ static uint64_t op_stream(const bld *b, const bld_op *op)
     return op->lane_tid;
 }
 
-/* Lane names a user can read: "<device> · queue N (out-of-order)" (or the
- * queue's own label; the handle stays in each op's args). */
-static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t lanes,
-                            uint32_t queue_no)
+/* The name of sub-lane k (0-based) of the op's queue, one a user can read:
+ * the queue's label, or "<device> · queue N (out-of-order)" (the handle
+ * stays in each op's args); the host pid when several processes share the
+ * device, the sub-lane number from the second one on. */
+static act_str lane_name(bld *b, const bld_op *op, size_t k)
 {
-    act_timeline *tl = b->tl;
-    const act_tl_device *d = &tl->devices[op->dev];
     char qname[256];
     act_str label = queue_label(b, op);
+    const act_tl_device *d = &b->tl->devices[op->dev];
     act_str dev = d->model.n ? d->model : d->vendor;
     if (label.n)
         snprintf(qname, sizeof(qname), "%.*s", (int)label.n, label.p);
@@ -264,25 +264,75 @@ static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t
         snprintf(qname, sizeof(qname), "%.*s \xc2\xb7 stream %llu", (int)dev.n, dev.p,
                  (unsigned long long)op_stream(b, op));
     else
-        snprintf(qname, sizeof(qname), "%.*s \xc2\xb7 queue %u%s", (int)dev.n, dev.p, queue_no,
+        snprintf(qname, sizeof(qname), "%.*s \xc2\xb7 queue %u%s", (int)dev.n, dev.p, op->queue_no,
                  queue_out_of_order(b, op) ? " (out-of-order)" : "");
-    int shared = b->dev_host_pid[op->dev] == UINT32_MAX;
+    char extra[64] = "";
+    if (b->dev_host_pid[op->dev] == UINT32_MAX)
+        snprintf(extra, sizeof(extra), " (pid %u)", op->pid);
+    char sub[48] = "";
+    if (k)
+        snprintf(sub, sizeof(sub), " (sub-lane %zu)", k + 1);
+    return act_tl_printf(b->tl, "%s%s%s", qname, extra, sub);
+}
+
+static void emit_lane_names(bld *b, const bld_op *op, uint32_t first_tid, size_t lanes)
+{
+    act_timeline *tl = b->tl;
+    const act_tl_device *d = &tl->devices[op->dev];
     for (size_t k = 0; k < lanes; k++) {
-        char extra[64] = "";
-        if (shared)
-            snprintf(extra, sizeof(extra), " (pid %u)", op->pid);
-        char sub[48] = "";
-        if (k)
-            snprintf(sub, sizeof(sub), " (sub-lane %zu)", k + 1);
         uint32_t tid = first_tid + (uint32_t)k;
         act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_name"), d->pid, tid, 0, 0);
-        act_tl_arg_str(tl, "name", act_tl_printf(tl, "%s%s%s", qname, extra, sub));
+        act_tl_arg_str(tl, "name", lane_name(b, op, k));
         act_tl_event_add(tl, 'M', ACT_CAT_NONE, act_str_c("thread_sort_index"), d->pid, tid, 0, 0);
         act_tl_arg_u64(tl, "sort_index", tid);
     }
 }
 
-static void emit_op(bld *b, const bld_op *op, uint32_t queue_no)
+/* Hand the op, as laid out, to the timeline's in-process consumer. */
+static void hand_out(bld *b, const bld_op *op, act_str name, uint32_t sub_lane, uint64_t flow)
+{
+    act_timeline *tl = b->tl;
+    const act_rec_device_op *r = op->r;
+    int has_stream =
+        op->queue_ref && (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI);
+    act_tl_devop d = {
+        .name = name,
+        .detail = op->detail,
+        .queue_label = queue_label(b, op),
+        .lane_name = lane_name(b, op, sub_lane),
+        .launch_name = op->linked ? op->launch_name : (act_str){"", 0},
+        .device = &tl->devices[op->dev],
+        .kind = r->op,
+        .source = op->source,
+        .flags = r->flags,
+        .status = r->status,
+        .cat = op_cat(r->op, op->source),
+        .lane_tid = op->lane_tid,
+        .pid = op->pid,
+        .launch_tid = op->linked ? op->launch_tid : 0,
+        .has_stream = has_stream,
+        .queue = op->queue,
+        .stream = op_stream(b, op),
+        .start = op->start,
+        .end = op->end,
+        .launch_start = op->linked ? op->d.launch_start : 0,
+        .launch_end = op->linked ? op->launch_end : 0,
+        .corr = op->corr,
+        .ext_id = op->x.ext_id,
+        .range_ref = op->range_ref,
+        .flow_id = flow,
+        .bytes = r->bytes,
+    };
+    memcpy(d.gsize, r->gsize, sizeof(d.gsize));
+    memcpy(d.lsize, r->lsize, sizeof(d.lsize));
+    int rc = tl->err ? tl->err : tl->on_devop(&d, tl->devop_ctx);
+    if (rc)
+        tl->err = rc;
+}
+
+static void emit_flow(bld *b, const bld_op *op, const act_tl_device *d, uint64_t id);
+
+static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
 {
     act_timeline *tl = b->tl;
     const act_rec_device_op *r = op->r;
@@ -343,9 +393,17 @@ static void emit_op(bld *b, const bld_op *op, uint32_t queue_no)
             a->v.i = r->status;
         }
     }
-    if (!op->linked)
-        return;
-    uint64_t id = ++b->next_flow;
+    uint64_t id = op->linked ? ++b->next_flow : 0;
+    if (op->linked)
+        emit_flow(b, op, d, id);
+    if (tl->on_devop)
+        hand_out(b, op, name, sub_lane, id);
+}
+
+/* The ac2g pair of a linked op: start on its launch, finish on the op. */
+static void emit_flow(bld *b, const bld_op *op, const act_tl_device *d, uint64_t id)
+{
+    act_timeline *tl = b->tl;
     tl->counts.flows++;
     act_tl_event *s = act_tl_event_add(tl, 's', ACT_CAT_AC2G, act_str_c("ac2g"), op->pid,
                                        op->launch_tid, op->d.launch_start, 0);
@@ -398,10 +456,12 @@ int bld_devices_emit(bld *b)
         uint32_t first_tid = ++next_tid[first->dev];
         next_tid[first->dev] += (uint32_t)lanes - 1;
         uint32_t queue_no = ++next_queue[first->dev];
-        emit_lane_names(b, first, first_tid, lanes, queue_no);
+        for (size_t i = g; i < e; i++)
+            b->ops[key[i].idx].queue_no = queue_no;
+        emit_lane_names(b, first, first_tid, lanes);
         for (size_t i = g; i < e; i++) {
             b->ops[key[i].idx].lane_tid = first_tid + lane[i - g];
-            emit_op(b, &b->ops[key[i].idx], queue_no);
+            emit_op(b, &b->ops[key[i].idx], lane[i - g]);
             if (i % BLD_OPS_PER_DROP == BLD_OPS_PER_DROP - 1)
                 for (size_t k = 0; k < b->n_spools; k++)
                     act_spool_drop_pages(b->spools[k]);

@@ -167,6 +167,8 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
     if (launch) {
         op->linked = 1;
         op->d.launch_start = launch->start;
+        op->launch_end = launch->end;
+        op->launch_name = launch->name;
         op->launch_tid = launch->tid;
         op->kept = launch->kept;
         if (op->start < launch->start) {
@@ -186,5 +188,6 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
         ref = launch->ext;
     if (!ref && op->corr)
         ref = find_extcorr(p, op->source, op->corr);
+    op->range_ref = ref;
     op->x.ext_id = bld_resolve_ext(b, p, ref);
 }

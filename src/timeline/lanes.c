@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "core/vec.h"
 #include "timeline.h"
 
 /* Binary min-heap of (key, lane). */
@@ -80,14 +81,8 @@ int act_nest_add(act_nest *s, uint64_t start, uint64_t end)
         s->depth--;
     if (s->depth && end > s->stack[s->depth - 1])
         return 1; /* not pushed: judge later slices against the rest */
-    if (s->depth == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 16;
-        uint64_t *ns = realloc(s->stack, nc * sizeof(*ns));
-        if (!ns)
-            return -1;
-        s->stack = ns;
-        s->cap = nc;
-    }
+    if (act_vec_reserve(s->stack, s->cap, s->depth + 1, 16))
+        return -1;
     s->stack[s->depth++] = end;
     return 0;
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "core/vec.h"
 #include "u64map.h"
 
 typedef struct act_sp_seg {
@@ -216,14 +217,8 @@ static int check_header(act_spool *sp, size_t file_size, char *err, size_t errle
 static int seg_add(reader *rd, const segment *s)
 {
     act_spool *sp = rd->sp;
-    if (sp->n_segs == rd->cap_segs) {
-        size_t nc = rd->cap_segs ? rd->cap_segs * 2 : 64;
-        segment *ns = realloc(sp->segs, nc * sizeof(*ns));
-        if (!ns)
-            return ACT_E_NOMEM;
-        sp->segs = ns;
-        rd->cap_segs = nc;
-    }
+    if (act_vec_reserve(sp->segs, rd->cap_segs, sp->n_segs + 1, 64))
+        return ACT_E_NOMEM;
     sp->segs[sp->n_segs++] = *s;
     return 0;
 }
@@ -301,14 +296,8 @@ static int seg_cmp(const void *a, const void *b)
 
 static int str_define(reader *rd, uint32_t serial, uint32_t id, const char *p, uint32_t n)
 {
-    if (rd->n_strs == rd->cap_strs) {
-        size_t nc = rd->cap_strs ? rd->cap_strs * 2 : 256;
-        act_str *ns = realloc(rd->strs, nc * sizeof(*ns));
-        if (!ns)
-            return ACT_E_NOMEM;
-        rd->strs = ns;
-        rd->cap_strs = nc;
-    }
+    if (act_vec_reserve(rd->strs, rd->cap_strs, rd->n_strs + 1, 256))
+        return ACT_E_NOMEM;
     rd->strs[rd->n_strs] = (act_str){p, n};
     rd->n_strs++;
     rd->hits[id & (STR_HITS - 1)].key = 0; /* a redefinition replaces the old one */
@@ -611,29 +600,35 @@ void act_spool_iter_free(act_spool_iter *it)
 int act_spool_open(act_spool *sp, const char *path, char *err, size_t errlen)
 {
     memset(sp, 0, sizeof(*sp));
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        sp->path = strdup(path);
+        set_err(err, errlen, path, strerror(errno));
+        return sp->path ? ACT_E_IO : ACT_E_NOMEM;
+    }
+    int rc = act_spool_open_fd(sp, fd, path, err, errlen);
+    close(fd);
+    return rc;
+}
+
+int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t errlen)
+{
+    memset(sp, 0, sizeof(*sp));
     sp->path = strdup(path);
     if (!sp->path) {
         set_err(err, errlen, path, "out of memory");
         return ACT_E_NOMEM;
     }
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        set_err(err, errlen, path, strerror(errno));
-        return ACT_E_IO;
-    }
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
         set_err(err, errlen, path, "not a regular file");
         return ACT_E_IO;
     }
     if ((uint64_t)st.st_size < ACT_SPOOL_HEADER_SIZE) {
-        close(fd);
         set_err(err, errlen, path, "too small to be a spool file (truncated or empty)");
         return ACT_E_FORMAT;
     }
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
     if (m == MAP_FAILED) {
         set_err(err, errlen, path, strerror(errno));
         return ACT_E_IO;

@@ -3,11 +3,13 @@
  * so far, for consumers inside the process (the torch.profiler plugin in
  * plugins/torch) that put them into another tool's timeline.
  *
- * It reads the session's spool file the way the trace builder does (record.h
- * is the contract) and joins each device op to its launch: the API record
- * with the same correlation id (or the source's external-correlation
- * record) gives the launching thread, the launch time and the external id of
- * the innermost range open at launch. Strings point into the snapshot and
+ * A snapshot is the timeline builder's answer, not a second one: the spool
+ * is read by the same reader and the device ops come out of the same
+ * joins, lanes and flows as the Chrome trace of that spool (builder.c,
+ * joins.c, devices.c); the snapshot only keeps them. Each op carries its
+ * launch (the host call found by (source, correlation id) and time, as in
+ * the trace), its External id and the range reference recorded at launch
+ * (act_snapshot_current_ext() form), its device process and lane. Strings
  * live until act_snapshot_close(). Timestamps are on the timeline clock
  * (CLOCK_MONOTONIC_RAW nanoseconds, TSC spools converted).
  *
@@ -23,25 +25,33 @@ extern "C" {
 #endif
 
 typedef struct act_snap_op {
-    const char *name;                        /* kernel or operation name ("" if unknown) */
+    const char *name;                        /* kernel or operation name (as in the trace) */
     const char *detail;                      /* e.g. kernel type ("" if none) */
     const char *vendor;                      /* "OpenCL", "CUDA", "Ascend", ... ("" if unknown) */
-    const char *device_name;                 /* ("" if unknown) */
+    const char *device_name;                 /* as recorded ("" if unknown) */
+    const char *device_process;              /* the device's process name in the trace */
     const char *queue_label;                 /* ("" if none) */
+    const char *lane_name;                   /* the device lane's name in the trace */
     const char *launch_name;                 /* API call that launched it ("" if unknown) */
     uint32_t kind;                           /* enum act_op_kind (record.h) */
     uint32_t source;                         /* enum act_source */
     uint32_t flags;                          /* ACT_OPF_* */
     int32_t status;                          /* vendor completion status (0 = ok) */
     uint32_t device_index;                   /* ordinal of the device within its source */
+    uint32_t device_pid;                     /* the device's pid in the trace */
+    uint32_t lane_tid;                       /* its lane's tid in the device's process */
+    uint32_t launch_pid;                     /* host process that recorded it */
     uint32_t launch_tid;                     /* OS tid of the launching thread (0 = unknown) */
-    uint64_t device;                         /* device handle/id */
+    uint32_t has_stream;                     /* 1: `stream` is the vendor's stream id */
     uint64_t queue;                          /* queue/stream handle/id */
-    uint64_t start_ns, end_ns;               /* on the device (0 = unknown) */
+    uint64_t stream;                         /* kineto's stream: the CUDA/Ascend id (has_stream), else the lane */
+    uint64_t start_ns, end_ns;               /* on the device */
     uint64_t launch_start_ns, launch_end_ns; /* the host call (0 = unknown) */
     uint64_t corr;                           /* correlation id of the launch (0 = none) */
-    uint64_t ext;   /* innermost range open at launch: act_snapshot_current_ext() form */
-    uint64_t bytes; /* transfers and fills */
+    uint64_t ext;         /* innermost range open at launch: act_snapshot_current_ext() form */
+    uint64_t external_id; /* the trace's "External id" of that range (0 = none) */
+    uint64_t flow_id;     /* the trace's ac2g flow id (0 = not linked) */
+    uint64_t bytes;       /* transfers and fills */
     uint64_t gsize[3], lsize[3];
 } act_snap_op;
 
@@ -54,11 +64,12 @@ int act_snapshot_open(const char *spool_path, act_snapshot **out);
 /* The same from an open spool file descriptor (not closed; it may be read
  * after the file was unlinked, e.g. when a session ended). */
 int act_snapshot_open_fd(int fd, act_snapshot **out);
-/* Device ops in start order: 1 and *op filled, 0 at the end. */
+/* Device ops in start order (ties: trace order): 1 and *op filled, 0 at
+ * the end. Ops without device times are not device ops of the trace. */
 int act_snapshot_next(act_snapshot *s, act_snap_op *op);
 /* Number of device ops, and counters of what could not be used. */
 uint64_t act_snapshot_count(const act_snapshot *s);
-/* Records the reader had to skip (torn or unknown); 0 on a healthy spool. */
+/* Problems the reader found (torn or unknown records); 0 on a healthy spool. */
 uint64_t act_snapshot_skipped(const act_snapshot *s);
 void act_snapshot_close(act_snapshot *s);
 

@@ -70,6 +70,9 @@ typedef struct act_spool {
  * list problems); on failure returns ACT_E_IO / ACT_E_FORMAT / ACT_E_NOMEM
  * and writes a one-line reason into err. sp must be closed either way. */
 int act_spool_open(act_spool *sp, const char *path, char *err, size_t errlen);
+/* The same from an open descriptor (not closed; the file may have been
+ * unlinked); `path` names it in messages. */
+int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t errlen);
 void act_spool_close(act_spool *sp);
 
 /* Convert a timestamp of this spool (its header's clock) into

@@ -6,11 +6,13 @@
 #include "timeline.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "acceltrace.h"
+#include "core/vec.h"
 
 struct act_arena_block {
     act_arena_block *next;
@@ -34,6 +36,27 @@ static const char *const cat_names[ACT_CAT_MAX] = {
     [ACT_CAT_AC2G] = "ac2g",
     [ACT_CAT_GPU_USER_ANNOTATION] = "gpu_user_annotation",
 };
+
+#define COUNTER(field, key, label)                                                                 \
+    {                                                                                              \
+        key, label, offsetof(act_tl_counts, field)                                                 \
+    }
+const act_tl_counter act_tl_counters[] = {
+    COUNTER(unbalanced_pops, "unbalanced_pops", "unbalanced range pops"),
+    COUNTER(invalid_range_ends, "invalid_range_ends", "range ends with invalid ids"),
+    COUNTER(strings_truncated, "strings_truncated", "strings truncated"),
+    COUNTER(unclosed_ranges, "unclosed_ranges", "ranges left open"),
+    COUNTER(unmatched_range_ends, "unmatched_range_ends", "range ends without a start"),
+    COUNTER(negative_durations, "negative_durations", "negative durations"),
+    COUNTER(nesting_violations, "nesting_violations", "host nesting violations"),
+    COUNTER(device_ops_without_times, "device_ops_without_times", "device ops without timestamps"),
+    COUNTER(unlinked_device_ops, "unlinked_device_ops", "device ops without host launch"),
+    COUNTER(unresolved_external, "unresolved_external_ids", "External ids naming no range"),
+    COUNTER(flows, "flows", "launch-to-device flows"),
+    COUNTER(orphan_args, "orphan_args", "args with no event"),
+};
+#undef COUNTER
+const size_t act_tl_n_counters = sizeof(act_tl_counters) / sizeof(act_tl_counters[0]);
 
 const char *act_cat_name(int cat)
 {
@@ -83,15 +106,9 @@ act_tl_event *act_tl_event_slot_slow(act_timeline *tl)
         if (tl->err)
             return NULL;
     }
-    if (tl->n_ev == tl->cap_ev) {
-        size_t nc = tl->cap_ev ? tl->cap_ev * 2 : 1024;
-        act_tl_event *ne = realloc(tl->ev, nc * sizeof(*ne));
-        if (!ne) {
-            tl->err = ACT_E_NOMEM;
-            return NULL;
-        }
-        tl->ev = ne;
-        tl->cap_ev = nc;
+    if (act_vec_reserve(tl->ev, tl->cap_ev, tl->n_ev + 1, 1024)) {
+        tl->err = ACT_E_NOMEM;
+        return NULL;
     }
     return &tl->ev[tl->n_ev++];
 }
@@ -100,15 +117,9 @@ act_tl_arg *act_tl_arg_slot_slow(act_timeline *tl)
 {
     if (tl->err || !tl->n_ev)
         return NULL;
-    if (tl->n_args == tl->cap_args) {
-        size_t nc = tl->cap_args ? tl->cap_args * 2 : 1024;
-        act_tl_arg *na = realloc(tl->args, nc * sizeof(*na));
-        if (!na) {
-            tl->err = ACT_E_NOMEM;
-            return NULL;
-        }
-        tl->args = na;
-        tl->cap_args = nc;
+    if (act_vec_reserve(tl->args, tl->cap_args, tl->n_args + 1, 1024)) {
+        tl->err = ACT_E_NOMEM;
+        return NULL;
     }
     return &tl->args[tl->n_args++];
 }
@@ -151,6 +162,15 @@ act_str act_tl_printf(act_timeline *tl, const char *fmt, ...)
     return act_tl_strdup(tl, tmp, (size_t)n);
 }
 
+void act_tl_meta_add(act_timeline *tl, act_str key, act_str value, int is_json)
+{
+    if (act_vec_reserve(tl->meta, tl->cap_meta, tl->n_meta + 1, 1)) {
+        tl->err = ACT_E_NOMEM;
+        return;
+    }
+    tl->meta[tl->n_meta++] = (act_tl_meta){key, value, is_json};
+}
+
 void act_tl_error(act_timeline *tl, const char *fmt, ...)
 {
     if (tl->n_errors >= ACT_TL_MAX_ERRORS) {
@@ -162,15 +182,9 @@ void act_tl_error(act_timeline *tl, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
-    if (!tl->n_errors || (tl->n_errors & (tl->n_errors - 1)) == 0) {
-        /* capacity doubles at powers of two */
-        size_t cap = tl->n_errors ? tl->n_errors * 2 : 1;
-        char **ne = realloc(tl->errors, cap * sizeof(*ne));
-        if (!ne) {
-            tl->err = ACT_E_NOMEM;
-            return;
-        }
-        tl->errors = ne;
+    if (act_vec_reserve(tl->errors, tl->cap_errors, tl->n_errors + 1, 1)) {
+        tl->err = ACT_E_NOMEM;
+        return;
     }
     char *line = strdup(tmp);
     if (!line) {

@@ -93,6 +93,37 @@ typedef struct act_tl_device {
     uint32_t source;
 } act_tl_device;
 
+/* A device op as the builder joined it and laid it out: the one answer
+ * every output of device work reads. The Chrome writer gets it as events
+ * (its "X" slice and ac2g flow pair); in-process consumers (the snapshot,
+ * hence the torch plugin) get it whole through act_timeline.on_devop.
+ * Strings point into the spools or the timeline's arena. */
+typedef struct act_tl_devop {
+    act_str name;        /* as written (a default name when none was recorded) */
+    act_str detail;      /* kernel type, communicator, marker domain ("" = none) */
+    act_str queue_label; /* its QUEUE record's label ("" = none) */
+    act_str lane_name;   /* the device lane's thread_name */
+    act_str launch_name; /* the host call that launched it ("" = not linked) */
+    const act_tl_device *device;
+    uint32_t kind;       /* enum act_op_kind */
+    uint32_t source;     /* enum act_source */
+    uint32_t flags;      /* ACT_OPF_* */
+    int32_t status;      /* vendor completion status (0 = ok) */
+    int cat;             /* enum act_cat of its slice */
+    uint32_t lane_tid;   /* tid of its lane in the device's process */
+    uint32_t pid;        /* the host process that recorded it */
+    uint32_t launch_tid; /* OS tid of the launching thread (0 = not linked) */
+    int has_stream;      /* CUPTI/mspti: `stream` holds the stream id */
+    uint64_t queue, stream;
+    uint64_t start, end;               /* timeline ns */
+    uint64_t launch_start, launch_end; /* 0 = not linked */
+    uint64_t corr;                     /* vendor correlation id (0 = none) */
+    uint64_t ext_id;                   /* the trace's External id (0 = none) */
+    uint64_t range_ref;                /* the range's reference as recorded (0 = none) */
+    uint64_t flow_id;                  /* its ac2g flow (0 = none) */
+    uint64_t bytes, gsize[3], lsize[3];
+} act_tl_devop;
+
 typedef struct act_tl_meta {
     act_str key;
     act_str value;
@@ -125,9 +156,26 @@ typedef struct act_tl_counts {
     uint64_t unlinked_device_ops; /* corr set but no host launch found */
     uint64_t unresolved_external; /* ext naming no recorded range */
     uint64_t flows;
-    uint64_t orphan_args;  /* ARG records with no event to attach to */
-    uint64_t invalid_utf8; /* filled in by the writer */
+    uint64_t orphan_args; /* ARG records with no event to attach to */
 } act_tl_counts;
+
+/* The plain counters of act_tl_counts, one list walked by every writer:
+ * the member of the trace's "acceltrace" object (written in this order),
+ * the summary's label, the field. The per-kind arrays, callbacks and skew
+ * are written as objects of their own. */
+typedef struct act_tl_counter {
+    const char *key;
+    const char *label;
+    size_t offset; /* of a uint64_t in act_tl_counts */
+} act_tl_counter;
+
+extern const act_tl_counter act_tl_counters[];
+extern const size_t act_tl_n_counters;
+
+static inline uint64_t act_tl_counter_value(const act_tl_counts *c, const act_tl_counter *k)
+{
+    return *(const uint64_t *)((const char *)c + k->offset);
+}
 
 typedef struct act_arena_block act_arena_block;
 
@@ -145,9 +193,9 @@ struct act_timeline {
     act_tl_process *procs;
     size_t n_procs;
     act_tl_meta *meta;
-    size_t n_meta;
+    size_t n_meta, cap_meta;
     char **errors; /* one line per source error / reader problem */
-    size_t n_errors;
+    size_t n_errors, cap_errors;
     uint64_t errors_unlisted; /* beyond ACT_TL_MAX_ERRORS: counted only */
     uint32_t *truncated_pids;
     size_t n_truncated;
@@ -165,6 +213,11 @@ struct act_timeline {
      * becomes tl->err. NULL: every event stays in ev. */
     int (*sink)(struct act_timeline *tl, void *ctx);
     void *sink_ctx;
+    /* When set, each device op is also handed to on_devop as it is laid
+     * out, right after its events were added. Returns 0 or a negative
+     * error, which becomes tl->err. */
+    int (*on_devop)(const act_tl_devop *op, void *ctx);
+    void *devop_ctx;
 };
 
 #define ACT_TL_SINK_BATCH 65536
@@ -265,6 +318,8 @@ static inline void act_tl_arg_hex(act_timeline *tl, const char *key, uint64_t v)
 /* Copy into the timeline's arena (NUL-terminated). */
 act_str act_tl_strdup(act_timeline *tl, const char *s, size_t n);
 act_str act_tl_printf(act_timeline *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A metadata member (key, value; is_json: the value is JSON text). */
+void act_tl_meta_add(act_timeline *tl, act_str key, act_str value, int is_json);
 void act_tl_error(act_timeline *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static inline act_str act_str_c(const char *s)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,9 @@
 
 #include "acceltrace.h"
 #include "core/dist.h"
+#include "core/internal.h"
 #include "core/record.h"
-#include "internal.h"
+#include "core/vec.h"
 #include "json_escape.h"
 
 #ifndef ACT_VERSION
@@ -33,6 +35,10 @@ typedef struct writer {
     act_timeline *tl;
     act_obuf *b;
     size_t invalid;
+    int err;       /* sticky ACT_E_NOMEM of the writer's own */
+    char **errors; /* the writer's own error lines (bad user metadata) */
+    size_t n_errors, cap_errors;
+    uint64_t errors_unlisted;
     esc_slot *esc; /* cache of escaped event strings; NULL: none */
     size_t events; /* events written so far */
     /* ',"cat":"name"' of each category, escaped once */
@@ -55,6 +61,38 @@ typedef struct writer {
 } writer;
 
 static void writer_init(writer *w, act_timeline *tl, act_obuf *b);
+
+/* An error line of the writer's own, listed after the timeline's (within
+ * the same limit of ACT_TL_MAX_ERRORS listed lines). */
+static void writer_error(writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void writer_error(writer *w, const char *fmt, ...)
+{
+    if (w->tl->n_errors + w->n_errors >= ACT_TL_MAX_ERRORS) {
+        w->errors_unlisted++;
+        return;
+    }
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    char *line = strdup(tmp);
+    if (!line || act_vec_reserve(w->errors, w->cap_errors, w->n_errors + 1, 4)) {
+        free(line);
+        w->err = ACT_E_NOMEM;
+        return;
+    }
+    w->errors[w->n_errors++] = line;
+}
+
+static void writer_free_errors(writer *w)
+{
+    for (size_t i = 0; i < w->n_errors; i++)
+        free(w->errors[i]);
+    free(w->errors);
+    w->errors = NULL;
+    w->n_errors = w->cap_errors = 0;
+}
 
 static void wstr(writer *w, const char *s, size_t n)
 {
@@ -448,12 +486,12 @@ static void write_member_value(writer *w, const kv *m)
         if (real) {
             act_obuf_puts(w->b, real);
             free(real);
-            act_tl_error(w->tl,
+            writer_error(w,
                          "metadata '%.*s': an integer beyond 64 bits was written as a real number",
                          (int)(m->kn > 200 ? 200 : m->kn), m->k);
             return;
         }
-        act_tl_error(w->tl, "metadata '%.*s': value is not valid JSON (%s); written as a string",
+        writer_error(w, "metadata '%.*s': value is not valid JSON (%s); written as a string",
                      (int)(m->kn > 200 ? 200 : m->kn), m->k, jerr.text);
     }
     wstr(w, m->v, m->vn);
@@ -515,8 +553,9 @@ static int key_is(const act_str *k, const char *key, size_t kn)
  * variables) is written: not when the user set the key, and not when the
  * processes of this trace detected different values (several ranks in one
  * trace: each keeps its own only in a trace of its own, run -o '...%r...'). */
-static int auto_kept(act_timeline *tl, const act_chrome_opts *o, size_t i)
+static int auto_kept(writer *w, const act_chrome_opts *o, size_t i)
 {
+    const act_timeline *tl = w->tl;
     const act_tl_meta *a = &tl->meta[i];
     for (size_t e = 0; o->extra_metadata && o->extra_metadata[e]; e++) {
         const char *eq = strchr(o->extra_metadata[e], '=');
@@ -531,7 +570,7 @@ static int auto_kept(act_timeline *tl, const act_chrome_opts *o, size_t i)
             return 0;
         if (b->value.n != a->value.n || memcmp(b->value.p, a->value.p, a->value.n)) {
             if (j > i)
-                act_tl_error(tl,
+                writer_error(w,
                              "%.*s: the processes of this trace are different ranks; not written "
                              "(run -o with %%r or %%p writes one trace per process)",
                              (int)a->key.n, a->key.p);
@@ -553,7 +592,7 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
     size_t n = tl->n_meta + n_extra;
     kv *all = calloc(n ? n : 1, sizeof(*all));
     if (!all) {
-        tl->err = ACT_E_NOMEM;
+        w->err = ACT_E_NOMEM;
         return;
     }
     /* One auto-detected record per process: checking each against all is
@@ -564,12 +603,12 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
         n_auto += (tl->meta[i].is_json & ACT_META_AUTO) != 0;
     int autos = n_auto <= 4096;
     if (!autos)
-        act_tl_error(tl, "%zu auto-detected metadata records: none written", n_auto);
+        writer_error(w, "%zu auto-detected metadata records: none written", n_auto);
     size_t m = 0;
     for (size_t i = 0; i < tl->n_meta; i++) {
         const act_tl_meta *t = &tl->meta[i];
         if ((t->is_json & ACT_META_INTERNAL) ||
-            ((t->is_json & ACT_META_AUTO) && (!autos || !auto_kept(tl, o, i))))
+            ((t->is_json & ACT_META_AUTO) && (!autos || !auto_kept(w, o, i))))
             continue;
         all[m++] = (kv){t->key.p, t->value.p, t->key.n, t->value.n, t->is_json & ACT_META_JSON, 0};
     }
@@ -577,13 +616,13 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
         const char *s = o->extra_metadata[i];
         const char *eq = strchr(s, '=');
         if (!eq || eq == s) {
-            act_tl_error(tl, "--metadata '%s': expected KEY=VALUE; ignored", s);
+            writer_error(w, "--metadata '%s': expected KEY=VALUE; ignored", s);
             continue;
         }
         all[m++] = (kv){s, eq + 1, (size_t)(eq - s), strlen(eq + 1), cli_value_is_json(eq + 1), 0};
     }
     if (mark_replaced(all, m)) {
-        tl->err = ACT_E_NOMEM;
+        w->err = ACT_E_NOMEM;
         free(all);
         return;
     }
@@ -591,7 +630,7 @@ static void write_user_metadata(writer *w, const act_chrome_opts *o)
         if (all[i].replaced)
             continue;
         if (is_reserved(all[i].k, all[i].kn)) {
-            act_tl_error(tl, "metadata key '%.*s' is reserved by the trace format; ignored",
+            writer_error(w, "metadata key '%.*s' is reserved by the trace format; ignored",
                          (int)all[i].kn, all[i].k);
             continue;
         }
@@ -759,6 +798,29 @@ static void write_host(writer *w)
     act_obuf_putc(w->b, '}');
 }
 
+/* The timeline's error lines, then the writer's own. */
+static void write_errors(writer *w)
+{
+    const act_timeline *tl = w->tl;
+    act_obuf *b = w->b;
+    act_obuf_lit(b, ",\"errors\":[");
+    for (size_t i = 0; i < tl->n_errors + w->n_errors; i++) {
+        if (i)
+            act_obuf_putc(b, ',');
+        wcstr(w, i < tl->n_errors ? tl->errors[i] : w->errors[i - tl->n_errors]);
+    }
+    uint64_t unlisted = tl->errors_unlisted + w->errors_unlisted;
+    if (unlisted) {
+        char more[96];
+        snprintf(more, sizeof(more), "%llu more error lines not listed",
+                 (unsigned long long)unlisted);
+        if (tl->n_errors + w->n_errors)
+            act_obuf_putc(b, ',');
+        wcstr(w, more);
+    }
+    act_obuf_putc(b, ']');
+}
+
 static void write_tool_metadata(writer *w, const act_chrome_opts *o)
 {
     act_timeline *tl = w->tl;
@@ -794,38 +856,15 @@ static void write_tool_metadata(writer *w, const act_chrome_opts *o)
     act_obuf_lit(b, ",\"max_ns\":");
     write_count(b, c->skew_max_ns);
     act_obuf_putc(b, '}');
-    write_num(w, "unbalanced_pops", c->unbalanced_pops);
-    write_num(w, "invalid_range_ends", c->invalid_range_ends);
-    write_num(w, "strings_truncated", c->strings_truncated);
-    write_num(w, "unclosed_ranges", c->unclosed_ranges);
-    write_num(w, "unmatched_range_ends", c->unmatched_range_ends);
-    write_num(w, "negative_durations", c->negative_durations);
-    write_num(w, "nesting_violations", c->nesting_violations);
-    write_num(w, "device_ops_without_times", c->device_ops_without_times);
-    write_num(w, "unlinked_device_ops", c->unlinked_device_ops);
-    write_num(w, "unresolved_external_ids", c->unresolved_external);
-    write_num(w, "flows", c->flows);
-    write_num(w, "orphan_args", c->orphan_args);
+    for (size_t i = 0; i < act_tl_n_counters; i++)
+        write_num(w, act_tl_counters[i].key, act_tl_counter_value(c, &act_tl_counters[i]));
     write_processes(w);
-    act_obuf_lit(b, ",\"errors\":[");
-    for (size_t i = 0; i < tl->n_errors; i++) {
-        if (i)
-            act_obuf_putc(b, ',');
-        wcstr(w, tl->errors[i]);
-    }
-    if (tl->errors_unlisted) {
-        char more[96];
-        snprintf(more, sizeof(more), "%llu more error lines not listed",
-                 (unsigned long long)tl->errors_unlisted);
-        if (tl->n_errors)
-            act_obuf_putc(b, ',');
-        wcstr(w, more);
-    }
-    act_obuf_putc(b, ']');
+    write_errors(w);
     /* Last, so it counts every string written before it. */
-    tl->counts.invalid_utf8 = w->invalid;
     write_num(w, "invalid_utf8", w->invalid);
     act_obuf_putc(b, '}');
+    if (o->stats)
+        *o->stats = (act_chrome_stats){w->invalid, tl->n_errors + w->n_errors};
 }
 
 static const char *trace_name(const act_chrome_opts *o)
@@ -892,16 +931,7 @@ static void write_tail(writer *w, const act_chrome_opts *o)
     w->esc = NULL;
     write_tool_metadata(w, o);
     act_obuf_lit(w->b, "}\n");
-}
-
-int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b)
-{
-    writer w;
-    writer_init(&w, tl, b);
-    write_head(&w, o);
-    write_events(&w);
-    write_tail(&w, o);
-    return b->err ? b->err : tl->err;
+    writer_free_errors(w);
 }
 
 /* ---- file ------------------------------------------------------------- */
@@ -1051,8 +1081,9 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     int rc = ok ? 0 : ACT_E_INVAL;
     if (!rc) {
         write_tail(&s->w, &s->o);
-        rc = s->b.err ? s->b.err : s->w.tl->err;
+        rc = s->b.err ? s->b.err : s->w.err ? s->w.err : s->w.tl->err;
     }
+    writer_free_errors(&s->w);
     if (!rc)
         rc = act_obuf_flush(&s->b);
     int saved = errno;
@@ -1092,25 +1123,39 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     return rc;
 }
 
-int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
-                          char *err, size_t errlen)
+/* ---- memory ----------------------------------------------------------- */
+
+int act_chrome_stream_open_mem(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o)
 {
-    return act_chrome_write_file_mode(tl, o, path, force, 0, err, errlen);
+    act_chrome_stream *s = calloc(1, sizeof(*s));
+    *out = s;
+    if (!s)
+        return ACT_E_NOMEM;
+    s->fd = -1;
+    s->o = *o;
+    act_obuf_init(&s->b, -1, 1u << 16);
+    writer_init(&s->w, tl, &s->b);
+    write_head(&s->w, &s->o);
+    return s->b.err;
 }
 
-int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const char *path,
-                               int force, unsigned mode, char *err, size_t errlen)
+int act_chrome_stream_close_mem(act_chrome_stream *s, char **text, size_t *len)
 {
-    act_chrome_stream *s;
-    int rc = act_chrome_stream_open(&s, tl, o, path, force, mode, err, errlen);
+    *text = NULL;
+    *len = 0;
     if (!s)
-        return rc;
-    if (!rc)
-        rc = act_chrome_stream_write(s, tl);
-    if (rc) {
-        act_chrome_stream_close(s, 0, err, errlen);
-        snprintf(err, errlen, "%s: %s", path, rc == ACT_E_NOMEM ? "out of memory" : strerror(EIO));
-        return rc;
+        return ACT_E_INVAL;
+    write_tail(&s->w, &s->o);
+    act_obuf_putc(&s->b, '\0');
+    int rc = s->b.err ? s->b.err : s->w.err ? s->w.err : s->w.tl->err;
+    if (!rc) {
+        *text = s->b.buf; /* handed over */
+        *len = s->b.len - 1;
+        s->b.buf = NULL;
     }
-    return act_chrome_stream_close(s, 1, err, errlen);
+    free(s->w.esc);
+    writer_free_errors(&s->w);
+    act_obuf_free(&s->b);
+    free(s);
+    return rc;
 }

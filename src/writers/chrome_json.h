@@ -11,12 +11,20 @@
 #include "obuf.h"
 #include "timeline/timeline.h"
 
+/* What the writer found while writing: it only reads the timeline, so a
+ * later reader of the run (the summary) takes these from here. */
+typedef struct act_chrome_stats {
+    uint64_t invalid_utf8; /* invalid UTF-8 sequences replaced by U+FFFD */
+    size_t errors;         /* error lines listed: the timeline's, then the writer's own */
+} act_chrome_stats;
+
 typedef struct act_chrome_opts {
     const char *trace_name;  /* NULL: derived from argv[0] */
     const char *const *argv; /* traced command (may be NULL) */
     int argc;
     const char *const *extra_metadata; /* "KEY=VALUE", NULL-terminated (may be NULL) */
     int child_status;                  /* wait status, -1 if n/a */
+    act_chrome_stats *stats;           /* filled in once the trace is complete (may be NULL) */
 } act_chrome_opts;
 
 /* A path ending in ".gz" gets a gzip stream, as torch.profiler's
@@ -26,30 +34,17 @@ typedef struct act_chrome_opts {
 #define ACT_GZIP_LEVEL 1
 int act_path_is_gzip(const char *path);
 
-/* Write the whole trace into `b`. Returns b->err. May add error lines to
- * the timeline (bad user metadata) before they are written. */
-int act_chrome_write(act_timeline *tl, const act_chrome_opts *o, act_obuf *b);
-
-/* Write to `path` through a temporary file created in the same directory
- * (O_EXCL|O_NOFOLLOW, mode 0600) that is renamed over `path` once
- * complete; an existing `path` is kept unless `force`. Returns 0,
- * ACT_E_IO or ACT_E_NOMEM with a one-line reason in err. */
-int act_chrome_write_file(act_timeline *tl, const act_chrome_opts *o, const char *path, int force,
-                          char *err, size_t errlen);
-/* The same, the file getting permission bits `mode` (0 = 0600), set on the
- * descriptor before the rename (exact, whatever the umask). */
-int act_chrome_write_file_mode(act_timeline *tl, const act_chrome_opts *o, const char *path,
-                               int force, unsigned mode, char *err, size_t errlen);
-
-/* The same file written while the timeline is built (streaming, so that
- * the events never all sit in memory; mode as for
- * act_chrome_write_file_mode): _open writes the header from what
+/* The trace is written while the timeline is built (streaming, so that
+ * the events never all sit in memory). _open writes the header from what
  * tl holds then (after act_timeline_build_start: devices, metadata, time
- * base); act_chrome_stream_sink, set as tl->sink, writes each batch of
- * events and empties tl->ev/args (act_chrome_stream_write writes them
- * and keeps them); _close with ok writes the tool metadata (the counters
- * as they are then) and puts the file in place, without ok it removes the
- * temporary file. Errors as for act_chrome_write_file; on failure of
+ * base) into a temporary file created beside `path` (O_EXCL|O_NOFOLLOW,
+ * mode 0600, or `mode` when not 0, set on the descriptor);
+ * act_chrome_stream_sink, set as tl->sink, writes each batch of events and
+ * empties tl->ev/args (act_chrome_stream_write writes what tl holds and
+ * keeps it); _close with ok writes the tool metadata (the counters as they
+ * are then) and renames the file over `path` (an existing `path` is kept
+ * unless `force`); without ok it removes the temporary file. Returns 0,
+ * ACT_E_IO or ACT_E_NOMEM with a one-line reason in err; on failure of
  * _open, *s may still be set and must be closed. */
 typedef struct act_chrome_stream act_chrome_stream;
 int act_chrome_stream_open(act_chrome_stream **s, act_timeline *tl, const act_chrome_opts *o,
@@ -57,5 +52,12 @@ int act_chrome_stream_open(act_chrome_stream **s, act_timeline *tl, const act_ch
 int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl);
 int act_chrome_stream_sink(act_timeline *tl, void *ctx);
 int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errlen);
+
+/* The same stream into memory instead of a file (tests and fuzzing use the
+ * real writer this way): _close_mem hands over the trace's bytes
+ * (malloc'ed, NUL-terminated, *len without the NUL). Returns 0 or
+ * ACT_E_NOMEM; *s must be closed either way. */
+int act_chrome_stream_open_mem(act_chrome_stream **s, act_timeline *tl, const act_chrome_opts *o);
+int act_chrome_stream_close_mem(act_chrome_stream *s, char **text, size_t *len);
 
 #endif

@@ -512,7 +512,10 @@ static json_t *kind_obj(const uint64_t *c)
     return o;
 }
 
-static json_t *counters_of(const act_timeline *tl)
+/* The "acceltrace" object a trace of tl would carry: the timeline's
+ * counters (the one table, act_tl_counters) and what its trace writer
+ * found (act_chrome_stats: writers only read the timeline). */
+static json_t *counters_of(const act_timeline *tl, uint64_t invalid_utf8, size_t errors)
 {
     const act_tl_counts *c = &tl->counts;
     json_t *a = json_object();
@@ -526,16 +529,10 @@ static json_t *counters_of(const act_timeline *tl)
     json_object_set_new(a, "skew",
                         json_pack("{s:I,s:I}", "device_before_launch", (json_int_t)c->skew,
                                   "max_ns", (json_int_t)c->skew_max_ns));
-    json_object_set_new(a, "unbalanced_pops", json_integer((json_int_t)c->unbalanced_pops));
-    json_object_set_new(a, "invalid_range_ends", json_integer((json_int_t)c->invalid_range_ends));
-    json_object_set_new(a, "unclosed_ranges", json_integer((json_int_t)c->unclosed_ranges));
-    json_object_set_new(a, "negative_durations", json_integer((json_int_t)c->negative_durations));
-    json_object_set_new(a, "nesting_violations", json_integer((json_int_t)c->nesting_violations));
-    json_object_set_new(a, "device_ops_without_times",
-                        json_integer((json_int_t)c->device_ops_without_times));
-    json_object_set_new(a, "unlinked_device_ops", json_integer((json_int_t)c->unlinked_device_ops));
-    json_object_set_new(a, "strings_truncated", json_integer((json_int_t)c->strings_truncated));
-    json_object_set_new(a, "invalid_utf8", json_integer((json_int_t)c->invalid_utf8));
+    for (size_t i = 0; i < act_tl_n_counters; i++)
+        json_object_set_new(a, act_tl_counters[i].key,
+                            json_integer((json_int_t)act_tl_counter_value(c, &act_tl_counters[i])));
+    json_object_set_new(a, "invalid_utf8", json_integer((json_int_t)invalid_utf8));
     json_t *tr = json_array();
     for (size_t i = 0; i < tl->n_truncated; i++)
         json_array_append_new(tr, json_integer(tl->truncated_pids[i]));
@@ -543,6 +540,11 @@ static json_t *counters_of(const act_timeline *tl)
     json_t *er = json_array();
     for (size_t i = 0; i < tl->n_errors; i++)
         json_array_append_new(er, json_string(tl->errors[i] ? tl->errors[i] : ""));
+    if (errors > tl->n_errors) { /* the writer's own lines are in the trace only */
+        char more[96];
+        snprintf(more, sizeof(more), "%zu more error lines in the trace", errors - tl->n_errors);
+        json_array_append_new(er, json_string(more));
+    }
     json_object_set_new(a, "errors", er);
     return a;
 }
@@ -590,23 +592,25 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
     return rc;
 }
 
-void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range)
+void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
+                                size_t errors, FILE *f, int by_range)
 {
-    json_t *counters = counters_of(tl); /* NULL (no memory): printed as none */
+    json_t *counters = counters_of(tl, invalid_utf8, errors); /* NULL (no memory): printed as none */
     act_summary_set_counters(s, counters);
     act_summary_print(s, f, by_range);
     act_summary_set_counters(s, NULL);
     json_decref(counters);
 }
 
-int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range)
+int act_summary_from_timeline(const act_timeline *tl, uint64_t invalid_utf8, size_t errors, FILE *f,
+                              int by_range)
 {
     act_summary *s = act_summary_new();
     if (!s)
         return ACT_E_NOMEM;
     int rc = act_summary_add_events(s, tl);
     if (!rc)
-        act_summary_print_timeline(s, tl, f, by_range);
+        act_summary_print_timeline(s, tl, invalid_utf8, errors, f, by_range);
     act_summary_free(s);
     return rc;
 }

@@ -69,8 +69,11 @@ typedef struct act_summary_fmt {
 void act_summary_print(act_summary *s, FILE *f, int by_range);
 void act_summary_print_fmt(act_summary *s, FILE *f, const act_summary_fmt *fmt);
 
-/* Whole summary of a built timeline. Returns 0 or ACT_E_NOMEM. */
-int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range);
+/* Whole summary of a built timeline. `invalid_utf8` and `errors` are what
+ * its trace writer found (act_chrome_stats): writers only read the
+ * timeline. Returns 0 or ACT_E_NOMEM. */
+int act_summary_from_timeline(const act_timeline *tl, uint64_t invalid_utf8, size_t errors, FILE *f,
+                              int by_range);
 
 /* The same summary from a timeline built in batches (timeline.h, sink):
  * _add_events takes the slices of the events tl holds now (call it from
@@ -82,6 +85,7 @@ int act_summary_from_timeline(const act_timeline *tl, FILE *f, int by_range);
  * reorder window releases them by start, duration and arrival).
  * _add_events: 0 or ACT_E_NOMEM. */
 int act_summary_add_events(act_summary *s, const act_timeline *tl);
-void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range);
+void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
+                                size_t errors, FILE *f, int by_range);
 
 #endif

@@ -581,21 +581,12 @@ static void print_counters(FILE *f, json_t *a, const char *whose)
     fprintf(f, "  %-34s %llu (max %.3f us)\n", "device start before host launch",
             (unsigned long long)jnum(sk, "device_before_launch"),
             (double)jnum(sk, "max_ns") / 1000.0);
-    static const struct {
-        const char *key, *label;
-    } plain[] = {
-        {"unbalanced_pops", "unbalanced range pops"},
-        {"invalid_range_ends", "range ends with invalid ids"},
-        {"unclosed_ranges", "ranges left open"},
-        {"negative_durations", "negative durations"},
-        {"nesting_violations", "host nesting violations"},
-        {"device_ops_without_times", "device ops without timestamps"},
-        {"unlinked_device_ops", "device ops without host launch"},
-        {"strings_truncated", "strings truncated"},
-        {"invalid_utf8", "invalid UTF-8 sequences replaced"},
-    };
-    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-        fprintf(f, "  %-34s %llu\n", plain[i].label, (unsigned long long)jnum(a, plain[i].key));
+    /* The timeline's one counters table (timeline.c), then the writer's. */
+    for (size_t k = 0; k < act_tl_n_counters; k++)
+        fprintf(f, "  %-34s %llu\n", act_tl_counters[k].label,
+                (unsigned long long)jnum(a, act_tl_counters[k].key));
+    fprintf(f, "  %-34s %llu\n", "invalid UTF-8 sequences replaced",
+            (unsigned long long)jnum(a, "invalid_utf8"));
     json_t *tr = json_object_get(a, "truncated_processes");
     fprintf(f, "  %-34s %zu", "truncated processes", json_array_size(tr));
     size_t i;

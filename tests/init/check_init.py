@@ -124,7 +124,9 @@ VARIABLES = [
     ("ACCELTRACE_CHUNK_SIZE", "chunk-size",
      ["", " 64K", "4095", "6000", "17M", "0", "64k"], ["4K", "64K", "16M"]),
     ("ACCELTRACE_HOOKS", "hooks",
-     ["", "ALL", " all", "opencl.kernel,", "a..b", "opencl.kernel, opencl.sync"],
+     ["", "ALL", " all", "opencl.kernel,", "a..b", "opencl.kernel, opencl.sync",
+      # well formed, but naming no group the library has
+      "opencl.kernal", "all,-opencl.kernal", "openclx"],
      ["all", "opencl.kernel,opencl.sync", "all,-opencl.transfer", "-opencl.transfer"]),
     ("ACCELTRACE_CAPTURE_RANGE", "capture-range", ["", "API", "nvtx:", "nvtx: x", " none"],
      ["none", "api", "nvtx:step"]),
@@ -139,8 +141,9 @@ VARIABLES = [
     ("ACCELTRACE_SOURCES", None, ["", "Ascend", "ascend,", " cuda", "npu", "ascend, cuda"],
      ["ascend", "cuda,ascend"]),
 ] + [(v, None, ["", " libx.so", "libx.so "], ["libx.so", "/opt/lib/libx.so.1"])
-     for v in ("ACCELTRACE_LIBRARY", "ACCELTRACE_TORCH_PLUGIN", "ACCELTRACE_CUDART_PATH",
-               "ACCELTRACE_ASCENDCL_PATH", "ACCELTRACE_CUPTI_LIB", "ACCELTRACE_MSPTI_LIB")]
+     for v in ("ACCELTRACE_LIBRARY", "ACCELTRACE_TORCH_PLUGIN", "ACCELTRACE_CUDART_LIB",
+               "ACCELTRACE_ASCENDCL_LIB", "ACCELTRACE_CUDART_PATH", "ACCELTRACE_ASCENDCL_PATH",
+               "ACCELTRACE_CUPTI_LIB", "ACCELTRACE_MSPTI_LIB")]
 
 
 def run_config(a):
@@ -169,6 +172,9 @@ def run_config(a):
                     want = f"acceltrace: run: Invalid value for {var}: '{v}'. Allowed: "
                     check(p.stderr.startswith(want) and p.stderr.count("\n") == 1,
                           f"{what}: stderr {p.stderr!r}")
+                    if var == "ACCELTRACE_HOOKS" and "kern" in v:
+                        check("opencl.kernel" in p.stderr, f"{what}: groups not listed: "
+                              f"{p.stderr!r}")
                 for v in good:
                     p, ran = run(*make(v))
                     what = f"{var} {form} {v!r}"

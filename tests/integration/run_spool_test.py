@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """run_spool_test.py -- run a program under the OpenCL source (layer or
 preload mode) with a private spool directory, and check what the source
-recorded straight from the spool (spool_read.py), independently of the
+recorded straight from the spool (spool_read.py over spool_dump), independently of the
 timeline builder and the writer.
 
 usage: run_spool_test.py --mode layer|preload|none --lib PATH [checks] -- PROGRAM [ARGS]

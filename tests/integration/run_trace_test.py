@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """run_trace_test.py -- trace a program end to end with `acceltrace run`
-and validate the Chrome trace (validate_trace.py).
+and validate the Chrome trace (tests/trace_check/validate_trace.py).
 
 usage: run_trace_test.py --acceltrace PATH [--preload] [--exit N] [--kernels N]
                          [--names a,b] [--ooo] [--gzip] -- PROGRAM [ARGS]
@@ -15,8 +15,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from validate_trace import Invalid, load, validate  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trace_check"))
+from validate_trace import Invalid, load, summary, validate  # noqa: E402
 
 
 def run(cmd, env):
@@ -66,11 +66,18 @@ def main():
                     print(f"FAIL: {trace} is not gzip")
                     return 1
         try:
-            r = validate(load(trace), a.kernels, tuple(filter(None, a.names.split(","))), a.ooo)
+            doc = load(trace)
+            # A program killed by a signal leaves its process truncated.
+            problems = validate(doc, expect_truncated=a.exit > 128, expect_device_ops=True,
+                                kernels=a.kernels,
+                                names=tuple(filter(None, a.names.split(","))), ooo=a.ooo,
+                                every_launch_linked=True)
         except (Invalid, OSError) as e:
-            print(f"FAIL: {e}\nacceltrace stderr: {err.decode()[-800:]}")
+            problems = [str(e)]
+        if problems:
+            print("FAIL: " + "\n".join(problems) + f"\nacceltrace stderr: {err.decode()[-800:]}")
             return 1
-    print(f"ok: exit {code}, stdout identical, {r}")
+    print(f"ok: exit {code}, stdout identical, {summary(doc)}")
     return 0
 
 

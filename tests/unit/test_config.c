@@ -351,7 +351,10 @@ static void test_library_dir(void **state)
 static void test_library_paths(void **state)
 {
     (void)state;
+    /* Library files are ACCELTRACE_<LIB>_LIB; the older *_PATH names of
+     * the runtime tables still work. */
     const char *names[] = {"ACCELTRACE_LIBRARY",     "ACCELTRACE_TORCH_PLUGIN",
+                           "ACCELTRACE_CUDART_LIB",  "ACCELTRACE_ASCENDCL_LIB",
                            "ACCELTRACE_CUDART_PATH", "ACCELTRACE_ASCENDCL_PATH",
                            "ACCELTRACE_CUPTI_LIB",   "ACCELTRACE_MSPTI_LIB"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

@@ -3,7 +3,10 @@
  * the torch plugin reads: records written by the real recorder, as a source
  * writes them (launch on one thread, completion on another), come back
  * joined to their launch, described, converted and in start order; damaged
- * spools give clear errors or counted skips, never garbage.
+ * spools give clear errors or counted skips, never garbage. The snapshot is
+ * the builder's answer: correlation ids a vendor reused link each op to its
+ * own launch, and the Chrome trace of the same spool shows the same device
+ * ops, launches, flows and External ids.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,7 +22,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "acceltrace.h"
+#include "api/export.h"
 #include "core/internal.h"
 #include "timeline/snapshot.h"
 #include "tmpdir.h"
@@ -260,11 +266,150 @@ static void test_damaged_spools(void **state)
     assert_int_equal(act_snapshot_open(NULL, NULL), ACT_E_INVAL);
 }
 
+/* Three ops launched with one correlation id (the vendor reused it), each
+ * inside its own range; the device records arrive after all launches. */
+#define NREUSE 3
+static const char *const reuse_ranges[NREUSE] = {"op_a", "op_b", "op_c"};
+static const char *const reuse_kernels[NREUSE] = {"k_a", "k_b", "k_c"};
+
+static void record_reused_ids(uint64_t ext[NREUSE], uint64_t launch[NREUSE])
+{
+    emit_device(0xd1, "pthread-cpu", "OpenCL", 0);
+    emit_queue(0x51, 0xd1, "queue 0x51");
+    uint64_t t0 = act_snapshot_clock_now();
+    static op_args ops[NREUSE + 1];
+    for (int i = 0; i < NREUSE; i++) {
+        uint64_t t = t0 + (uint64_t)i * 100000;
+        assert_int_equal(act_range_push(reuse_ranges[i]), ACT_OK);
+        ext[i] = act_snapshot_current_ext();
+        launch[i] = t;
+        assert_int_equal(act_rec_api_emit("clEnqueueNDRangeKernel", t, t + 500, 7,
+                                          act_range_current_ext(), 0, ACT_SOURCE_OPENCL),
+                         0);
+        assert_int_equal(act_range_pop(), ACT_OK);
+        ops[i] = (op_args){reuse_kernels[i], 7, t + 1000, t + 2000, 0x51, ACT_OP_KERNEL};
+    }
+    ops[NREUSE] = (op_args){NULL, 0, 0, 0, 0, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, completion_thread, ops), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+}
+
+static void test_reused_correlation_ids_link_to_their_own_launch(void **state)
+{
+    (void)state;
+    assert_int_equal(act_recorder_open(dir, 8ull << 20, 64u << 10), 0);
+    uint64_t ext[NREUSE], launch[NREUSE];
+    record_reused_ids(ext, launch);
+    act_snapshot *s = NULL;
+    assert_int_equal(act_snapshot_open(NULL, &s), 0);
+    assert_int_equal(act_snapshot_count(s), NREUSE);
+    act_snap_op op;
+    for (int i = 0; i < NREUSE; i++) {
+        assert_int_equal(act_snapshot_next(s, &op), 1);
+        assert_string_equal(op.name, reuse_kernels[i]);
+        assert_int_equal(op.corr, 7);
+        assert_int_equal(op.ext, ext[i]);
+        assert_int_equal(op.launch_start_ns, launch[i]);
+        assert_int_equal(op.launch_end_ns, launch[i] + 500);
+    }
+    act_snapshot_close(s);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    act_recorder_close();
+    unlink(path);
+}
+
+static json_t *event_where(json_t *events, const char *key, json_t *want, const char *ph)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e)
+    {
+        json_t *args = json_object_get(e, "args");
+        json_t *v = strcmp(key, "name") == 0 || strcmp(key, "id") == 0 ? json_object_get(e, key)
+                                                                       : json_object_get(args, key);
+        if (v && json_equal(v, want) &&
+            (!ph || !strcmp(json_string_value(json_object_get(e, "ph")), ph)))
+            return e;
+    }
+    return NULL;
+}
+
+static long long ival(json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+/* One spool exported both ways: the Chrome writer's trace and the
+ * snapshot hold the same device ops, launches, flows and External ids. */
+static void test_snapshot_and_chrome_trace_agree(void **state)
+{
+    (void)state;
+    assert_int_equal(act_recorder_open(dir, 8ull << 20, 64u << 10), 0);
+    uint64_t ext[NREUSE], launch[NREUSE];
+    record_reused_ids(ext, launch);
+    char spool[4096], trace[4096];
+    snprintf(spool, sizeof(spool), "%s", act_recorder_path());
+    act_recorder_close();
+    snprintf(trace, sizeof(trace), "%s/both.json", dir);
+    act_export_opts eo = {.spool_dir = dir, .out_path = trace, .force = 1, .child_status = -1};
+    assert_int_equal(act_trace_export(&eo), 0);
+    json_error_t jerr;
+    json_t *root = json_load_file(trace, 0, &jerr);
+    assert_non_null(root);
+    json_t *events = json_object_get(root, "traceEvents");
+
+    act_snapshot *s = NULL;
+    assert_int_equal(act_snapshot_open(spool, &s), 0);
+    act_snap_op op;
+    int n = 0;
+    while (act_snapshot_next(s, &op) == 1) {
+        json_t *name = json_string(op.name);
+        json_t *k = event_where(events, "name", name, "X");
+        json_decref(name);
+        assert_non_null(k);
+        assert_int_equal(ival(k, "pid"), op.device_pid);
+        assert_int_equal(ival(k, "tid"), op.lane_tid);
+        json_t *args = json_object_get(k, "args");
+        assert_int_equal(ival(args, "External id"), op.external_id);
+        assert_int_equal(ival(args, "correlation"), op.corr);
+        /* The range that External id names is the op's own. */
+        json_t *want = json_integer((json_int_t)op.external_id);
+        json_t *r = event_where(events, "External id", want, "X");
+        json_decref(want);
+        assert_non_null(r);
+        assert_string_equal(json_string_value(json_object_get(r, "name")), reuse_ranges[n]);
+        /* The flow: its start on the launch, its finish on the op. */
+        want = json_integer((json_int_t)op.flow_id);
+        json_t *fs = event_where(events, "id", want, "s");
+        json_t *ff = event_where(events, "id", want, "f");
+        json_decref(want);
+        assert_non_null(fs);
+        assert_non_null(ff);
+        assert_int_equal(ival(fs, "tid"), op.launch_tid);
+        assert_int_equal(ival(fs, "pid"), op.launch_pid);
+        assert_int_equal(ival(ff, "tid"), op.lane_tid);
+        double gap =
+            json_real_value(json_object_get(k, "ts")) - json_real_value(json_object_get(fs, "ts"));
+        assert_true(gap * 1000.0 > (double)(op.start_ns - op.launch_start_ns) - 2.0);
+        assert_true(gap * 1000.0 < (double)(op.start_ns - op.launch_start_ns) + 2.0);
+        n++;
+    }
+    assert_int_equal(n, NREUSE);
+    act_snapshot_close(s);
+    json_decref(root);
+    unlink(trace);
+    unlink(spool);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ops_are_joined_to_their_launch),
         cmocka_unit_test(test_damaged_spools),
+        cmocka_unit_test(test_reused_correlation_ids_link_to_their_own_launch),
+        cmocka_unit_test(test_snapshot_and_chrome_trace_agree),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

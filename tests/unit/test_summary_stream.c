@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "acceltrace.h"
-#include "timeline/export.h"
+#include "api/export.h"
 #include "timeline/timeline.h"
 #include "writers/chrome_json.h"
 #include "writers/summary.h"
@@ -98,12 +98,17 @@ static char *summary_whole(const char *spool, const char *out, int by_range, siz
     assert_int_equal(act_timeline_build_start(&tl, &ptr, 1, &bo, &bs), 0);
     assert_int_equal(act_timeline_build_events(bs), 0);
     *n_ev = tl.n_ev;
-    act_chrome_opts co = {NULL, NULL, 0, NULL, -1};
-    assert_int_equal(act_chrome_write_file_mode(&tl, &co, out, 1, 0, err, sizeof(err)), 0);
+    act_chrome_stats stats = {0};
+    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, &stats};
+    act_chrome_stream *cs;
+    assert_int_equal(act_chrome_stream_open(&cs, &tl, &co, out, 1, 0, err, sizeof(err)), 0);
+    assert_int_equal(act_chrome_stream_write(cs, &tl), 0);
+    assert_int_equal(act_chrome_stream_close(cs, 1, err, sizeof(err)), 0);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    assert_int_equal(act_summary_from_timeline(&tl, f, by_range), 0);
+    assert_int_equal(act_summary_from_timeline(&tl, stats.invalid_utf8, stats.errors, f, by_range),
+                     0);
     fclose(f);
     act_timeline_build_finish(bs);
     act_timeline_free(&tl);

@@ -75,22 +75,38 @@ static inline int tu_add(built *b, sb *s, char *err, size_t errlen)
     return 0;
 }
 
+/* The Chrome trace of a built timeline, written by the real writer (the
+ * stream export uses) into memory: malloc'ed text, or NULL. */
+static inline char *tu_trace_text(act_timeline *tl, const act_chrome_opts *co, size_t *len)
+{
+    act_chrome_stream *cs;
+    char *text = NULL;
+    int rc = act_chrome_stream_open_mem(&cs, tl, co);
+    if (!rc)
+        rc = act_chrome_stream_write(cs, tl);
+    if (act_chrome_stream_close_mem(cs, &text, len) || rc) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 static inline json_t *tu_build(built *b, uint64_t ws, uint64_t we)
 {
     act_build_opts o = {ws, we};
     if (act_timeline_build(&b->tl, b->ptr, b->n, &o))
         return NULL;
-    act_obuf ob;
-    act_obuf_init(&ob, -1, 1 << 16);
     const char *argv[] = {"prog", "arg1"};
-    act_chrome_opts co = {NULL, argv, 2, NULL, 0};
-    if (act_chrome_write(&b->tl, &co, &ob))
+    act_chrome_opts co = {NULL, argv, 2, NULL, 0, NULL};
+    size_t len;
+    char *text = tu_trace_text(&b->tl, &co, &len);
+    if (!text)
         return NULL;
     json_error_t e;
-    b->doc = json_loadb(ob.buf, ob.len, JSON_ALLOW_NUL, &e);
+    b->doc = json_loadb(text, len, JSON_ALLOW_NUL, &e);
     if (!b->doc)
         fprintf(stderr, "json error: %s at %d:%d\n", e.text, e.line, e.column);
-    act_obuf_free(&ob);
+    free(text);
     b->events = json_object_get(b->doc, "traceEvents");
     return b->doc;
 }

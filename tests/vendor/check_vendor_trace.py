@@ -10,6 +10,8 @@ then the project's builder and Chrome writer) and validate the JSON:
     "stream N" lane; kernel args carry the kernel type ("type") and the
     stream id ("stream", the lane's N);
   - collectives (mspti) carry their communicator in args ("commName");
+  - the "<vendor>_clock" metadata (derived by the builder from the
+    source's clock records) says how vendor times were mapped;
   - no vendor prefix on names; no error lines in the trace metadata.
 
 usage: check_vendor_trace.py PROGRAM EXPECTED_KERNELS
@@ -62,6 +64,20 @@ def validate(trace, expected):
         fails.append(f"{len(kernels)} kernels, expected {expected}")
     if linked * 100 < expected * 99:
         fails.append(f"only {linked} of {expected} kernels linked to their range")
+
+    # The clock mapping of the cycle, derived by the builder from the
+    # source's clock records at start and stop.
+    clocks = {k: v for k, v in trace.items() if k in ("cupti_clock", "mspti_clock")}
+    if len(clocks) != 1:
+        fails.append(f"clock metadata: {sorted(clocks)}")
+    for key, clk in clocks.items():
+        if not isinstance(clk, dict) or "method" not in clk:
+            fails.append(f"{key}: {clk!r}")
+        elif "offset_start_ns" in clk and \
+                clk["drift_ns"] != clk["offset_stop_ns"] - clk["offset_start_ns"]:
+            fails.append(f"{key}: drift is not stop - start: {clk!r}")
+        elif key == "mspti_clock" and "offset_start_ns" not in clk:
+            fails.append(f"{key}: the fake libmspti stamps CLOCK_REALTIME: {clk!r}")
 
     sort = {e["pid"]: e["args"]["sort_index"] for e in ev
             if e.get("ph") == "M" and e["name"] == "process_sort_index"}

@@ -1,6 +1,6 @@
 /*
  * fake_mspti.c -- a faithful fake of libmspti.so for the test suite, built
- * against acceltrace's own mspti declarations (src/sources/activity/
+ * against acceltrace's own mspti declarations (src/sources/mspti/
  * mspti_decls.h) and loaded by the mspti source through its ordinary
  * dlopen path (ACCELTRACE_MSPTI_LIB=/path/to/fake/libmspti.so).
  *

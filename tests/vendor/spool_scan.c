@@ -1,8 +1,10 @@
 /*
- * spool_scan.c -- see spool_scan.h. Two passes over the published chunk
- * prefixes: strings first (they are per thread serial), then records.
+ * spool_scan.c -- see spool_scan.h. The records come from the suite's one
+ * independent spool walker (tests/unit/spool_walk.h); this file only
+ * collects what the vendor tests ask about.
  */
 #include "spool_scan.h"
+#include "spool_walk.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,39 +38,8 @@ static const char *str_get(uint32_t serial, uint32_t id)
         arr[n++] = val;                                                                            \
     } while (0)
 
-typedef void (*rec_fn)(spool_scan *s, uint32_t serial, const act_rec_hdr *h, uint32_t *range_seq);
-
-static void walk(const uint8_t *map, const act_spool_header *hdr, spool_scan *s, rec_fn fn)
+static void add_string(uint32_t serial, const act_rec_hdr *h)
 {
-    uint64_t used = hdr->chunks_used < hdr->chunk_count ? hdr->chunks_used : hdr->chunk_count;
-    static uint32_t range_seq[65536];
-    memset(range_seq, 0, sizeof(range_seq));
-    /* Segments are visited in chunk order; range numbering per thread
-     * needs segment order, which the tests' threads respect per chunk. */
-    for (uint64_t c = 0; c < used; c++) {
-        const act_chunk_header *ch = (const void *)(map + hdr->header_size + c * hdr->chunk_size);
-        if (ch->magic != ACT_CHUNK_MAGIC)
-            continue;
-        const uint8_t *p = (const uint8_t *)(ch + 1), *end = p + ch->used;
-        uint32_t serial = 0;
-        while (p + sizeof(act_rec_hdr) <= end) {
-            const act_rec_hdr *h = (const void *)p;
-            if (h->size8 == 0)
-                break;
-            if (h->kind == ACT_REC_SEGMENT)
-                serial = h->aux;
-            fn(s, serial, h, &range_seq[serial & 0xffff]);
-            p += (size_t)h->size8 * 8;
-        }
-    }
-}
-
-static void pass_strings(spool_scan *s, uint32_t serial, const act_rec_hdr *h, uint32_t *seq)
-{
-    (void)s;
-    (void)seq;
-    if (h->kind != ACT_REC_STRING)
-        return;
     const act_rec_string *r = (const void *)h;
     if (n_strs == cap_strs) {
         cap_strs = cap_strs ? cap_strs * 2 : 1024;
@@ -78,9 +49,18 @@ static void pass_strings(spool_scan *s, uint32_t serial, const act_rec_hdr *h, u
     strs[n_strs++] = e;
 }
 
-static void pass_records(spool_scan *s, uint32_t serial, const act_rec_hdr *h, uint32_t *seq)
+/* Range pushes are numbered per thread serial, as the recorder numbers
+ * them. */
+static uint32_t range_seq[65536];
+
+/* One record, in the walker's order (segments in sequence order, so a
+ * thread's strings come before their use). */
+static void on_record(const act_rec_hdr *h, uint32_t serial, void *arg)
 {
+    spool_scan *s = arg;
+    uint32_t *seq = &range_seq[serial & 0xffff];
     switch (h->kind) {
+    case ACT_REC_STRING: add_string(serial, h); break;
     case ACT_REC_DEVICE_OP: {
         scan_op o = {.serial = serial};
         memcpy(&o.r, h, sizeof(o.r));
@@ -143,28 +123,16 @@ static void pass_records(spool_scan *s, uint32_t serial, const act_rec_hdr *h, u
 int spool_scan_read(const char *path, spool_scan *s)
 {
     memset(s, 0, sizeof(*s));
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        perror(path);
-        return -1;
-    }
-    struct stat st;
-    fstat(fd, &st);
-    const uint8_t *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED)
-        return -1;
-    memcpy(&s->hdr, map, sizeof(s->hdr));
-    if (s->hdr.magic != ACT_SPOOL_MAGIC) {
-        fprintf(stderr, "%s: not a spool\n", path);
-        munmap((void *)map, (size_t)st.st_size);
-        return -1;
-    }
+    memset(range_seq, 0, sizeof(range_seq));
     n_strs = 0;
-    walk(map, &s->hdr, s, pass_strings);
-    walk(map, &s->hdr, s, pass_records);
-    munmap((void *)map, (size_t)st.st_size);
-    return 0;
+    walk_stats ws;
+    int rc = spool_walk(path, &ws, on_record, s);
+    if (ws.hdr)
+        memcpy(&s->hdr, ws.hdr, sizeof(s->hdr));
+    spool_unwalk(&ws);
+    if (rc != 0)
+        fprintf(stderr, "%s: not a spool\n", path);
+    return rc;
 }
 
 void spool_scan_free(spool_scan *s)

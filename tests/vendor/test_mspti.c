@@ -17,7 +17,7 @@
 #include "acceltrace.h"
 #include "internal.h"
 #include "sources/activity/activity.h"
-#include "sources/activity/mspti_decls.h"
+#include "sources/mspti/mspti_decls.h"
 #include "spool_scan.h"
 #include "vendor_test.h"
 
@@ -125,9 +125,9 @@ static void case_kinds(int callbacks)
     CHECK(s.n_devices == 3, "device records %zu (device 0, 1, host markers)", s.n_devices);
     CHECK(s.n_queues >= 4, "queue records %zu", s.n_queues);
     CHECK(s.n_clocks == 2, "clock records at start and stop: %zu", s.n_clocks);
-    const char *clk = spool_scan_metadata(&s, "mspti_clock");
-    CHECK(clk && strstr(clk, "offset_start_ns") && strstr(clk, "offset_stop_ns"),
-          "both offsets in the metadata: %s", clk ? clk : "(none)");
+    /* A source records, it formats no output: the "mspti_clock" object is
+     * the builder's, derived from the clock records (check_vendor_trace). */
+    CHECK(!spool_scan_metadata(&s, "mspti_clock"), "the source wrote the clock metadata itself");
     CHECK(s.n_apis == 6, "api host slices %zu", s.n_apis);
     CHECK(s.n_errors == 0, "errors %zu (%s)", s.n_errors, s.n_errors ? s.errors[0] : "");
     if (callbacks) {

@@ -13,8 +13,9 @@
  *   - `acceltrace run --cuda` sets CUDA_INJECTION64_PATH to libacceltrace.so:
  *     the CUDA driver then calls our exported InitializeInjection(), which
  *     runs act_init() and act_source_cupti_start(NULL);
- *   - an in-process session calls act_activity_session_start(), which
- *     probes the sources whose vendor runtime is already loaded;
+ *   - an in-process session runs the hook groups' session probes
+ *     (init/hooks.h), which start the sources whose vendor runtime is
+ *     already loaded (activity_start.c);
  *   - a program may call act_source_<vendor>_start() itself once the
  *     recorder is open.
  * Start registers the matching stop with act_lifecycle_on_stop() (once per
@@ -80,12 +81,5 @@ void act_source_mspti_stats(act_activity_stats *out);
 int act_source_cupti_start(const act_activity_opts *opts);
 void act_source_cupti_stop(void);
 void act_source_cupti_stats(act_activity_stats *out);
-
-/* In-process sessions (act_session_begin): start every vendor source whose
- * hook group is enabled and whose runtime library is already loaded in the
- * process (or whose ACCELTRACE_*_LIB is set), as an optional probe: a
- * library that is absent leaves no error line. Returns how many started.
- * Launchers use ACCELTRACE_SOURCES instead (activity_start.c). */
-int act_activity_session_start(void);
 
 #endif

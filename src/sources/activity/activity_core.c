@@ -54,7 +54,7 @@ static void *lib_try(const act_activity_lib_path *p, char *tried, size_t n, size
     char path[PATH_MAX];
     const char *dir = "";
     if (p->env) {
-        dir = getenv(p->env);
+        dir = secure_getenv(p->env); /* a set-uid program loads nothing named by the caller */
         if (!dir || !*dir)
             return NULL; /* the variable names no place */
     }
@@ -67,7 +67,7 @@ static void *lib_try(const act_activity_lib_path *p, char *tried, size_t n, size
 
 static void *lib_open(const act_activity_lib *lib, char *tried, size_t n)
 {
-    const char *override = getenv(lib->override_var);
+    const char *override = secure_getenv(lib->override_var);
     if (override && *override) {
         snprintf(tried, n, "%s", override);
         return dlopen(override, RTLD_NOW | RTLD_LOCAL);
@@ -430,8 +430,9 @@ void act_activity_clock_timeline(act_activity *a, const char *method)
     emit_clock(a, method, 0, 0);
 }
 
-/* The clock again at stop, for the drift in the metadata. An offset of 0
- * means the vendor stamps our clock: nothing to measure. */
+/* The clock again at stop, for the drift the builder puts in the trace's
+ * metadata (the method must end in " at stop": vendor_clock.c). An offset
+ * of 0 means the vendor stamps our clock: nothing to measure. */
 static int64_t clock_at_stop(act_activity *a, int64_t *err)
 {
     char method[64];
@@ -564,29 +565,10 @@ static void drain(act_activity *a)
     a->drain_bound_hit = r.cut_off;
 }
 
-/* The clock mapping of the cycle as trace metadata ("<source>_clock"):
- * how vendor timestamps were put on the timeline, the offsets measured at
- * start and at stop, and so the drift over the capture. */
-static void clock_metadata(act_activity *a, int64_t stop_err)
-{
-    char key[32], json[384];
-    snprintf(key, sizeof(key), "%s_clock", a->name);
-    if (a->offset_start_ns == 0 && a->offset_stop_ns == 0) {
-        snprintf(json, sizeof(json), "{\"method\": \"vendor stamps the timeline clock\"}");
-    } else {
-        snprintf(json, sizeof(json),
-                 "{\"method\": \"CLOCK_REALTIME + offset measured at start\", "
-                 "\"offset_start_ns\": %lld, \"offset_stop_ns\": %lld, \"drift_ns\": %lld, "
-                 "\"error_start_ns\": %lld, \"error_stop_ns\": %lld}",
-                 (long long)a->offset_start_ns, (long long)a->offset_stop_ns,
-                 (long long)(a->offset_stop_ns - a->offset_start_ns), (long long)a->offset_err_ns,
-                 (long long)stop_err);
-    }
-    act_metadata_set_json(key, json);
-}
-
-/* End of stop: state off, offset at stop, errors for anything lost. */
-static void cycle_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
+/* End of stop: state off, offset at stop, errors for anything lost. The
+ * clock records at start and stop are all the trace needs: the builder
+ * derives the "<source>_clock" metadata from them (vendor_clock.c). */
+static void cycle_end(act_activity *a, int64_t stop_offset)
 {
     atomic_store_explicit(&a->state, ACT_ACTIVITY_OFF, memory_order_release);
     a->offset_stop_ns = stop_offset;
@@ -598,7 +580,6 @@ static void cycle_end(act_activity *a, int64_t stop_offset, int64_t stop_err)
     if (vdrop)
         act_activity_error(a, "%llu activity records dropped by the vendor library",
                            (unsigned long long)vdrop);
-    clock_metadata(a, stop_err);
 }
 
 /* ---- start and stop --------------------------------------------------- */
@@ -724,7 +705,7 @@ static void stop_locked(act_activity *a)
     ops->flush(); /* once more: what came in while disabling */
     int64_t err = 0;
     int64_t off = clock_at_stop(a, &err);
-    cycle_end(a, off, err);
+    cycle_end(a, off);
 }
 
 void act_activity_stop(act_activity *a)

@@ -10,10 +10,10 @@
  *     for such a launched program, which may never call acceltrace);
  *   - the CUDA driver calls InitializeInjection (`run --cuda`): cupti.c
  *     starts CUPTI when its hook group is enabled;
- *   - an in-process session calls act_activity_session_start(): every
- *     source whose vendor runtime is already loaded in the process is
- *     probed (optional start), so a plain OpenCL or CPU program never gets
- *     libcupti or libmspti loaded into it.
+ *   - an in-process session runs the groups' session probes (hooks.h,
+ *     ACT_SESSION_PROBE): every source whose vendor runtime is already
+ *     loaded in the process is started (optional start), so a plain OpenCL
+ *     or CPU program never gets libcupti or libmspti loaded into it.
  */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -99,16 +99,26 @@ static int vendor_in_use(const vendor_source *v)
     return 0;
 }
 
-int act_activity_session_start(void)
+/* An in-process session starts each source whose vendor runtime is
+ * already loaded (probed: a plain OpenCL or CPU program never gets libcupti
+ * or libmspti loaded into it). */
+static int probe_vendor(const vendor_source *v)
 {
-    int started = 0;
     act_activity_opts probe = {.optional = 1};
-    for (size_t i = 0; i < ACT_ARRAY_SIZE(vendors); i++) {
-        const vendor_source *v = &vendors[i];
-        if (!act_hooks_group_enabled(v->group) || !vendor_in_use(v))
-            continue;
-        if (v->start(&probe) == 0)
-            started++;
-    }
-    return started;
+    if (!vendor_in_use(v))
+        return ACT_E_NOTFOUND;
+    return v->start(&probe);
 }
+
+static int probe_mspti(void)
+{
+    return probe_vendor(&vendors[0]);
+}
+
+static int probe_cupti(void)
+{
+    return probe_vendor(&vendors[1]);
+}
+
+ACT_SESSION_PROBE("activity.mspti", mspti_session, probe_mspti);
+ACT_SESSION_PROBE("activity.cupti", cupti_session, probe_cupti);

@@ -66,7 +66,7 @@ typedef CUptiResult (*PushExt_fn)(CUpti_ExternalCorrelationKind, uint64_t);
 typedef CUptiResult (*PopExt_fn)(CUpti_ExternalCorrelationKind, uint64_t *);
 typedef CUptiResult (*GetResultString_fn)(CUptiResult, const char **);
 
-/* The CUPTI functions used, each named once: type, member of `cu`,
+/* The CUPTI functions used, each named once: type, member of `cupti_state`,
  * symbol, required. Both the members and the dlsym table (cupti_syms) are
  * made from this list. */
 #define CUPTI_FUNCTIONS(X)                                                                         \
@@ -91,7 +91,7 @@ static struct {
     CUPTI_FUNCTIONS(CUPTI_MEMBER)
     CUpti_SubscriberHandle sub;
     uint32_t version;
-} cu;
+} cupti_state;
 
 #define EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
 
@@ -105,7 +105,7 @@ static const act_activity_lib_path cupti_paths[] = {
     {NULL, "/usr/local/cuda/lib64/libcupti.so", NULL},
 };
 
-#define CUPTI_SYM(type, field, sym, required) ACT_ACTIVITY_SYM(cu, field, sym, required),
+#define CUPTI_SYM(type, field, sym, required) ACT_ACTIVITY_SYM(cupti_state, field, sym, required),
 static const act_activity_sym cupti_syms[] = {CUPTI_FUNCTIONS(CUPTI_SYM)};
 
 static const act_activity_lib cupti_lib =
@@ -117,11 +117,11 @@ static const act_activity_lib cupti_lib =
 static int cupti_version_check(void)
 {
     uint32_t v = 0;
-    if (cu.GetVersion(&v) != CUPTI_SUCCESS) {
+    if (cupti_state.GetVersion(&v) != CUPTI_SUCCESS) {
         act_activity_error(&C, "cuptiGetVersion failed; CUDA device lane left empty");
         return ACT_E_UNSUPPORTED;
     }
-    cu.version = v;
+    cupti_state.version = v;
     if (v / 100 != CUPTI_API_VERSION / 100) {
         act_activity_error(
             &C,
@@ -139,7 +139,8 @@ static int cupti_version_check(void)
 static const char *cu_err(CUptiResult r)
 {
     const char *str = NULL;
-    if (!cu.GetResultString || cu.GetResultString(r, &str) != CUPTI_SUCCESS || !str)
+    if (!cupti_state.GetResultString || cupti_state.GetResultString(r, &str) != CUPTI_SUCCESS ||
+        !str)
         return "unknown CUPTI error";
     return str;
 }
@@ -306,7 +307,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 static int next_record(uint8_t *buf, size_t valid, void **rec, int *code)
 {
     CUpti_Activity *next = *rec;
-    CUptiResult r = cu.GetNextRecord(buf, valid, &next);
+    CUptiResult r = cupti_state.GetNextRecord(buf, valid, &next);
     *rec = next;
     if (r == CUPTI_SUCCESS)
         return 1;
@@ -323,8 +324,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     if (!act_activity_buffer_read(&C, buffer, valid, next_record, convert))
         return;
     size_t dropped = 0;
-    if (cu.GetNumDroppedRecords &&
-        cu.GetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
+    if (cupti_state.GetNumDroppedRecords &&
+        cupti_state.GetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
         atomic_fetch_add(&C.vendor_dropped, dropped);
         for (size_t i = 0; i < dropped; i++)
             act_rec_drop(ACT_REC_DEVICE_OP);
@@ -351,12 +352,12 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
         uint64_t ext = 0;
         /* CUPTI's stack is per thread: push so its own EXTERNAL_CORRELATION
          * records agree with ours. */
-        if (act_activity_api_enter(&C, d->correlationId, &ext) && ext && cu.PushExt &&
-            cu.PushExt(EXT_KIND, ext) == CUPTI_SUCCESS)
+        if (act_activity_api_enter(&C, d->correlationId, &ext) && ext && cupti_state.PushExt &&
+            cupti_state.PushExt(EXT_KIND, ext) == CUPTI_SUCCESS)
             act_activity_api_mark_pushed();
     } else if (act_activity_api_exit(&C, d->functionName, d->correlationId, 0)) {
         uint64_t last = 0;
-        cu.PopExt(EXT_KIND, &last);
+        cupti_state.PopExt(EXT_KIND, &last);
     }
 }
 
@@ -366,7 +367,7 @@ _Static_assert(CUPTI_SUCCESS == 0, "the core takes 0 as success");
 
 static int subscribe(void)
 {
-    return (int)cu.Subscribe(&cu.sub, api_callback, NULL);
+    return (int)cupti_state.Subscribe(&cupti_state.sub, api_callback, NULL);
 }
 
 static const char *result_string(int r)
@@ -376,17 +377,19 @@ static const char *result_string(int r)
 
 static int enable_callbacks(void)
 {
-    return cu.EnableDomain &&
-           cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
-           cu.EnableDomain(1, cu.sub, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS;
+    return cupti_state.EnableDomain &&
+           cupti_state.EnableDomain(1, cupti_state.sub, CUPTI_CB_DOMAIN_RUNTIME_API) ==
+               CUPTI_SUCCESS &&
+           cupti_state.EnableDomain(1, cupti_state.sub, CUPTI_CB_DOMAIN_DRIVER_API) ==
+               CUPTI_SUCCESS;
 }
 
 /* Once subscribed (a timestamp callback registered while another tool
  * holds CUPTI would restamp its records), before any kind is enabled. */
 static void clock_setup(act_activity *a)
 {
-    if (cu.RegisterTimestampCallback &&
-        cu.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS)
+    if (cupti_state.RegisterTimestampCallback &&
+        cupti_state.RegisterTimestampCallback(timestamp_now) == CUPTI_SUCCESS)
         act_activity_clock_timeline(a, "cupti timestamp callback (monotonic_raw)");
     else
         act_activity_clock_realtime(a); /* CUPTI's default clock is CLOCK_REALTIME */
@@ -394,7 +397,7 @@ static void clock_setup(act_activity *a)
 
 static int register_buffers(void)
 {
-    return (int)cu.RegisterCallbacks(buffer_requested, buffer_completed);
+    return (int)cupti_state.RegisterCallbacks(buffer_requested, buffer_completed);
 }
 
 static const uint32_t wanted[] = {
@@ -412,7 +415,7 @@ _Static_assert(ACT_ARRAY_SIZE(wanted) - 1 <= ACT_ACTIVITY_MAX_KINDS, "room for t
 static int switch_kind(uint32_t kind, int on)
 {
     CUpti_ActivityKind k = (CUpti_ActivityKind)kind;
-    return (int)(on ? cu.Enable(k) : cu.Disable(k));
+    return (int)(on ? cupti_state.Enable(k) : cupti_state.Disable(k));
 }
 
 static void refusal(uint32_t kind, int r, char *out, size_t n)
@@ -422,13 +425,13 @@ static void refusal(uint32_t kind, int r, char *out, size_t n)
 
 static void unsubscribe(void)
 {
-    cu.Unsubscribe(cu.sub);
-    cu.sub = NULL;
+    cupti_state.Unsubscribe(cupti_state.sub);
+    cupti_state.sub = NULL;
 }
 
 static void flush(void)
 {
-    cu.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti_state.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 static const act_activity_ops cupti_ops = {

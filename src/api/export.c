@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "acceltrace.h"
-#include "core/common.h"
-#include "export_progress.h"
-#include "timeline.h"
+#include "core/internal.h"
+#include "timeline/export_progress.h"
+#include "timeline/timeline.h"
 #include "writers/chrome_json.h"
 #include "writers/summary.h"
 
@@ -175,6 +175,7 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const act_e
 typedef struct export_sink {
     act_chrome_stream *cs;
     act_summary *sum;                    /* NULL: no summary */
+    act_chrome_stats stats;              /* what the writer found, for the summary */
     volatile const sig_atomic_t *cancel; /* stop early once set */
     act_export_progress *progress;       /* NULL: none */
 } export_sink;
@@ -208,7 +209,9 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         return ACT_E_NOMEM;
     }
     x->cancel = o->cancel;
-    int rc = act_chrome_stream_open(&x->cs, tl, co, o->out_path, o->force, o->trace_mode, err,
+    act_chrome_opts cwo = *co;
+    cwo.stats = &x->stats;
+    int rc = act_chrome_stream_open(&x->cs, tl, &cwo, o->out_path, o->force, o->trace_mode, err,
                                     sizeof(err));
     x->progress = progress;
     act_export_progress_phase(progress, "writing events");
@@ -227,7 +230,8 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         act_log("%s", err);
     act_export_progress_stop(progress); /* its line is cleared before the summary */
     if (!rc && x->sum)
-        act_summary_print_timeline(x->sum, tl, o->summary, o->summary_by_range);
+        act_summary_print_timeline(x->sum, tl, x->stats.invalid_utf8, x->stats.errors, o->summary,
+                                   o->summary_by_range);
     act_summary_free(x->sum);
     free(x);
     return rc;
@@ -259,7 +263,8 @@ int act_trace_export(const act_export_opts *o)
     if (!rc && o->cancel && *o->cancel)
         rc = ACT_E_STATE;
     if (!rc) {
-        act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, o->child_status};
+        act_chrome_opts co = {o->trace_name,     o->argv,         o->argc,
+                              o->extra_metadata, o->child_status, NULL};
         rc = write_trace(&tl, bs, o, &co, progress);
         progress = NULL; /* stopped there */
     }

@@ -6,7 +6,8 @@
  * A session does what the launcher and start-up do together: a private
  * spool directory (mkdtemp, 0700) unless the caller names one, the same
  * recorder, start-up (act_init: sources and hook groups), the vendor
- * activity sources whose runtimes are loaded (act_activity_session_start),
+ * activity sources whose runtimes are loaded (the hook groups' session
+ * probes, act_session_probes_run),
  * and at the end
  * the stop handlers (sources drain their device activity), the recorder is
  * sealed and the same exporter as `run` writes the trace. Sessions can
@@ -23,13 +24,12 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "api/export.h"
 #include "config.h"
 #include "core/dist.h"
 #include "core/internal.h"
 #include "init/hooks.h"
 #include "init/init.h"
-#include "sources/activity/activity.h"
-#include "timeline/export.h"
 
 #define SESSION_DEFAULT_CAPACITY (256ull << 20)
 
@@ -41,7 +41,7 @@ static struct {
     char dir[PATH_MAX];
     char spool[PATH_MAX]; /* this session's spool file */
     char trace_name[256];
-} ses = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} session_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Our directory is flat and private: remove its files, then itself. */
 static void remove_dir(const char *dir)
@@ -53,22 +53,22 @@ static void remove_dir(const char *dir)
 
 static void session_discard_files(void)
 {
-    if (ses.own_dir)
-        remove_dir(ses.dir);
-    else if (ses.spool[0])
-        unlink(ses.spool);
+    if (session_state.own_dir)
+        remove_dir(session_state.dir);
+    else if (session_state.spool[0])
+        unlink(session_state.spool);
 }
 
 /* A program that exits inside a session leaves no files behind. */
 static void session_at_exit(void)
 {
-    pthread_mutex_lock(&ses.lock);
-    if (ses.active) {
+    pthread_mutex_lock(&session_state.lock);
+    if (session_state.active) {
         act_recorder_close();
         session_discard_files();
-        ses.active = 0;
+        session_state.active = 0;
     }
-    pthread_mutex_unlock(&ses.lock);
+    pthread_mutex_unlock(&session_state.lock);
 }
 
 /* Read a field only if the caller's struct is big enough to have it. */
@@ -100,17 +100,18 @@ static int session_make_dir(const act_options *opts)
     if (opts && OPT_HAS(opts, spool_dir) && opts->spool_dir) {
         /* Absolute: a relative one would depend on the working directory
          * of whichever thread or child records next. */
-        if (opts->spool_dir[0] != '/' || strlen(opts->spool_dir) >= sizeof(ses.dir))
+        if (opts->spool_dir[0] != '/' || strlen(opts->spool_dir) >= sizeof(session_state.dir))
             return ACT_E_INVAL;
-        snprintf(ses.dir, sizeof(ses.dir), "%s", opts->spool_dir);
-        ses.own_dir = 0;
+        snprintf(session_state.dir, sizeof(session_state.dir), "%s", opts->spool_dir);
+        session_state.own_dir = 0;
         return ACT_OK;
     }
     const char *tmp = getenv("TMPDIR");
-    snprintf(ses.dir, sizeof(ses.dir), "%s/acceltrace-session-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(ses.dir))
+    snprintf(session_state.dir, sizeof(session_state.dir), "%s/acceltrace-session-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(session_state.dir))
         return ACT_E_IO;
-    ses.own_dir = 1;
+    session_state.own_dir = 1;
     return ACT_OK;
 }
 
@@ -118,7 +119,7 @@ static int session_begin_locked(const act_options *opts)
 {
     if (opts && opts->struct_size < sizeof(opts->struct_size))
         return ACT_E_INVAL;
-    if (ses.active)
+    if (session_state.active)
         return ACT_E_STATE;
     /* A launcher (ACCELTRACE_SPOOL_DIR) records this process: it keeps
      * doing so (start it if nothing has yet), the session is refused. */
@@ -133,9 +134,10 @@ static int session_begin_locked(const act_options *opts)
     if (opts && OPT_HAS(opts, buffer_size) && opts->buffer_size)
         capacity = opts->buffer_size;
     int api = opts && OPT_HAS(opts, capture_api) ? opts->capture_api : 0;
-    ses.trace_name[0] = '\0';
+    session_state.trace_name[0] = '\0';
     if (opts && OPT_HAS(opts, trace_name) && opts->trace_name)
-        snprintf(ses.trace_name, sizeof(ses.trace_name), "%s", opts->trace_name);
+        snprintf(session_state.trace_name, sizeof(session_state.trace_name), "%s",
+                 opts->trace_name);
 
     int rc = act_capture_configure(api, "", 0, 0);
     if (rc != ACT_OK)
@@ -147,13 +149,13 @@ static int session_begin_locked(const act_options *opts)
     rc = session_make_dir(opts);
     if (rc != ACT_OK)
         return rc;
-    rc = act_recorder_open(ses.dir, capacity, chunk);
+    rc = act_recorder_open(session_state.dir, capacity, chunk);
     if (rc != ACT_OK) {
-        if (ses.own_dir)
-            rmdir(ses.dir);
+        if (session_state.own_dir)
+            rmdir(session_state.dir);
         return rc;
     }
-    snprintf(ses.spool, sizeof(ses.spool), "%s", act_recorder_path());
+    snprintf(session_state.spool, sizeof(session_state.spool), "%s", act_recorder_path());
     act_dist_record(); /* clock anchor, rank */
     /* Start-up with the recorder open runs every stage (sources, hook
      * groups, exit handling); a stage that fails seals the recorder. */
@@ -165,35 +167,35 @@ static int session_begin_locked(const act_options *opts)
         act_hooks_apply_all();
     if (!act_capture_attached()) {
         act_recorder_close();
-        if (ses.own_dir)
-            remove_dir(ses.dir);
+        if (session_state.own_dir)
+            remove_dir(session_state.dir);
         else
-            unlink(ses.spool);
+            unlink(session_state.spool);
         return irc < 0 && irc != ACT_E_DISABLED ? irc : ACT_E_STATE;
     }
     /* Device activity of every vendor whose runtime the process already
      * uses (probed: a plain OpenCL or CPU program never gets libcupti or
      * libmspti loaded into it). Stopped by act_lifecycle_stop at the end. */
-    act_activity_session_start();
-    ses.active = 1;
-    if (!ses.atexit_registered && atexit(session_at_exit) == 0)
-        ses.atexit_registered = 1;
+    act_session_probes_run();
+    session_state.active = 1;
+    if (!session_state.atexit_registered && atexit(session_at_exit) == 0)
+        session_state.atexit_registered = 1;
     return ACT_OK;
 }
 
 ACT_EXPORT int act_session_begin(const act_options *opts)
 {
-    pthread_mutex_lock(&ses.lock);
+    pthread_mutex_lock(&session_state.lock);
     int rc = session_begin_locked(opts);
-    pthread_mutex_unlock(&ses.lock);
+    pthread_mutex_unlock(&session_state.lock);
     return rc;
 }
 
 ACT_EXPORT int act_session_end(const char *trace_path)
 {
-    pthread_mutex_lock(&ses.lock);
-    if (!ses.active) {
-        pthread_mutex_unlock(&ses.lock);
+    pthread_mutex_lock(&session_state.lock);
+    if (!session_state.active) {
+        pthread_mutex_unlock(&session_state.lock);
         return ACT_E_STATE;
     }
     /* Stop handlers drain device activity into the spool, then it is
@@ -203,18 +205,19 @@ ACT_EXPORT int act_session_end(const char *trace_path)
     int rc = ACT_OK;
     if (trace_path) {
         act_export_opts eo = {
-            .spool_dir = ses.dir,
+            .spool_dir = session_state.dir,
             .out_path = trace_path,
             .force = 1,
             /* No trace_name: the program's name, as under run. */
-            .trace_name = ses.trace_name[0] ? ses.trace_name : program_invocation_short_name,
+            .trace_name = session_state.trace_name[0] ? session_state.trace_name
+                                                      : program_invocation_short_name,
             .child_status = -1,
             .trace_mode = act_cfg.trace_mode,
         };
         rc = act_trace_export(&eo);
     }
     session_discard_files();
-    ses.active = 0;
-    pthread_mutex_unlock(&ses.lock);
+    session_state.active = 0;
+    pthread_mutex_unlock(&session_state.lock);
     return rc;
 }

@@ -25,9 +25,9 @@
 #include <string.h>
 
 #include "acceltrace.h"
-#include "activity_core.h"
 #include "init/init.h"
-#include "mspti_decls.h"
+#include "sources/activity/activity_core.h"
+#include "sources/mspti/mspti_decls.h"
 
 static act_activity M = {
     .name = "mspti",

@@ -275,20 +275,10 @@ ACT_EXPORT const char *act_version(void)
 ACT_EXPORT const char *act_strerror(int err)
 {
     switch (err) {
-    case ACT_OK: return "success";
-    case ACT_E_DISABLED: return "no tool attached (not recording)";
-    case ACT_E_INVAL: return "invalid argument";
-    case ACT_E_NOMEM: return "out of memory";
-    case ACT_E_IO: return "input/output error";
-    case ACT_E_FULL: return "recorder capacity reached (record counted as dropped)";
-    case ACT_E_STATE: return "not valid in the current state";
-    case ACT_E_JSON: return "invalid JSON";
-    case ACT_E_UNBALANCED: return "pop without a matching push";
-    case ACT_E_CONFIG: return "invalid configuration value";
-    case ACT_E_FORMAT: return "malformed input";
-    case ACT_E_NOTFOUND: return "not found";
-    case ACT_E_CONFLICT: return "another tracer holds the resource";
-    case ACT_E_UNSUPPORTED: return "not supported";
+#define ACT__ERROR_TEXT(name, value, text)                                                         \
+    case name: return text;
+        ACT_ERRORS(ACT__ERROR_TEXT)
+#undef ACT__ERROR_TEXT
     default: return "unknown error";
     }
 }

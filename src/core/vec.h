@@ -1,0 +1,23 @@
+/*
+ * vec.h -- growing arrays: the one helper for "room for n elements".
+ *
+ *     if (act_vec_reserve(p->ranges, p->cap_ranges, p->n_ranges + 1, 256))
+ *         return ACT_E_NOMEM;
+ *
+ * `arr` is any T *array and `cap` a size_t lvalue holding its capacity in
+ * elements. The capacity doubles (from `first` when the array is empty)
+ * until it holds `need`; on failure the array and its capacity are left as
+ * they were.
+ */
+#ifndef ACT_VEC_H
+#define ACT_VEC_H
+
+#include <stddef.h>
+
+/* Returns 0, or ACT_E_NOMEM. */
+#define act_vec_reserve(arr, cap, need, first)                                                     \
+    act_vec__reserve((void *)&(arr), &(cap), (need), sizeof(*(arr)), (first))
+
+int act_vec__reserve(void *arrp, size_t *cap, size_t need, size_t size, size_t first);
+
+#endif
