@@ -36,7 +36,6 @@
 #include "init/hooks.h"
 #include "outname.h"
 #include "run_info.h"
-#include "api/export.h"
 #include "trigger.h"
 
 /* Exit status of `run` when the trace was not written (EX_IOERR). */
@@ -482,7 +481,7 @@ static int check_hook_groups(const char *lib, const char *spec)
     const char *bad = n > 0 ? act_hooks_spec_unmatched(spec, groups, n, &len) : NULL;
     if (bad) {
         fprintf(stderr,
-                "acceltrace: Invalid value for ACCELTRACE_HOOKS: '%s'. Allowed: all, or a "
+                "acceltrace: run: Invalid value for ACCELTRACE_HOOKS: '%s'. Allowed: all, or a "
                 "comma-separated list of these hook groups or their dotted prefixes, each "
                 "optionally preceded by - to exclude it:",
                 spec);

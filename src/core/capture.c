@@ -25,7 +25,6 @@
 
 #include "acceltrace.h"
 #include "core/internal.h"
-#include "init/init.h"
 
 #define GATE_API     0x1u /* act_stop() / capture=api before act_start() */
 #define GATE_NVTX    0x2u /* capture=nvtx:NAME and no such range open */

@@ -56,6 +56,14 @@ int act_out_path_check(const char *path, int force, char *err, size_t len);
 /* Can a file be created beside `path`? Creates and removes a probe file. */
 int act_out_dir_probe(const char *path, char *err, size_t len);
 
+/* ---- self_loaded.c ---------------------------------------------------- */
+
+/* Vendor runtimes acceltrace loaded itself (key: the runtime's library
+ * variable, e.g. "ACCELTRACE_CUDART_LIB"), not the program: a source must
+ * not take them as a sign that the program uses the vendor. */
+int act_self_loaded(const char *key);
+void act_self_loaded_note(const char *key);
+
 /* ---- log.c ------------------------------------------------------------ */
 
 /* One line on stderr, prefixed "acceltrace: ". Never used on a hot path. */

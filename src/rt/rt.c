@@ -58,28 +58,6 @@ int act_rt__once(act_rt_once *o, int (*fn)(char *why, size_t len))
     return o->rc;
 }
 
-/* The runtimes loaded here, not by the program (env_var of each). */
-static const char *_Atomic self_loaded[8];
-
-int act_rt__loaded_itself(const char *env_var)
-{
-    for (size_t i = 0; i < sizeof(self_loaded) / sizeof(self_loaded[0]); i++) {
-        const char *v = atomic_load(&self_loaded[i]);
-        if (v && !strcmp(v, env_var))
-            return 1;
-    }
-    return 0;
-}
-
-static void note_loaded_itself(const char *env_var)
-{
-    for (size_t i = 0; env_var && i < sizeof(self_loaded) / sizeof(self_loaded[0]); i++) {
-        const char *none = NULL;
-        if (atomic_compare_exchange_strong(&self_loaded[i], &none, env_var))
-            return;
-    }
-}
-
 void *act_rt__dlopen(const char *env_var, const char *old_var, const char *const *names, size_t n,
                      int *code, char *why, size_t len)
 {
@@ -117,7 +95,7 @@ void *act_rt__dlopen(const char *env_var, const char *old_var, const char *const
     for (size_t i = 0; i < n; i++) {
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (h) {
-            note_loaded_itself(env_var);
+            act_self_loaded_note(env_var); /* not the program's use */
             return h;
         }
         const char *e = dlerror();

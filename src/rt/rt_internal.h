@@ -57,12 +57,6 @@ int act_rt__once(act_rt_once *o, int (*fn)(char *why, size_t len));
 void *act_rt__dlopen(const char *env_var, const char *old_var, const char *const *names, size_t n,
                      int *code, char *why, size_t len);
 
-/* Nonzero when act_rt__dlopen(env_var, ...) loaded the library itself
- * (the program had not): the vendor's runtime is then in the process only
- * to answer act_rt questions, and in-process sessions do not take it as a
- * sign that the program uses that vendor (activity_start.c). */
-int act_rt__loaded_itself(const char *env_var);
-
 /* Resolve `name` in `lib`; NULL when absent (the caller reports it). */
 void *act_rt__dlsym(void *lib, const char *name);
 

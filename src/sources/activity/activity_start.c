@@ -20,10 +20,9 @@
 
 #include "acceltrace.h"
 #include "core/config.h"
+#include "core/internal.h"
 #include "core/rec_write.h"
 #include "init/hooks.h"
-#include "core/internal.h"
-#include "rt/rt_internal.h"
 #include "sources/activity/activity.h"
 
 typedef struct vendor_source {
@@ -46,9 +45,9 @@ static const char *const cuda_libs[] = {"libcudart.so",
 
 static const vendor_source vendors[] = {
     {"activity.mspti", ACT_CFG_SOURCE_ASCEND, "ACCELTRACE_MSPTI_LIB", ascend_libs,
-     "ACCELTRACE_ASCENDCL_PATH", act_source_mspti_start},
+     "ACCELTRACE_ASCENDCL_LIB", act_source_mspti_start},
     {"activity.cupti", ACT_CFG_SOURCE_CUDA, "ACCELTRACE_CUPTI_LIB", cuda_libs,
-     "ACCELTRACE_CUDART_PATH", act_source_cupti_start},
+     "ACCELTRACE_CUDART_LIB", act_source_cupti_start},
 };
 
 /* Start a source the launcher asked for. A source that cannot start has
@@ -87,7 +86,7 @@ static int vendor_in_use(const vendor_source *v)
     const char *override = secure_getenv(v->override_var);
     if (override && *override)
         return 1;
-    if (act_rt__loaded_itself(v->rt_env))
+    if (act_self_loaded(v->rt_env))
         return 0;
     for (const char *const *n = v->runtime_libs; *n; n++) {
         void *h = dlopen(*n, RTLD_NOLOAD | RTLD_LAZY);
