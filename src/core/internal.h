@@ -108,6 +108,10 @@ const char *act_recorder_path(void);
 /* Chunks [0, n) of the open spool are populated by the pre-fault helper
  * (its window grows with the chunks in use; tests check the policy). */
 uint32_t act_recorder_prefaulted(void);
+/* Changes whenever a spool is opened or closed: a source that wrote
+ * set-up records (devices, queues, clocks) into one spool writes them
+ * again when this differs from the value it wrote them under. */
+uint32_t act_recorder_generation(void);
 
 /*
  * Reserve `size` bytes (multiple of 8) for a record of `kind` in the

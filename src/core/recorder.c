@@ -310,6 +310,11 @@ uint32_t act_recorder_prefaulted(void)
     return atomic_load(&pf.done);
 }
 
+uint32_t act_recorder_generation(void)
+{
+    return atomic_load_explicit(&sp.gen, memory_order_acquire);
+}
+
 static void prefault_kick(void)
 {
     if (!pf.running)

@@ -91,9 +91,9 @@ static void act_cl_hooks_common(void)
 
 /* Entry points the wrappers call besides the intercepted ones. */
 static const char *const act_cl_helpers[] = {
-    "clGetKernelInfo", "clRetainEvent",        "clReleaseEvent", "clSetEventCallback",
-    "clGetEventInfo",  "clGetDeviceInfo",      "clGetImageInfo", "clGetDeviceAndHostTimer",
-    "clGetHostTimer",  "clRetainCommandQueue",
+    "clGetKernelInfo",    "clRetainEvent",           "clReleaseEvent",
+    "clSetEventCallback", "clGetEventInfo",          "clGetDeviceInfo",
+    "clGetImageInfo",     "clGetDeviceAndHostTimer", "clGetHostTimer",
 };
 
 static void *(*act_cl_resolver)(const char *name);
@@ -123,7 +123,6 @@ static void act_cl_set_entry(struct _cl_icd_dispatch *t, const char *name, void 
     H(clGetImageInfo)
     H(clGetDeviceAndHostTimer)
     H(clGetHostTimer)
-    H(clRetainCommandQueue)
     // clang-format on
 #undef H
 }
