@@ -12,7 +12,7 @@
 act_python_env() {
   local root=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
   local venv=$root/.venv
-  local want="torch==2.13.0 pytest numpy; editable $root/python"
+  local want="torch==2.13.0 pytest numpy pyopencl==2026.1.4 opencv-python-headless==4.12.0.88; editable $root/python"
   local stamp=$venv/.acceltrace-env
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
@@ -20,6 +20,10 @@ act_python_env() {
   echo "python-env: setting up $venv ($want)" >&2
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install -q torch==2.13.0 pytest numpy
+  # pyopencl and OpenCV: real dlopen-based OpenCL users for the --preload,
+  # late-session and transparency tests (their wheels bundle what they
+  # need; both run on PoCL).
+  "$venv/bin/pip" install -q pyopencl==2026.1.4 opencv-python-headless==4.12.0.88
   "$venv/bin/pip" install -q --no-build-isolation -e "$root/python"
   printf '%s' "$want" >"$stamp"
 }

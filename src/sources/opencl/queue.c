@@ -28,6 +28,8 @@
 #include <string.h>
 
 #include "cl_source.h"
+#include "init/hooks.h"
+#include "init/init.h"
 
 #define ACT_CL_QUEUE_SLOTS 4096u /* power of two */
 #define ACT_CL_MAX_DEVICES 64u
@@ -258,13 +260,38 @@ void act_cl_queue_flush_all(void)
     free(held);
 }
 
+/* ---- the queue group's gate ----------------------------------------------- */
+
+/*
+ * Whether a queue wrapper takes its own path (forcing, masking, counting):
+ * when its hook is armed, and also while start-up stopped only because no
+ * tool is attached yet -- a session opened later (acceltrace.profile(),
+ * torch.profiler) arms the hooks then, and must find every queue already
+ * profiling-capable and every count right -- unless configuration leaves
+ * the queue group out (ACCELTRACE_HOOKS).
+ */
+static int act_cl_queue_gate(_Atomic int *armed)
+{
+    static _Atomic int selected = -1;
+    if (act_cl_gate(armed, ACT_CL_QUERY))
+        return 1;
+    if (act_init_state(NULL) != ACT_INIT_DISABLED)
+        return 0;
+    int sel = atomic_load_explicit(&selected, memory_order_relaxed);
+    if (sel < 0) {
+        sel = act_hooks_group_enabled("opencl.queue");
+        atomic_store_explicit(&selected, sel, memory_order_relaxed);
+    }
+    return sel;
+}
+
 /* ---- creation ------------------------------------------------------------ */
 
 cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_device_id dev,
                                                            cl_command_queue_properties props,
                                                            cl_int *err)
 {
-    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueue, ACT_CL_QUERY))
+    if (!act_cl_queue_gate(&act_cl_armed_clCreateCommandQueue))
         return act_cl_next.clCreateCommandQueue(ctx, dev, props, err);
     uint64_t t0 = act_clock_now();
     cl_int rc;
@@ -323,7 +350,7 @@ static int act_cl_props_force(const cl_queue_properties *in, cl_queue_properties
 cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueueWithProperties(
     cl_context ctx, cl_device_id dev, const cl_queue_properties *props, cl_int *err)
 {
-    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueueWithProperties, ACT_CL_QUERY))
+    if (!act_cl_queue_gate(&act_cl_armed_clCreateCommandQueueWithProperties))
         return act_cl_next.clCreateCommandQueueWithProperties(ctx, dev, props, err);
     uint64_t t0 = act_clock_now();
     act_cl_queue tmpl;
@@ -379,7 +406,7 @@ cl_int CL_API_CALL act_cl_w_clGetCommandQueueInfo(cl_command_queue q, cl_command
                                                   size_t size, void *value, size_t *size_ret)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clGetCommandQueueInfo, ACT_CL_QUERY) ||
+    if (!act_cl_queue_gate(&act_cl_armed_clGetCommandQueueInfo) ||
         (param != CL_QUEUE_PROPERTIES && param != CL_QUEUE_PROPERTIES_ARRAY) ||
         !(info = act_cl_queue_find(q)) || info->actual == info->asked)
         return act_cl_next.clGetCommandQueueInfo(q, param, size, value, size_ret);
@@ -397,7 +424,7 @@ cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
                                                       cl_command_queue_properties *old)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clSetCommandQueueProperty, ACT_CL_QUERY) ||
+    if (!act_cl_queue_gate(&act_cl_armed_clSetCommandQueueProperty) ||
         !(info = act_cl_queue_find(q)) || info->actual == info->asked)
         return act_cl_next.clSetCommandQueueProperty(q, props, enable, old);
     /* Profiling is ours: never switch it off underneath us, but keep what
@@ -419,7 +446,7 @@ cl_int CL_API_CALL act_cl_w_clRetainCommandQueue(cl_command_queue q)
 {
     cl_int rc = act_cl_next.clRetainCommandQueue(q);
     act_cl_queue *info;
-    if (rc != CL_SUCCESS || !act_cl_gate(&act_cl_armed_clRetainCommandQueue, ACT_CL_QUERY) ||
+    if (rc != CL_SUCCESS || !act_cl_queue_gate(&act_cl_armed_clRetainCommandQueue) ||
         !(info = act_cl_queue_find(q)))
         return rc;
     pthread_mutex_lock(&act_cl_queue_lock);
@@ -435,8 +462,7 @@ cl_int CL_API_CALL act_cl_w_clRetainCommandQueue(cl_command_queue q)
 cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
 {
     act_cl_queue *info;
-    if (act_cl_gate(&act_cl_armed_clReleaseCommandQueue, ACT_CL_QUERY) &&
-        (info = act_cl_queue_find(q))) {
+    if (act_cl_queue_gate(&act_cl_armed_clReleaseCommandQueue) && (info = act_cl_queue_find(q))) {
         pthread_mutex_lock(&act_cl_queue_lock);
         if (atomic_load(&info->app_refs) > 0)
             atomic_fetch_sub(&info->app_refs, 1);
@@ -448,7 +474,7 @@ cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
 cl_int CL_API_CALL act_cl_w_clGetEventProfilingInfo(cl_event e, cl_profiling_info param,
                                                     size_t size, void *value, size_t *size_ret)
 {
-    if (act_cl_gate(&act_cl_armed_clGetEventProfilingInfo, ACT_CL_QUERY)) {
+    if (act_cl_queue_gate(&act_cl_armed_clGetEventProfilingInfo)) {
         cl_command_queue q = NULL;
         act_cl_queue *info;
         if (act_cl_next.clGetEventInfo(e, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) ==
