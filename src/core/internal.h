@@ -194,7 +194,10 @@ uint64_t act_rec_now(void);
  *  - Set-up that is not an event (enabling profiling on a queue, DEVICE,
  *    QUEUE and CLOCK records) happens whenever a tool is attached
  *    (act_capture_attached()), window open or not: a queue created before
- *    act_start() must still time the kernels launched on it inside.
+ *    act_start() must still time the kernels launched on it inside. (The
+ *    OpenCL queue group goes further: it makes every queue it sees
+ *    profiling-capable from creation, tool attached or not, so a session
+ *    opened later still times them; see sources/opencl/queue.c.)
  */
 
 /* act__idle (declared in acceltrace.h, defined in capture.c): 1 while
