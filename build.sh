@@ -5,9 +5,9 @@
 #                     example on PoCL, write trace.json and print the summary
 #   ./build.sh test   install what is missing, lint, build and run every test
 #                     (plain, AddressSanitizer+UBSan, ThreadSanitizer builds,
-#                     pytest, a bounded libFuzzer run of each target; a
-#                     Release and a clang build with a quick subset), all
-#                     with warnings as errors (-DACT_WERROR=ON)
+#                     pytest, the transparency suite, a bounded libFuzzer run
+#                     of each target; a Release and a clang build with a quick
+#                     subset), all with warnings as errors (-DACT_WERROR=ON)
 #   ./build.sh build  install what is missing and build (build/)
 #   ./build.sh bench  build and run the benchmarks (see BENCHMARKS.md)
 #
@@ -21,7 +21,7 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 DEB_PACKAGES=(build-essential cmake pkg-config git python3 python3-venv
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   libcmocka-dev libjansson-dev libyajl-dev zlib1g-dev libdeflate-dev zsh man-db clang clang-format clang-tidy cppcheck libclang-rt-14-dev
-  liblttng-ust-dev lttng-tools clpeak)
+  liblttng-ust-dev lttng-tools clpeak piglit)
 
 install_deps() {
   local missing=()
@@ -90,6 +90,9 @@ case "$cmd" in
     configure_build build-tsan -DACT_SANITIZE=thread -DACT_BUILD_BENCH=OFF -DACT_WERROR=ON
     (cd build-tsan && ctest --output-on-failure -j"$JOBS" -L concurrency)
     if [ -x "$ROOT/scripts/test-extra.sh" ]; then "$ROOT/scripts/test-extra.sh"; fi
+    # Transparency: pyopencl's and piglit's own OpenCL tests untraced, under
+    # the layer and under --preload; identical outcomes, clean traces.
+    "$ROOT/.venv/bin/python" "$ROOT/scripts/transparency.py" --build build
     # Hostile input: each libFuzzer target for 12 s (any crash or report fails).
     if [ -x "$ROOT/scripts/fuzz.sh" ]; then "$ROOT/scripts/fuzz.sh" 12; fi
     ;;

@@ -15,7 +15,7 @@
 act_python_env() {
   local root=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
   local venv=$root/.venv
-  local want="torch==2.13.0 pytest numpy scikit-build-core==1.1.0 pyopencl==2026.1.4 HolisticTraceAnalysis==0.5.0 pandas<3 torch-tb-profiler==0.4.3; editable $root/python"
+  local want="torch==2.13.0 pytest numpy scikit-build-core==1.1.0 pyopencl==2026.1.4 opencv-python-headless==4.12.0.88 HolisticTraceAnalysis==0.5.0 pandas<3 torch-tb-profiler==0.4.3; editable $root/python"
   local stamp=$venv/.acceltrace-env
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
@@ -23,12 +23,15 @@ act_python_env() {
   echo "python-env: setting up $venv ($want)" >&2
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install -q torch==2.13.0 pytest numpy scikit-build-core==1.1.0
-  # The trace analysers the tests run on acceltrace traces (issue 13).
-  # torch==2.13.0 is repeated so that no dependency can pull another torch.
-  # pandas<3: HTA 0.5.0 fails on pandas 3 ("Invalid value ... for dtype
-  # 'int8'" in transform_correlation_to_index); 2.x works.
-  "$venv/bin/pip" install -q torch==2.13.0 pyopencl==2026.1.4 HolisticTraceAnalysis==0.5.0 \
-    'pandas<3' torch-tb-profiler==0.4.3
+  # pyopencl and OpenCV: real dlopen-based OpenCL users for the --preload,
+  # late-session and transparency tests (their wheels bundle what they
+  # need; both run on PoCL). The trace analysers the tests run on
+  # acceltrace traces (issue 13). torch==2.13.0 is repeated so that no
+  # dependency can pull another torch. pandas<3: HTA 0.5.0 fails on pandas
+  # 3 ("Invalid value ... for dtype 'int8'" in
+  # transform_correlation_to_index); 2.x works.
+  "$venv/bin/pip" install -q torch==2.13.0 pyopencl==2026.1.4 opencv-python-headless==4.12.0.88 \
+    HolisticTraceAnalysis==0.5.0 'pandas<3' torch-tb-profiler==0.4.3
   "$venv/bin/pip" install -q --no-build-isolation -e "$root/python"
   printf '%s' "$want" >"$stamp"
 }

@@ -267,6 +267,24 @@ def test_every_schedule_cycle_collects(run):
         assert _kernels(trace), "each cycle re-arms the plugin"
 
 
+def test_every_active_step_has_its_kernels(run):
+    """schedule(wait=1, warmup=1, active=3, repeat=2) on a queue the helper
+    made without profiling before any profiler ran (issue 13.1): each of a
+    cycle's 3 active steps launches saxpy and scale, and all 6 kernels are
+    in that cycle's trace, inside its ProfilerStep."""
+    for trace in run["cycles"]:
+        names = Counter(k["name"] for k in _kernels(trace))
+        assert names == Counter({"saxpy": 3, "scale": 3}), names
+        steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in trace["traceEvents"]
+                       if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"))
+        assert len(steps) == 3, steps
+        for step in steps:
+            launches = [e for e in _cat(trace, "opencl_runtime") + _cat(trace, "cuda_runtime")
+                        + _cat(trace, "privateuse1_runtime")
+                        if step[0] <= e["ts"] <= step[1] and "NDRange" in e.get("name", "")]
+            assert launches, "no kernel launch inside %s" % (step,)
+
+
 def test_key_averages_show_device_time_for_launching_ops(run):
     rows = {r["key"]: r for r in run["summary"]["key_averages"]}
     assert rows["acceltrace_test::ocl_scale"]["device_time_total"] > 0

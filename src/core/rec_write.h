@@ -86,6 +86,10 @@ uint64_t act_rec_now(void);
 /* The spool header of this process (NULL when not recording). */
 /* Sources update its counters (callbacks pending, lost) directly. */
 act_spool_header *act_recorder_header(void);
+/* Changes whenever a spool is opened or closed: a source that wrote
+ * set-up records (devices, queues, clocks) into one spool writes them
+ * again when this differs from the value it wrote them under. */
+uint32_t act_recorder_generation(void);
 
 /* ---- capture.c: the capture window -----------------------------------
  *
@@ -113,7 +117,10 @@ act_spool_header *act_recorder_header(void);
  *  - Set-up that is not an event (enabling profiling on a queue, DEVICE,
  *    QUEUE and CLOCK records) happens whenever a tool is attached
  *    (act_capture_attached()), window open or not: a queue created before
- *    act_start() must still time the kernels launched on it inside.
+ *    act_start() must still time the kernels launched on it inside. (The
+ *    OpenCL queue group goes further: it makes every queue it sees
+ *    profiling-capable from creation, tool attached or not, so a session
+ *    opened later still times them; see sources/opencl/queue.c.)
  */
 
 /* act__idle (declared in acceltrace.h, defined in capture.c): 1 while

@@ -67,6 +67,8 @@ def main():
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for the traced run")
     ap.add_argument("--absent-apis", default="", help="comma list of APIs that must not appear")
     ap.add_argument("--lost", type=int, default=0, help="expected lost completion callbacks")
+    ap.add_argument("--source-error", default="",
+                    help="the one source error line expected (a substring of it)")
     ap.add_argument("--outside-ops", type=int, default=0,
                     help="device ops expected to be counted outside the capture window")
     ap.add_argument("program", nargs=argparse.REMAINDER)
@@ -108,7 +110,7 @@ def main():
             return
         spools = [Spool(os.path.join(spool, f)) for f in files]
         # The program's own spool (PoCL's linker child processes record none).
-        spools = [s for s in spools if s.ops or s.apis]
+        spools = [s for s in spools if s.ops or s.apis or s.errors]
         if len(spools) != 1:
             fail(f"expected one spool with records, found {len(spools)} of {files}")
         check(spools[0], a, code)
@@ -125,7 +127,11 @@ def check(sp, a, code):
             fail(f"callbacks pending {sp.callbacks_pending}, lost {sp.callbacks_lost}, "
                  f"expected {a.lost} of each")
     lost_lines = [e for e in sp.errors if "did not arrive" in e]
-    if len(lost_lines) != (1 if a.lost else 0) or len(sp.errors) != len(lost_lines):
+    said = [e for e in sp.errors if a.source_error and a.source_error in e]
+    if a.source_error and len(said) != 1:
+        fail(f"expected one source error with {a.source_error!r}, got {sp.errors}")
+    if (len(lost_lines) != (1 if a.lost else 0) or
+            len(sp.errors) != len(lost_lines) + len(said)):
         fail(f"source errors recorded: {sp.errors}")
     by_corr = {}
     for api in sp.apis:
@@ -184,7 +190,7 @@ def check(sp, a, code):
         methods = {c["method"] for c in sp.clocks}
         if methods != {a.clock}:
             fail(f"clock methods {methods}, expected {a.clock}")
-    if not sp.clocks:
+    if not sp.clocks and sp.ops:
         fail("no clock mapping recorded")
     launch_threads = {by_corr[o["corr"]]["thread"] for o in sp.ops}
     if len(launch_threads) < a.threads:

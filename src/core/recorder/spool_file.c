@@ -299,3 +299,8 @@ const char *act_recorder_path(void)
 {
     return act_rec_hdr_get() ? act_rec_state.path : "";
 }
+
+uint32_t act_recorder_generation(void)
+{
+    return atomic_load_explicit(&act_rec_state.gen, memory_order_acquire);
+}

@@ -113,6 +113,8 @@ typedef struct act_cl_device {
     int64_t error_ns;
     int per_op_anchor;
     const char *method;
+    _Atomic uint32_t rec_gen; /* recorder generation its DEVICE/CLOCK records went to */
+    int calibrated;
 } act_cl_device;
 
 typedef struct act_cl_queue {
@@ -123,15 +125,22 @@ typedef struct act_cl_queue {
     int have_array;                     /* created with clCreateCommandQueueWithProperties */
     uint32_t array_len; /* entries of asked_array incl. the 0 terminator (0 = NULL) */
     cl_queue_properties asked_array[32];
-    _Atomic int alive;
+    /* The program's references as counted through its create, retain and
+     * release calls; -1 when unknown (a queue first seen at an enqueue).
+     * At 0 the program has let the queue go: we never call anything on
+     * it again, whatever keeps the real object alive (its events). */
+    _Atomic int app_refs;
+    _Atomic uint32_t rec_gen; /* recorder generation its QUEUE record went to */
 } act_cl_queue;
 
-/* The info of queue `q`; registers a queue created behind our back on
- * first sight. NULL only when out of memory or `q` is invalid. */
+/* The info of queue `q`, its device and queue records written into the
+ * open spool (once per spool); registers a queue created behind our back
+ * on first sight. NULL only when out of memory or `q` is invalid. Only
+ * while a tool is attached (it may calibrate the device's clock). */
 act_cl_queue *act_cl_queue_get(cl_command_queue q);
 /* Lookup only (NULL when unknown). Lock-free. */
 act_cl_queue *act_cl_queue_find(cl_command_queue q);
-/* clFlush every queue that is still alive (drain at stop). */
+/* clFlush every queue the program still holds (drain at stop). */
 void act_cl_queue_flush_all(void);
 
 /* ---- clock.c ------------------------------------------------------------ */

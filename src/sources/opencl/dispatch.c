@@ -91,9 +91,9 @@ static void act_cl_hooks_common(void)
 
 /* Entry points the wrappers call besides the intercepted ones. */
 static const char *const act_cl_helpers[] = {
-    "clGetKernelInfo", "clRetainEvent",        "clReleaseEvent", "clSetEventCallback",
-    "clGetEventInfo",  "clGetDeviceInfo",      "clGetImageInfo", "clGetDeviceAndHostTimer",
-    "clGetHostTimer",  "clRetainCommandQueue",
+    "clGetKernelInfo",    "clRetainEvent",           "clReleaseEvent",
+    "clSetEventCallback", "clGetEventInfo",          "clGetDeviceInfo",
+    "clGetImageInfo",     "clGetDeviceAndHostTimer", "clGetHostTimer",
 };
 
 static void *(*act_cl_resolver)(const char *name);
@@ -123,9 +123,74 @@ static void act_cl_set_entry(struct _cl_icd_dispatch *t, const char *name, void 
     H(clGetImageInfo)
     H(clGetDeviceAndHostTimer)
     H(clGetHostTimer)
-    H(clRetainCommandQueue)
     // clang-format on
 #undef H
+}
+
+/*
+ * An entry point the shim could not resolve is never called: it gets a
+ * stub that fails the call (CL_INVALID_OPERATION, or NULL for functions
+ * returning an object), says so once in the trace and counts every such
+ * call (the count is reported at stop).
+ */
+static _Atomic uint64_t act_cl_unforwarded;
+static _Atomic int act_cl_unforwarded_said;
+
+static void act_cl_unforwarded_report(void)
+{
+    uint64_t n = atomic_load(&act_cl_unforwarded);
+    if (n)
+        act_rec_error_emit("opencl: %llu calls could not be forwarded (real entry point not found)",
+                           (unsigned long long)n);
+}
+
+static void act_cl_unforwarded_note(const char *name, void *ret, size_t size)
+{
+    atomic_fetch_add(&act_cl_unforwarded, 1);
+    if (!atomic_exchange(&act_cl_unforwarded_said, 1)) {
+        act_rec_error_emit("opencl: %s cannot be forwarded: its real entry point was not found; "
+                           "the call fails and is counted",
+                           name);
+        act_lifecycle_on_stop("opencl.unforwarded", act_cl_unforwarded_report);
+    }
+    memset(ret, 0, size);
+    if (size == sizeof(cl_int)) {
+        cl_int rc = CL_INVALID_OPERATION;
+        memcpy(ret, &rc, sizeof rc);
+    }
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define X(group, ret, name, params, args)                                                          \
+    static ret CL_API_CALL act_cl_missing_##name params                                            \
+    {                                                                                              \
+        ret r;                                                                                     \
+        act_cl_unforwarded_note(#name, &r, sizeof r);                                              \
+        return r;                                                                                  \
+    }
+#include "cl_api.def"
+#undef X
+#pragma GCC diagnostic pop
+
+/* Put a failing stub where an intercepted entry point is missing. */
+static void act_cl_fill_missing(struct _cl_icd_dispatch *t)
+{
+#define X(group, ret, name, params, args)                                                          \
+    if (!t->name)                                                                                  \
+        t->name = act_cl_missing_##name;
+#include "cl_api.def"
+#undef X
+}
+
+/* The helpers the wrappers call unconditionally (the timer pair is
+ * optional: clock.c checks it). */
+static int act_cl_helpers_complete(const struct _cl_icd_dispatch *t)
+{
+    return t->clGetKernelInfo && t->clRetainEvent && t->clReleaseEvent && t->clSetEventCallback &&
+           t->clGetEventInfo && t->clGetDeviceInfo && t->clGetImageInfo && t->clFlush &&
+           t->clRetainCommandQueue && t->clReleaseCommandQueue && t->clEnqueueMarkerWithWaitList &&
+           t->clWaitForEvents && t->clGetEventProfilingInfo;
 }
 
 /* The real functions as the shim sees them. Kept apart from act_cl_next:
@@ -143,6 +208,18 @@ static void act_cl_preload_resolve(void)
     for (size_t i = 0; i < ACT_ARRAY_SIZE(act_cl_helpers); i++)
         act_cl_set_entry(&act_cl_preload_next, act_cl_helpers[i],
                          act_cl_resolver(act_cl_helpers[i]));
+    int complete = act_cl_helpers_complete(&act_cl_preload_next);
+    act_cl_fill_missing(&act_cl_preload_next);
+    if (!complete) {
+        /* Not traceable this way: everything passes straight through, as
+         * untraced (the layer may still claim the process). */
+        if (atomic_load(&act_cl_mode) == ACT_CL_MODE_NONE) {
+            act_cl_start_slow();
+            act_rec_error_emit("opencl: the preload shim cannot find libOpenCL's functions; "
+                               "OpenCL calls are not traced");
+        }
+        return;
+    }
     if (act_cl_mode_claim(ACT_CL_MODE_PRELOAD)) {
         act_cl_next = act_cl_preload_next;
         act_cl_install_wrappers(&act_cl_layer_table);

@@ -1,13 +1,21 @@
 /*
  * queue.c -- command queues and devices.
  *
- * Queue creation forces CL_QUEUE_PROFILING_ENABLE (without it there are no
- * timestamps) and records the queue as the app asked for it; the first
- * queue on a device records the device and calibrates its clock (clock.c).
- * The app must not notice: clGetCommandQueueInfo reports the properties it
- * asked for, and clGetEventProfilingInfo on events of a queue it did not
- * put in profiling mode answers CL_PROFILING_INFO_NOT_AVAILABLE as it
- * would have.
+ * Whenever the queue hooks are armed (the layer or the shim is loaded),
+ * queue creation forces CL_QUEUE_PROFILING_ENABLE, tool attached or not:
+ * a session started later (acceltrace.profile(), torch.profiler) must
+ * time the kernels of queues the program made at start-up. The queue is
+ * recorded as the program asked for it; its device and queue records (and
+ * the device's clock calibration, clock.c) are written into each spool
+ * the first time the queue is used while that spool is open. The program
+ * must not notice: clGetCommandQueueInfo reports the properties it asked
+ * for, and clGetEventProfilingInfo on events of a queue it did not put in
+ * profiling mode answers CL_PROFILING_INFO_NOT_AVAILABLE as it would have.
+ *
+ * Lifetime follows the program's own references (create, retain,
+ * release). Once it has released its last one, nothing is ever called on
+ * the queue again, even though the real object may live on until its
+ * last event goes (an implicit release we never see as a call).
  *
  * Queue info lives in a fixed open-addressing table keyed by handle:
  * inserted under a mutex (queue creation is rare), looked up without locks
@@ -20,6 +28,8 @@
 #include <string.h>
 
 #include "cl_source.h"
+#include "init/hooks.h"
+#include "init/init.h"
 
 #define ACT_CL_QUEUE_SLOTS 4096u /* power of two */
 #define ACT_CL_MAX_DEVICES 64u
@@ -67,7 +77,7 @@ static int act_cl_queue_insert(act_cl_queue *info)
         uint32_t s = (h + i) & (ACT_CL_QUEUE_SLOTS - 1);
         cl_command_queue k = atomic_load_explicit(&act_cl_queues[s].key, memory_order_relaxed);
         act_cl_queue *old = atomic_load_explicit(&act_cl_queues[s].info, memory_order_relaxed);
-        if (k == info->handle || !k || (old && !atomic_load(&old->alive))) {
+        if (k == info->handle || !k || (old && atomic_load(&old->app_refs) == 0)) {
             atomic_store_explicit(&act_cl_queues[s].info, info, memory_order_release);
             atomic_store_explicit(&act_cl_queues[s].key, info->handle, memory_order_release);
             return 0;
@@ -108,10 +118,9 @@ static void act_cl_device_record(act_cl_device *d)
     act_rec_commit();
 }
 
-/* The device's info, created, recorded and calibrated on first sight
- * (caller holds act_cl_queue_lock). `q` is a queue on it for markers. */
-static act_cl_device *act_cl_device_get_locked(cl_device_id id, cl_command_queue q,
-                                               int queue_profiles)
+/* The device's info, created on first sight (caller holds
+ * act_cl_queue_lock); recorded and calibrated by act_cl_queue_announce. */
+static act_cl_device *act_cl_device_get_locked(cl_device_id id)
 {
     act_cl_device *d = act_cl_device_find(id);
     if (d)
@@ -121,8 +130,8 @@ static act_cl_device *act_cl_device_get_locked(cl_device_id id, cl_command_queue
         return NULL;
     d->id = id;
     d->index = n;
-    act_cl_device_record(d);
-    act_cl_clock_calibrate(d, q, queue_profiles);
+    d->per_op_anchor = 1; /* until calibrated */
+    d->method = "anchor_enqueue";
     atomic_store_explicit(&act_cl_devices[n], d, memory_order_release);
     atomic_store_explicit(&act_cl_device_count, n + 1, memory_order_release);
     return d;
@@ -140,19 +149,51 @@ static void act_cl_queue_record(const act_cl_queue *info)
     act_rec_commit();
 }
 
-/* Register a new queue; `info` is filled in except dev. */
-static act_cl_queue *act_cl_queue_add(act_cl_queue *tmpl, cl_device_id dev)
+/*
+ * Write the device (with its clock calibration) and queue records of
+ * `info` into the open spool, once per spool: slow path of
+ * act_cl_queue_get, and queue creation while a tool is attached.
+ */
+static void act_cl_queue_announce_slow(act_cl_queue *info, uint32_t gen)
+{
+    pthread_mutex_lock(&act_cl_queue_lock);
+    if (atomic_load(&info->rec_gen) != gen) {
+        act_cl_device *d = info->dev;
+        if (atomic_load(&d->rec_gen) != gen) {
+            /* Calibration markers need a host-side queue with profiling. */
+            int markers_ok =
+                (info->actual & CL_QUEUE_PROFILING_ENABLE) && !(info->actual & CL_QUEUE_ON_DEVICE);
+            act_cl_device_record(d);
+            act_cl_clock_calibrate(d, info->handle, markers_ok);
+            atomic_store(&d->rec_gen, gen);
+        }
+        act_cl_queue_record(info);
+        atomic_store(&info->rec_gen, gen);
+    }
+    pthread_mutex_unlock(&act_cl_queue_lock);
+}
+
+static inline act_cl_queue *act_cl_queue_announce(act_cl_queue *info)
+{
+    uint32_t gen = act_recorder_generation();
+    if (ACT_UNLIKELY(atomic_load_explicit(&info->rec_gen, memory_order_acquire) != gen))
+        act_cl_queue_announce_slow(info, gen);
+    return info;
+}
+
+/* Register a new queue; `info` is filled in except dev. `app_refs`: the
+ * program's references (1 at creation, -1 unknown). */
+static act_cl_queue *act_cl_queue_add(act_cl_queue *tmpl, cl_device_id dev, int app_refs)
 {
     act_cl_queue *info = malloc(sizeof *info);
     if (!info)
         return NULL;
     *info = *tmpl;
-    atomic_init(&info->alive, 1);
+    atomic_init(&info->app_refs, app_refs);
+    /* Generation 0 is never a spool's: written at the first use. */
+    atomic_init(&info->rec_gen, 0);
     pthread_mutex_lock(&act_cl_queue_lock);
-    /* Calibration markers need a host-side queue with profiling. */
-    int markers_ok =
-        (info->actual & CL_QUEUE_PROFILING_ENABLE) && !(info->actual & CL_QUEUE_ON_DEVICE);
-    info->dev = act_cl_device_get_locked(dev, info->handle, markers_ok);
+    info->dev = act_cl_device_get_locked(dev);
     int rc = info->dev ? act_cl_queue_insert(info) : ACT_E_NOMEM;
     pthread_mutex_unlock(&act_cl_queue_lock);
     if (rc != 0) {
@@ -163,7 +204,8 @@ static act_cl_queue *act_cl_queue_add(act_cl_queue *tmpl, cl_device_id dev)
                                (void *)tmpl->handle, act_strerror(rc));
         return NULL;
     }
-    act_cl_queue_record(info);
+    if (act_capture_attached())
+        act_cl_queue_announce(info);
     return info;
 }
 
@@ -171,7 +213,7 @@ act_cl_queue *act_cl_queue_get(cl_command_queue q)
 {
     act_cl_queue *info = act_cl_queue_find(q);
     if (ACT_LIKELY(info != NULL))
-        return info;
+        return act_cl_queue_announce(info);
     /* Created before tracing started or with the queue group off: what the
      * queue has now is all we know of what the app asked. */
     act_cl_queue tmpl;
@@ -183,16 +225,64 @@ act_cl_queue *act_cl_queue_get(cl_command_queue q)
                                           NULL) != 0)
         return NULL;
     tmpl.asked = tmpl.actual;
-    return act_cl_queue_add(&tmpl, dev);
+    return act_cl_queue_add(&tmpl, dev, -1);
 }
 
+/*
+ * Flush the queues the program still holds, so that their commands reach
+ * the device and their callbacks arrive. Each is retained under the lock
+ * that releases take (a queue cannot go while we look at it), flushed
+ * outside it, then released. Queues the program let go were flushed by
+ * its own clReleaseCommandQueue (an implicit flush); queues of unknown
+ * references are left alone.
+ */
 void act_cl_queue_flush_all(void)
 {
+    cl_command_queue *held = malloc(ACT_CL_QUEUE_SLOTS * sizeof *held);
+    size_t n = 0;
+    if (!held || !act_cl_next.clRetainCommandQueue || !act_cl_next.clReleaseCommandQueue ||
+        !act_cl_next.clFlush) {
+        free(held);
+        return;
+    }
+    pthread_mutex_lock(&act_cl_queue_lock);
     for (uint32_t s = 0; s < ACT_CL_QUEUE_SLOTS; s++) {
         act_cl_queue *info = atomic_load_explicit(&act_cl_queues[s].info, memory_order_acquire);
-        if (info && atomic_load(&info->alive))
-            act_cl_next.clFlush(info->handle);
+        if (info && atomic_load(&info->app_refs) > 0 &&
+            act_cl_next.clRetainCommandQueue(info->handle) == CL_SUCCESS)
+            held[n++] = info->handle;
     }
+    pthread_mutex_unlock(&act_cl_queue_lock);
+    for (size_t i = 0; i < n; i++) {
+        act_cl_next.clFlush(held[i]);
+        act_cl_next.clReleaseCommandQueue(held[i]);
+    }
+    free(held);
+}
+
+/* ---- the queue group's gate ----------------------------------------------- */
+
+/*
+ * Whether a queue wrapper takes its own path (forcing, masking, counting):
+ * when its hook is armed, and also while start-up stopped only because no
+ * tool is attached yet -- a session opened later (acceltrace.profile(),
+ * torch.profiler) arms the hooks then, and must find every queue already
+ * profiling-capable and every count right -- unless configuration leaves
+ * the queue group out (ACCELTRACE_HOOKS).
+ */
+static int act_cl_queue_gate(_Atomic int *armed)
+{
+    static _Atomic int selected = -1;
+    if (act_cl_gate(armed, ACT_CL_QUERY))
+        return 1;
+    if (act_init_state(NULL) != ACT_INIT_DISABLED)
+        return 0;
+    int sel = atomic_load_explicit(&selected, memory_order_relaxed);
+    if (sel < 0) {
+        sel = act_hooks_group_enabled("opencl.queue");
+        atomic_store_explicit(&selected, sel, memory_order_relaxed);
+    }
+    return sel;
 }
 
 /* ---- creation ------------------------------------------------------------ */
@@ -201,7 +291,7 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_de
                                                            cl_command_queue_properties props,
                                                            cl_int *err)
 {
-    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueue, ACT_CL_SETUP))
+    if (!act_cl_queue_gate(&act_cl_armed_clCreateCommandQueue))
         return act_cl_next.clCreateCommandQueue(ctx, dev, props, err);
     uint64_t t0 = act_clock_now();
     cl_int rc;
@@ -219,7 +309,7 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_de
         tmpl.handle = q;
         tmpl.asked = props;
         tmpl.actual = actual;
-        act_cl_queue_add(&tmpl, dev);
+        act_cl_queue_add(&tmpl, dev, 1);
     }
     act_cl_host_slice("clCreateCommandQueue", t0, rc);
     return q;
@@ -260,7 +350,7 @@ static int act_cl_props_force(const cl_queue_properties *in, cl_queue_properties
 cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueueWithProperties(
     cl_context ctx, cl_device_id dev, const cl_queue_properties *props, cl_int *err)
 {
-    if (!act_cl_gate(&act_cl_armed_clCreateCommandQueueWithProperties, ACT_CL_SETUP))
+    if (!act_cl_queue_gate(&act_cl_armed_clCreateCommandQueueWithProperties))
         return act_cl_next.clCreateCommandQueueWithProperties(ctx, dev, props, err);
     uint64_t t0 = act_clock_now();
     act_cl_queue tmpl;
@@ -291,7 +381,7 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueueWithProperties(
             n++;
         }
         tmpl.array_len = n;
-        act_cl_queue_add(&tmpl, dev);
+        act_cl_queue_add(&tmpl, dev, 1);
     }
     act_cl_host_slice("clCreateCommandQueueWithProperties", t0, rc);
     return q;
@@ -316,7 +406,7 @@ cl_int CL_API_CALL act_cl_w_clGetCommandQueueInfo(cl_command_queue q, cl_command
                                                   size_t size, void *value, size_t *size_ret)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clGetCommandQueueInfo, ACT_CL_QUERY) ||
+    if (!act_cl_queue_gate(&act_cl_armed_clGetCommandQueueInfo) ||
         (param != CL_QUEUE_PROPERTIES && param != CL_QUEUE_PROPERTIES_ARRAY) ||
         !(info = act_cl_queue_find(q)) || info->actual == info->asked)
         return act_cl_next.clGetCommandQueueInfo(q, param, size, value, size_ret);
@@ -334,7 +424,7 @@ cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
                                                       cl_command_queue_properties *old)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clSetCommandQueueProperty, ACT_CL_QUERY) ||
+    if (!act_cl_queue_gate(&act_cl_armed_clSetCommandQueueProperty) ||
         !(info = act_cl_queue_find(q)) || info->actual == info->asked)
         return act_cl_next.clSetCommandQueueProperty(q, props, enable, old);
     /* Profiling is ours: never switch it off underneath us, but keep what
@@ -352,24 +442,39 @@ cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
     return rc;
 }
 
+cl_int CL_API_CALL act_cl_w_clRetainCommandQueue(cl_command_queue q)
+{
+    cl_int rc = act_cl_next.clRetainCommandQueue(q);
+    act_cl_queue *info;
+    if (rc != CL_SUCCESS || !act_cl_queue_gate(&act_cl_armed_clRetainCommandQueue) ||
+        !(info = act_cl_queue_find(q)))
+        return rc;
+    pthread_mutex_lock(&act_cl_queue_lock);
+    if (atomic_load(&info->app_refs) > 0)
+        atomic_fetch_add(&info->app_refs, 1);
+    pthread_mutex_unlock(&act_cl_queue_lock);
+    return rc;
+}
+
+/* The program's count drops before the real release, under the lock that
+ * act_cl_queue_flush_all holds while it retains: the flush either holds
+ * its own reference already or sees the queue as let go. */
 cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
 {
     act_cl_queue *info;
-    if (!act_cl_gate(&act_cl_armed_clReleaseCommandQueue, ACT_CL_QUERY) ||
-        !(info = act_cl_queue_find(q)))
-        return act_cl_next.clReleaseCommandQueue(q);
-    cl_uint refs = 0;
-    if (act_cl_next.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL) ==
-            CL_SUCCESS &&
-        refs == 1)
-        atomic_store(&info->alive, 0);
+    if (act_cl_queue_gate(&act_cl_armed_clReleaseCommandQueue) && (info = act_cl_queue_find(q))) {
+        pthread_mutex_lock(&act_cl_queue_lock);
+        if (atomic_load(&info->app_refs) > 0)
+            atomic_fetch_sub(&info->app_refs, 1);
+        pthread_mutex_unlock(&act_cl_queue_lock);
+    }
     return act_cl_next.clReleaseCommandQueue(q);
 }
 
 cl_int CL_API_CALL act_cl_w_clGetEventProfilingInfo(cl_event e, cl_profiling_info param,
                                                     size_t size, void *value, size_t *size_ret)
 {
-    if (act_cl_gate(&act_cl_armed_clGetEventProfilingInfo, ACT_CL_QUERY)) {
+    if (act_cl_queue_gate(&act_cl_armed_clGetEventProfilingInfo)) {
         cl_command_queue q = NULL;
         act_cl_queue *info;
         if (act_cl_next.clGetEventInfo(e, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) ==
