@@ -1015,6 +1015,24 @@ int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *
     return 0;
 }
 
+int act_rec_arg_emit_u64v(const char *key, const uint64_t *v, uint32_t n)
+{
+    if (n > ACT_RECARG_U64V_MAX)
+        n = ACT_RECARG_U64V_MAX;
+    uint32_t k = act_str_intern_literal(key);
+    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r) + n * sizeof(uint64_t));
+    if (!r)
+        return -1;
+    r->h.aux = k;
+    r->type = ACT_RECARG_U64V;
+    r->pad = 0;
+    r->v.u = n;
+    if (n)
+        memcpy(r + 1, v, n * sizeof(uint64_t));
+    act_rec_commit();
+    return 0;
+}
+
 int act_rec_error_emit(const char *fmt, ...)
 {
     char buf[1024];

@@ -264,8 +264,14 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
     bld_thread *t = thread_of(b, p, rec->serial);
     if (!t)
         return;
-    bld_args *args = NULL;
-    if (t->owner_kind == BLD_OWNER_RANGE)
+    bld_args *args = NULL, api_args = {0, 0};
+    uint64_t packed = 0;
+    if (t->owner_kind == BLD_OWNER_API) {
+        /* Few API calls carry args: they live in a map, not in bld_api. */
+        if (act_u64map_get(&p->api_args, (uint64_t)t->owner_idx + 1, &packed))
+            api_args = (bld_args){(uint32_t)(packed >> 32), (uint32_t)packed};
+        args = &api_args;
+    } else if (t->owner_kind == BLD_OWNER_RANGE)
         args = &p->ranges[t->owner_idx].args;
     else if (t->owner_kind == BLD_OWNER_ASYNC)
         args = &ps->async[t->owner_idx].args;
@@ -285,6 +291,12 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
     else
         args->head = ref;
     args->tail = ref;
+    if (args == &api_args) {
+        p->api[t->owner_idx].kept |= BLD_API_ARGS;
+        if (act_u64map_put(&p->api_args, (uint64_t)t->owner_idx + 1,
+                           (uint64_t)api_args.head << 32 | api_args.tail))
+            b->tl->err = ACT_E_NOMEM;
+    }
 }
 
 static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
@@ -348,6 +360,8 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
     a->tid = t->tid;
     a->result = r->result;
     a->kept = (uint8_t)bld_in_window(b, p, a->start, a->end > a->start ? a->end : a->start);
+    t->owner_kind = BLD_OWNER_API;
+    t->owner_idx = (uint32_t)(p->n_api - 1);
     if (!a->kept)
         b->tl->counts.outside_window[ACT_REC_API]++;
 }
@@ -630,7 +644,19 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
         case ACT_RECARG_STR:
             a->type = ACT_ARG_STR;
             a->v.s = rec->s2;
+            if (key.n == 5 && !memcmp(key.p, "error", 5) && tl->n_ev)
+                tl->ev[tl->n_ev - 1].flags |= ACT_EVF_ERROR;
             break;
+        case ACT_RECARG_NULL: a->type = ACT_ARG_NULL; break;
+        case ACT_RECARG_U64V: {
+            /* The count is checked against the record's size (a spool
+             * may be damaged); what does not fit is not shown. */
+            uint64_t room = ((uint64_t)r->h.size8 * 8 - sizeof(*r)) / sizeof(uint64_t);
+            a->type = ACT_ARG_U64V;
+            a->v.vec.p = (const uint64_t *)(const void *)(r + 1);
+            a->v.vec.n = (uint32_t)(r->v.u < room ? r->v.u : room);
+            break;
+        }
         default:
             a->type = ACT_ARG_U64;
             a->v.u = r->v.u;
@@ -677,7 +703,7 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
     }
     for (size_t i = 0; i < p->n_api; i++) {
         const bld_api *a = &p->api[i];
-        if (!a->kept)
+        if (!(a->kept & BLD_API_KEPT))
             continue;
         act_tl_event_add(tl, 'X', api_cat(a->source), a->name, p->pid, a->tid, a->start,
                          span(b, a->start, a->end));
@@ -693,6 +719,9 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
                 g->v.i = a->result;
             }
         }
+        uint64_t packed;
+        if ((a->kept & BLD_API_ARGS) && act_u64map_get(&p->api_args, (uint64_t)i + 1, &packed))
+            emit_user_args(b, p, &(bld_args){(uint32_t)(packed >> 32), (uint32_t)packed});
     }
     for (size_t i = 0; i < ps->n_async; i++) {
         const bld_async *r = &ps->async[i];
@@ -777,6 +806,7 @@ static void proc_free(bld *b, bld_proc *p, pass_state *ps)
     act_u64map_free(&p->dev_by_handle);
     act_u64map_free(&p->queue_label);
     act_u64map_free(&p->tid_name);
+    act_u64map_free(&p->api_args);
     free(p->argrefs);
     free(p->marks);
     free(p->counters);
@@ -873,7 +903,7 @@ static int slice_of(const bld *b, const bld_proc *p, int kind, size_t i, host_sl
         return 1;
     }
     const bld_api *a = &p->api[i];
-    if (!a->kept)
+    if (!(a->kept & BLD_API_KEPT))
         return 0;
     *s = (host_slice){a->tid, a->start, a->end >= a->start ? a->end : a->start};
     return 1;

@@ -168,7 +168,7 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
         op->linked = 1;
         op->d.launch_start = launch->start;
         op->launch_tid = launch->tid;
-        op->kept = launch->kept;
+        op->kept = launch->kept & BLD_API_KEPT;
         if (op->start < launch->start) {
             uint64_t s = launch->start - op->start;
             b->tl->counts.skew++;

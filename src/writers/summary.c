@@ -14,6 +14,7 @@
 
 #include "acceltrace.h"
 #include "json_escape.h"
+#include "summary_cl.h"
 
 typedef struct sslice {
     const char *name;
@@ -35,6 +36,8 @@ struct act_summary {
     srange *rg;
     size_t n_rg, cap_rg;
     json_t *counters;
+    json_t *cl_failed; /* OpenCL section (summary_cl.c): {name: {error: n}} */
+    json_t *cl_leaks;  /* the trace's "opencl_leaks" (owned) */
 };
 
 typedef struct row {
@@ -55,6 +58,8 @@ void act_summary_free(act_summary *s)
         return;
     free(s->sl);
     free(s->rg);
+    json_decref(s->cl_failed);
+    json_decref(s->cl_leaks);
     free(s);
 }
 
@@ -352,6 +357,23 @@ static void print_counters(FILE *f, json_t *a)
     fprintf(f, "  %-34s %zu\n", "errors", json_array_size(json_object_get(a, "errors")));
 }
 
+/* The OpenCL section: builds are the host calls that build programs. */
+static void print_opencl(const act_summary *s, FILE *f)
+{
+    uint64_t builds = 0;
+    double build_us = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const sslice *x = &s->sl[i];
+        if (!x->device && ((x->len == 14 && !memcmp(x->name, "clBuildProgram", 14)) ||
+                           (x->len == 16 && !memcmp(x->name, "clCompileProgram", 16)) ||
+                           (x->len == 13 && !memcmp(x->name, "clLinkProgram", 13)))) {
+            builds++;
+            build_us += x->dur;
+        }
+    }
+    act_summary_cl_print(f, s->cl_failed, s->cl_leaks, builds, build_us);
+}
+
 void act_summary_print(act_summary *s, FILE *f, int by_range)
 {
     size_t dlanes = 0, hlanes = 0;
@@ -370,6 +392,7 @@ void act_summary_print(act_summary *s, FILE *f, int by_range)
     if (by_range)
         print_by_range(s, f, dbusy);
     print_counters(f, s->counters);
+    print_opencl(s, f);
 }
 
 /* ---- from a built timeline -------------------------------------------- */
@@ -431,6 +454,8 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
     int rc = 0;
     for (size_t i = 0; i < tl->n_ev && !rc; i++) {
         const act_tl_event *e = &tl->ev[i];
+        if (e->flags & ACT_EVF_ERROR)
+            act_summary_cl_failure_event(&s->cl_failed, tl, e);
         if (e->ph != 'X')
             continue;
         int dev = act_cat_is_device_name(act_cat_name(e->cat));
@@ -449,6 +474,10 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
 void act_summary_print_timeline(act_summary *s, const act_timeline *tl, FILE *f, int by_range)
 {
     json_t *counters = counters_of(tl); /* NULL (no memory): printed as none */
+    for (size_t i = 0; i < tl->n_meta && !s->cl_leaks; i++)
+        if (tl->meta[i].is_json && tl->meta[i].key.n == 12 &&
+            !memcmp(tl->meta[i].key.p, "opencl_leaks", 12))
+            s->cl_leaks = json_loadb(tl->meta[i].value.p, tl->meta[i].value.n, 0, NULL);
     act_summary_set_counters(s, counters);
     act_summary_print(s, f, by_range);
     act_summary_set_counters(s, NULL);
@@ -491,6 +520,7 @@ static int add_event(act_summary *s, json_t *ev)
     const char *ph = json_string_value(json_object_get(ev, "ph"));
     const char *cat = json_string_value(json_object_get(ev, "cat"));
     json_t *name = json_object_get(ev, "name");
+    act_summary_cl_failure_json(&s->cl_failed, ev);
     if (!ph || strcmp(ph, "X") || !cat || !json_is_string(name))
         return 0;
     int dev = act_cat_is_device_name(cat);
@@ -569,8 +599,10 @@ static int load_json(act_summary *s, const char *path, json_t **root, char *err,
             return ACT_E_NOMEM;
         }
     }
-    if (json_is_object(doc))
+    if (json_is_object(doc)) {
         act_summary_set_counters(s, json_object_get(doc, "acceltrace"));
+        s->cl_leaks = json_incref(json_object_get(doc, "opencl_leaks"));
+    }
     *root = doc;
     return 0;
 }

@@ -95,6 +95,9 @@ static const char *const act_cl_helpers[] = {
     "clGetEventInfo",  "clGetDeviceInfo",      "clGetImageInfo", "clGetDeviceAndHostTimer",
     "clGetHostTimer",  "clRetainCommandQueue",
 };
+/* Those of objects.c and program.c (lifetimes, builds). */
+static const char *const act_cl_helpers_objects[] = {"clGetMemObjectInfo", "clGetProgramInfo",
+                                                     "clGetProgramBuildInfo"};
 
 static void *(*act_cl_resolver)(const char *name);
 
@@ -124,6 +127,9 @@ static void act_cl_set_entry(struct _cl_icd_dispatch *t, const char *name, void 
     H(clGetDeviceAndHostTimer)
     H(clGetHostTimer)
     H(clRetainCommandQueue)
+    H(clGetMemObjectInfo)
+    H(clGetProgramInfo)
+    H(clGetProgramBuildInfo)
     // clang-format on
 #undef H
 }
@@ -143,6 +149,9 @@ static void act_cl_preload_resolve(void)
     for (size_t i = 0; i < ACT_ARRAY_SIZE(act_cl_helpers); i++)
         act_cl_set_entry(&act_cl_preload_next, act_cl_helpers[i],
                          act_cl_resolver(act_cl_helpers[i]));
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(act_cl_helpers_objects); i++)
+        act_cl_set_entry(&act_cl_preload_next, act_cl_helpers_objects[i],
+                         act_cl_resolver(act_cl_helpers_objects[i]));
     if (act_cl_mode_claim(ACT_CL_MODE_PRELOAD)) {
         act_cl_next = act_cl_preload_next;
         act_cl_install_wrappers(&act_cl_layer_table);

@@ -63,6 +63,9 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
     memset(op->lsize, 0, sizeof op->lsize);
     op->queue = info;
     op->ev = NULL;
+    op->k = NULL;
+    op->dim = 0;
+    op->has_off = 0;
     op->kind = (uint8_t)kind;
     op->name = name;
     op->name_heap = NULL;
@@ -142,6 +145,8 @@ static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *use
         memcpy(r->lsize, op->lsize, sizeof r->lsize);
         act_rec_commit();
     }
+    if (status < 0)
+        act_cl_failed_command(op->name, op->corr, status);
     act_cl_next.clReleaseEvent(op->ev);
     act_cl_op_free(op);
     act_cl_pending_add(-1); /* last: the drain trusts what was recorded by now */
@@ -152,6 +157,12 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
     uint64_t end = act_clock_now();
     int written = act_rec_api_emit(api, op->start, end, result == CL_SUCCESS ? op->corr : 0,
                                    op->ext, result, ACT_SOURCE_OPENCL) == 0;
+    if (ACT_UNLIKELY(result < 0) && written)
+        act_cl_error_arg(result);
+    if (op->k && written)
+        act_cl_launch_args(op);
+    if (result == CL_SUCCESS && app_ev)
+        act_cl_obj_created(ACT_CL_OBJ_EVENT, *app_ev, NULL, NULL, 0);
     if (result != CL_SUCCESS || !written) {
         /* No command, or its launch was dropped (counted): a device op
          * is recorded if and only if its launch was. Our own event, if

@@ -220,6 +220,7 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_de
         tmpl.asked = props;
         tmpl.actual = actual;
         act_cl_queue_add(&tmpl, dev);
+        act_cl_obj_created(ACT_CL_OBJ_QUEUE, q, ctx, NULL, 0); /* leak check */
     }
     act_cl_host_slice("clCreateCommandQueue", t0, rc);
     return q;
@@ -292,6 +293,7 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueueWithProperties(
         }
         tmpl.array_len = n;
         act_cl_queue_add(&tmpl, dev);
+        act_cl_obj_created(ACT_CL_OBJ_QUEUE, q, ctx, NULL, 0); /* leak check */
     }
     act_cl_host_slice("clCreateCommandQueueWithProperties", t0, rc);
     return q;
@@ -354,6 +356,7 @@ cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
 
 cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
 {
+    act_cl_obj_released(q); /* leak check (objects.c) */
     act_cl_queue *info;
     if (!act_cl_gate(&act_cl_armed_clReleaseCommandQueue, ACT_CL_QUERY) ||
         !(info = act_cl_queue_find(q)))
