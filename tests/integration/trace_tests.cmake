@@ -23,3 +23,12 @@ act_it_trace(preload_vecops vecops --preload --kernels 54 -- $<TARGET_FILE:vecop
 # Under ASan the shim would be preloaded ahead of the ASan runtime, which
 # ASan refuses; the spool.preload.* tests cover the shim in that build.
 set_tests_properties(trace.preload_vecops PROPERTIES LABELS "integration;opencl;nosan")
+
+# Issue 16: errors, leaks, device memory, builds, launch args, images,
+# SVM, markers and barriers -- each in the trace and both summaries.
+foreach(mode fail clean)
+  add_test(NAME trace.cl_depth_${mode}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_cl_depth.py
+      --acceltrace $<TARGET_FILE:act_cli> --program $<TARGET_FILE:it_cl_depth> ${mode})
+  set_tests_properties(trace.cl_depth_${mode} PROPERTIES TIMEOUT 180 LABELS "integration;opencl")
+endforeach()

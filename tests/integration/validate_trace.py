@@ -109,7 +109,13 @@ def validate(doc, kernels=None, names=(), ooo=False):
         need(host["ts"] - EPS <= s["ts"] <= host["ts"] + host["dur"] + EPS,
              f"flow {fids[0]} starts outside its launch slice")
     need(linked == len(starts), f"{len(starts)} flows but {linked} linked device ops")
-    need(linked == len(launches), f"{len(launches)} launches but {linked} linked device ops")
+    # A command that failed on the device has no times, hence no device op:
+    # an instant event with the error and its correlation stands for it.
+    failed = {(e.get("args") or {}).get("correlation") for e in ev
+              if e.get("ph") == "i" and "error" in (e.get("args") or {})}
+    unlinked = [c for c in launches if c in failed]
+    need(linked + len(unlinked) == len(launches),
+         f"{len(launches)} launches but {linked} linked device ops")
 
     # Lanes: device lanes never overlap; host lanes nest properly.
     lanes = defaultdict(list)

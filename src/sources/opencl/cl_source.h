@@ -159,6 +159,7 @@ typedef struct act_cl_op {
     uint64_t off[3];  /* kernel launches: global offset as given */
     uint8_t dim;      /* work dimension as given */
     uint8_t has_off;  /* offset given (else null) */
+    uint32_t slot;    /* 1 + index in event.c's table of pending commands (0: none) */
     uint8_t kind;     /* enum act_op_kind */
     const char *name; /* static, or namebuf, or heap (name_heap) */
     char *name_heap;

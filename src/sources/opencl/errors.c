@@ -117,7 +117,12 @@ void act_cl_failed_command(const char *name, uint64_t corr, cl_int status)
     r->h.aux = id;
     r->ts = act_clock_now();
     act_rec_commit();
-    act_cl_error_arg(status);
+    /* -1 is what runtimes use for "failed" (PoCL's CL_FAILED), not
+     * CL_DEVICE_NOT_FOUND; other statuses are error codes. */
+    if (status == -1)
+        act_rec_arg_emit("error", ACT_RECARG_STR, 0, "execution status -1");
+    else
+        act_cl_error_arg(status);
+    act_rec_arg_emit("execution status", ACT_RECARG_I64, (uint64_t)(int64_t)status, NULL);
     act_rec_arg_emit("correlation", ACT_RECARG_U64, corr, NULL);
-    act_rec_arg_emit("failed", ACT_RECARG_STR, 0, "command completed with a negative status");
 }

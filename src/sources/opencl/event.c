@@ -104,9 +104,42 @@ static uint64_t act_cl_map_time(const act_cl_op *op, cl_ulong t, cl_ulong queued
     return v > 0 ? (uint64_t)v : 0;
 }
 
-static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *user)
+/*
+ * Failed commands whose callback never comes. PoCL calls a CL_COMPLETE
+ * callback only on success: a command that fails (its wait list failed)
+ * would stay pending until the drain gives up. Each traced command takes
+ * a slot (when one is free); its callback clears it. At stop the drain
+ * looks at the commands still in slots and records those whose event has
+ * a negative status itself. While it does, callbacks free nothing
+ * (act_cl_sweeping; the drain first waits out callbacks in flight), so it
+ * never reads a freed op; the slot is claimed with a CAS by exactly one
+ * of the two.
+ */
+#define ACT_CL_SLOTS 16384u /* power of two */
+static act_cl_op *_Atomic act_cl_slots[ACT_CL_SLOTS];
+static _Atomic uint32_t act_cl_slot_next;
+static _Atomic int act_cl_sweeping;
+static _Atomic int act_cl_cb_inflight;
+
+static void act_cl_slot_put(act_cl_op *op)
 {
-    act_cl_op *op = user;
+    uint32_t s = atomic_fetch_add_explicit(&act_cl_slot_next, 1, memory_order_relaxed);
+    s &= ACT_CL_SLOTS - 1;
+    act_cl_op *expected = NULL;
+    op->slot = atomic_compare_exchange_strong(&act_cl_slots[s], &expected, op) ? s + 1 : 0;
+}
+
+/* 1 when the caller now owns the completion of `op`. */
+static int act_cl_slot_take(act_cl_op *op)
+{
+    if (!op->slot)
+        return 1;
+    act_cl_op *expected = op;
+    return atomic_compare_exchange_strong(&act_cl_slots[op->slot - 1], &expected, NULL);
+}
+
+static void act_cl_op_record(act_cl_op *op, cl_event ev, cl_int status)
+{
     cl_ulong ts[4] = {0, 0, 0, 0};
     static const cl_profiling_info which[4] = {
         CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT, CL_PROFILING_COMMAND_START,
@@ -147,9 +180,48 @@ static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *use
     }
     if (status < 0)
         act_cl_failed_command(op->name, op->corr, status);
-    act_cl_next.clReleaseEvent(op->ev);
-    act_cl_op_free(op);
-    act_cl_pending_add(-1); /* last: the drain trusts what was recorded by now */
+}
+
+static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *user)
+{
+    act_cl_op *op = user;
+    atomic_fetch_add(&act_cl_cb_inflight, 1);
+    if (act_cl_slot_take(op)) {
+        act_cl_op_record(op, ev, status);
+        if (!atomic_load(&act_cl_sweeping)) {
+            act_cl_next.clReleaseEvent(op->ev);
+            act_cl_op_free(op);
+        }
+        act_cl_pending_add(-1); /* last: the drain trusts what was recorded by now */
+    }
+    atomic_fetch_sub(&act_cl_cb_inflight, 1);
+}
+
+/* Record the failed commands still in slots (the drain, at stop). */
+static void act_cl_sweep_failed(void)
+{
+    atomic_store(&act_cl_sweeping, 1);
+    uint64_t until = act_clock_now() + 100000000ull;
+    while (atomic_load(&act_cl_cb_inflight) > 0 && act_clock_now() < until) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&act_cl_cb_inflight) > 0)
+        return; /* a callback is stuck: leave its op alone */
+    for (uint32_t s = 0; s < ACT_CL_SLOTS; s++) {
+        act_cl_op *op = atomic_load(&act_cl_slots[s]);
+        cl_int st = 0;
+        if (!op ||
+            act_cl_next.clGetEventInfo(op->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                                       NULL) != CL_SUCCESS ||
+            st >= 0)
+            continue;
+        act_cl_op *expected = op;
+        if (!atomic_compare_exchange_strong(&act_cl_slots[s], &expected, NULL))
+            continue;
+        act_cl_op_record(op, op->ev, st);
+        act_cl_pending_add(-1); /* the op and our event reference go with the process */
+    }
 }
 
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev)
@@ -177,8 +249,9 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
         act_cl_next.clRetainEvent(op->ev);
     }
     act_cl_pending_add(1);
+    act_cl_slot_put(op);
     cl_int rc = act_cl_next.clSetEventCallback(op->ev, CL_COMPLETE, act_cl_on_complete, op);
-    if (rc != CL_SUCCESS) {
+    if (rc != CL_SUCCESS && act_cl_slot_take(op)) {
         act_rec_error_emit("opencl: clSetEventCallback failed (%d) for %s", (int)rc, api);
         act_cl_next.clReleaseEvent(op->ev);
         act_cl_op_free(op);
@@ -193,6 +266,14 @@ static void act_cl_drain(void)
     if (atomic_load(&act_cl_pending) == 0)
         return;
     act_cl_queue_flush_all();
+    /* Commands that finished normally report within a few polls; then
+     * the failed ones whose callback will not come are looked for. */
+    for (int i = 0; i < 50 && atomic_load(&act_cl_pending) > 0; i++) {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&act_cl_pending) > 0)
+        act_cl_sweep_failed();
     uint64_t deadline = act_clock_now() + act_cfg.drain_timeout_ms * 1000000ull;
     while (atomic_load(&act_cl_pending) > 0 && act_clock_now() < deadline) {
         struct timespec ts = {0, 200000};
