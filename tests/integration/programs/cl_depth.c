@@ -57,11 +57,22 @@ static int mode_fail(void)
     CHECK(clReleaseEvent(kev));
     CHECK(clReleaseEvent(ue));
 
-    cl_program bad = clCreateProgramWithSource(t.ctx, 1, &bad_src, NULL, &rc);
+    /* The failed build happens in a context with an error callback. */
+    int notes = 0;
+    cl_context nctx = clCreateContext(NULL, 1, &t.dev, notify, &notes, &rc);
+    CHECK(rc);
+    cl_program bad = clCreateProgramWithSource(nctx, 1, &bad_src, NULL, &rc);
     CHECK(rc);
     rc = clBuildProgram(bad, 1, &t.dev, "-DACT_BAD=1", NULL, NULL);
     printf("bad build: %s\n", rc == CL_BUILD_PROGRAM_FAILURE ? "CL_BUILD_PROGRAM_FAILURE" : "?");
     CHECK(clReleaseProgram(bad));
+    /* An invalid buffer size: runtimes may tell the context's callback. */
+    cl_mem none = clCreateBuffer(nctx, CL_MEM_READ_WRITE, 0, NULL, &rc);
+    printf("zero-size buffer: %s\n", none ? "made" : "refused");
+    if (none)
+        clReleaseMemObject(none);
+    printf("context callback called: %s\n", notes ? "yes" : "no");
+    CHECK(clReleaseContext(nctx));
     CHECK(clFinish(t.q));
     /* buf and k are leaked on purpose. */
     tcl_teardown(&t);
