@@ -1015,7 +1015,7 @@ int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *
     return 0;
 }
 
-int act_rec_arg_emit_u64v(const char *key, const uint64_t *v, uint32_t n)
+int act_rec_arg_emit_vec(const char *key, uint32_t type, const uint64_t *v, uint32_t n)
 {
     if (n > ACT_RECARG_U64V_MAX)
         n = ACT_RECARG_U64V_MAX;
@@ -1024,7 +1024,7 @@ int act_rec_arg_emit_u64v(const char *key, const uint64_t *v, uint32_t n)
     if (!r)
         return -1;
     r->h.aux = k;
-    r->type = ACT_RECARG_U64V;
+    r->type = type;
     r->pad = 0;
     r->v.u = n;
     if (n)

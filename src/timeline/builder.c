@@ -615,6 +615,48 @@ static int api_cat(uint32_t source)
     }
 }
 
+/* The values that follow a vector ARG record, as many as its size holds
+ * (a spool may be damaged). */
+static uint32_t arg_vec(const act_rec_arg *r, const uint64_t **v)
+{
+    uint64_t room = ((uint64_t)r->h.size8 * 8 - sizeof(*r)) / sizeof(uint64_t);
+    *v = (const uint64_t *)(const void *)(r + 1);
+    return (uint32_t)(r->v.u < room ? r->v.u : room);
+}
+
+/* A slice of a launch record as an array arg (null when not given or cut). */
+static void launch_vec(act_timeline *tl, const char *key, const uint64_t *v, uint32_t *at,
+                       uint32_t n, uint32_t len, int given)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (!a)
+        return;
+    if (!given || *at + len > n) {
+        a->type = ACT_ARG_NULL;
+        return;
+    }
+    a->type = ACT_ARG_U64V;
+    a->v.vec.p = v + *at;
+    a->v.vec.n = len;
+    *at += len;
+}
+
+/* An ACT_RECARG_LAUNCH record as its five args (record.h). */
+static void emit_launch_args(act_timeline *tl, const act_rec_arg *r)
+{
+    const uint64_t *v;
+    uint32_t n = arg_vec(r, &v), at = 2;
+    uint64_t head[2] = {0, 0};
+    if (n >= 2)
+        memcpy(head, v, sizeof head);
+    uint32_t dim = head[0] <= 3 ? (uint32_t)head[0] : 3;
+    act_tl_arg_u64(tl, "work dim", head[0]);
+    launch_vec(tl, "global work size", v, &at, n, dim, n >= 2);
+    launch_vec(tl, "local work size", v, &at, n, dim, n >= 2 && (head[1] & 1));
+    launch_vec(tl, "global work offset", v, &at, n, dim, n >= 2 && (head[1] & 2));
+    launch_vec(tl, "arg sizes", v, &at, n, at <= n ? n - at : 0, 1);
+}
+
 /* The recorded args (ARG records) of the event just added. A key the
  * builder also sets on that event keeps both: the recorded one is renamed. */
 static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
@@ -628,6 +670,10 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
         for (size_t k = 0; k < sizeof(builder_keys) / sizeof(builder_keys[0]); k++)
             if (key.n == strlen(builder_keys[k]) && !memcmp(key.p, builder_keys[k], key.n))
                 key = act_tl_printf(tl, "%s (recorded)", builder_keys[k]);
+        if (r->type == ACT_RECARG_LAUNCH) {
+            emit_launch_args(tl, r);
+            continue;
+        }
         act_tl_arg *a = act_tl_arg_add(tl, "");
         if (!a)
             return;
@@ -648,15 +694,10 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
                 tl->ev[tl->n_ev - 1].flags |= ACT_EVF_ERROR;
             break;
         case ACT_RECARG_NULL: a->type = ACT_ARG_NULL; break;
-        case ACT_RECARG_U64V: {
-            /* The count is checked against the record's size (a spool
-             * may be damaged); what does not fit is not shown. */
-            uint64_t room = ((uint64_t)r->h.size8 * 8 - sizeof(*r)) / sizeof(uint64_t);
+        case ACT_RECARG_U64V:
             a->type = ACT_ARG_U64V;
-            a->v.vec.p = (const uint64_t *)(const void *)(r + 1);
-            a->v.vec.n = (uint32_t)(r->v.u < room ? r->v.u : room);
+            a->v.vec.n = arg_vec(r, &a->v.vec.p);
             break;
-        }
         default:
             a->type = ACT_ARG_U64;
             a->v.u = r->v.u;

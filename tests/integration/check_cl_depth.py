@@ -6,6 +6,7 @@ one `acceltrace summary TRACE` prints from the file).
 usage: check_cl_depth.py --acceltrace PATH --program it_cl_depth {fail|clean}
 
 fail:  a failed enqueue (args.error, error colour, sizes as given), a
+       failed create (errcode_ret), a
        failed build with its log, a command failed through its wait list,
        a leaked buffer (4096 bytes) and kernel, the memory counter.
 clean: an image pipeline, sub-buffer, markers and barriers with and
@@ -100,7 +101,9 @@ def check_fail(doc, sec):
     mem = events(doc, "C", "OpenCL device memory (context 0)")
     check(mem and list(mem[-1]["args"].values()) == [4096], "device memory counter ends at 4096")
 
-    check_summary_line(sec, r"^\s+failed calls and commands\s+4$", "4 failures")
+    check_summary_line(sec, r"^\s+failed calls and commands\s+5$", "5 failures")
+    check_summary_line(sec, r"^\s+clCreateBuffer\s+CL_INVALID_BUFFER_SIZE\s+1$",
+                       "failed create (errcode_ret) by name and error")
     check_summary_line(sec, r"^\s+clEnqueueNDRangeKernel\s+CL_INVALID_WORK_GROUP_SIZE\s+1$",
                        "failed enqueue by name and error")
     check_summary_line(sec, r"^\s+clBuildProgram\s+CL_BUILD_PROGRAM_FAILURE\s+1$", "failed build")

@@ -234,7 +234,9 @@ void act_cl_obj_retained(const void *h);
 void act_cl_obj_released(const void *h);
 /* Kernel argument sizes: set by clSetKernelArg*, read at each launch. */
 void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size);
-uint32_t act_cl_obj_kernel_args(cl_kernel k, uint64_t *sizes, uint32_t max);
+/* The argument sizes of kernel `k` (*n of them; at most 64): valid until
+ * this thread's next call. */
+const uint64_t *act_cl_obj_kernel_args(cl_kernel k, uint32_t *n);
 /* The leak report (metadata "opencl_leaks"), written at stop. */
 void act_cl_obj_report(void);
 

@@ -117,14 +117,20 @@ static uint64_t act_cl_map_time(const act_cl_op *op, cl_ulong t, cl_ulong queued
  */
 #define ACT_CL_SLOTS 16384u /* power of two */
 static act_cl_op *_Atomic act_cl_slots[ACT_CL_SLOTS];
-static _Atomic uint32_t act_cl_slot_next;
-static _Atomic int act_cl_sweeping;
-static _Atomic int act_cl_cb_inflight;
+/* Apart from each other and from what enqueues touch (cache lines). */
+static _Alignas(64) _Atomic int act_cl_sweeping;
+static _Alignas(64) _Atomic int act_cl_cb_inflight;
 
 static void act_cl_slot_put(act_cl_op *op)
 {
-    uint32_t s = atomic_fetch_add_explicit(&act_cl_slot_next, 1, memory_order_relaxed);
-    s &= ACT_CL_SLOTS - 1;
+    /* A per-thread sequence (no shared counter on the enqueue path),
+     * threads starting apart; consecutive commands land on different
+     * cache lines, so a callback clearing one does not stall the next. */
+    static _Thread_local uint32_t seq;
+    if (!seq)
+        seq = (uint32_t)(act_corr_next() * 2654435761u) | 1u;
+    uint32_t n = seq++;
+    uint32_t s = (n * 8u + (n >> 11)) & (ACT_CL_SLOTS - 1);
     act_cl_op *expected = NULL;
     op->slot = atomic_compare_exchange_strong(&act_cl_slots[s], &expected, op) ? s + 1 : 0;
 }

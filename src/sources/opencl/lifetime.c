@@ -390,10 +390,13 @@ cl_kernel CL_API_CALL act_cl_w_clCloneKernel(cl_kernel k, cl_int *err)
     cl_kernel c = act_cl_next.clCloneKernel(k, err);
     if (c) {
         act_cl_obj_created(ACT_CL_OBJ_KERNEL, c, NULL, NULL, 0);
-        uint64_t sizes[64];
-        uint32_t n = act_cl_obj_kernel_args(k, sizes, 64);
+        uint32_t n;
+        const uint64_t *sizes = act_cl_obj_kernel_args(k, &n);
+        uint64_t copy[64];
+        if (n)
+            memcpy(copy, sizes, n * sizeof copy[0]);
         for (uint32_t i = 0; i < n; i++)
-            act_cl_obj_kernel_arg(c, i, sizes[i]);
+            act_cl_obj_kernel_arg(c, i, copy[i]);
     }
     ACT_CL_OBJ_END(clCloneKernel, c);
 }

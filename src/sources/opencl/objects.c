@@ -28,8 +28,9 @@
 #include "cl_source.h"
 #include "init/init.h"
 
-#define ACT_CL_OBJ_BUCKETS 4096u /* power of two */
-#define ACT_CL_KARGS_MAX   256u
+#define ACT_CL_OBJ_BUCKETS  4096u /* power of two */
+#define ACT_CL_KARGS_MAX    256u
+#define ACT_CL_KARGS_CACHED 64u /* sizes a launch records */
 
 typedef struct obj {
     const void *h;
@@ -51,6 +52,16 @@ static obj *act_cl_objs[ACT_CL_OBJ_BUCKETS];
 static pthread_mutex_t act_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t act_cl_ctx_count;
 static _Atomic int act_cl_obj_used;
+/* Bumped whenever a kernel's argument sizes change or a kernel node comes
+ * or goes: a launch reads the sizes from its thread's cache while this is
+ * unchanged, without the lock (the sizes rarely change between launches). */
+static _Atomic uint64_t act_cl_karg_gen;
+static _Thread_local struct {
+    const void *k;
+    uint64_t gen;
+    uint32_t n;
+    uint64_t sizes[ACT_CL_KARGS_CACHED];
+} act_cl_karg_cache;
 
 static const char *const act_cl_obj_names[ACT_CL_OBJ_TYPES] = {
     "context", "command_queue", "buffer", "image",   "pipe",
@@ -105,6 +116,8 @@ static void obj_final(obj *o)
             up->bytes -= o->bytes < up->bytes ? o->bytes : up->bytes;
             ctx_sample(up);
         }
+        if (o->kargs)
+            atomic_fetch_add(&act_cl_karg_gen, 1);
         free(o->kargs);
         free(o);
         if (!up || --up->holds > 0 || up->in_table)
@@ -160,6 +173,8 @@ void act_cl_obj_created(int type, const void *h, cl_context ctx, const void *par
     o->bytes = bytes;
     pthread_mutex_lock(&act_cl_obj_lock);
     obj *old = obj_find(h);
+    if (type == ACT_CL_OBJ_KERNEL)
+        atomic_fetch_add(&act_cl_karg_gen, 1);
     if (old) {
         /* The handle is reused: the old object's release went unseen.
          * A context seen first through its objects is this very one. */
@@ -227,6 +242,8 @@ void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size)
     pthread_mutex_lock(&act_cl_obj_lock);
     obj *o = obj_find(k);
     if (o && o->type == ACT_CL_OBJ_KERNEL) {
+        if (index >= o->n_kargs || o->kargs[index] != size)
+            atomic_fetch_add(&act_cl_karg_gen, 1);
         if (index >= o->n_kargs) {
             uint64_t *n = realloc(o->kargs, (index + 1) * sizeof *n);
             if (n) {
@@ -242,19 +259,27 @@ void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size)
     pthread_mutex_unlock(&act_cl_obj_lock);
 }
 
-uint32_t act_cl_obj_kernel_args(cl_kernel k, uint64_t *sizes, uint32_t max)
+const uint64_t *act_cl_obj_kernel_args(cl_kernel k, uint32_t *n)
 {
-    uint32_t n = 0;
+    *n = 0;
     if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed))
-        return 0;
-    pthread_mutex_lock(&act_cl_obj_lock);
-    obj *o = obj_find(k);
-    if (o && o->type == ACT_CL_OBJ_KERNEL) {
-        n = o->n_kargs < max ? o->n_kargs : max;
-        memcpy(sizes, o->kargs, n * sizeof *sizes);
+        return NULL;
+    uint64_t gen = atomic_load_explicit(&act_cl_karg_gen, memory_order_acquire);
+    if (act_cl_karg_cache.k != k || act_cl_karg_cache.gen != gen) {
+        pthread_mutex_lock(&act_cl_obj_lock);
+        const obj *o = obj_find(k);
+        uint32_t m = 0;
+        if (o && o->type == ACT_CL_OBJ_KERNEL) {
+            m = o->n_kargs < ACT_CL_KARGS_CACHED ? o->n_kargs : ACT_CL_KARGS_CACHED;
+            memcpy(act_cl_karg_cache.sizes, o->kargs, m * sizeof(uint64_t));
+        }
+        pthread_mutex_unlock(&act_cl_obj_lock);
+        act_cl_karg_cache.k = k;
+        act_cl_karg_cache.gen = gen; /* read before the lookup: a later change misses */
+        act_cl_karg_cache.n = m;
     }
-    pthread_mutex_unlock(&act_cl_obj_lock);
-    return n;
+    *n = act_cl_karg_cache.n;
+    return act_cl_karg_cache.sizes;
 }
 
 void act_cl_obj_report(void)

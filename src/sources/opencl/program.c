@@ -160,17 +160,24 @@ cl_int CL_API_CALL act_cl_w_clSetKernelArgSVMPointer(cl_kernel k, cl_uint idx, c
 
 void act_cl_launch_args(const act_cl_op *op)
 {
-    act_rec_arg_emit("work dim", ACT_RECARG_U64, op->dim, NULL);
-    act_rec_arg_emit_u64v("global work size", op->gsize, op->dim);
-    if (op->lsize[0])
-        act_rec_arg_emit_u64v("local work size", op->lsize, op->dim);
-    else
-        act_rec_arg_emit("local work size", ACT_RECARG_NULL, 0, NULL);
-    if (op->has_off)
-        act_rec_arg_emit_u64v("global work offset", op->off, op->dim);
-    else
-        act_rec_arg_emit("global work offset", ACT_RECARG_NULL, 0, NULL);
-    uint64_t sizes[64];
-    uint32_t n = act_cl_obj_kernel_args(op->k, sizes, 64);
-    act_rec_arg_emit_u64v("arg sizes", sizes, n);
+    /* One ACT_RECARG_LAUNCH record (record.h): five args for the price of one. */
+    uint64_t v[2 + 9 + 64];
+    uint32_t dim = op->dim, at = 2, n;
+    int local = op->lsize[0] != 0;
+    v[0] = dim;
+    v[1] = (uint64_t)local | (uint64_t)op->has_off << 1;
+    memcpy(v + at, op->gsize, dim * sizeof v[0]);
+    at += dim;
+    if (local) {
+        memcpy(v + at, op->lsize, dim * sizeof v[0]);
+        at += dim;
+    }
+    if (op->has_off) {
+        memcpy(v + at, op->off, dim * sizeof v[0]);
+        at += dim;
+    }
+    const uint64_t *sizes = act_cl_obj_kernel_args(op->k, &n);
+    if (n)
+        memcpy(v + at, sizes, n * sizeof v[0]);
+    act_rec_arg_emit_vec("launch", ACT_RECARG_LAUNCH, v, at + n);
 }
