@@ -59,14 +59,20 @@ void act_summary_cl_failure_json(json_t **failed, json_t *ev)
 
 static void print_failures(FILE *f, json_t *failed)
 {
-    size_t total = 0;
+    long long total = 0;
     const char *name, *err;
     json_t *per, *c;
-    json_object_foreach(failed, name, per) json_object_foreach(per, err, c) total +=
-        (size_t)json_integer_value(c);
-    fprintf(f, "  %-34s %zu\n", "failed calls and commands", total);
-    json_object_foreach(failed, name, per) json_object_foreach(per, err, c)
-        fprintf(f, "    %-40s %-40s %lld\n", name, err, (long long)json_integer_value(c));
+    // cppcheck-suppress unknownMacro
+    json_object_foreach(failed, name, per)
+    {
+        json_object_foreach(per, err, c) total += json_integer_value(c);
+    }
+    fprintf(f, "  %-34s %lld\n", "failed calls and commands", total);
+    json_object_foreach(failed, name, per)
+    {
+        json_object_foreach(per, err, c)
+            fprintf(f, "    %-40s %-40s %lld\n", name, err, (long long)json_integer_value(c));
+    }
 }
 
 static void print_leaks(FILE *f, json_t *leaks)

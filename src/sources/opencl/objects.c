@@ -56,12 +56,34 @@ static _Atomic int act_cl_obj_used;
  * or goes: a launch reads the sizes from its thread's cache while this is
  * unchanged, without the lock (the sizes rarely change between launches). */
 static _Atomic uint64_t act_cl_karg_gen;
-static _Thread_local struct {
+typedef struct karg_cache {
     const void *k;
     uint64_t gen;
     uint32_t n;
     uint64_t sizes[ACT_CL_KARGS_CACHED];
-} act_cl_karg_cache;
+} karg_cache;
+/* Only a pointer is thread-local: the library's static TLS must stay
+ * small (a second copy of it may be dlopen'ed). Freed at thread exit. */
+static _Thread_local karg_cache *act_cl_karg_cache;
+static pthread_key_t act_cl_karg_key;
+static pthread_once_t act_cl_karg_once = PTHREAD_ONCE_INIT;
+
+static void act_cl_karg_key_make(void)
+{
+    (void)pthread_key_create(&act_cl_karg_key, free);
+}
+
+static karg_cache *karg_cache_get(void)
+{
+    karg_cache *c = act_cl_karg_cache;
+    if (ACT_LIKELY(c != NULL))
+        return c;
+    pthread_once(&act_cl_karg_once, act_cl_karg_key_make);
+    if (!(c = calloc(1, sizeof *c)))
+        return NULL;
+    (void)pthread_setspecific(act_cl_karg_key, c);
+    return act_cl_karg_cache = c;
+}
 
 static const char *const act_cl_obj_names[ACT_CL_OBJ_TYPES] = {
     "context", "command_queue", "buffer", "image",   "pipe",
@@ -150,9 +172,20 @@ static obj *ctx_node(cl_context ctx)
     return c;
 }
 
+/* A forked child holds none of its parent's objects (OpenCL objects do
+ * not survive fork): it starts with an empty table, so its own report
+ * never lists the parent's. The parent's nodes are left allocated. */
+static void act_cl_obj_atfork_child(void)
+{
+    pthread_mutex_init(&act_cl_obj_lock, NULL);
+    memset(act_cl_objs, 0, sizeof act_cl_objs);
+    atomic_fetch_add(&act_cl_karg_gen, 1);
+}
+
 static void act_cl_obj_register_stop(void)
 {
     act_lifecycle_on_stop("opencl.objects", act_cl_obj_report);
+    pthread_atfork(NULL, NULL, act_cl_obj_atfork_child);
 }
 
 void act_cl_obj_created(int type, const void *h, cl_context ctx, const void *parent, uint64_t bytes)
@@ -262,24 +295,25 @@ void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size)
 const uint64_t *act_cl_obj_kernel_args(cl_kernel k, uint32_t *n)
 {
     *n = 0;
-    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed))
+    karg_cache *c;
+    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed) || !(c = karg_cache_get()))
         return NULL;
     uint64_t gen = atomic_load_explicit(&act_cl_karg_gen, memory_order_acquire);
-    if (act_cl_karg_cache.k != k || act_cl_karg_cache.gen != gen) {
+    if (c->k != k || c->gen != gen) {
         pthread_mutex_lock(&act_cl_obj_lock);
         const obj *o = obj_find(k);
         uint32_t m = 0;
         if (o && o->type == ACT_CL_OBJ_KERNEL) {
             m = o->n_kargs < ACT_CL_KARGS_CACHED ? o->n_kargs : ACT_CL_KARGS_CACHED;
-            memcpy(act_cl_karg_cache.sizes, o->kargs, m * sizeof(uint64_t));
+            memcpy(c->sizes, o->kargs, m * sizeof(uint64_t));
         }
         pthread_mutex_unlock(&act_cl_obj_lock);
-        act_cl_karg_cache.k = k;
-        act_cl_karg_cache.gen = gen; /* read before the lookup: a later change misses */
-        act_cl_karg_cache.n = m;
+        c->k = k;
+        c->gen = gen; /* read before the lookup: a later change misses */
+        c->n = m;
     }
-    *n = act_cl_karg_cache.n;
-    return act_cl_karg_cache.sizes;
+    *n = c->n;
+    return c->sizes;
 }
 
 void act_cl_obj_report(void)
