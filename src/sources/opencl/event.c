@@ -123,14 +123,10 @@ static _Alignas(64) _Atomic int act_cl_cb_inflight;
 
 static void act_cl_slot_put(act_cl_op *op)
 {
-    /* A per-thread sequence (no shared counter on the enqueue path),
-     * threads starting apart; consecutive commands land on different
-     * cache lines, so a callback clearing one does not stall the next. */
-    static _Thread_local uint32_t seq;
-    if (!seq)
-        seq = (uint32_t)(act_corr_next() * 2654435761u) | 1u;
-    uint32_t n = seq++;
-    uint32_t s = (n * 8u + (n >> 11)) & (ACT_CL_SLOTS - 1);
+    /* By correlation id: consecutive commands take neighbouring slots, on
+     * a cache line this thread just wrote (a slot per new line, or a
+     * shared counter, cost a cache miss per enqueue). */
+    uint32_t s = (uint32_t)op->corr & (ACT_CL_SLOTS - 1);
     act_cl_op *expected = NULL;
     op->slot = atomic_compare_exchange_strong(&act_cl_slots[s], &expected, op) ? s + 1 : 0;
 }
