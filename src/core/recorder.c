@@ -1019,7 +1019,7 @@ int act_rec_arg_emit_vec(const char *key, uint32_t type, const uint64_t *v, uint
 {
     if (n > ACT_RECARG_U64V_MAX)
         n = ACT_RECARG_U64V_MAX;
-    uint32_t k = act_str_intern_literal(key);
+    uint32_t k = key ? act_str_intern_literal(key) : 0; /* LAUNCH needs none */
     act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r) + n * sizeof(uint64_t));
     if (!r)
         return -1;

@@ -179,5 +179,5 @@ void act_cl_launch_args(const act_cl_op *op)
     const uint64_t *sizes = act_cl_obj_kernel_args(op->k, &n);
     if (n)
         memcpy(v + at, sizes, n * sizeof v[0]);
-    act_rec_arg_emit_vec("launch", ACT_RECARG_LAUNCH, v, at + n);
+    act_rec_arg_emit_vec(NULL, ACT_RECARG_LAUNCH, v, at + n);
 }
