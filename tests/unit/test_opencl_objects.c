@@ -69,6 +69,38 @@ static cl_int CL_API_CALL fake_ok_ctx(cl_context c)
     return CL_SUCCESS;
 }
 
+static void *CL_API_CALL fake_usm_alloc(cl_context c, cl_device_id d,
+                                        const cl_mem_properties_intel *p, size_t size,
+                                        cl_uint align, cl_int *err)
+{
+    (void)c;
+    (void)d;
+    (void)p;
+    (void)align;
+    *err = CL_SUCCESS;
+    return size ? (void *)(next_handle += 0x10) : NULL;
+}
+
+static cl_int CL_API_CALL fake_other_ext(cl_context c, void *ptr)
+{
+    (void)c;
+    (void)ptr;
+    return CL_SUCCESS;
+}
+
+static void *CL_API_CALL fake_ext_address(cl_platform_id plat, const char *name)
+{
+    void *p = NULL;
+    if (!strcmp(name, "clDeviceMemAllocINTEL") && plat != (cl_platform_id)2) {
+        clDeviceMemAllocINTEL_fn f = fake_usm_alloc;
+        memcpy(&p, &f, sizeof p);
+    } else {
+        clMemFreeINTEL_fn f = fake_other_ext;
+        memcpy(&p, &f, sizeof p);
+    }
+    return p;
+}
+
 static void CL_CALLBACK app_notify(const char *msg, const void *info, size_t cb, void *user)
 {
     (void)info;
@@ -114,6 +146,7 @@ static void test_lifetimes(void **state)
     act_cl_next.clReleaseMemObject = fake_ok_mem;
     act_cl_next.clRetainMemObject = fake_ok_mem;
     act_cl_next.clReleaseContext = fake_ok_ctx;
+    act_cl_next.clGetExtensionFunctionAddressForPlatform = fake_ext_address;
 
     cl_int rc;
     cl_context ctx = act_cl_w_clCreateContext(NULL, 0, NULL, app_notify, &app_notes, &rc);
@@ -130,8 +163,25 @@ static void test_lifetimes(void **state)
     assert_int_equal(act_cl_w_clReleaseMemObject(s), CL_SUCCESS); /* a's 1000 bytes go */
     /* A release of something never seen created changes nothing. */
     assert_int_equal(act_cl_w_clReleaseMemObject((cl_mem)0x42), CL_SUCCESS);
+    (void)b; /* leaked on purpose */
+
+    /* Extension entry points: ours for the listed names, theirs for the rest;
+     * a second platform answering with another function gets its own. */
+    void *raw = fake_ext_address((cl_platform_id)1, "clDeviceMemAllocINTEL");
+    void *got = act_cl_w_clGetExtensionFunctionAddressForPlatform((cl_platform_id)1,
+                                                                  "clDeviceMemAllocINTEL");
+    assert_non_null(got);
+    assert_ptr_not_equal(got, raw);
+    assert_ptr_equal(
+        act_cl_w_clGetExtensionFunctionAddressForPlatform((cl_platform_id)1, "clSomethingElseEXT"),
+        fake_ext_address((cl_platform_id)1, "clSomethingElseEXT"));
+    assert_ptr_equal(act_cl_w_clGetExtensionFunctionAddressForPlatform((cl_platform_id)2,
+                                                                       "clDeviceMemAllocINTEL"),
+                     fake_ext_address((cl_platform_id)2, "clDeviceMemAllocINTEL"));
+    clDeviceMemAllocINTEL_fn alloc;
+    memcpy(&alloc, &got, sizeof alloc);
+    assert_non_null(alloc(ctx, NULL, NULL, 333, 0, &rc));         /* leaked USM: counted as svm */
     assert_int_equal(act_cl_w_clReleaseContext(ctx), CL_SUCCESS); /* b keeps its counter */
-    (void)b;                                                      /* leaked on purpose */
 
     char path[256];
     snprintf(path, sizeof path, "%s/t.json", dir);
@@ -140,7 +190,10 @@ static void test_lifetimes(void **state)
 
     json_t *leaks = json_object_get(doc, "opencl_leaks");
     assert_non_null(leaks);
-    assert_int_equal(json_integer_value(json_object_get(leaks, "total")), 1);
+    assert_int_equal(json_integer_value(json_object_get(leaks, "total")), 2);
+    json_t *svm = json_object_get(leaks, "svm");
+    assert_int_equal(json_integer_value(json_object_get(svm, "count")), 1);
+    assert_int_equal(json_integer_value(json_object_get(svm, "bytes")), 333);
     json_t *buf = json_object_get(leaks, "buffer");
     assert_int_equal(json_integer_value(json_object_get(buf, "count")), 1);
     assert_int_equal(json_integer_value(json_object_get(buf, "bytes")), 24);
@@ -149,8 +202,8 @@ static void test_lifetimes(void **state)
 
     double v[16];
     size_t n = counter_values(doc, "OpenCL device memory (context 0)", v, 16);
-    assert_int_equal(n, 3);
-    assert_true(v[0] == 1000 && v[1] == 1024 && v[2] == 24);
+    assert_int_equal(n, 4);
+    assert_true(v[0] == 1000 && v[1] == 1024 && v[2] == 24 && v[3] == 24 + 333);
 
     /* The callback's message is an instant event; the failed create an error. */
     int notes = 0, failed = 0;
