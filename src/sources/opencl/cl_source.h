@@ -13,7 +13,12 @@
  * points), queue.c (queues, devices, profiling forced and hidden),
  * clock.c (device -> host clock mapping), event.c (per-command state,
  * completion callbacks, drain at stop), enqueue.c (enqueue wrappers),
- * sync.c (markers, barriers, finish/flush/wait).
+ * sync.c (markers, barriers, finish/flush/wait), errors.c (error names
+ * of failed calls and commands), objects.c (object lifetimes: leaks,
+ * device memory counter, kernel argument sizes), lifetime.c (create/
+ * retain/release wrappers, SVM, context error callbacks), program.c
+ * (builds, kernel arguments, launch args), ext.c (extension entry
+ * points). docs/opencl.md lists the coverage (scripts/gen_opencl_doc.py).
  */
 #ifndef ACT_CL_SOURCE_H
 #define ACT_CL_SOURCE_H
