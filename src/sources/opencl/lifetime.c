@@ -8,7 +8,7 @@
  * Context error callbacks: when the app passes pfn_notify, we pass our
  * own, which records each message as an instant event "OpenCL context
  * error" (args: message) and then calls the app's with its user data.
- * The pair lives as long as the process (contexts are few).
+ * The pair lives as long as the process, on a list (contexts are few).
  */
 #include <stdlib.h>
 
@@ -49,7 +49,12 @@ typedef void(CL_CALLBACK *act_cl_notify_fn)(const char *, const void *, size_t, 
 typedef struct act_cl_notify {
     act_cl_notify_fn fn;
     void *user;
+    struct act_cl_notify *next;
 } act_cl_notify;
+
+/* Every pair made, kept reachable: the runtime may call until it frees the
+ * context, which we do not see. */
+static act_cl_notify *_Atomic act_cl_notifies;
 
 static void CL_CALLBACK act_cl_on_notify(const char *msg, const void *info, size_t cb, void *user)
 {
@@ -76,6 +81,9 @@ static act_cl_notify_fn act_cl_notify_wrap(act_cl_notify_fn fn, void **user)
         return fn;
     n->fn = fn;
     n->user = *user;
+    n->next = atomic_load(&act_cl_notifies);
+    while (!atomic_compare_exchange_weak(&act_cl_notifies, &n->next, n))
+        ;
     *user = n;
     return act_cl_on_notify;
 }
@@ -88,10 +96,8 @@ cl_context CL_API_CALL act_cl_w_clCreateContext(const cl_context_properties *cpr
     void *u = user;
     act_cl_notify_fn fn = act_cl_notify_wrap(notify, &u);
     cl_context c = act_cl_next.clCreateContext(cprops, ndev, devs, fn, u, err);
-    if (c)
+    if (c) /* (a pair made for a failed create stays on the list, unused) */
         act_cl_obj_created(ACT_CL_OBJ_CONTEXT, c, NULL, NULL, 0);
-    else if (u != user)
-        free(u);
     ACT_CL_OBJ_END(clCreateContext, c);
 }
 
@@ -104,10 +110,8 @@ cl_context CL_API_CALL act_cl_w_clCreateContextFromType(const cl_context_propert
     void *u = user;
     act_cl_notify_fn fn = act_cl_notify_wrap(notify, &u);
     cl_context c = act_cl_next.clCreateContextFromType(cprops, dtype, fn, u, err);
-    if (c)
+    if (c) /* (a pair made for a failed create stays on the list, unused) */
         act_cl_obj_created(ACT_CL_OBJ_CONTEXT, c, NULL, NULL, 0);
-    else if (u != user)
-        free(u);
     ACT_CL_OBJ_END(clCreateContextFromType, c);
 }
 
