@@ -21,12 +21,12 @@
 #include <sys/stat.h>
 
 #include "acceltrace.h"
+#include "api/export.h"
 #include "cmd.h"
 #include "core/config.h"
 #include "core/internal.h"
 #include "help.h"
 #include "run_info.h"
-#include "api/export.h"
 
 static volatile sig_atomic_t export_interrupted;
 

@@ -24,7 +24,20 @@
 #define MAX_NESTING       1000 /* deeper than Python's json reads: not a trace */
 
 enum where { W_TOP_VALUE, W_TOP_OBJ, W_EVENTS, W_EVENT, W_ARGS, W_CAPTURE, W_SKIP };
-enum field { F_NONE, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_EXT, F_ARGNAME, F_TAG };
+enum field {
+    F_NONE,
+    F_PH,
+    F_CAT,
+    F_NAME,
+    F_PID,
+    F_TID,
+    F_TS,
+    F_DUR,
+    F_EXT,
+    F_ARGNAME,
+    F_TAG,
+    F_ERROR
+};
 
 /* args.acceltrace of the builder's process-lifetime slice (one cpu_op per
  * process, for the TensorBoard plugin): no host call, left out. */
@@ -35,6 +48,7 @@ typedef struct ev_fields {
     char *name;
     size_t name_len;
     int has_name, has_ts, has_dur, name_is_str, process_slice;
+    char error[64]; /* args.error (an OpenCL error name), "" = none */
     double ts, dur;
     uint64_t pid, tid, ext;
     char *argname;
@@ -100,7 +114,10 @@ static int cap_add(loader *L, json_t *v)
     if (L->cap_depth == 0) {
         if (L->cap_what == 2)
             act_summary_source_counters(L->s, v);
-        else {
+        else if (L->cap_what == 4) {
+            act_summary_source_cl_leaks(L->s, v);
+            json_decref(v);
+        } else {
             json_t *r = json_object_get(v, "rank");
             if (json_is_integer(r))
                 act_summary_source_rank(L->s, json_integer_value(r));
@@ -160,6 +177,8 @@ static int ev_done(loader *L)
     if (!strcmp(e->ph, "M") && e->has_name && e->argname && e->name_len == 12 &&
         !memcmp(e->name, "process_name", 12))
         return !act_summary_process_label(L->s, e->pid, e->argname, e->argname_len);
+    if (e->error[0] && e->name_is_str)
+        act_summary_add_failure(L->s, e->name, e->name_len, e->error, strlen(e->error));
     if (strcmp(e->ph, "X") || !e->cat[0] || !e->name_is_str || !e->has_ts || !e->has_dur)
         return 1;
     int dev = act_cat_is_device_name(e->cat);
@@ -231,6 +250,8 @@ static int on_scalar(loader *L, json_t *jv, const unsigned char *str, size_t n, 
             e->ext = strtoull(nb, NULL, 10);
         else if (k == F_ARGNAME && is_str)
             return set_str(L, &e->argname, &e->argname_len, str, n);
+        else if (k == F_ERROR && is_str)
+            snprintf(e->error, sizeof(e->error), "%.*s", (int)(n < 63 ? n : 63), str);
         else if (k == F_TAG && is_str)
             e->process_slice =
                 n == sizeof(PROCESS_SLICE_TAG) - 1 && !memcmp(str, PROCESS_SLICE_TAG, n);
@@ -294,6 +315,7 @@ static int cb_key(void *c, const unsigned char *k, size_t n)
         L->top_key = key_is(k, n, "traceEvents")       ? 1
                      : key_is(k, n, "acceltrace")      ? 2
                      : key_is(k, n, "distributedInfo") ? 3
+                     : key_is(k, n, "opencl_leaks")    ? 4
                                                        : 0;
     } else if (w == W_EVENT) {
         L->key = key_is(k, n, "ph")     ? F_PH
@@ -309,6 +331,7 @@ static int cb_key(void *c, const unsigned char *k, size_t n)
         L->key = key_is(k, n, "External id")  ? F_EXT
                  : key_is(k, n, "name")       ? F_ARGNAME
                  : key_is(k, n, "acceltrace") ? F_TAG
+                 : key_is(k, n, "error")      ? F_ERROR
                                               : F_NONE;
     }
     return 1;

@@ -140,6 +140,9 @@ void act_capture_nvtx_leave(void);
 
 /* Write an ACT_REC_ARG for the annotation just recorded on this thread. */
 int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str);
+/* An ACT_RECARG_U64V (or _LAUNCH) arg: the n (<= ACT_RECARG_U64V_MAX) values of v.
+ * `key` may be NULL for ACT_RECARG_LAUNCH (its keys are fixed). */
+int act_rec_arg_emit_vec(const char *key, uint32_t type, const uint64_t *v, uint32_t n);
 
 /* Convenience writers used by sources. Each returns 0 or -1 (dropped). */
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,

@@ -140,7 +140,7 @@ typedef struct act_rec_range_id {
 } act_rec_range_id;
 
 /*
- * An argument of the most recent RANGE_PUSH, RANGE_START or MARK record of
+ * An argument of the most recent RANGE_PUSH, RANGE_START, MARK or API record of
  * the same thread (STRING records may come in between): NVTX payloads,
  * categories, domains. The builder puts it in that event's "args" as key -> value.
  */
@@ -148,8 +148,19 @@ enum act_recarg_type {
     ACT_RECARG_U64 = 0,
     ACT_RECARG_I64 = 1,
     ACT_RECARG_F64 = 2,
-    ACT_RECARG_STR = 3 /* v.u is a string id of this thread */
+    ACT_RECARG_STR = 3,   /* v.u is a string id of this thread */
+    ACT_RECARG_U64V = 4,  /* v.u = n <= ACT_RECARG_U64V_MAX: n uint64_t follow the record
+                            (size8 covers them), written as a JSON array */
+    ACT_RECARG_NULL = 5,  /* no value (JSON null): "not given" */
+    ACT_RECARG_LAUNCH = 6 /* a kernel launch's geometry, one record for five args (cheap
+                             to write): like U64V, the values are [dim, flags (bit 0: local
+                             size given, bit 1: offset given), global[dim], local[dim] if
+                             given, offset[dim] if given, argument sizes...]; the key is
+                             unused. Written as "work dim", "global work size",
+                             "local work size", "global work offset" (null when not
+                             given) and "arg sizes". */
 };
+#define ACT_RECARG_U64V_MAX 256u
 
 typedef struct act_rec_arg {
     act_rec_hdr h; /* aux = key string id */

@@ -154,8 +154,14 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
     bld_thread *t = thread_of(b, p, rec->serial);
     if (!t)
         return;
-    bld_args *args = NULL;
-    if (t->owner_kind == BLD_OWNER_RANGE)
+    bld_args *args = NULL, api_args = {0, 0};
+    uint64_t packed = 0;
+    if (t->owner_kind == BLD_OWNER_API) {
+        /* Few API calls carry args: they live in a map, not in bld_api. */
+        if (act_u64map_get(&p->api_args, (uint64_t)t->owner_idx + 1, &packed))
+            api_args = (bld_args){(uint32_t)(packed >> 32), (uint32_t)packed};
+        args = &api_args;
+    } else if (t->owner_kind == BLD_OWNER_RANGE)
         args = &p->ranges[t->owner_idx].args;
     else if (t->owner_kind == BLD_OWNER_ASYNC)
         args = &ps->async[t->owner_idx].args;
@@ -176,6 +182,12 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
     else
         args->head = ref;
     args->tail = ref;
+    if (args == &api_args) {
+        p->api[t->owner_idx].kept |= BLD_API_ARGS;
+        if (act_u64map_put(&p->api_args, (uint64_t)t->owner_idx + 1,
+                           (uint64_t)api_args.head << 32 | api_args.tail))
+            b->tl->err = ACT_E_NOMEM;
+    }
 }
 
 static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
@@ -242,6 +254,8 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
     a->tid = t->tid;
     a->result = r->result;
     a->kept = (uint8_t)bld_in_window(b, p, a->start, a->end > a->start ? a->end : a->start);
+    t->owner_kind = BLD_OWNER_API;
+    t->owner_idx = (uint32_t)(p->n_api - 1);
     if (!a->kept)
         b->tl->counts.outside_window[ACT_REC_API]++;
 }
@@ -510,6 +524,48 @@ static int api_cat(uint32_t source)
     }
 }
 
+/* The values that follow a vector ARG record, as many as its size holds
+ * (a spool may be damaged). */
+static uint32_t arg_vec(const act_rec_arg *r, const uint64_t **v)
+{
+    uint64_t room = ((uint64_t)r->h.size8 * 8 - sizeof(*r)) / sizeof(uint64_t);
+    *v = (const uint64_t *)(const void *)(r + 1);
+    return (uint32_t)(r->v.u < room ? r->v.u : room);
+}
+
+/* A slice of a launch record as an array arg (null when not given or cut). */
+static void launch_vec(act_timeline *tl, const char *key, const uint64_t *v, uint32_t *at,
+                       uint32_t n, uint32_t len, int given)
+{
+    act_tl_arg *a = act_tl_arg_add(tl, key);
+    if (!a)
+        return;
+    if (!given || *at + len > n) {
+        a->type = ACT_ARG_NULL;
+        return;
+    }
+    a->type = ACT_ARG_U64V;
+    a->v.vec.p = v + *at;
+    a->v.vec.n = len;
+    *at += len;
+}
+
+/* An ACT_RECARG_LAUNCH record as its five args (record.h). */
+static void emit_launch_args(act_timeline *tl, const act_rec_arg *r)
+{
+    const uint64_t *v;
+    uint32_t n = arg_vec(r, &v), at = 2;
+    uint64_t head[2] = {0, 0};
+    if (n >= 2)
+        memcpy(head, v, sizeof head);
+    uint32_t dim = head[0] <= 3 ? (uint32_t)head[0] : 3;
+    act_tl_arg_u64(tl, "work dim", head[0]);
+    launch_vec(tl, "global work size", v, &at, n, dim, n >= 2);
+    launch_vec(tl, "local work size", v, &at, n, dim, n >= 2 && (head[1] & 1));
+    launch_vec(tl, "global work offset", v, &at, n, dim, n >= 2 && (head[1] & 2));
+    launch_vec(tl, "arg sizes", v, &at, n, at <= n ? n - at : 0, 1);
+}
+
 /* The recorded args (ARG records) of the event just added. A key the
  * builder also sets on that event keeps both: the recorded one is renamed. */
 static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
@@ -523,6 +579,10 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
         for (size_t k = 0; k < sizeof(builder_keys) / sizeof(builder_keys[0]); k++)
             if (key.n == strlen(builder_keys[k]) && !memcmp(key.p, builder_keys[k], key.n))
                 key = act_tl_printf(tl, "%s (recorded)", builder_keys[k]);
+        if (r->type == ACT_RECARG_LAUNCH) {
+            emit_launch_args(tl, r);
+            continue;
+        }
         act_tl_arg *a = act_tl_arg_add(tl, "");
         if (!a)
             return;
@@ -539,6 +599,13 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
         case ACT_RECARG_STR:
             a->type = ACT_ARG_STR;
             a->v.s = rec->s2;
+            if (key.n == 5 && !memcmp(key.p, "error", 5) && tl->n_ev)
+                tl->ev[tl->n_ev - 1].flags |= ACT_EVF_ERROR;
+            break;
+        case ACT_RECARG_NULL: a->type = ACT_ARG_NULL; break;
+        case ACT_RECARG_U64V:
+            a->type = ACT_ARG_U64V;
+            a->v.vec.n = arg_vec(r, &a->v.vec.p);
             break;
         default:
             a->type = ACT_ARG_U64;
@@ -586,7 +653,7 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
     }
     for (size_t i = 0; i < p->n_api; i++) {
         const bld_api *a = &p->api[i];
-        if (!a->kept)
+        if (!(a->kept & BLD_API_KEPT))
             continue;
         act_tl_event_add(tl, 'X', api_cat(a->source), a->name, p->pid, a->tid, a->start,
                          span(b, a->start, a->end));
@@ -602,6 +669,9 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
                 g->v.i = a->result;
             }
         }
+        uint64_t packed;
+        if ((a->kept & BLD_API_ARGS) && act_u64map_get(&p->api_args, (uint64_t)i + 1, &packed))
+            emit_user_args(b, p, &(bld_args){(uint32_t)(packed >> 32), (uint32_t)packed});
     }
     for (size_t i = 0; i < ps->n_async; i++) {
         const bld_async *r = &ps->async[i];
@@ -700,6 +770,7 @@ static void proc_free(bld *b, bld_proc *p, pass_state *ps)
     act_u64map_free(&p->dev_by_handle);
     act_u64map_free(&p->queue_label);
     act_u64map_free(&p->tid_name);
+    act_u64map_free(&p->api_args);
     free(p->argrefs);
     free(p->marks);
     free(p->counters);
@@ -796,7 +867,7 @@ static int slice_of(const bld *b, const bld_proc *p, int kind, size_t i, host_sl
         return 1;
     }
     const bld_api *a = &p->api[i];
-    if (!a->kept)
+    if (!(a->kept & BLD_API_KEPT))
         return 0;
     *s = (host_slice){a->tid, a->start, a->end >= a->start ? a->end : a->start};
     return 1;

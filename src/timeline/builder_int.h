@@ -24,8 +24,10 @@ typedef struct bld_api {
     act_str name;
     uint32_t source, tid;
     int32_t result;
-    uint8_t kept; /* inside the capture window */
+    uint8_t kept; /* BLD_API_KEPT: inside the capture window; BLD_API_ARGS: has ARG records */
 } bld_api;
+#define BLD_API_KEPT 0x1
+#define BLD_API_ARGS 0x2
 
 /* Lookup entry: (source, corr) -> api, ordered by start. */
 typedef struct bld_key {
@@ -77,7 +79,7 @@ typedef struct bld_argref {
     uint32_t next;
 } bld_argref;
 
-enum { BLD_OWNER_NONE, BLD_OWNER_RANGE, BLD_OWNER_ASYNC, BLD_OWNER_MARK };
+enum { BLD_OWNER_NONE, BLD_OWNER_RANGE, BLD_OWNER_ASYNC, BLD_OWNER_MARK, BLD_OWNER_API };
 
 typedef struct bld_thread {
     uint32_t serial, tid;
@@ -140,6 +142,7 @@ typedef struct bld_proc {
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
     act_u64map queue_label;      /* queue handle -> bld.queues index + 1 */
     act_u64map tid_name;         /* OS tid -> tid_names index + 1 */
+    act_u64map api_args;         /* api index + 1 -> bld_args (head << 32 | tail) */
     act_str *tid_names;          /* names from THREAD(aux 0) records */
     size_t n_tid_names, cap_tid_names;
     bld_argref *argrefs;

@@ -343,8 +343,10 @@ static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
     else
         tl->counts.negative_durations++;
     act_str name = op->name.n ? op->name : act_str_c(op_default_name(r->op));
-    act_tl_event_add(tl, 'X', op_cat(r->op, op->source), name, d->pid, op->lane_tid, op->start,
-                     dur);
+    act_tl_event *ev = act_tl_event_add(tl, 'X', op_cat(r->op, op->source), name, d->pid,
+                                        op->lane_tid, op->start, dur);
+    if (ev && r->status < 0)
+        ev->flags |= ACT_EVF_ERROR;
     if (op->corr)
         act_tl_arg_u64(tl, "correlation", op->corr);
     if (op->x.ext_id)
@@ -368,9 +370,12 @@ static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
             memcpy(a->v.v3, r->gsize, sizeof(a->v.v3));
         }
         a = act_tl_arg_add(tl, "local size");
-        if (a) {
+        /* All zero: the app let the runtime choose (OpenCL's NULL). */
+        if (a && (r->lsize[0] | r->lsize[1] | r->lsize[2])) {
             a->type = ACT_ARG_U64X3;
             memcpy(a->v.v3, r->lsize, sizeof(a->v.v3));
+        } else if (a) {
+            a->type = ACT_ARG_NULL;
         }
     } else if (r->bytes || op_cat(r->op, op->source) == ACT_CAT_GPU_MEMCPY ||
                op_cat(r->op, op->source) == ACT_CAT_GPU_MEMSET) {

@@ -170,7 +170,7 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
         op->launch_end = launch->end;
         op->launch_name = launch->name;
         op->launch_tid = launch->tid;
-        op->kept = launch->kept;
+        op->kept = launch->kept & BLD_API_KEPT;
         if (op->start < launch->start) {
             uint64_t s = launch->start - op->start;
             b->tl->counts.skew++;

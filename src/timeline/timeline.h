@@ -52,7 +52,9 @@ enum act_arg_type {
     ACT_ARG_STR,
     ACT_ARG_HEX,   /* u64 written as the string "0x..." */
     ACT_ARG_U64X3, /* [a,b,c] */
-    ACT_ARG_BOOL
+    ACT_ARG_BOOL,
+    ACT_ARG_U64V, /* v.vec: [a,b,...] (any length, 0 included) */
+    ACT_ARG_NULL  /* null */
 };
 
 typedef struct act_tl_arg {
@@ -64,11 +66,16 @@ typedef struct act_tl_arg {
         double d;
         act_str s;
         uint64_t v3[3];
+        struct {
+            const uint64_t *p; /* into a spool mapping, may be unaligned */
+            uint32_t n;
+        } vec;
     } v;
 } act_tl_arg;
 
 #define ACT_EVF_BP_E   0x1 /* flow finish binds to the enclosing slice */
 #define ACT_EVF_NO_TID 0x2 /* process-scoped metadata: no "tid" member */
+#define ACT_EVF_ERROR  0x4 /* a failed call or command: written with the error colour */
 
 typedef struct act_tl_event {
     uint64_t ts;  /* timeline ns (ignored for "M") */

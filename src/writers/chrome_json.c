@@ -277,6 +277,18 @@ static void write_arg_value(writer *w, const act_tl_arg *a)
         wstr_event(w, a->v.s.p, a->v.s.n);
         return;
     }
+    if (a->type == ACT_ARG_U64V) {
+        act_obuf_putc(b, '[');
+        for (uint32_t i = 0; i < a->v.vec.n; i++) {
+            uint64_t v;
+            memcpy(&v, a->v.vec.p + i, sizeof v);
+            if (i)
+                act_obuf_putc(b, ',');
+            act_obuf_u64(b, v);
+        }
+        act_obuf_putc(b, ']');
+        return;
+    }
     if (act_obuf_reserve(b, ARG_ROOM))
         return;
     char *p = b->buf + b->len;
@@ -426,6 +438,9 @@ static void write_event(writer *w, const act_tl_event *e)
     case 'i': p = CUR_LIT(p, ",\"s\":\"t\""); break;
     default: break;
     }
+    /* Chrome's reserved colour for failures (Perfetto keeps the arg). */
+    if (e->flags & ACT_EVF_ERROR)
+        p = CUR_LIT(p, ",\"cname\":\"terrible\"");
     b->len = (size_t)(p - b->buf);
     if (e->nargs)
         write_args(w, e);

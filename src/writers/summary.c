@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
+#include "summary_cl.h"
 #include "summary_impl.h"
 
 act_summary *act_summary_new(void)
@@ -45,6 +46,8 @@ void act_summary_free(act_summary *s)
     free(s->heap);
     free(s->rg);
     free(s->rg_idx);
+    json_decref(s->cl_failed);
+    json_decref(s->cl_leaks);
     free(s);
 }
 
@@ -577,6 +580,8 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
     int rc = 0;
     for (size_t i = 0; i < tl->n_ev && !rc; i++) {
         const act_tl_event *e = &tl->ev[i];
+        if (e->flags & ACT_EVF_ERROR)
+            act_summary_cl_failure_event(&s->cl_failed, tl, e);
         if (e->ph != 'X')
             continue;
         int dev = act_cat_is_device_name(act_cat_name(e->cat));
@@ -595,7 +600,12 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
 void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
                                 size_t errors, FILE *f, int by_range)
 {
-    json_t *counters = counters_of(tl, invalid_utf8, errors); /* NULL (no memory): printed as none */
+    for (size_t i = 0; i < tl->n_meta && !s->cl_leaks; i++)
+        if (tl->meta[i].is_json && tl->meta[i].key.n == 12 &&
+            !memcmp(tl->meta[i].key.p, "opencl_leaks", 12))
+            s->cl_leaks = json_loadb(tl->meta[i].value.p, tl->meta[i].value.n, 0, NULL);
+    json_t *counters =
+        counters_of(tl, invalid_utf8, errors); /* NULL (no memory): printed as none */
     act_summary_set_counters(s, counters);
     act_summary_print(s, f, by_range);
     act_summary_set_counters(s, NULL);
@@ -613,4 +623,16 @@ int act_summary_from_timeline(const act_timeline *tl, uint64_t invalid_utf8, siz
         act_summary_print_timeline(s, tl, invalid_utf8, errors, f, by_range);
     act_summary_free(s);
     return rc;
+}
+
+void act_summary_add_failure(act_summary *s, const char *name, size_t len, const char *err,
+                             size_t errlen)
+{
+    act_summary_cl_failure(&s->cl_failed, name, len, err, errlen);
+}
+
+void act_summary_source_cl_leaks(act_summary *s, json_t *leaks)
+{
+    if (!s->cl_leaks && json_is_object(leaks))
+        s->cl_leaks = json_incref(leaks);
 }

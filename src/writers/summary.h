@@ -44,6 +44,11 @@ int act_summary_begin_source(act_summary *s, const char *path);
  * object (owned by s from here on; may be NULL). */
 void act_summary_source_rank(act_summary *s, long long rank);
 void act_summary_source_counters(act_summary *s, json_t *acceltrace);
+/* OpenCL: a failed call or command (args.error) and the trace's
+ * "opencl_leaks" object (referenced, not stolen) for the OpenCL section. */
+void act_summary_add_failure(act_summary *s, const char *name, size_t len, const char *err,
+                             size_t errlen);
+void act_summary_source_cl_leaks(act_summary *s, json_t *leaks);
 /* The current source's process `pid` is called `label` (process_name). */
 int act_summary_process_label(act_summary *s, uint64_t pid, const char *label, size_t len);
 /* Counters to print underneath: an "acceltrace" object as written in

@@ -104,7 +104,9 @@ struct act_summary {
     int want_ranges;
     int finished;
     int nomem;
-    json_t *counters; /* borrowed (set_counters), else the sources' */
+    json_t *counters;  /* borrowed (set_counters), else the sources' */
+    json_t *cl_failed; /* OpenCL section (summary_cl.c): {name: {error: n}} */
+    json_t *cl_leaks;  /* a trace's "opencl_leaks" (owned) */
 };
 
 /* Drain the reorder window and close every open slice (before printing). */

@@ -16,6 +16,7 @@
 #include "acceltrace.h"
 #include "json_escape.h"
 #include "summary.h"
+#include "summary_cl.h"
 #include "summary_impl.h"
 
 #define MAX_ERROR_LINES 5
@@ -612,6 +613,23 @@ static void print_all_counters(FILE *f, act_summary *s)
     }
 }
 
+/* The OpenCL section: builds are the host calls that build programs. */
+static void print_opencl(const act_summary *s, FILE *f)
+{
+    uint64_t builds = 0;
+    double build_us = 0;
+    for (size_t i = 0; i < s->n_nm; i++) {
+        const act_sum_name *x = &s->nm[i];
+        if (!x->device && ((x->len == 14 && !memcmp(x->s, "clBuildProgram", 14)) ||
+                           (x->len == 16 && !memcmp(x->s, "clCompileProgram", 16)) ||
+                           (x->len == 13 && !memcmp(x->s, "clLinkProgram", 13)))) {
+            builds += x->count;
+            build_us += x->total;
+        }
+    }
+    act_summary_cl_print(f, s->cl_failed, s->cl_leaks, builds, build_us);
+}
+
 static void print_table(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow *rows)
 {
     int width = fmt->width > 0 ? fmt->width : term_width(f);
@@ -632,6 +650,7 @@ static void print_table(act_summary *s, FILE *f, const act_summary_fmt *fmt, pro
                 "their busy and self time are approximate\n",
                 (unsigned long long)s->late);
     print_all_counters(f, s);
+    print_opencl(s, f);
 }
 
 /* ---- CSV -------------------------------------------------------------- */

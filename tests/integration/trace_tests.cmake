@@ -26,3 +26,12 @@ set_tests_properties(trace.preload_vecops PROPERTIES LABELS "integration;opencl;
 # -o NAME.gz writes a gzip stream (compressed on the writer's thread).
 act_it_trace(gzip_vecops vecops --gzip --kernels 54 --names saxpy,scale,reduce,busy
   -- $<TARGET_FILE:vecops>)
+
+# Issue 16: errors, leaks, device memory, builds, launch args, images,
+# SVM, markers and barriers -- each in the trace and both summaries.
+foreach(mode fail clean)
+  add_test(NAME trace.cl_depth_${mode}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_cl_depth.py
+      --acceltrace $<TARGET_FILE:act_cli> --program $<TARGET_FILE:it_cl_depth> ${mode})
+  set_tests_properties(trace.cl_depth_${mode} PROPERTIES TIMEOUT 180 LABELS "integration;opencl")
+endforeach()

@@ -67,7 +67,9 @@ def main():
         if (t["push"], t["pop"], t["counter"], t["bad"]) != (r, r, want_counters, 0):
             fail("thread r%d: %r, want %d pushes/pops, %d counters, 0 bad" % (i, t, r, want_counters))
     rec = got["records"]
-    if rec["range_push"] != rt * r or rec["range_pop"] != rt * r or rec["counter"] != rt * want_counters:
+    # Counters: the range threads' own are checked above; the OpenCL threads
+    # also write device-memory samples (one per buffer created/released).
+    if rec["range_push"] != rt * r or rec["range_pop"] != rt * r or rec["counter"] < rt * want_counters:
         fail("record totals %r" % rec)
     launches = got["api"].get("clEnqueueNDRangeKernel", 0)
     kernels = got["device_ops"].get("inc", 0)

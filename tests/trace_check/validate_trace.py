@@ -194,7 +194,11 @@ def _links(doc, lanes, starts, finishes, problems, every_launch_linked, dev):
     if skew > counted:
         problems.append(f"{skew} device ops start before their launch but the trace counts {counted}")
     if every_launch_linked:
-        n = sum(len(v) for v in launches.values())
+        # A command that failed on the device has no times, hence no device
+        # op: an instant event with the error and its correlation stands for it.
+        failed = {(e.get("args") or {}).get("correlation") for e in doc["traceEvents"]
+                  if e.get("ph") == "i" and "error" in (e.get("args") or {})}
+        n = sum(len(v) for c, v in launches.items() if c not in failed)
         if len(linked_launches) != n:
             problems.append(f"{n} correlated launches but {len(linked_launches)} linked device ops")
         if len(starts) != len(linked_launches):

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include <string.h>
+
 #include "acceltrace.h"
 #include "core/recorder/recorder_int.h"
 
@@ -52,6 +54,24 @@ int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *
     r->type = type;
     r->pad = 0;
     r->v.u = bits;
+    act_rec_commit();
+    return 0;
+}
+
+int act_rec_arg_emit_vec(const char *key, uint32_t type, const uint64_t *v, uint32_t n)
+{
+    if (n > ACT_RECARG_U64V_MAX)
+        n = ACT_RECARG_U64V_MAX;
+    uint32_t k = key ? act_str_intern_literal(key) : 0; /* LAUNCH needs none */
+    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r) + n * sizeof(uint64_t));
+    if (!r)
+        return -1;
+    r->h.aux = k;
+    r->type = type;
+    r->pad = 0;
+    r->v.u = n;
+    if (n)
+        memcpy(r + 1, v, n * sizeof(uint64_t));
     act_rec_commit();
     return 0;
 }

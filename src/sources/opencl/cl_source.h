@@ -13,7 +13,12 @@
  * points), queue.c (queues, devices, profiling forced and hidden),
  * clock.c (device -> host clock mapping), event.c (per-command state,
  * completion callbacks, drain at stop), enqueue.c (enqueue wrappers),
- * sync.c (markers, barriers, finish/flush/wait).
+ * sync.c (markers, barriers, finish/flush/wait), errors.c (error names
+ * of failed calls and commands), objects.c (object lifetimes: leaks,
+ * device memory counter, kernel argument sizes), lifetime.c (create/
+ * retain/release wrappers, SVM, context error callbacks), program.c
+ * (builds, kernel arguments, launch args), ext.c (extension entry
+ * points). docs/opencl.md lists the coverage (scripts/gen_opencl_doc.py).
  */
 #ifndef ACT_CL_SOURCE_H
 #define ACT_CL_SOURCE_H
@@ -164,6 +169,11 @@ typedef struct act_cl_op {
     uint64_t lsize[3];
     act_cl_queue *queue;
     cl_event ev;      /* our reference, released in the callback */
+    cl_kernel k;      /* kernel launches: args recorded with the launch (NULL: none) */
+    uint64_t off[3];  /* kernel launches: global offset as given */
+    uint8_t dim;      /* work dimension as given */
+    uint8_t has_off;  /* offset given (else null) */
+    uint32_t slot;    /* 1 + index in event.c's table of pending commands (0: none) */
     uint8_t kind;     /* enum act_op_kind */
     uint8_t late;     /* registered after the drain at exit began: not waited for */
     const char *name; /* static, or namebuf, or heap (name_heap) */
@@ -185,16 +195,69 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
 /* Copy the name of kernel `k` into op (before the app can release it). */
 void act_cl_op_kernel_name(act_cl_op *op, cl_kernel k);
 
+/* ---- errors.c ------------------------------------------------------------ */
+
+/* "CL_INVALID_VALUE" for -30; NULL for a code OpenCL does not define. */
+const char *act_cl_error_name(cl_int rc);
+/* The "error" arg of the API record just written on this thread. */
+void act_cl_error_arg(cl_int rc);
+/* An instant event for a command whose event completed with `status` < 0. */
+void act_cl_failed_command(const char *name, uint64_t corr, cl_int status);
+
 /* A host slice with no device work (finish, flush, waits, queue calls);
- * counted as outside when the capture window closed meanwhile. */
-static inline void act_cl_host_slice(const char *api, uint64_t start, cl_int result)
+ * counted as outside when the capture window closed meanwhile. Returns 1
+ * when it was written (args of the call may follow). */
+static inline int act_cl_host_slice(const char *api, uint64_t start, cl_int result)
 {
-    if (atomic_load_explicit(&act__recording, memory_order_relaxed))
-        act_rec_api_emit(api, start, act_clock_now(), 0, act_range_current_ext(), result,
-                         ACT_SOURCE_OPENCL);
-    else
-        act_cl_count_outside(ACT_CL_HOST);
+    if (atomic_load_explicit(&act__recording, memory_order_relaxed)) {
+        if (act_rec_api_emit(api, start, act_clock_now(), 0, act_range_current_ext(), result,
+                             ACT_SOURCE_OPENCL) != 0)
+            return 0;
+        if (ACT_UNLIKELY(result < 0))
+            act_cl_error_arg(result);
+        return 1;
+    }
+    act_cl_count_outside(ACT_CL_HOST);
+    return 0;
 }
+
+/* ---- objects.c: lifetimes, leaks, device memory ---------------------------- */
+
+enum act_cl_obj_type {
+    ACT_CL_OBJ_CONTEXT = 0,
+    ACT_CL_OBJ_QUEUE,
+    ACT_CL_OBJ_BUFFER, /* sub-buffers included (their bytes alias the parent's) */
+    ACT_CL_OBJ_IMAGE,
+    ACT_CL_OBJ_PIPE,
+    ACT_CL_OBJ_PROGRAM,
+    ACT_CL_OBJ_KERNEL,
+    ACT_CL_OBJ_EVENT,
+    ACT_CL_OBJ_SAMPLER,
+    ACT_CL_OBJ_SVM,
+    ACT_CL_OBJ_TYPES
+};
+
+/* The app now holds one reference to the new object `h` of `type`, made
+ * in context `ctx` (NULL: none or unknown); `parent` is the buffer a
+ * sub-buffer was cut from. `bytes` counts towards the context's device
+ * memory (buffers, images, pipes, SVM). No-op when no tool is attached. */
+void act_cl_obj_created(int type, const void *h, cl_context ctx, const void *parent,
+                        uint64_t bytes);
+/* clRetain* / clRelease* by the app on `h` (unknown handles are ignored:
+ * created before tracking started). */
+void act_cl_obj_retained(const void *h);
+void act_cl_obj_released(const void *h);
+/* Kernel argument sizes: set by clSetKernelArg*, read at each launch. */
+void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size);
+/* The argument sizes of kernel `k` (*n of them; at most 64): valid until
+ * this thread's next call. */
+const uint64_t *act_cl_obj_kernel_args(cl_kernel k, uint32_t *n);
+/* The leak report (metadata "opencl_leaks"), written at stop. */
+void act_cl_obj_report(void);
+
+/* The args of a kernel launch (work dim, sizes as given, offset, kernel
+ * argument sizes), after its API record (program.c). */
+void act_cl_launch_args(const act_cl_op *op);
 
 /* Register the drain handler with the lifecycle (once). */
 void act_cl_event_register_stop(void);

@@ -95,6 +95,9 @@ static const char *const act_cl_helpers[] = {
     "clSetEventCallback", "clGetEventInfo",          "clGetDeviceInfo",
     "clGetImageInfo",     "clGetDeviceAndHostTimer", "clGetHostTimer",
 };
+/* Those of objects.c and program.c (lifetimes, builds). */
+static const char *const act_cl_helpers_objects[] = {"clGetMemObjectInfo", "clGetProgramInfo",
+                                                     "clGetProgramBuildInfo"};
 
 static void *(*act_cl_resolver)(const char *name);
 
@@ -123,6 +126,9 @@ static void act_cl_set_entry(struct _cl_icd_dispatch *t, const char *name, void 
     H(clGetImageInfo)
     H(clGetDeviceAndHostTimer)
     H(clGetHostTimer)
+    H(clGetMemObjectInfo)
+    H(clGetProgramInfo)
+    H(clGetProgramBuildInfo)
     // clang-format on
 #undef H
 }
@@ -144,7 +150,7 @@ static void act_cl_unforwarded_report(void)
                            (unsigned long long)n);
 }
 
-static void act_cl_unforwarded_note(const char *name, void *ret, size_t size)
+static void act_cl_unforwarded_note(const char *name)
 {
     atomic_fetch_add(&act_cl_unforwarded, 1);
     if (!atomic_exchange(&act_cl_unforwarded_said, 1)) {
@@ -153,11 +159,6 @@ static void act_cl_unforwarded_note(const char *name, void *ret, size_t size)
                            name);
         act_lifecycle_on_stop("opencl.unforwarded", act_cl_unforwarded_report);
     }
-    memset(ret, 0, size);
-    if (size == sizeof(cl_int)) {
-        cl_int rc = CL_INVALID_OPERATION;
-        memcpy(ret, &rc, sizeof rc);
-    }
 }
 
 #pragma GCC diagnostic push
@@ -165,9 +166,10 @@ static void act_cl_unforwarded_note(const char *name, void *ret, size_t size)
 #define X(group, ret, name, params, args)                                                          \
     static ret CL_API_CALL act_cl_missing_##name params                                            \
     {                                                                                              \
-        ret r;                                                                                     \
-        act_cl_unforwarded_note(#name, &r, sizeof r);                                              \
-        return r;                                                                                  \
+        act_cl_unforwarded_note(#name);                                                            \
+        /* cl_int calls fail with CL_INVALID_OPERATION, the rest give NULL                         \
+         * (or nothing: clSVMFree) */                                                              \
+        return (ret)(intptr_t) _Generic((ret *)0, cl_int * : CL_INVALID_OPERATION, default : 0);   \
     }
 #include "cl_api.def"
 #undef X
@@ -208,6 +210,9 @@ static void act_cl_preload_resolve(void)
     for (size_t i = 0; i < ACT_ARRAY_SIZE(act_cl_helpers); i++)
         act_cl_set_entry(&act_cl_preload_next, act_cl_helpers[i],
                          act_cl_resolver(act_cl_helpers[i]));
+    for (size_t i = 0; i < ACT_ARRAY_SIZE(act_cl_helpers_objects); i++)
+        act_cl_set_entry(&act_cl_preload_next, act_cl_helpers_objects[i],
+                         act_cl_resolver(act_cl_helpers_objects[i]));
     int complete = act_cl_helpers_complete(&act_cl_preload_next);
     act_cl_fill_missing(&act_cl_preload_next);
     if (!complete) {

@@ -55,7 +55,11 @@ cl_int CL_API_CALL act_cl_w_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel
     for (cl_uint i = 0; i < 3; i++) {
         op->gsize[i] = i < dim && gws ? gws[i] : 1;
         op->lsize[i] = lws ? (i < dim ? lws[i] : 1) : 0;
+        op->off[i] = off && i < dim ? off[i] : 0;
     }
+    op->k = k;
+    op->dim = (uint8_t)(dim <= 3 ? dim : 3);
+    op->has_off = off != NULL;
     ACT_CL_CALL(clEnqueueNDRangeKernel, q, k, dim, off, gws, lws, n, w, EV);
 }
 
@@ -66,6 +70,8 @@ cl_int CL_API_CALL act_cl_w_clEnqueueTask(cl_command_queue q, cl_kernel k, cl_ui
     act_cl_op_kernel_name(op, k);
     for (int i = 0; i < 3; i++)
         op->gsize[i] = op->lsize[i] = 1;
+    op->k = k;
+    op->dim = 1;
     ACT_CL_CALL(clEnqueueTask, q, k, n, w, EV);
 }
 

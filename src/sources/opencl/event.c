@@ -85,6 +85,9 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
     memset(op->lsize, 0, sizeof op->lsize);
     op->queue = info;
     op->ev = NULL;
+    op->k = NULL;
+    op->dim = 0;
+    op->has_off = 0;
     op->kind = (uint8_t)kind;
     op->late = 0;
     op->name = name;
@@ -124,9 +127,44 @@ static uint64_t act_cl_map_time(const act_cl_op *op, cl_ulong t, cl_ulong queued
     return v > 0 ? (uint64_t)v : 0;
 }
 
-static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *user)
+/*
+ * Failed commands whose callback never comes. PoCL calls a CL_COMPLETE
+ * callback only on success: a command that fails (its wait list failed)
+ * would stay pending until the drain gives up. Each traced command takes
+ * a slot (when one is free); its callback clears it. At stop the drain
+ * looks at the commands still in slots and records those whose event has
+ * a negative status itself. While it does, callbacks free nothing
+ * (act_cl_sweeping; the drain first waits out callbacks in flight), so it
+ * never reads a freed op; the slot is claimed with a CAS by exactly one
+ * of the two.
+ */
+#define ACT_CL_SLOTS 16384u /* power of two */
+static act_cl_op *_Atomic act_cl_slots[ACT_CL_SLOTS];
+/* Apart from each other and from what enqueues touch (cache lines). */
+static _Alignas(64) _Atomic int act_cl_sweeping;
+static _Alignas(64) _Atomic int act_cl_cb_inflight;
+
+static void act_cl_slot_put(act_cl_op *op)
 {
-    act_cl_op *op = user;
+    /* By correlation id: consecutive commands take neighbouring slots, on
+     * a cache line this thread just wrote (a slot per new line, or a
+     * shared counter, cost a cache miss per enqueue). */
+    uint32_t s = (uint32_t)op->corr & (ACT_CL_SLOTS - 1);
+    act_cl_op *expected = NULL;
+    op->slot = atomic_compare_exchange_strong(&act_cl_slots[s], &expected, op) ? s + 1 : 0;
+}
+
+/* 1 when the caller now owns the completion of `op`. */
+static int act_cl_slot_take(act_cl_op *op)
+{
+    if (!op->slot)
+        return 1;
+    act_cl_op *expected = op;
+    return atomic_compare_exchange_strong(&act_cl_slots[op->slot - 1], &expected, NULL);
+}
+
+static void act_cl_op_record(act_cl_op *op, cl_event ev, cl_int status)
+{
     cl_ulong ts[4] = {0, 0, 0, 0};
     static const cl_profiling_info which[4] = {
         CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT, CL_PROFILING_COMMAND_START,
@@ -165,12 +203,56 @@ static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *use
         memcpy(r->lsize, op->lsize, sizeof r->lsize);
         act_rec_commit();
     }
-    act_cl_next.clReleaseEvent(op->ev);
-    int early = !op->late;
-    act_cl_op_free(op);
-    act_cl_pending_add(-1); /* last: the drain trusts what was recorded by now */
-    if (early)
-        act_cl_early_done();
+    if (status < 0)
+        act_cl_failed_command(op->name, op->corr, status);
+}
+
+static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *user)
+{
+    act_cl_op *op = user;
+    atomic_fetch_add(&act_cl_cb_inflight, 1);
+    if (act_cl_slot_take(op)) {
+        act_cl_op_record(op, ev, status);
+        int early = !op->late;
+        if (!atomic_load(&act_cl_sweeping)) {
+            act_cl_next.clReleaseEvent(op->ev);
+            act_cl_op_free(op);
+        }
+        act_cl_pending_add(-1); /* last: the drain trusts what was recorded by now */
+        if (early)
+            act_cl_early_done();
+    }
+    atomic_fetch_sub(&act_cl_cb_inflight, 1);
+}
+
+/* Record the failed commands still in slots (the drain, at stop). */
+static void act_cl_sweep_failed(void)
+{
+    atomic_store(&act_cl_sweeping, 1);
+    uint64_t until = act_clock_now() + 100000000ull;
+    while (atomic_load(&act_cl_cb_inflight) > 0 && act_clock_now() < until) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&act_cl_cb_inflight) > 0)
+        return; /* a callback is stuck: leave its op alone */
+    for (uint32_t s = 0; s < ACT_CL_SLOTS; s++) {
+        act_cl_op *op = atomic_load(&act_cl_slots[s]);
+        cl_int st = 0;
+        if (!op ||
+            act_cl_next.clGetEventInfo(op->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                                       NULL) != CL_SUCCESS ||
+            st >= 0)
+            continue;
+        act_cl_op *expected = op;
+        if (!atomic_compare_exchange_strong(&act_cl_slots[s], &expected, NULL))
+            continue;
+        int early = !op->late;
+        act_cl_op_record(op, op->ev, st);
+        act_cl_pending_add(-1); /* the op and our event reference go with the process */
+        if (early)
+            act_cl_early_done();
+    }
 }
 
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev)
@@ -178,6 +260,12 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
     uint64_t end = act_clock_now();
     int written = act_rec_api_emit(api, op->start, end, result == CL_SUCCESS ? op->corr : 0,
                                    op->ext, result, ACT_SOURCE_OPENCL) == 0;
+    if (ACT_UNLIKELY(result < 0) && written)
+        act_cl_error_arg(result);
+    if (op->k && written)
+        act_cl_launch_args(op);
+    if (result == CL_SUCCESS && app_ev)
+        act_cl_obj_created(ACT_CL_OBJ_EVENT, *app_ev, NULL, NULL, 0);
     if (result != CL_SUCCESS || !written) {
         /* No command, or its launch was dropped (counted): a device op
          * is recorded if and only if its launch was. Our own event, if
@@ -196,8 +284,9 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
     if (!op->late)
         atomic_fetch_add(&act_cl_pending_early, 1);
     int late = op->late;
+    act_cl_slot_put(op);
     cl_int rc = act_cl_next.clSetEventCallback(op->ev, CL_COMPLETE, act_cl_on_complete, op);
-    if (rc != CL_SUCCESS) {
+    if (rc != CL_SUCCESS && act_cl_slot_take(op)) {
         act_rec_error_emit("opencl: clSetEventCallback failed (%d) for %s", (int)rc, api);
         act_cl_next.clReleaseEvent(op->ev);
         act_cl_op_free(op);
@@ -218,6 +307,14 @@ static void act_cl_drain(void)
     if (atomic_load(&act_cl_pending_early) == 0)
         return;
     act_cl_queue_flush_all();
+    /* Commands that finished normally report within a few polls; then
+     * the failed ones whose callback will not come are looked for. */
+    for (int i = 0; i < 50 && atomic_load(&act_cl_pending_early) > 0; i++) {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&act_cl_pending_early) > 0)
+        act_cl_sweep_failed();
     uint64_t deadline = act_clock_now() + act_cfg.drain_timeout_ms * 1000000ull;
     while (atomic_load(&act_cl_pending_early) > 0 && act_clock_now() < deadline) {
         struct timespec ts = {0, 200000};

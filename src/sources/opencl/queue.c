@@ -310,6 +310,7 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueue(cl_context ctx, cl_de
         tmpl.asked = props;
         tmpl.actual = actual;
         act_cl_queue_add(&tmpl, dev, 1);
+        act_cl_obj_created(ACT_CL_OBJ_QUEUE, q, ctx, NULL, 0); /* leak check */
     }
     act_cl_host_slice("clCreateCommandQueue", t0, rc);
     return q;
@@ -382,6 +383,7 @@ cl_command_queue CL_API_CALL act_cl_w_clCreateCommandQueueWithProperties(
         }
         tmpl.array_len = n;
         act_cl_queue_add(&tmpl, dev, 1);
+        act_cl_obj_created(ACT_CL_OBJ_QUEUE, q, ctx, NULL, 0); /* leak check */
     }
     act_cl_host_slice("clCreateCommandQueueWithProperties", t0, rc);
     return q;
@@ -445,6 +447,8 @@ cl_int CL_API_CALL act_cl_w_clSetCommandQueueProperty(cl_command_queue q,
 cl_int CL_API_CALL act_cl_w_clRetainCommandQueue(cl_command_queue q)
 {
     cl_int rc = act_cl_next.clRetainCommandQueue(q);
+    if (rc == CL_SUCCESS)
+        act_cl_obj_retained(q); /* leak check (objects.c) */
     act_cl_queue *info;
     if (rc != CL_SUCCESS || !act_cl_queue_gate(&act_cl_armed_clRetainCommandQueue) ||
         !(info = act_cl_queue_find(q)))
@@ -461,6 +465,7 @@ cl_int CL_API_CALL act_cl_w_clRetainCommandQueue(cl_command_queue q)
  * its own reference already or sees the queue as let go. */
 cl_int CL_API_CALL act_cl_w_clReleaseCommandQueue(cl_command_queue q)
 {
+    act_cl_obj_released(q); /* leak check (objects.c) */
     act_cl_queue *info;
     if (act_cl_queue_gate(&act_cl_armed_clReleaseCommandQueue) && (info = act_cl_queue_find(q))) {
         pthread_mutex_lock(&act_cl_queue_lock);

@@ -1,0 +1,347 @@
+/*
+ * objects.c -- the lifetime of the OpenCL objects the app creates, for
+ * leak checking (as CLIntercept's) and the device memory counter track.
+ *
+ * Every object the app creates through an intercepted call gets a node,
+ * keyed by handle: the references the app holds (create = 1, clRetain* +1,
+ * clRelease* -1; a handle we never saw created is ignored, so a program
+ * that releases everything shows no leak) and, for memory, its bytes and
+ * its context. When the app's count reaches 0 the node leaves the table;
+ * it is finished (bytes off the context's counter, freed) once nothing
+ * holds it any more: a buffer stays allocated while sub-buffers cut from
+ * it live, as the runtime keeps it. Contexts hold their memory objects'
+ * nodes the same way, so a counter never points at a freed context.
+ *
+ * Each change of a context's live bytes (buffers, images, pipes, SVM;
+ * not sub-buffers, which alias their parent) is a counter sample named
+ * "OpenCL device memory (context N)". At stop, the objects the app still
+ * holds are counted per type into the metadata "opencl_leaks".
+ *
+ * Creation and release are not hot except for events (one per enqueue
+ * that asks for one): a chained table under one mutex, a node malloc'ed
+ * per object.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cl_source.h"
+#include "init/init.h"
+
+#define ACT_CL_OBJ_BUCKETS  4096u /* power of two */
+#define ACT_CL_KARGS_MAX    256u
+#define ACT_CL_KARGS_CACHED 64u /* sizes a launch records */
+
+typedef struct obj {
+    const void *h;
+    struct obj *next;   /* bucket chain */
+    struct obj *holder; /* the context, or a sub-buffer's parent */
+    uint32_t refs;      /* held by the app */
+    uint32_t holds;     /* nodes that name this one as holder */
+    uint8_t type;
+    uint8_t in_table;
+    uint8_t counted;   /* bytes are on the context's counter */
+    uint8_t untracked; /* a context seen only through its objects */
+    uint32_t index;    /* contexts: ordinal */
+    uint64_t bytes;    /* memory: size; contexts: live bytes */
+    uint64_t *kargs;   /* kernels: argument sizes */
+    uint32_t n_kargs;
+} obj;
+
+static obj *act_cl_objs[ACT_CL_OBJ_BUCKETS];
+static pthread_mutex_t act_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t act_cl_ctx_count;
+static _Atomic int act_cl_obj_used;
+/* Bumped whenever a kernel's argument sizes change or a kernel node comes
+ * or goes: a launch reads the sizes from its thread's cache while this is
+ * unchanged, without the lock (the sizes rarely change between launches). */
+static _Atomic uint64_t act_cl_karg_gen;
+typedef struct karg_cache {
+    const void *k;
+    uint64_t gen;
+    uint32_t n;
+    uint64_t sizes[ACT_CL_KARGS_CACHED];
+} karg_cache;
+/* Only a pointer is thread-local: the library's static TLS must stay
+ * small (a second copy of it may be dlopen'ed). Freed at thread exit. */
+static _Thread_local karg_cache *act_cl_karg_cache;
+static pthread_key_t act_cl_karg_key;
+static pthread_once_t act_cl_karg_once = PTHREAD_ONCE_INIT;
+
+static void act_cl_karg_key_make(void)
+{
+    (void)pthread_key_create(&act_cl_karg_key, free);
+}
+
+static karg_cache *karg_cache_get(void)
+{
+    karg_cache *c = act_cl_karg_cache;
+    if (ACT_LIKELY(c != NULL))
+        return c;
+    pthread_once(&act_cl_karg_once, act_cl_karg_key_make);
+    if (!(c = calloc(1, sizeof *c)))
+        return NULL;
+    (void)pthread_setspecific(act_cl_karg_key, c);
+    return act_cl_karg_cache = c;
+}
+
+static const char *const act_cl_obj_names[ACT_CL_OBJ_TYPES] = {
+    "context", "command_queue", "buffer", "image",   "pipe",
+    "program", "kernel",        "event",  "sampler", "svm",
+};
+
+static uint32_t obj_hash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (uint32_t)x & (ACT_CL_OBJ_BUCKETS - 1);
+}
+
+static obj *obj_find(const void *h)
+{
+    for (obj *o = act_cl_objs[obj_hash(h)]; o; o = o->next)
+        if (o->h == h)
+            return o;
+    return NULL;
+}
+
+static void obj_unlink(obj *o)
+{
+    obj **pp = &act_cl_objs[obj_hash(o->h)];
+    while (*pp && *pp != o)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = o->next;
+    o->in_table = 0;
+}
+
+/* A context's live bytes as a counter sample (lock held). */
+static void ctx_sample(const obj *ctx)
+{
+    if (!atomic_load_explicit(&act__recording, memory_order_relaxed))
+        return;
+    char name[64];
+    snprintf(name, sizeof name, "OpenCL device memory (context %u)", ctx->index);
+    act_counter(name, (double)ctx->bytes);
+}
+
+/* Finish `o` (no one holds it, it left the table): its bytes leave its
+ * context's counter, and the hold it had on its holder is dropped, which
+ * may finish that one too (lock held). */
+static void obj_final(obj *o)
+{
+    while (o) {
+        obj *up = o->holder;
+        if (o->counted && up) {
+            up->bytes -= o->bytes < up->bytes ? o->bytes : up->bytes;
+            ctx_sample(up);
+        }
+        if (o->kargs)
+            atomic_fetch_add(&act_cl_karg_gen, 1);
+        free(o->kargs);
+        free(o);
+        if (!up || --up->holds > 0 || up->in_table)
+            return;
+        o = up;
+    }
+}
+
+/* The app's last reference is gone (`o` left the table). */
+static void obj_finish(obj *o)
+{
+    if (o->holds == 0)
+        obj_final(o);
+}
+
+/* The node of context `ctx`, made (untracked) if we never saw it created. */
+static obj *ctx_node(cl_context ctx)
+{
+    obj *c = obj_find(ctx);
+    if (c || !(c = calloc(1, sizeof *c)))
+        return c;
+    c->h = ctx;
+    c->type = ACT_CL_OBJ_CONTEXT;
+    c->untracked = 1;
+    c->in_table = 1;
+    c->index = act_cl_ctx_count++;
+    uint32_t b = obj_hash(ctx);
+    c->next = act_cl_objs[b];
+    act_cl_objs[b] = c;
+    return c;
+}
+
+/* A forked child holds none of its parent's objects (OpenCL objects do
+ * not survive fork): it starts with an empty table, so its own report
+ * never lists the parent's. The parent's nodes are left allocated. */
+static void act_cl_obj_atfork_child(void)
+{
+    pthread_mutex_init(&act_cl_obj_lock, NULL);
+    memset(act_cl_objs, 0, sizeof act_cl_objs);
+    atomic_fetch_add(&act_cl_karg_gen, 1);
+}
+
+static void act_cl_obj_register_stop(void)
+{
+    act_lifecycle_on_stop("opencl.objects", act_cl_obj_report);
+    pthread_atfork(NULL, NULL, act_cl_obj_atfork_child);
+}
+
+void act_cl_obj_created(int type, const void *h, cl_context ctx, const void *parent, uint64_t bytes)
+{
+    if (!h || !act_capture_attached())
+        return;
+    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed)) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, act_cl_obj_register_stop);
+        atomic_store(&act_cl_obj_used, 1);
+    }
+    obj *o = calloc(1, sizeof *o);
+    if (!o)
+        return;
+    o->h = h;
+    o->type = (uint8_t)type;
+    o->refs = 1;
+    o->bytes = bytes;
+    pthread_mutex_lock(&act_cl_obj_lock);
+    obj *old = obj_find(h);
+    if (type == ACT_CL_OBJ_KERNEL)
+        atomic_fetch_add(&act_cl_karg_gen, 1);
+    if (old) {
+        /* The handle is reused: the old object's release went unseen.
+         * A context seen first through its objects is this very one. */
+        if (old->type == ACT_CL_OBJ_CONTEXT && old->untracked && type == ACT_CL_OBJ_CONTEXT) {
+            old->untracked = 0;
+            old->refs = 1;
+            pthread_mutex_unlock(&act_cl_obj_lock);
+            free(o);
+            return;
+        }
+        obj_unlink(old);
+        obj_finish(old);
+    }
+    if (type == ACT_CL_OBJ_CONTEXT)
+        o->index = act_cl_ctx_count++;
+    obj *holder = parent ? obj_find(parent) : NULL;
+    if (!holder && ctx && type != ACT_CL_OBJ_CONTEXT)
+        holder = ctx_node(ctx);
+    if (holder) {
+        o->holder = holder;
+        holder->holds++;
+    }
+    int memory = type == ACT_CL_OBJ_BUFFER || type == ACT_CL_OBJ_IMAGE || type == ACT_CL_OBJ_PIPE ||
+                 type == ACT_CL_OBJ_SVM;
+    if (memory && !parent && holder && holder->type == ACT_CL_OBJ_CONTEXT) {
+        o->counted = 1;
+        holder->bytes += bytes;
+        ctx_sample(holder);
+    }
+    o->in_table = 1;
+    uint32_t b = obj_hash(h);
+    o->next = act_cl_objs[b];
+    act_cl_objs[b] = o;
+    pthread_mutex_unlock(&act_cl_obj_lock);
+}
+
+void act_cl_obj_retained(const void *h)
+{
+    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&act_cl_obj_lock);
+    obj *o = obj_find(h);
+    if (o && !o->untracked)
+        o->refs++;
+    pthread_mutex_unlock(&act_cl_obj_lock);
+}
+
+void act_cl_obj_released(const void *h)
+{
+    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&act_cl_obj_lock);
+    obj *o = obj_find(h);
+    if (o && !o->untracked && o->refs > 0 && --o->refs == 0) {
+        obj_unlink(o);
+        obj_finish(o);
+    }
+    pthread_mutex_unlock(&act_cl_obj_lock);
+}
+
+void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size)
+{
+    if (index >= ACT_CL_KARGS_MAX || !atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&act_cl_obj_lock);
+    obj *o = obj_find(k);
+    if (o && o->type == ACT_CL_OBJ_KERNEL) {
+        if (index >= o->n_kargs || o->kargs[index] != size)
+            atomic_fetch_add(&act_cl_karg_gen, 1);
+        if (index >= o->n_kargs) {
+            uint64_t *n = realloc(o->kargs, (index + 1) * sizeof *n);
+            if (n) {
+                for (uint32_t i = o->n_kargs; i <= index; i++)
+                    n[i] = 0;
+                o->kargs = n;
+                o->n_kargs = index + 1;
+            }
+        }
+        if (index < o->n_kargs)
+            o->kargs[index] = size;
+    }
+    pthread_mutex_unlock(&act_cl_obj_lock);
+}
+
+const uint64_t *act_cl_obj_kernel_args(cl_kernel k, uint32_t *n)
+{
+    *n = 0;
+    karg_cache *c;
+    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed) || !(c = karg_cache_get()))
+        return NULL;
+    uint64_t gen = atomic_load_explicit(&act_cl_karg_gen, memory_order_acquire);
+    if (c->k != k || c->gen != gen) {
+        pthread_mutex_lock(&act_cl_obj_lock);
+        const obj *o = obj_find(k);
+        uint32_t m = 0;
+        if (o && o->type == ACT_CL_OBJ_KERNEL) {
+            m = o->n_kargs < ACT_CL_KARGS_CACHED ? o->n_kargs : ACT_CL_KARGS_CACHED;
+            memcpy(c->sizes, o->kargs, m * sizeof(uint64_t));
+        }
+        pthread_mutex_unlock(&act_cl_obj_lock);
+        c->k = k;
+        c->gen = gen; /* read before the lookup: a later change misses */
+        c->n = m;
+    }
+    *n = c->n;
+    return c->sizes;
+}
+
+void act_cl_obj_report(void)
+{
+    uint64_t count[ACT_CL_OBJ_TYPES] = {0}, bytes[ACT_CL_OBJ_TYPES] = {0};
+    pthread_mutex_lock(&act_cl_obj_lock);
+    for (uint32_t b = 0; b < ACT_CL_OBJ_BUCKETS; b++)
+        for (const obj *o = act_cl_objs[b]; o; o = o->next)
+            if (!o->untracked && o->refs > 0) {
+                count[o->type]++;
+                if (o->type != ACT_CL_OBJ_CONTEXT)
+                    bytes[o->type] += o->bytes;
+            }
+    pthread_mutex_unlock(&act_cl_obj_lock);
+    char json[1024];
+    size_t len = 0;
+    uint64_t total = 0;
+    len += (size_t)snprintf(json + len, sizeof json - len, "{");
+    for (int t = 0; t < ACT_CL_OBJ_TYPES; t++) {
+        total += count[t];
+        len += (size_t)snprintf(json + len, sizeof json - len, "%s\"%s\":{\"count\":%llu",
+                                t ? "," : "", act_cl_obj_names[t], (unsigned long long)count[t]);
+        if (t == ACT_CL_OBJ_BUFFER || t == ACT_CL_OBJ_IMAGE || t == ACT_CL_OBJ_PIPE ||
+            t == ACT_CL_OBJ_SVM)
+            len += (size_t)snprintf(json + len, sizeof json - len, ",\"bytes\":%llu",
+                                    (unsigned long long)bytes[t]);
+        len += (size_t)snprintf(json + len, sizeof json - len, "}");
+    }
+    snprintf(json + len, sizeof json - len, ",\"total\":%llu}", (unsigned long long)total);
+    act_metadata_set_json("opencl_leaks", json);
+}

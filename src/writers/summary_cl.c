@@ -1,0 +1,100 @@
+/*
+ * summary_cl.c -- the summary's section for what OpenCL developers check
+ * besides time (CLIntercept's reports): failed calls and commands by name
+ * and error with counts, program build time, and the objects the program
+ * never released (the trace's "opencl_leaks" metadata). Kept apart from
+ * summary.c, which only feeds it (summary_cl.h).
+ */
+#include "summary_cl.h"
+
+#include <string.h>
+
+/* failed: {name: {error: count}} */
+void act_summary_cl_failure(json_t **failed, const char *name, size_t len, const char *err,
+                            size_t errlen)
+{
+    if (!*failed && !(*failed = json_object()))
+        return;
+    char key[256], ekey[128];
+    snprintf(key, sizeof key, "%.*s", (int)(len < 255 ? len : 255), name);
+    snprintf(ekey, sizeof ekey, "%.*s", (int)(errlen < 127 ? errlen : 127), err);
+    json_t *per = json_object_get(*failed, key);
+    if (!per) {
+        per = json_object();
+        if (!per || json_object_set_new(*failed, key, per))
+            return;
+    }
+    json_t *c = json_object_get(per, ekey);
+    json_object_set_new(per, ekey, json_integer(json_integer_value(c) + 1));
+}
+
+void act_summary_cl_failure_event(json_t **failed, const act_timeline *tl, const act_tl_event *e)
+{
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        const act_tl_arg *a = &tl->args[e->arg0 + i];
+        if (a->type == ACT_ARG_STR && a->key.n == 5 && !memcmp(a->key.p, "error", 5)) {
+            act_summary_cl_failure(failed, e->name.p, e->name.n, a->v.s.p, a->v.s.n);
+            return;
+        }
+        if (a->type == ACT_ARG_I64 && a->key.n == 6 && !memcmp(a->key.p, "status", 6)) {
+            char st[32];
+            int n = snprintf(st, sizeof st, "status %lld", (long long)a->v.i);
+            act_summary_cl_failure(failed, e->name.p, e->name.n, st, (size_t)n);
+            return;
+        }
+    }
+    act_summary_cl_failure(failed, e->name.p, e->name.n, "failed", 6);
+}
+
+static void print_failures(FILE *f, json_t *failed)
+{
+    long long total = 0;
+    const char *name, *err;
+    json_t *per, *c;
+    // cppcheck-suppress unknownMacro
+    json_object_foreach(failed, name, per)
+    {
+        json_object_foreach(per, err, c) total += json_integer_value(c);
+    }
+    fprintf(f, "  %-34s %lld\n", "failed calls and commands", total);
+    json_object_foreach(failed, name, per)
+    {
+        json_object_foreach(per, err, c)
+            fprintf(f, "    %-40s %-40s %lld\n", name, err, (long long)json_integer_value(c));
+    }
+}
+
+static void print_leaks(FILE *f, json_t *leaks)
+{
+    json_int_t total = json_integer_value(json_object_get(leaks, "total"));
+    fprintf(f, "  %-34s %lld", "objects never released", (long long)total);
+    const char *sep = " (";
+    const char *k;
+    json_t *v;
+    json_object_foreach(leaks, k, v)
+    {
+        json_int_t n = json_integer_value(json_object_get(v, "count"));
+        if (!json_is_object(v) || n <= 0)
+            continue;
+        fprintf(f, "%s%s %lld", sep, k, (long long)n);
+        json_t *b = json_object_get(v, "bytes");
+        if (json_is_integer(b))
+            fprintf(f, " = %lld bytes", (long long)json_integer_value(b));
+        sep = ", ";
+    }
+    fprintf(f, "%s\n", *sep == ',' ? ")" : "");
+}
+
+void act_summary_cl_print(FILE *f, json_t *failed, json_t *leaks, uint64_t builds, double build_us)
+{
+    if (!failed && !leaks && !builds)
+        return;
+    fprintf(f, "OpenCL:\n");
+    fprintf(f, "  %-34s %llu (%.3f ms)\n", "program builds", (unsigned long long)builds,
+            build_us / 1000.0);
+    print_failures(f, failed);
+    if (json_is_object(leaks))
+        print_leaks(f, leaks);
+    else
+        fprintf(f, "  %-34s unknown (no leak report in this trace)\n", "objects never released");
+}
