@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trace_check"))
 from validate_trace import load, validate  # noqa: E402
 
 FAILS = []
@@ -178,7 +178,8 @@ def main():
         if not os.path.exists(trace):
             return 1
         doc = load(trace)
-        validate(doc)
+        problems = validate(doc, expect_device_ops=True, every_launch_linked=True)
+        check(not problems, f"trace valid: {problems[:5]}")
         _, sum_out, sum_err = run([a.acceltrace, "summary", trace], env)
         for label, text in (("run", err), ("summary", sum_out + sum_err)):
             sec = section(text)
