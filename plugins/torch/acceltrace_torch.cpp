@@ -575,9 +575,8 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
      * described here so that every device lane is named and sorted. */
     for (size_t i = 1; i < devices_.size(); i++) {
         const Device &d = devices_[i];
-        logger.handleDeviceInfo(
-            libkineto::DeviceInfo{d.pid, sort_index(d.pid), d.name, d.label},
-            start_ns_);
+        logger.handleDeviceInfo(libkineto::DeviceInfo{d.pid, sort_index(d.pid), d.name, d.label},
+                                start_ns_);
         for (const Lane &l : lanes_)
             if (l.pid == d.pid)
                 logger.handleResourceInfo(libkineto::ResourceInfo{l.id, l.id, l.pid, l.name},

@@ -25,27 +25,27 @@ extern "C" {
 #endif
 
 typedef struct act_snap_op {
-    const char *name;                        /* kernel or operation name (as in the trace) */
-    const char *detail;                      /* e.g. kernel type ("" if none) */
-    const char *vendor;                      /* "OpenCL", "CUDA", "Ascend", ... ("" if unknown) */
-    const char *device_name;                 /* as recorded ("" if unknown) */
-    const char *device_process;              /* the device's process name in the trace */
-    const char *queue_label;                 /* ("" if none) */
-    const char *lane_name;                   /* the device lane's name in the trace */
-    const char *launch_name;                 /* API call that launched it ("" if unknown) */
-    uint32_t kind;                           /* enum act_op_kind (record.h) */
-    uint32_t source;                         /* enum act_source */
-    uint32_t flags;                          /* ACT_OPF_* */
-    int32_t status;                          /* vendor completion status (0 = ok) */
-    uint32_t device_index;                   /* ordinal of the device within its source */
-    uint32_t device_pid;                     /* the device's pid in the trace */
-    uint32_t lane_tid;                       /* its lane's tid in the device's process */
-    uint32_t launch_pid;                     /* host process that recorded it */
-    uint32_t launch_tid;                     /* OS tid of the launching thread (0 = unknown) */
-    uint32_t has_stream;                     /* 1: `stream` is the vendor's stream id */
-    uint64_t queue;                          /* queue/stream handle/id */
-    uint64_t stream;                         /* kineto's stream: the CUDA/Ascend id (has_stream), else the lane */
-    uint64_t start_ns, end_ns;               /* on the device */
+    const char *name;           /* kernel or operation name (as in the trace) */
+    const char *detail;         /* e.g. kernel type ("" if none) */
+    const char *vendor;         /* "OpenCL", "CUDA", "Ascend", ... ("" if unknown) */
+    const char *device_name;    /* as recorded ("" if unknown) */
+    const char *device_process; /* the device's process name in the trace */
+    const char *queue_label;    /* ("" if none) */
+    const char *lane_name;      /* the device lane's name in the trace */
+    const char *launch_name;    /* API call that launched it ("" if unknown) */
+    uint32_t kind;              /* enum act_op_kind (record.h) */
+    uint32_t source;            /* enum act_source */
+    uint32_t flags;             /* ACT_OPF_* */
+    int32_t status;             /* vendor completion status (0 = ok) */
+    uint32_t device_index;      /* ordinal of the device within its source */
+    uint32_t device_pid;        /* the device's pid in the trace */
+    uint32_t lane_tid;          /* its lane's tid in the device's process */
+    uint32_t launch_pid;        /* host process that recorded it */
+    uint32_t launch_tid;        /* OS tid of the launching thread (0 = unknown) */
+    uint32_t has_stream;        /* 1: `stream` is the vendor's stream id */
+    uint64_t queue;             /* queue/stream handle/id */
+    uint64_t stream;            /* kineto's stream: the vendor's id (has_stream), else the lane */
+    uint64_t start_ns, end_ns;  /* on the device */
     uint64_t launch_start_ns, launch_end_ns; /* the host call (0 = unknown) */
     uint64_t corr;                           /* correlation id of the launch (0 = none) */
     uint64_t ext;         /* innermost range open at launch: act_snapshot_current_ext() form */
