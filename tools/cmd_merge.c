@@ -358,8 +358,15 @@ static json_t *merge_doc(input *in, int n, const alignment *a)
     json_object_set_new(doc, "baseTimeNanoseconds", json_integer(wall_base));
     json_object_set_new(doc, "deviceProperties", props);
     json_object_set_new(doc, "traceEvents", events);
-    json_object_set_new(doc, "acceltrace",
-                        json_pack("{s:{s:o,s:o}}", "merge", "inputs", report, "alignment", al));
+    /* The clock every acceltrace trace states: here the merge's alignment. */
+    char method[96];
+    snprintf(method, sizeof(method), "merged on the %s",
+             a->monotonic ? "monotonic clock (one boot)" : "wall clock");
+    json_t *clock =
+        json_pack("{s:s,s:O}", "method", method, "error_ns", json_object_get(al, "error_bound_ns"));
+    json_object_set_new(
+        doc, "acceltrace",
+        json_pack("{s:o,s:{s:o,s:o}}", "clock", clock, "merge", "inputs", report, "alignment", al));
     return doc;
 }
 

@@ -304,7 +304,8 @@ static void on_clock(bld *b, const act_sp_rec *rec)
 
 static void on_metadata(bld *b, const act_sp_rec *rec)
 {
-    act_tl_meta_add(b->tl, rec->s1, rec->s2, ((const act_rec_metadata *)rec->r)->is_json != 0);
+    /* is_json carries flags (ACT_META_INTERNAL, ACT_META_AUTO): kept whole */
+    act_tl_meta_add(b->tl, rec->s1, rec->s2, (int)((const act_rec_metadata *)rec->r)->is_json);
 }
 
 static void on_extcorr(bld *b, bld_proc *p, const act_sp_rec *rec, size_t order)
