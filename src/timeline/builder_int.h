@@ -159,6 +159,9 @@ typedef struct bld_proc {
     int capture_used;
     bld_clock_open clock_open[BLD_MAX_CLOCK_OPEN];
     size_t n_clock_open;
+    act_str *errs; /* ERROR records' messages, listed after the spool's problems */
+    size_t n_errs, cap_errs;
+    size_t n_read; /* records the pass has taken (a live pass resumes) */
 } bld_proc;
 
 /* Writing the ops reads their records (bld_op.r) again after the walk;
