@@ -421,12 +421,15 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
 
 /* The live pass: the records published (and safe to read in order) since
  * the last call; with `final` the rest. */
-static void pass_live(bld *b, bld_proc *p, pass_state *ps, int final)
+static void pass_live(bld *b, bld_proc *p, pass_state *ps, int final, volatile const int *stop)
 {
     act_sp_rec rec;
     int rc = act_spool_live_scan(p->sp, final);
-    while (!rc && !b->tl->err && (rc = act_spool_live_next(p->sp, &rec, final)) > 0)
+    while (!b->tl->err && rc >= 0 && (rc = act_spool_live_next(p->sp, &rec, final)) > 0) {
         pass_record(b, p, ps, &rec, p->n_read++);
+        if (stop && !(p->n_read & 1023) && *stop)
+            break; /* the rest waits for the next feed */
+    }
     if (rc < 0)
         b->tl->err = ACT_E_NOMEM;
     if (final)
@@ -1086,11 +1089,11 @@ int act_timeline_build_live(act_timeline *tl, act_spool *sp, const act_build_opt
     return 0;
 }
 
-int act_timeline_build_feed(act_tl_build *s)
+int act_timeline_build_feed(act_tl_build *s, volatile const int *stop)
 {
     if (!s->live || s->b.tl->err)
         return s->b.tl->err ? s->b.tl->err : ACT_E_STATE;
-    pass_live(&s->b, &s->procs[0], &s->ps[0], 0);
+    pass_live(&s->b, &s->procs[0], &s->ps[0], 0, stop);
     return s->b.tl->err;
 }
 
@@ -1119,7 +1122,7 @@ int act_timeline_build_continue(act_tl_build *s, act_spool *const *spools, size_
     b->spools = spools;
     b->n_spools = n;
     if (s->live) /* its process has ended: the rest of its records, its times */
-        pass_live(b, &s->procs[0], &s->ps[0], 1);
+        pass_live(b, &s->procs[0], &s->ps[0], 1, NULL);
     uint32_t max_pid = 0, min_pid = UINT32_MAX;
     size_t n_ops = 0;
     for (size_t i = 0; i < n; i++) {

@@ -668,7 +668,8 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
     size_t used = __atomic_load_n(&ch->used, __ATOMIC_ACQUIRE);
     size_t avail = sp->hdr.chunk_size - sizeof(act_chunk_header);
     if (ch->index != idx || used > avail) {
-        problem(sp, "chunk %u: bad index %u or fill count %zu; chunk skipped", idx, ch->index, used);
+        problem(sp, "chunk %u: bad index %u or fill count %zu; chunk skipped", idx, ch->index,
+                used);
         lc->dead = 1;
         return 0;
     }
@@ -678,7 +679,8 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
         act_rec_hdr h;
         memcpy(&h, sp->map + start + off, sizeof(h));
         size_t size = (size_t)h.size8 * 8;
-        if (!size || size > used - off || (h.kind == ACT_REC_SEGMENT && size < sizeof(act_rec_segment))) {
+        if (!size || size > used - off ||
+            (h.kind == ACT_REC_SEGMENT && size < sizeof(act_rec_segment))) {
             problem(sp, "chunk %u offset %zu: invalid record of size %zu; rest of chunk skipped",
                     idx, off, size);
             lc->dead = 1;
@@ -687,7 +689,8 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
         if (h.kind == ACT_REC_SEGMENT) {
             if (cur)
                 cur->closed = 1; /* its thread left the chunk */
-            const act_rec_segment *s = (const act_rec_segment *)(const void *)(sp->map + start + off);
+            const act_rec_segment *s =
+                (const act_rec_segment *)(const void *)(sp->map + start + off);
             segment sg = {s->seq, h.aux, idx, start + off + size, start + off + size, 0};
             if (live_seg_add(rd, l, &sg))
                 return ACT_E_NOMEM;
@@ -770,7 +773,8 @@ int act_spool_live_scan(act_spool *sp, int final)
             return ACT_E_NOMEM;
     if (final) { /* nobody writes any more: the header's counts are final */
         memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
-        sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0;
+        /* act_spool_link_execs may have found it ended by exec already. */
+        sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0 || sp->ended_by_exec;
     }
     return 0;
 }

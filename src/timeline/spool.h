@@ -63,7 +63,7 @@ typedef struct act_spool {
     uint64_t first_ts, last_ts;         /* timeline ns, 0 = none seen */
     char **errors;                      /* one line each, "path: ..." */
     size_t n_errors;
-    uint64_t n_problems; /* all problems, including those not listed */
+    uint64_t n_problems;      /* all problems, including those not listed */
     struct act_sp_live *live; /* while read live (reader.c); NULL otherwise */
 } act_spool;
 

@@ -263,7 +263,8 @@ int act_timeline_build_events(act_tl_build *s);
  * same files: the same records meet the same code in the same order. */
 int act_timeline_build_live(act_timeline *tl, act_spool *sp, const act_build_opts *opts,
                             act_tl_build **out);
-int act_timeline_build_feed(act_tl_build *s);
+int act_timeline_build_feed(act_tl_build *s,
+                            volatile const int *stop); /* stop: NULL or early out */
 int act_timeline_build_continue(act_tl_build *s, act_spool *const *spools, size_t n);
 void act_timeline_build_finish(act_tl_build *s);
 
