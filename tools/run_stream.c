@@ -22,7 +22,7 @@ struct act_run_stream {
     act_export_live *live;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    volatile int stop; /* read by the builder between records */
+    volatile int stop; /* atomic: read by the builder between records */
     unsigned ms;
 };
 
@@ -87,7 +87,7 @@ act_export_live *act_run_stream_stop(act_run_stream *s)
     if (!s)
         return NULL;
     pthread_mutex_lock(&s->lock);
-    s->stop = 1;
+    __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED); /* read outside the lock too */
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);

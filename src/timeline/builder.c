@@ -427,7 +427,7 @@ static void pass_live(bld *b, bld_proc *p, pass_state *ps, int final, volatile c
     int rc = act_spool_live_scan(p->sp, final);
     while (!b->tl->err && rc >= 0 && (rc = act_spool_live_next(p->sp, &rec, final)) > 0) {
         pass_record(b, p, ps, &rec, p->n_read++);
-        if (stop && !(p->n_read & 1023) && *stop)
+        if (stop && !(p->n_read & 1023) && __atomic_load_n(stop, __ATOMIC_RELAXED))
             break; /* the rest waits for the next feed */
     }
     if (rc < 0)
