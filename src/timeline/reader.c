@@ -608,10 +608,18 @@ void act_spool_iter_free(act_spool_iter *it)
  * that may still grow). */
 typedef struct live_chunk {
     uint32_t scanned; /* bytes after the chunk header */
+    uint32_t round;   /* the last scan that looked at it */
+    uint32_t idle;    /* scans in a row that found nothing new */
     uint8_t dead;     /* a problem was reported: not read further */
     uint8_t has_seg;
     uint64_t seq;
 } live_chunk;
+
+/* A chunk that stayed unchanged LIVE_IDLE scans in a row is looked at in
+ * one scan of LIVE_SWEEP only (and whenever the walk waits on it): a scan
+ * costs a page touch per chunk in use, and a 64 GiB spool has 512 Ki. */
+#define LIVE_IDLE  4
+#define LIVE_SWEEP 16
 
 struct act_sp_live {
     reader rd;          /* survey = 1: one walk counts, reports and decodes */
@@ -633,8 +641,8 @@ static segment *live_find(act_spool *sp, size_t from, uint32_t chunk, uint64_t s
 
 /* A new segment: unread segments stay sorted by sequence, and the earlier
  * unread segments of its thread are closed by this round (the thread
- * published their last record before it began this one, so the next round
- * reads them whole). */
+ * published their last record before it began this one, so a later scan
+ * of their chunks reads them whole). */
 static int live_seg_add(reader *rd, struct act_sp_live *l, const segment *s)
 {
     act_spool *sp = rd->sp;
@@ -674,6 +682,8 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
         return 0;
     }
     size_t start = base + sizeof(act_chunk_header), off = lc->scanned;
+    lc->round = l->round;
+    lc->idle = off == used ? lc->idle + 1 : 0;
     segment *cur = lc->has_seg ? live_find(sp, l->seg, idx, lc->seq) : NULL;
     while (off + sizeof(act_rec_hdr) <= used) {
         act_rec_hdr h;
@@ -768,9 +778,14 @@ int act_spool_live_scan(act_spool *sp, int final)
     const act_spool_header *mh = (const act_spool_header *)(const void *)sp->map;
     uint64_t used = __atomic_load_n(&mh->chunks_used, __ATOMIC_ACQUIRE);
     size_t n = used < l->n_chunks ? (size_t)used : l->n_chunks;
-    for (size_t i = 0; i < n; i++)
+    size_t waits = l->seg < sp->n_segs ? sp->segs[l->seg].chunk : SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const live_chunk *lc = &l->chunks[i];
+        if (!final && lc->idle >= LIVE_IDLE && i != waits && (i + l->round) % LIVE_SWEEP)
+            continue;
         if (live_scan_chunk(&l->rd, l, (uint32_t)i))
             return ACT_E_NOMEM;
+    }
     if (final) { /* nobody writes any more: the header's counts are final */
         memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
         /* act_spool_link_execs may have found it ended by exec already. */
@@ -791,7 +806,9 @@ int act_spool_live_next(act_spool *sp, act_sp_rec *rec, int final)
         int rc = seg_next(&l->rd, sg, &l->off, rec);
         if (rc)
             return rc;
-        if (!final && !(sg->closed && sg->closed < l->round))
+        /* Past it only once its chunk was scanned after the scan that saw
+         * it end: that scan's loads see every record its thread wrote. */
+        if (!final && !(sg->closed && sg->closed < l->chunks[sg->chunk].round))
             return 0; /* it may grow: what follows it waits */
         note_read(&l->rd, sg->end - sg->begin);
         l->next_seq = sg->seq + 1;

@@ -20,6 +20,8 @@
 #include "spool_build.h"
 #include "timeline/spool.h"
 
+#define LIVE_TRIES 20 /* scans: more than the reader's sweep of idle chunks */
+
 typedef struct seen {
     uint16_t kind;
     uint32_t serial;
@@ -30,19 +32,20 @@ typedef struct seen {
  * growing after thread 2 began segment 1 in chunk 1), then thread 1 moves
  * to chunk 2 (segment 2). used[] records each chunk's fill after each
  * step of the writing. */
-#define STEPS 4
-static uint32_t used[STEPS][3], chunks[STEPS];
+#define STEPS  4
+#define CHUNKS 4
+static uint32_t used[STEPS][CHUNKS], chunks[STEPS];
 
 static void note_step(sb *s, int k)
 {
-    for (uint32_t c = 0; c < 3; c++)
+    for (uint32_t c = 0; c < CHUNKS; c++)
         used[k][c] = sb_chunk_hdr(s, c)->magic ? sb_chunk_hdr(s, c)->used : 0;
     chunks[k] = (uint32_t)sb_hdr(s)->chunks_used;
 }
 
 static void two_threads(sb *s)
 {
-    sb_init(s, 900, 1024, 3);
+    sb_init(s, 900, 1024, CHUNKS);
     sb_open_thread(s, 0, 1, 900);
     sb_str(s, 1, "a");
     sb_ts(s, ACT_REC_RANGE_PUSH, 1, 2000000);
@@ -72,7 +75,7 @@ static void write_step(sb *s, const char *path, int k)
     assert_non_null(copy.buf);
     memcpy(copy.buf, s->buf, s->size);
     if (k < STEPS) {
-        for (uint32_t c = 0; c < 3; c++) {
+        for (uint32_t c = 0; c < CHUNKS; c++) {
             sb_chunk_hdr(&copy, c)->used = used[k][c];
             if (!used[k][c] && c >= chunks[k])
                 memset(sb_chunk_hdr(&copy, c), 0, copy.chunk_size);
@@ -162,6 +165,70 @@ static void test_live_order(void **state)
     sb_free(&s);
 }
 
+/* Thread 2's chunk stays unchanged long enough to be looked at only now
+ * and then; then, in one step, thread 2 writes one more record there and
+ * moves on, and thread 1 moves on too. The walk must not pass thread 2's
+ * segment before a scan of its chunk has read that record. */
+static void idle_chunk(sb *s)
+{
+    sb_init(s, 901, 1024, CHUNKS);
+    sb_open_thread(s, 0, 1, 900);
+    sb_str(s, 1, "a");
+    sb_ts(s, ACT_REC_MARK, 1, 2000000);
+    sb_open_thread(s, 1, 2, 901);
+    sb_str(s, 1, "b");
+    sb_ts(s, ACT_REC_MARK, 1, 2000100);
+    note_step(s, 0);
+    sb_use_chunk(s, 1);
+    sb_ts(s, ACT_REC_MARK, 1, 2000200); /* the record a careless walk would miss */
+    sb_open_thread(s, 3, 2, 901);
+    sb_str(s, 1, "b");
+    sb_ts(s, ACT_REC_MARK, 1, 2000300);
+    sb_open_thread(s, 2, 1, 900);
+    sb_str(s, 1, "a");
+    sb_ts(s, ACT_REC_MARK, 1, 2000400);
+    note_step(s, 1);
+    note_step(s, 2);
+    note_step(s, 3);
+}
+
+static void test_live_idle_chunk(void **state)
+{
+    (void)state;
+    sb s;
+    idle_chunk(&s);
+    char dir[] = "/tmp/act_live_XXXXXX", path[64], err[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/901.acts", dir);
+    write_step(&s, path, 0);
+    act_spool sp;
+    assert_int_equal(act_spool_open_live(&sp, path, err, sizeof(err)), 0);
+    seen got[64];
+    size_t ng = 0;
+    for (int i = 0; i < 8; i++) /* chunk 1 goes idle */
+        ng = take(&sp, got, ng, 0);
+    assert_int_equal(ng, 2); /* segment 0 (THREAD, MARK); segment 1 waits behind it */
+    write_step(&s, path, 1);
+    for (int i = 0; i < 3; i++)
+        ng = take(&sp, got, ng, 0);
+    /* Segment 0 and all of segment 1, its last record included: 2 + 3. */
+    assert_true(ng >= 5);
+    assert_int_equal(got[4].kind, ACT_REC_MARK);
+    assert_int_equal(got[4].serial, 2);
+    for (int i = 0; i < LIVE_TRIES; i++)
+        ng = take(&sp, got, ng, 0);
+    ng = take(&sp, got, ng, 1);
+    act_spool_live_end(&sp);
+    assert_int_equal(ng, 9); /* 4 segments: THREAD + MARK each, and segment 1's second MARK */
+    static const uint32_t serials[9] = {1, 1, 2, 2, 2, 2, 2, 1, 1};
+    for (size_t i = 0; i < 9; i++)
+        assert_int_equal(got[i].serial, serials[i]);
+    act_spool_close(&sp);
+    unlink(path);
+    rmdir(dir);
+    sb_free(&s);
+}
+
 /* A spool not there yet, or not complete enough to have a header: the
  * caller tries again later. */
 static void test_live_not_ready(void **state)
@@ -186,6 +253,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live_order),
+        cmocka_unit_test(test_live_idle_chunk),
         cmocka_unit_test(test_live_not_ready),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
