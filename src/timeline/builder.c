@@ -369,36 +369,34 @@ static void *presize(bld *b, size_t n, size_t size, size_t *cap)
 /* One record of the pass; `i` is its position among the process's records. */
 static void pass_record(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec, size_t i)
 {
-    {
-        switch (rec->r->kind) {
-        case ACT_REC_RANGE_PUSH: on_push(b, p, rec); break;
-        case ACT_REC_RANGE_POP: on_pop(b, p, rec); break;
-        case ACT_REC_RANGE_START: on_range_start(b, p, ps, rec); break;
-        case ACT_REC_RANGE_END: on_range_end(b, p, ps, rec); break;
-        case ACT_REC_MARK: on_mark(b, p, rec); break;
-        case ACT_REC_COUNTER: on_counter(b, p, rec); break;
-        case ACT_REC_API: on_api(b, p, rec); break;
-        case ACT_REC_DEVICE_OP: on_device_op(b, p, rec); break;
-        case ACT_REC_DEVICE: {
-            const act_rec_device *d = (const act_rec_device *)rec->r;
-            uint32_t idx = bld_device_for(b, p, rec, d->device, d->source);
-            if (!b->tl->err &&
-                act_u64map_put(&p->dev_by_handle, d->device ? d->device : 1, (uint64_t)idx + 1))
-                b->tl->err = ACT_E_NOMEM;
-            break;
-        }
-        case ACT_REC_QUEUE: on_queue(b, p, rec); break;
-        case ACT_REC_METADATA: on_metadata(b, rec); break;
-        case ACT_REC_CLOCK:
-            on_clock(b, rec);
-            bld_vendor_clock(b, p, rec);
-            break;
-        case ACT_REC_ERROR: on_error(b, p, rec); break;
-        case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
-        case ACT_REC_ARG: on_arg(b, p, ps, rec); break;
-        case ACT_REC_THREAD: on_thread_name(b, p, rec); break;
-        default: break; /* CAPTURE (window.c) */
-        }
+    switch (rec->r->kind) {
+    case ACT_REC_RANGE_PUSH: on_push(b, p, rec); break;
+    case ACT_REC_RANGE_POP: on_pop(b, p, rec); break;
+    case ACT_REC_RANGE_START: on_range_start(b, p, ps, rec); break;
+    case ACT_REC_RANGE_END: on_range_end(b, p, ps, rec); break;
+    case ACT_REC_MARK: on_mark(b, p, rec); break;
+    case ACT_REC_COUNTER: on_counter(b, p, rec); break;
+    case ACT_REC_API: on_api(b, p, rec); break;
+    case ACT_REC_DEVICE_OP: on_device_op(b, p, rec); break;
+    case ACT_REC_DEVICE: {
+        const act_rec_device *d = (const act_rec_device *)rec->r;
+        uint32_t idx = bld_device_for(b, p, rec, d->device, d->source);
+        if (!b->tl->err &&
+            act_u64map_put(&p->dev_by_handle, d->device ? d->device : 1, (uint64_t)idx + 1))
+            b->tl->err = ACT_E_NOMEM;
+        break;
+    }
+    case ACT_REC_QUEUE: on_queue(b, p, rec); break;
+    case ACT_REC_METADATA: on_metadata(b, rec); break;
+    case ACT_REC_CLOCK:
+        on_clock(b, rec);
+        bld_vendor_clock(b, p, rec);
+        break;
+    case ACT_REC_ERROR: on_error(b, p, rec); break;
+    case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
+    case ACT_REC_ARG: on_arg(b, p, ps, rec); break;
+    case ACT_REC_THREAD: on_thread_name(b, p, rec); break;
+    default: break; /* CAPTURE (window.c) */
     }
 }
 
@@ -1059,6 +1057,8 @@ struct act_tl_build {
 /* The builder with room for n processes (procs[0] kept when it grows). */
 static int build_alloc(act_tl_build *s, size_t n)
 {
+    if (n < s->n)
+        n = s->n;
     bld_proc *np = realloc(s->procs, (n ? n : 1) * sizeof(*np));
     if (np)
         s->procs = np;
