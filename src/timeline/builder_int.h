@@ -233,5 +233,7 @@ uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t ha
  * trace's header lists the devices). */
 void bld_devices_name(bld *b);
 int bld_devices_emit(bld *b);
+/* Bytes of scratch block bld_devices_emit takes for n_ops device ops. */
+size_t bld_devices_scratch(size_t n_ops);
 
 #endif
