@@ -8,10 +8,12 @@ The programs read their spool with --stream-interval=1, so that even short
 runs are read in many batches, across chunk and segment boundaries: the
 bundled example (vecops, several threads: the OpenCL callbacks), a program
 churning threads (chunks recycled between threads), one forking, exec'ing and
-spawning children on two recording threads, and one exec'ing itself (a spool
-per image: the first image is the one read live).
+spawning children on two recording threads, one exec'ing itself (a spool
+per image: the first image is the one read live), and one opening and closing
+its capture window with act_start/act_stop (--capture-range=api: which API
+calls are inside is settled after the pass).
 
-usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD
+usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API
 """
 import os
 import re
@@ -66,15 +68,16 @@ def check(act, name, argv, tmp, extra=()):
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) != 6:
         print(__doc__)
         return 2
-    act, vecops, churn, edge = sys.argv[1:]
+    act, vecops, churn, edge, capture = sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
         check(act, "vecops", [vecops], tmp)
         check(act, "threads", [churn, "threads", "200", "8", "300"], tmp)
         check(act, "procs", [churn, "procs", "20000"], tmp)
         check(act, "reexec", [edge, "reexec", "3"], tmp)
+        check(act, "capture_api", [capture], tmp, extra=["--capture-range=api"])
     print("streamed traces are the batch traces")
     return 0
 
