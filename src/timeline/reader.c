@@ -612,7 +612,8 @@ typedef struct live_chunk {
     uint32_t idle;    /* scans in a row that found nothing new */
     uint8_t dead;     /* a problem was reported: not read further */
     uint8_t has_seg;
-    uint64_t seq;
+    uint64_t seq;   /* of its last segment */
+    size_t seg_idx; /* that segment's index in sp->segs */
 } live_chunk;
 
 /* A chunk that stayed unchanged LIVE_IDLE scans in a row is looked at in
@@ -629,32 +630,48 @@ struct act_sp_live {
     size_t seg;     /* segments before it have been read whole */
     size_t off;     /* next record of segs[seg] (0: not started) */
     uint64_t next_seq;
+    act_u64map last_seq;   /* thread serial + 1 -> seq + 1 of its latest segment */
+    act_u64map last_chunk; /* thread serial + 1 -> chunk + 1 of that segment */
 };
 
-static segment *live_find(act_spool *sp, size_t from, uint32_t chunk, uint64_t seq)
+/* Close the segment `seq` in chunk c if it is still that chunk's last one
+ * (else a later segment in the chunk closed it already). */
+static void live_close(act_spool *sp, struct act_sp_live *l, uint64_t c, uint64_t seq)
 {
-    for (size_t i = sp->n_segs; i-- > from;)
-        if (sp->segs[i].chunk == chunk && sp->segs[i].seq == seq)
-            return &sp->segs[i];
-    return NULL;
+    const live_chunk *lc = &l->chunks[c];
+    if (lc->has_seg && lc->seq == seq && !sp->segs[lc->seg_idx].closed)
+        sp->segs[lc->seg_idx].closed = l->round;
 }
 
-/* A new segment: unread segments stay sorted by sequence, and the earlier
- * unread segments of its thread are closed by this round (the thread
- * published their last record before it began this one, so a later scan
- * of their chunks reads them whole). */
-static int live_seg_add(reader *rd, struct act_sp_live *l, const segment *s)
+/* A new segment, at *idx: unread segments stay sorted by sequence (each
+ * chunk's seg_idx follows them), and its thread's earlier segment is
+ * closed by this round (the thread published its last record before it
+ * began this one, so a later scan of that chunk reads it whole). Each
+ * step costs what it moves, not the number of unread segments. */
+static int live_seg_add(reader *rd, struct act_sp_live *l, segment *s, size_t *idx)
 {
     act_spool *sp = rd->sp;
+    uint64_t prev = 0, pc;
+    if (act_u64map_get(&l->last_seq, (uint64_t)s->serial + 1, &prev) && prev - 1 > s->seq)
+        s->closed = l->round; /* a later segment of its thread is known already */
     if (seg_add(rd, s))
         return ACT_E_NOMEM;
     size_t i = sp->n_segs - 1;
-    for (; i > l->seg && sp->segs[i - 1].seq > s->seq; i--)
+    for (; i > l->seg && sp->segs[i - 1].seq > s->seq; i--) {
         sp->segs[i] = sp->segs[i - 1];
+        live_chunk *moved = &l->chunks[sp->segs[i].chunk];
+        if (moved->has_seg && moved->seq == sp->segs[i].seq)
+            moved->seg_idx = i;
+    }
     sp->segs[i] = *s;
-    for (size_t k = l->seg; k < sp->n_segs; k++)
-        if (sp->segs[k].serial == s->serial && sp->segs[k].seq < s->seq && !sp->segs[k].closed)
-            sp->segs[k].closed = l->round;
+    *idx = i;
+    if (s->closed)
+        return 0;
+    if (prev && act_u64map_get(&l->last_chunk, (uint64_t)s->serial + 1, &pc))
+        live_close(sp, l, pc - 1, prev - 1);
+    if (act_u64map_put(&l->last_seq, (uint64_t)s->serial + 1, s->seq + 1) ||
+        act_u64map_put(&l->last_chunk, (uint64_t)s->serial + 1, (uint64_t)s->chunk + 1))
+        return ACT_E_NOMEM;
     return 0;
 }
 
@@ -684,7 +701,7 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
     size_t start = base + sizeof(act_chunk_header), off = lc->scanned;
     lc->round = l->round;
     lc->idle = off == used ? lc->idle + 1 : 0;
-    segment *cur = lc->has_seg ? live_find(sp, l->seg, idx, lc->seq) : NULL;
+    size_t cur = lc->has_seg ? lc->seg_idx : SIZE_MAX; /* its last segment, may grow */
     while (off + sizeof(act_rec_hdr) <= used) {
         act_rec_hdr h;
         memcpy(&h, sp->map + start + off, sizeof(h));
@@ -697,22 +714,23 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
             break;
         }
         if (h.kind == ACT_REC_SEGMENT) {
-            if (cur)
-                cur->closed = 1; /* its thread left the chunk */
+            if (cur != SIZE_MAX)
+                sp->segs[cur].closed = 1; /* its thread left the chunk */
             const act_rec_segment *s =
                 (const act_rec_segment *)(const void *)(sp->map + start + off);
             segment sg = {s->seq, h.aux, idx, start + off + size, start + off + size, 0};
-            if (live_seg_add(rd, l, &sg))
+            lc->has_seg = 0; /* its old last segment no longer moves with the insertion */
+            if (live_seg_add(rd, l, &sg, &cur))
                 return ACT_E_NOMEM;
             lc->has_seg = 1;
             lc->seq = sg.seq;
-            cur = live_find(sp, l->seg, idx, sg.seq);
+            lc->seg_idx = cur;
         } else if (!lc->has_seg && h.kind != ACT_REC_PAD) {
             problem(sp, "chunk %u offset %zu: record before any SEGMENT record; skipped", idx, off);
         }
         off += size;
-        if (cur)
-            cur->end = start + off;
+        if (cur != SIZE_MAX)
+            sp->segs[cur].end = start + off;
     }
     lc->scanned = (uint32_t)off;
     return 0;
@@ -834,6 +852,8 @@ void act_spool_live_end(act_spool *sp)
     sp->records[ACT_REC_SEGMENT] = sp->n_segs;
     reader_free(rd);
     drop_pages(sp);
+    act_u64map_free(&l->last_seq);
+    act_u64map_free(&l->last_chunk);
     free(l->chunks);
     free(l);
     sp->live = NULL;

@@ -13,7 +13,8 @@ per image: the first image is the one read live), and one opening and closing
 its capture window with act_start/act_stop (--capture-range=api: which API
 calls are inside is settled after the pass).
 
-usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API
+usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API [CASE...]
+(CASE: vecops, threads, procs, reexec, capture_api; default all)
 """
 import os
 import re
@@ -68,16 +69,22 @@ def check(act, name, argv, tmp, extra=()):
 
 
 def main():
-    if len(sys.argv) != 6:
+    if len(sys.argv) < 6:
         print(__doc__)
         return 2
-    act, vecops, churn, edge, capture = sys.argv[1:]
+    act, vecops, churn, edge, capture = sys.argv[1:6]
+    cases = {
+        "vecops": ([vecops], []),
+        "threads": ([churn, "threads", "200", "8", "300"], []),
+        "procs": ([churn, "procs", "20000"], []),
+        "reexec": ([edge, "reexec", "3"], []),
+        "capture_api": ([capture], ["--capture-range=api"]),
+    }
+    wanted = sys.argv[6:] or list(cases)
     with tempfile.TemporaryDirectory() as tmp:
-        check(act, "vecops", [vecops], tmp)
-        check(act, "threads", [churn, "threads", "200", "8", "300"], tmp)
-        check(act, "procs", [churn, "procs", "20000"], tmp)
-        check(act, "reexec", [edge, "reexec", "3"], tmp)
-        check(act, "capture_api", [capture], tmp, extra=["--capture-range=api"])
+        for name in wanted:
+            argv, extra = cases[name]
+            check(act, name, argv, tmp, extra=extra)
     print("streamed traces are the batch traces")
     return 0
 
