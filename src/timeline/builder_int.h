@@ -159,6 +159,9 @@ typedef struct bld_proc {
     int capture_used;
     bld_clock_open clock_open[BLD_MAX_CLOCK_OPEN];
     size_t n_clock_open;
+    act_str *errs; /* ERROR records' messages, listed after the spool's problems */
+    size_t n_errs, cap_errs;
+    size_t n_read; /* records the pass has taken (a live pass resumes) */
 } bld_proc;
 
 /* Writing the ops reads their records (bld_op.r) again after the walk;
@@ -230,5 +233,7 @@ uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t ha
  * trace's header lists the devices). */
 void bld_devices_name(bld *b);
 int bld_devices_emit(bld *b);
+/* Bytes of scratch block bld_devices_emit takes for n_ops device ops. */
+size_t bld_devices_scratch(size_t n_ops);
 
 #endif
