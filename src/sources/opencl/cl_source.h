@@ -168,11 +168,14 @@ typedef struct act_cl_op {
     uint64_t gsize[3];
     uint64_t lsize[3];
     act_cl_queue *queue;
-    cl_event ev;      /* our reference, released in the callback */
-    cl_kernel k;      /* kernel launches: args recorded with the launch (NULL: none) */
-    uint64_t off[3];  /* kernel launches: global offset as given */
-    uint8_t dim;      /* work dimension as given */
-    uint8_t has_off;  /* offset given (else null) */
+    cl_event ev;            /* our reference, released in the callback */
+    cl_kernel k;            /* kernel launches: args recorded with the launch (NULL: none) */
+    const uint64_t *ksizes; /* kernel launches: its argument sizes (nk of them) */
+    uint32_t nk;
+    /* Kernel launches: the app's global, local and offset arrays as given
+     * (NULL: not given), read only before act_cl_op_end returns. */
+    const size_t *gws, *lws, *off;
+    uint8_t dim;      /* work dimension as given (at most 3) */
     uint32_t slot;    /* 1 + index in event.c's table of pending commands (0: none) */
     uint8_t kind;     /* enum act_op_kind */
     uint8_t late;     /* registered after the drain at exit began: not waited for */
@@ -192,8 +195,10 @@ static inline cl_event *act_cl_op_event(act_cl_op *op, cl_event *app_ev)
 /* Finish: host slice `api`, then (on success) retain/own the event and
  * attach the completion callback. Frees `op` on failure. */
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev);
-/* Copy the name of kernel `k` into op (before the app can release it). */
-void act_cl_op_kernel_name(act_cl_op *op, cl_kernel k);
+/* A kernel launch: the name of kernel `k` copied into op (before the app
+ * can release it) and its argument sizes, from this thread's cache when
+ * it holds `k` (objects.c), else asked of the runtime. */
+void act_cl_op_kernel(act_cl_op *op, cl_kernel k);
 
 /* ---- errors.c ------------------------------------------------------------ */
 
@@ -249,19 +254,31 @@ void act_cl_obj_retained(const void *h);
 void act_cl_obj_released(const void *h);
 /* Kernel argument sizes: set by clSetKernelArg*, read at each launch. */
 void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size);
-/* The argument sizes of kernel `k` (*n of them; at most 64): valid until
- * this thread's next call. */
-const uint64_t *act_cl_obj_kernel_args(cl_kernel k, uint32_t *n);
+/* What a launch needs of a kernel, cached per thread: valid while the
+ * kernel's node is unchanged (any change bumps a generation), read
+ * without a lock or a runtime call when the same kernel is launched
+ * again on the same thread. */
+#define ACT_CL_KARGS_CACHED 64u /* sizes a launch records */
+typedef struct act_cl_kinfo {
+    const void *k;
+    uint64_t gen;
+    uint32_t n;     /* argument sizes (at most ACT_CL_KARGS_CACHED) */
+    uint32_t named; /* name holds the kernel's name (creation seen, name short) */
+    char name[ACT_CL_NAME_INLINE];
+    uint64_t sizes[ACT_CL_KARGS_CACHED];
+} act_cl_kinfo;
+/* This thread's view of kernel `k`: valid until this thread's next call;
+ * NULL when no object is tracked (nothing cached). */
+const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k);
 /* The leak report (metadata "opencl_leaks"), written at stop. */
 void act_cl_obj_report(void);
 
 /* The args of a kernel launch (work dim, sizes as given, offset, kernel
- * argument sizes), after its API record (program.c). */
-void act_cl_launch_args(const act_cl_op *op);
+ * argument sizes), right after its API record, in one record written in
+ * place; fills op's gsize/lsize for its device op (program.c). */
+void act_cl_launch_args(act_cl_op *op);
 
 /* Register the drain handler with the lifecycle (once). */
 void act_cl_event_register_stop(void);
-/* Callbacks attached and not yet arrived (tests, drain). */
-uint64_t act_cl_callbacks_pending(void);
 
 #endif

@@ -32,22 +32,15 @@
 #include "config.h"
 #include "init/init.h"
 
-static _Atomic uint64_t act_cl_pending;
-static _Atomic uint64_t act_cl_pending_early; /* of those, registered before the drain */
-static _Atomic int act_cl_draining;           /* 1: the drain began; 2: it gave up */
+/* Callbacks registered before the drain began and not arrived yet (what
+ * the drain waits for); all of them, late ones too, are counted in the
+ * spool header's callbacks_pending. */
+static _Atomic uint64_t act_cl_pending_early;
+static _Atomic int act_cl_draining; /* 1: the drain began; 2: it gave up */
 static _Atomic int act_cl_alloc_failed;
-
-uint64_t act_cl_callbacks_pending(void)
-{
-    return atomic_load(&act_cl_pending);
-}
 
 static void act_cl_pending_add(int64_t d)
 {
-    if (d > 0)
-        atomic_fetch_add(&act_cl_pending, (uint64_t)d);
-    else
-        atomic_fetch_sub(&act_cl_pending, (uint64_t)-d);
     act_spool_header *h = act_recorder_header();
     if (h)
         __atomic_fetch_add(&h->callbacks_pending, (uint64_t)d, __ATOMIC_RELAXED);
@@ -86,8 +79,6 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
     op->queue = info;
     op->ev = NULL;
     op->k = NULL;
-    op->dim = 0;
-    op->has_off = 0;
     op->kind = (uint8_t)kind;
     op->late = 0;
     op->name = name;
@@ -102,8 +93,17 @@ static void act_cl_op_free(act_cl_op *op)
     free(op);
 }
 
-void act_cl_op_kernel_name(act_cl_op *op, cl_kernel k)
+void act_cl_op_kernel(act_cl_op *op, cl_kernel k)
 {
+    const act_cl_kinfo *ki = act_cl_obj_kernel(k);
+    op->k = k;
+    op->nk = ki ? ki->n : 0;
+    op->ksizes = ki ? ki->sizes : NULL;
+    if (ki && ki->named) {
+        memcpy(op->namebuf, ki->name, sizeof op->namebuf);
+        op->name = op->namebuf;
+        return;
+    }
     size_t len = 0;
     if (act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof op->namebuf, op->namebuf,
                                     &len) == CL_SUCCESS) {
@@ -255,45 +255,62 @@ static void act_cl_sweep_failed(void)
     }
 }
 
+/* The rare ends of act_cl_op_end: the call failed, or its API record was
+ * dropped (counted). A device op is recorded if and only if its launch
+ * was; our own event, if the app passed none, is ours to release. */
+static void act_cl_op_end_slow(act_cl_op *op, cl_int result, int written, cl_event *app_ev)
+{
+    if (result < 0 && written)
+        act_cl_error_arg(result);
+    if (op->k && written)
+        act_cl_launch_args(op);
+    if (result == CL_SUCCESS) {
+        if (app_ev)
+            act_cl_obj_created(ACT_CL_OBJ_EVENT, *app_ev, NULL, NULL, 0);
+        else
+            act_cl_next.clReleaseEvent(op->ev);
+    }
+    act_cl_op_free(op);
+}
+
+/* clSetEventCallback refused: the command is not traced (said, not lost
+ * silently). */
+static void act_cl_callback_refused(act_cl_op *op, const char *api, cl_int rc, int late)
+{
+    act_rec_error_emit("opencl: clSetEventCallback failed (%d) for %s", (int)rc, api);
+    act_cl_next.clReleaseEvent(op->ev);
+    act_cl_op_free(op);
+    act_cl_pending_add(-1);
+    if (!late)
+        atomic_fetch_sub(&act_cl_pending_early, 1);
+}
+
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev)
 {
     uint64_t end = act_clock_now();
     int written = act_rec_api_emit(api, op->start, end, result == CL_SUCCESS ? op->corr : 0,
                                    op->ext, result, ACT_SOURCE_OPENCL) == 0;
-    if (ACT_UNLIKELY(result < 0) && written)
-        act_cl_error_arg(result);
-    if (op->k && written)
-        act_cl_launch_args(op);
-    if (result == CL_SUCCESS && app_ev)
-        act_cl_obj_created(ACT_CL_OBJ_EVENT, *app_ev, NULL, NULL, 0);
-    if (result != CL_SUCCESS || !written) {
-        /* No command, or its launch was dropped (counted): a device op
-         * is recorded if and only if its launch was. Our own event, if
-         * the app passed none, is ours to release. */
-        if (result == CL_SUCCESS && !app_ev)
-            act_cl_next.clReleaseEvent(op->ev);
-        act_cl_op_free(op);
+    if (ACT_UNLIKELY(result != CL_SUCCESS || !written)) {
+        act_cl_op_end_slow(op, result, written, app_ev);
         return;
     }
+    if (op->k)
+        act_cl_launch_args(op);
     if (app_ev) {
+        act_cl_obj_created(ACT_CL_OBJ_EVENT, *app_ev, NULL, NULL, 0);
         op->ev = *app_ev;
         act_cl_next.clRetainEvent(op->ev);
     }
     act_cl_pending_add(1);
-    op->late = atomic_load(&act_cl_draining) != 0;
-    if (!op->late)
+    /* A predictable branch: the drain begins once, at exit. */
+    int late = ACT_UNLIKELY(atomic_load_explicit(&act_cl_draining, memory_order_relaxed) != 0);
+    op->late = (uint8_t)late;
+    if (ACT_LIKELY(!late))
         atomic_fetch_add(&act_cl_pending_early, 1);
-    int late = op->late;
     act_cl_slot_put(op);
     cl_int rc = act_cl_next.clSetEventCallback(op->ev, CL_COMPLETE, act_cl_on_complete, op);
-    if (rc != CL_SUCCESS && act_cl_slot_take(op)) {
-        act_rec_error_emit("opencl: clSetEventCallback failed (%d) for %s", (int)rc, api);
-        act_cl_next.clReleaseEvent(op->ev);
-        act_cl_op_free(op);
-        act_cl_pending_add(-1);
-        if (!late)
-            atomic_fetch_sub(&act_cl_pending_early, 1);
-    }
+    if (ACT_UNLIKELY(rc != CL_SUCCESS) && act_cl_slot_take(op))
+        act_cl_callback_refused(op, api, rc, late);
 }
 
 /* ---- drain at stop ---------------------------------------------------------- */
@@ -338,7 +355,6 @@ static void act_cl_drain(void)
  * not wait at its exit for callbacks that belong to its parent. */
 static void act_cl_atfork_child(void)
 {
-    atomic_store(&act_cl_pending, 0);
     atomic_store(&act_cl_pending_early, 0);
     atomic_store(&act_cl_draining, 0);
 }

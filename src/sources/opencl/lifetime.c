@@ -389,11 +389,11 @@ cl_kernel CL_API_CALL act_cl_w_clCloneKernel(cl_kernel k, cl_int *err)
     cl_kernel c = act_cl_next.clCloneKernel(k, err);
     if (c) {
         act_cl_obj_created(ACT_CL_OBJ_KERNEL, c, NULL, NULL, 0);
-        uint32_t n;
-        const uint64_t *sizes = act_cl_obj_kernel_args(k, &n);
-        uint64_t copy[64];
+        const act_cl_kinfo *ki = act_cl_obj_kernel(k);
+        uint32_t n = ki ? ki->n : 0;
+        uint64_t copy[ACT_CL_KARGS_CACHED];
         if (n)
-            memcpy(copy, sizes, n * sizeof copy[0]);
+            memcpy(copy, ki->sizes, n * sizeof copy[0]);
         for (uint32_t i = 0; i < n; i++)
             act_cl_obj_kernel_arg(c, i, copy[i]);
     }
