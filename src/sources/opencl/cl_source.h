@@ -239,6 +239,7 @@ enum act_cl_obj_type {
     ACT_CL_OBJ_EVENT,
     ACT_CL_OBJ_SAMPLER,
     ACT_CL_OBJ_SVM,
+    ACT_CL_OBJ_COMMAND_BUFFER, /* cl_khr_command_buffer */
     ACT_CL_OBJ_TYPES
 };
 
@@ -270,6 +271,10 @@ typedef struct act_cl_kinfo {
 /* This thread's view of kernel `k`: valid until this thread's next call;
  * NULL when no object is tracked (nothing cached). */
 const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k);
+/* Command buffers (cl_khr_command_buffer): the queue `h` was created
+ * for, noted at its creation; NULL when unknown. */
+void act_cl_obj_set_queue(const void *h, cl_command_queue q);
+cl_command_queue act_cl_obj_queue(const void *h);
 /* The leak report (metadata "opencl_leaks"), written at stop. */
 void act_cl_obj_report(void);
 

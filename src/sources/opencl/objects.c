@@ -45,6 +45,7 @@ typedef struct obj {
     uint64_t bytes;    /* memory: size; contexts: live bytes */
     uint64_t *kargs;   /* kernels: argument sizes */
     uint32_t n_kargs;
+    const void *queue; /* command buffers: the first queue it was created for */
 } obj;
 
 static obj *act_cl_objs[ACT_CL_OBJ_BUCKETS];
@@ -84,8 +85,8 @@ static karg_cache *karg_cache_get(void)
 }
 
 static const char *const act_cl_obj_names[ACT_CL_OBJ_TYPES] = {
-    "context", "command_queue", "buffer", "image",   "pipe",
-    "program", "kernel",        "event",  "sampler", "svm",
+    "context", "command_queue", "buffer",  "image", "pipe",           "program",
+    "kernel",  "event",         "sampler", "svm",   "command_buffer",
 };
 
 static uint32_t obj_hash(const void *p)
@@ -288,6 +289,28 @@ void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size)
             o->kargs[index] = size;
     }
     pthread_mutex_unlock(&act_cl_obj_lock);
+}
+
+void act_cl_obj_set_queue(const void *h, cl_command_queue q)
+{
+    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&act_cl_obj_lock);
+    obj *o = obj_find(h);
+    if (o)
+        o->queue = q;
+    pthread_mutex_unlock(&act_cl_obj_lock);
+}
+
+cl_command_queue act_cl_obj_queue(const void *h)
+{
+    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed))
+        return NULL;
+    pthread_mutex_lock(&act_cl_obj_lock);
+    const obj *o = obj_find(h);
+    cl_command_queue q = o ? (cl_command_queue)(uintptr_t)o->queue : NULL;
+    pthread_mutex_unlock(&act_cl_obj_lock);
+    return q;
 }
 
 /* The cache of this thread missed: look `k` up under the lock, and ask
