@@ -63,6 +63,12 @@ static cl_int CL_API_CALL fake_ok_mem(cl_mem m)
     return CL_SUCCESS;
 }
 
+static cl_int CL_API_CALL fake_ok_event(cl_event e)
+{
+    (void)e;
+    return CL_SUCCESS;
+}
+
 static cl_int CL_API_CALL fake_ok_ctx(cl_context c)
 {
     (void)c;
@@ -324,6 +330,43 @@ static void test_command_buffer_unknown_queue(void **state)
     unsetenv("TMPDIR");
 }
 
+/* Events' references without a lock (evtab.c), past the table's room
+ * (those go to the locked table): retains, releases and the leak report. */
+static void test_event_refs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act-clev-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("TMPDIR", dir, 1);
+    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    act_cl_next.clRetainEvent = fake_ok_event;
+    act_cl_next.clReleaseEvent = fake_ok_event;
+    enum { N = 10000 };
+    for (uintptr_t i = 0; i < N; i++)
+        act_cl_event_created((cl_event)(0x100000 + 16 * i), NULL);
+    for (uintptr_t i = 0; i < 10; i++)
+        assert_int_equal(act_cl_w_clRetainEvent((cl_event)(0x100000 + 16 * i)), CL_SUCCESS);
+    for (uintptr_t i = 0; i < N - 5; i++)
+        assert_int_equal(act_cl_w_clReleaseEvent((cl_event)(0x100000 + 16 * i)), CL_SUCCESS);
+    /* A handle never seen created changes nothing; a freed one comes back. */
+    assert_int_equal(act_cl_w_clReleaseEvent((cl_event)0x42), CL_SUCCESS);
+    act_cl_event_created((cl_event)(0x100000 + 16 * 20), NULL);
+    assert_int_equal(act_cl_w_clReleaseEvent((cl_event)(0x100000 + 16 * 20)), CL_SUCCESS);
+
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    assert_int_equal(act_session_end(path), ACT_OK);
+    json_t *doc = session_trace(path);
+    json_t *leaks = json_object_get(doc, "opencl_leaks");
+    /* The 10 retained once more and the 5 never released. */
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(leaks, "event"), "count")),
+                     15);
+    json_decref(doc);
+    unlink(path);
+    rmdir(dir);
+    unsetenv("TMPDIR");
+}
+
 static void test_error_names(void **state)
 {
     (void)state;
@@ -341,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_error_names),
         cmocka_unit_test(test_lifetimes),
         cmocka_unit_test(test_command_buffer_unknown_queue),
+        cmocka_unit_test(test_event_refs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,7 +16,8 @@
  * sync.c (markers, barriers, finish/flush/wait), errors.c (error names
  * of failed calls and commands), objects.c (object lifetimes: leaks,
  * device memory counter, kernel argument sizes), lifetime.c (create/
- * retain/release wrappers, SVM, context error callbacks), program.c
+ * retain/release wrappers, SVM, context error callbacks), evtab.c (events'
+ * references without a lock), program.c
  * (builds, kernel arguments, launch args), ext.c (extension entry
  * points). docs/opencl.md lists the coverage (scripts/gen_opencl_doc.py).
  */
@@ -271,6 +272,16 @@ typedef struct act_cl_kinfo {
 /* This thread's view of kernel `k`: valid until this thread's next call;
  * NULL when no object is tracked (nothing cached). */
 const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k);
+/* Objects are being tracked: the leak report is registered (once). */
+void act_cl_obj_use(void);
+/* Events (evtab.c): the app's references without a lock; an event the
+ * table has no room for goes to the functions above. */
+void act_cl_event_created(cl_event e, cl_context ctx);
+void act_cl_event_retained(const void *e);
+void act_cl_event_released(const void *e);
+/* Events the app still holds (leak report); empty the table (fork). */
+uint64_t act_cl_events_live(void);
+void act_cl_events_forget(void);
 /* Command buffers (cl_khr_command_buffer): the queue `h` was created
  * for, noted at its creation; NULL when unknown. */
 void act_cl_obj_set_queue(const void *h, cl_command_queue q);

@@ -266,7 +266,7 @@ static void act_cl_op_end_slow(act_cl_op *op, cl_int result, int written, cl_eve
         act_cl_launch_args(op);
     if (result == CL_SUCCESS) {
         if (app_ev)
-            act_cl_obj_created(ACT_CL_OBJ_EVENT, *app_ev, NULL, NULL, 0);
+            act_cl_event_created(*app_ev, NULL);
         else
             act_cl_next.clReleaseEvent(op->ev);
     }
@@ -297,7 +297,7 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
     if (op->k)
         act_cl_launch_args(op);
     if (app_ev) {
-        act_cl_obj_created(ACT_CL_OBJ_EVENT, *app_ev, NULL, NULL, 0);
+        act_cl_event_created(*app_ev, NULL);
         op->ev = *app_ev;
         act_cl_next.clRetainEvent(op->ev);
     }

@@ -18,8 +18,8 @@
  * holds are counted per type into the metadata "opencl_leaks".
  *
  * Creation and release are not hot except for events (one per enqueue
- * that asks for one): a chained table under one mutex, a node malloc'ed
- * per object.
+ * that asks for one), which evtab.c keeps without a lock: for the rest a
+ * chained table under one mutex, a node malloc'ed per object.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -178,6 +178,7 @@ static void act_cl_obj_atfork_child(void)
 {
     pthread_mutex_init(&act_cl_obj_lock, NULL);
     memset(act_cl_objs, 0, sizeof act_cl_objs);
+    act_cl_events_forget();
     atomic_fetch_add(&act_cl_karg_gen, 1);
 }
 
@@ -187,15 +188,20 @@ static void act_cl_obj_register_stop(void)
     pthread_atfork(NULL, NULL, act_cl_obj_atfork_child);
 }
 
-void act_cl_obj_created(int type, const void *h, cl_context ctx, const void *parent, uint64_t bytes)
+void act_cl_obj_use(void)
 {
-    if (!h || !act_capture_attached())
-        return;
     if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed)) {
         static pthread_once_t once = PTHREAD_ONCE_INIT;
         pthread_once(&once, act_cl_obj_register_stop);
         atomic_store(&act_cl_obj_used, 1);
     }
+}
+
+void act_cl_obj_created(int type, const void *h, cl_context ctx, const void *parent, uint64_t bytes)
+{
+    if (!h || !act_capture_attached())
+        return;
+    act_cl_obj_use();
     obj *o = calloc(1, sizeof *o);
     if (!o)
         return;
@@ -356,6 +362,7 @@ void act_cl_obj_report(void)
                     bytes[o->type] += o->bytes;
             }
     pthread_mutex_unlock(&act_cl_obj_lock);
+    count[ACT_CL_OBJ_EVENT] += act_cl_events_live();
     char json[1024];
     size_t len = 0;
     uint64_t total = 0;
