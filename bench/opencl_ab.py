@@ -3,12 +3,13 @@
 
 Runs `act_bench_opencl --child N` (held queue, then back-to-back) untraced
 and under each layer (A, B, ...), interleaved round by round with the
-order rotated, and prints per-enqueue figures: the held loop's CPU time on
-the enqueuing thread (its fourth column; steadier than wall time on a busy
-machine) and wall time, as medians of the paired differences X - A with
+order rotated, and prints per-enqueue figures: the held loops' CPU time on
+the enqueuing thread (columns 4 and 5: without and with an event per
+enqueue; steadier than wall time on a busy machine) and wall time, as medians of the paired differences X - A with
 p10..p90, and each layer's own added cost against untraced. With
---callgrind it instead counts, under callgrind, the instructions per
-launch of act_cl_w_clEnqueueNDRangeKernel (inclusive) for each layer.
+--callgrind it instead counts, under callgrind, the instructions per call
+of the app's clEnqueueNDRangeKernel and clReleaseEvent (libOpenCL's entry
+points, inclusive: loader, layer and runtime) for each layer.
 Used for BENCHMARKS.md's before/after rows (issue 16).
 
 usage: opencl_ab.py BENCH LIB_A LIB_B [LIB_C...] [--rounds=N] [--n=N] [--callgrind]
@@ -47,18 +48,23 @@ def show(label, v):
           f"{pct(v, 0.1):8.1f}..{pct(v, 0.9):8.1f}  (n={len(v)})")
 
 
-def callgrind(bench, lib, n):
+def callgrind(bench, lib, n, fn):
+    """Instructions inside the app's calls to `fn` (libOpenCL's entry, so
+    the loader, the layer and the runtime count alike for every layer)."""
     with tempfile.TemporaryDirectory(prefix="act-cg-") as d:
         out = os.path.join(d, "cg.out")
         env = dict(os.environ, OPENCL_LAYERS=lib, ACCELTRACE_SPOOL_DIR=d)
         subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
-                        "--toggle-collect=act_cl_w_clEnqueueNDRangeKernel", bench,
-                        "--child", str(n)], env=env, check=True, capture_output=True)
+                        "--toggle-collect=" + fn, bench, "--child", str(n)], env=env,
+                       check=True, capture_output=True)
         text = subprocess.run(["callgrind_annotate", out], check=True, capture_output=True,
                               text=True).stdout
     total = int(re.search(r"([\d,]+)\s+\(100\.0%\)\s+PROGRAM TOTALS", text).group(1)
                 .replace(",", ""))
-    return total / (2 * n + 1), text  # warm-up + held + back-to-back launches
+    # clEnqueueNDRangeKernel: warm-up + held + back-to-back + held with
+    # events; clReleaseEvent: the last loop's releases (and the gates').
+    calls = 3 * n + 1 if fn == "clEnqueueNDRangeKernel" else n + 2
+    return total / calls, text
 
 
 def main():
@@ -70,11 +76,12 @@ def main():
     bench, libs = args[0], dict(zip("ABCDEFGH", args[1:]))
     if "callgrind" in opts:
         n = int(opts.get("n", 1000))
-        for name, lib in libs.items():
-            per, text = callgrind(bench, lib, n)
-            print(f"callgrind {name}: {per:.0f} instructions per launch ({lib})")
-            if "verbose" in opts:
-                print("\n".join(text.splitlines()[:60]))
+        for fn in ("clEnqueueNDRangeKernel", "clReleaseEvent"):
+            for name, lib in libs.items():
+                per, text = callgrind(bench, lib, n, fn)
+                print(f"callgrind {name}: {per:.0f} instructions per {fn} ({lib})")
+                if "verbose" in opts:
+                    print("\n".join(text.splitlines()[:60]))
         return
     rounds, n = int(opts.get("rounds", 15)), int(opts.get("n", 5000))
     print(f"load average at start: {open('/proc/loadavg').read().split()[:3]}")
@@ -86,8 +93,8 @@ def main():
         for who in order[k:] + order[:k]:
             cols[who].append(run_child(bench, n, libs.get(who)))
     print(f"load average at end:   {open('/proc/loadavg').read().split()[:3]}")
-    for col, what in ((3, "held CPU ns/enqueue"), (0, "held wall ns/enqueue"),
-                      (1, "back-to-back wall ns/enqueue")):
+    for col, what in ((3, "held CPU ns/enqueue"), (4, "held+event CPU ns/enqueue"),
+                      (0, "held wall ns/enqueue"), (1, "back-to-back wall ns/enqueue")):
         u = [x[col] for x in cols[""]]
         show(f"{what}: untraced", u)
         for who in libs:
