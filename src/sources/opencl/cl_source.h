@@ -12,7 +12,8 @@
  * Files: dispatch.c (next table, hooks, lazy start), layer.c (layer entry
  * points), queue.c (queues, devices, profiling forced and hidden),
  * clock.c (device -> host clock mapping), event.c (per-command state,
- * completion callbacks, drain at stop), enqueue.c (enqueue wrappers),
+ * completion callbacks, drain at stop), oppool.c (ops reused per thread),
+ * enqueue.c (enqueue wrappers),
  * sync.c (markers, barriers, finish/flush/wait), errors.c (error names
  * of failed calls and commands), objects.c (object lifetimes: leaks,
  * device memory counter, kernel argument sizes), lifetime.c (create/
@@ -168,10 +169,14 @@ typedef struct act_cl_op {
     uint64_t bytes;
     uint64_t gsize[3];
     uint64_t lsize[3];
-    act_cl_queue *queue;
-    cl_event ev;            /* our reference, released in the callback */
-    cl_kernel k;            /* kernel launches: args recorded with the launch (NULL: none) */
-    const uint64_t *ksizes; /* kernel launches: its argument sizes (nk of them) */
+    union {
+        act_cl_queue *queue;
+        struct act_cl_op *next_free; /* in its pool's free list (oppool.c) */
+    };
+    struct act_cl_op_pool *pool; /* the pool it goes back to */
+    cl_event ev;                 /* our reference, released in the callback */
+    cl_kernel k;                 /* kernel launches: args recorded with the launch (NULL: none) */
+    const uint64_t *ksizes;      /* kernel launches: its argument sizes (nk of them) */
     uint32_t nk;
     /* Kernel launches: the app's global, local and offset arrays as given
      * (NULL: not given), read only before act_cl_op_end returns. */
@@ -184,6 +189,11 @@ typedef struct act_cl_op {
     char *name_heap;
     char namebuf[ACT_CL_NAME_INLINE];
 } act_cl_op;
+
+/* An op from this thread's pool, or malloc'ed (NULL: out of memory);
+ * back to the pool of the thread that took it (oppool.c). */
+act_cl_op *act_cl_op_alloc(void);
+void act_cl_op_release(act_cl_op *op);
 
 /* Start tracing one enqueue on `q`: ids, start time. NULL when the
  * command cannot be traced (out of memory; counted as an error). */

@@ -65,7 +65,7 @@ static void act_cl_early_done(void)
 act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
 {
     act_cl_queue *info = act_cl_queue_get(q);
-    act_cl_op *op = info ? malloc(sizeof *op) : NULL;
+    act_cl_op *op = info ? act_cl_op_alloc() : NULL;
     if (!op) {
         if (info && !atomic_exchange(&act_cl_alloc_failed, 1))
             act_rec_error_emit("opencl: out of memory; some commands are not traced");
@@ -90,7 +90,7 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
 static void act_cl_op_free(act_cl_op *op)
 {
     free(op->name_heap);
-    free(op);
+    act_cl_op_release(op);
 }
 
 void act_cl_op_kernel(act_cl_op *op, cl_kernel k)
