@@ -299,11 +299,6 @@ cl_command_queue act_cl_obj_queue(const void *h);
 /* The leak report (metadata "opencl_leaks"), written at stop. */
 void act_cl_obj_report(void);
 
-/* The args of a kernel launch (work dim, sizes as given, offset, kernel
- * argument sizes), right after its API record, in one record written in
- * place; fills op's gsize/lsize for its device op (program.c). */
-void act_cl_launch_args(act_cl_op *op);
-
 /* Register the drain handler with the lifecycle (once). */
 void act_cl_event_register_stop(void);
 

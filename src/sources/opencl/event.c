@@ -4,9 +4,10 @@
  * act_cl_op_begin takes the correlation id (shared by the host slice and
  * the device op), the innermost open range and the start time. The real
  * enqueue gets the app's event pointer, or ours when the app passed NULL.
- * act_cl_op_end records the host slice and, on success, holds one
- * reference to the event (ours, or a clRetainEvent on the app's, so the
- * app may release its event at once) and attaches a CL_COMPLETE callback.
+ * act_cl_op_end records the host slice (and a kernel's launch record)
+ * and, on success, holds one reference to the event (ours, or a
+ * clRetainEvent on the app's, so the app may release its event at once)
+ * and attaches a CL_COMPLETE callback.
  *
  * The callback runs on a runtime worker thread, or inline on the app
  * thread (inside clSetEventCallback when the command already finished,
@@ -253,6 +254,60 @@ static void act_cl_sweep_failed(void)
         if (early)
             act_cl_early_done();
     }
+}
+
+/* ---- the launch record of a kernel ---------------------------------------- */
+
+/* Global and local sizes as the device op shows them: unused dimensions
+ * 1, a local size the runtime chooses 0 (only when the record below
+ * could not be written). */
+static void act_cl_launch_sizes(act_cl_op *op)
+{
+    for (uint32_t i = 0; i < 3; i++) {
+        op->gsize[i] = i < op->dim && op->gws ? op->gws[i] : 1;
+        op->lsize[i] = op->lws ? (i < op->dim ? op->lws[i] : 1) : 0;
+    }
+}
+
+/* The args of a kernel launch (work dim, sizes as given, offset, kernel
+ * argument sizes) right after its API record; fills op's gsize/lsize for
+ * its device op. Inlined into act_cl_op_end: it runs at every launch. */
+static inline __attribute__((always_inline)) void act_cl_launch_args(act_cl_op *op)
+{
+    /* One ACT_RECARG_LAUNCH record (record.h): five args for the price of
+     * one, written straight into the reserved record, filling op's sizes
+     * on the way (one pass over the app's arrays). */
+    static const size_t ones[3] = {1, 1, 1}; /* no global size: the call failed */
+    const size_t *g = op->gws ? op->gws : ones, *l = op->lws, *o = op->off;
+    uint32_t dim = op->dim, nk = op->nk;
+    const uint64_t *ks = op->ksizes;
+    uint32_t n = 2 + dim * (1 + (l != NULL) + (o != NULL)) + nk;
+    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof *r + n * sizeof(uint64_t));
+    if (ACT_UNLIKELY(!r)) { /* counted as dropped */
+        act_cl_launch_sizes(op);
+        return;
+    }
+    r->h.aux = 0; /* LAUNCH needs no key */
+    r->type = ACT_RECARG_LAUNCH;
+    r->pad = 0;
+    r->v.u = n;
+    uint64_t *v = (uint64_t *)(r + 1), lz = l != NULL;
+    uint64_t *vg = v + 2, *vl = vg + dim, *vo = vl + (l ? dim : 0);
+    v[0] = dim;
+    v[1] = lz | (uint64_t)(o != NULL) << 1;
+    op->gsize[0] = op->gsize[1] = op->gsize[2] = 1;
+    op->lsize[0] = op->lsize[1] = op->lsize[2] = lz;
+    for (uint32_t i = 0; i < dim; i++) {
+        vg[i] = op->gsize[i] = g[i];
+        if (l)
+            vl[i] = op->lsize[i] = l[i];
+        if (o)
+            vo[i] = o[i];
+    }
+    uint64_t *vk = vo + (o ? dim : 0);
+    for (uint32_t i = 0; i < nk; i++)
+        vk[i] = ks[i];
+    act_rec_commit();
 }
 
 /* The rare ends of act_cl_op_end: the call failed, or its API record was
