@@ -67,6 +67,7 @@ static const struct {
 } env_options[] = {
     {"buffer-size", "ACCELTRACE_BUFFER_SIZE"},
     {"chunk-size", "ACCELTRACE_CHUNK_SIZE"},
+    {"ring", "ACCELTRACE_RING"},
     {"hooks", "ACCELTRACE_HOOKS"},
     {"capture-range", "ACCELTRACE_CAPTURE_RANGE"},
     {"delay", "ACCELTRACE_DELAY"},

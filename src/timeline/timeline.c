@@ -54,6 +54,13 @@ const act_tl_counter act_tl_counters[] = {
     COUNTER(unresolved_external, "unresolved_external_ids", "External ids naming no range"),
     COUNTER(flows, "flows", "launch-to-device flows"),
     COUNTER(orphan_args, "orphan_args", "args with no event"),
+    COUNTER(ring_size, "ring_size", "ring size per process (bytes)"),
+    COUNTER(ring_chunks_overwritten, "ring_chunks_overwritten", "ring chunks overwritten"),
+    COUNTER(ring_records_overwritten, "ring_records_overwritten", "ring records overwritten"),
+    COUNTER(ring_bytes_overwritten, "ring_bytes_overwritten", "ring bytes overwritten"),
+    COUNTER(ranges_before_window, "ranges_before_window", "ranges begun before ring window"),
+    COUNTER(ring_flows_dropped, "ring_flows_dropped", "flows to launches overwritten"),
+    COUNTER(ring_external_dropped, "ring_external_dropped", "External ids overwritten"),
 };
 #undef COUNTER
 const size_t act_tl_n_counters = sizeof(act_tl_counters) / sizeof(act_tl_counters[0]);

@@ -68,8 +68,11 @@ static void *prefault_main(void *arg)
          * is deleted; a heavy recorder reaches the whole window once it
          * has used as much. */
         uint64_t ahead = used < 2 ? 2 : used > max_ahead ? max_ahead : used;
-        uint64_t want =
-            used + ahead < act_rec_state.chunk_count ? used + ahead : act_rec_state.chunk_count;
+        /* A ring (ring.c) never goes beyond its chunks but when every one
+         * of them is owned: those extra chunks are not prepared ahead. */
+        uint64_t last =
+            act_rec_state.ring_chunks ? act_rec_state.ring_chunks : act_rec_state.chunk_count;
+        uint64_t want = used + ahead < last ? used + ahead : last;
         uint32_t idx = atomic_load(&prefaulter.done);
         if (idx < want && !prefaulter.no_space) {
             pthread_mutex_unlock(&prefaulter.lock);

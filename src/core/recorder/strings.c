@@ -76,11 +76,14 @@ uint32_t act_str_intern(const char *s, size_t len)
     uint64_t h = str_hash(s, len);
     size_t i = (size_t)h & (ACT_STR_CACHE - 1);
     act_str_slot *slot = &t->strs[i];
-    if (slot->hash == h && slot->len == len && memcmp(slot->copy, s, len) == 0)
+    if (slot->hash == h && slot->len == len && memcmp(slot->copy, s, len) == 0) {
+        act_rec_str_used(t, slot->id);
         return slot->id;
+    }
     uint32_t id = str_emit(t, s, len);
     if (!id)
         return 0;
+    act_rec_str_used(t, id);
     /* The cache only saves repeats; a collision just replaces the slot. */
     char *copy = malloc(len + 1);
     if (copy) {
@@ -108,6 +111,8 @@ void act_rec_thread_reset_strings(act_thread *t)
         memset(&t->strs[i], 0, sizeof(t->strs[i]));
     }
     memset(t->ptrs, 0, sizeof(t->ptrs));
+    memset(t->recent, 0, sizeof(t->recent));
+    act_rec_ring_thread_free(t);
     t->next_str = 1;
     t->announced = 0;
 }
