@@ -342,11 +342,14 @@ void act_rec_ring_thread_free(act_thread *t)
 }
 
 /* Room the top of a ring segment may take at most, beyond the pending
- * record: the THREAD record, the open ranges' names, the recent strings. */
+ * record: the THREAD record, the open ranges' names, the recent strings
+ * (a quarter of a chunk, at most 8 KiB). */
+#define RING_THREAD_MAX                                                                            \
+    (sizeof(act_rec_thread_ring) + ACT_RING_OPEN_MAX * sizeof(act_rec_ring_open))
 uint32_t act_rec_ring_top_room(void)
 {
-    return (uint32_t)(sizeof(act_rec_thread_ring) + ACT_RING_OPEN_MAX * sizeof(act_rec_ring_open)) +
-           8192u;
+    uint32_t q = (act_rec_state.chunk_size - (uint32_t)sizeof(act_chunk_header)) / 4;
+    return q < 8192u ? q : 8192u;
 }
 
 /* Written after the SEGMENT record of every chunk a thread takes in ring
@@ -355,7 +358,9 @@ uint32_t act_rec_ring_top_room(void)
  * the rest (R3). */
 void act_rec_ring_segment_top(act_thread *t)
 {
-    uint32_t names = 4096, recent = 4096;
+    uint32_t room = act_rec_ring_top_room();
+    uint32_t names = room > RING_THREAD_MAX ? (room - (uint32_t)RING_THREAD_MAX) / 2 : 0;
+    uint32_t recent = names;
     put_thread_ring(t, &names);
     for (uint32_t i = 0; i < ACT_RECENT_STRS; i++) {
         uint32_t id = t->recent[i], dup = 0;
