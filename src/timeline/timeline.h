@@ -181,7 +181,8 @@ typedef struct act_tl_counts {
 typedef struct act_tl_counter {
     const char *key;
     const char *label;
-    size_t offset; /* of a uint64_t in act_tl_counts */
+    size_t offset;  /* of a uint64_t in act_tl_counts */
+    int quiet_zero; /* the summary prints it only when not 0 (ring-mode counters) */
 } act_tl_counter;
 
 extern const act_tl_counter act_tl_counters[];
