@@ -298,8 +298,8 @@ static int redefine(act_thread *t, uint32_t id, uint32_t *budget)
 static void put_thread_ring(act_thread *t, uint32_t *budget)
 {
     uint32_t depth = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
-    act_rec_ring_open open[ACT_RING_OPEN_MAX];
-    act_ring_name names[ACT_RING_OPEN_MAX];
+    act_rec_ring_open open[ACT_RING_OPEN_MAX] = {{0, 0}};
+    act_ring_name names[ACT_RING_OPEN_MAX] = {{0, 0, NULL}};
     uint32_t n = 0;
     for (uint32_t i = 0; i < depth && n < ACT_RING_OPEN_MAX; i++) {
         uint64_t e = t->range_stack[i];
