@@ -37,6 +37,7 @@ static void chunk_release(act_thread *t)
     if (act_rec_state.ring_chunks) {
         /* Ring mode: the chunk stays in the ring's order, to be recycled. */
         act_rec_ring_disown(t->chunk->index);
+        atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
     } else if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed)) {
         act_rec_state.free_chunks[act_rec_state.free_top++] = t->chunk->index;
         atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);

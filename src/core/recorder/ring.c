@@ -89,7 +89,9 @@ void act_rec_ring_disown(uint32_t idx)
 
 /* ---- what a recycled chunk held ------------------------------------- */
 
-/* Records defined once that must outlive their chunk (R5). */
+/* Records defined once that must outlive their chunk (R5); none is larger
+ * than this (a larger one, from a later writer, is not carried over). */
+#define ACT_REC_DEF_MAX 256u
 static int is_definition(const act_rec_hdr *r)
 {
     switch (r->kind) {
@@ -143,45 +145,64 @@ struct act_ring_defs {
     size_t len, cap;
 };
 
-static int defs_put(act_ring_defs *d, const void *p, size_t n)
+#define ALIGN8(n) (((size_t)(n) + 7) & ~(size_t)7)
+
+/* Room for `n` more bytes: 0, or -1 without memory. */
+static int defs_room(act_ring_defs *d, size_t n)
 {
-    size_t need = d->len + ((n + 7) & ~(size_t)7);
-    if (need > d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 4096;
-        while (cap < need)
-            cap *= 2;
-        char *nb = realloc(d->buf, cap);
-        if (!nb)
-            return -1;
-        d->buf = nb;
-        d->cap = cap;
-    }
-    memcpy(d->buf + d->len, p, n);
-    memset(d->buf + d->len + n, 0, ((n + 7) & ~(size_t)7) - n);
-    d->len = need;
+    if (d->len + n <= d->cap)
+        return 0;
+    size_t cap = d->cap ? d->cap * 2 : 4096;
+    while (cap < d->len + n)
+        cap *= 2;
+    char *nb = realloc(d->buf, cap);
+    if (!nb)
+        return -1;
+    d->buf = nb;
+    d->cap = cap;
     return 0;
 }
 
+/* Append n bytes, zero-padded to 8 (room was made). */
+static void defs_put(act_ring_defs *d, const void *p, size_t n)
+{
+    memcpy(d->buf + d->len, p, n);
+    memset(d->buf + d->len + n, 0, ALIGN8(n) - n);
+    d->len += ALIGN8(n);
+}
+
+/* Save definition `r` with the bytes of its strings, whole or not at all
+ * (without memory it is overwritten with the rest of its chunk). */
 static void def_save(act_ring_defs *d, const char *data, uint32_t used, uint32_t serial,
                      const act_rec_hdr *r)
 {
     uint32_t size = (uint32_t)r->size8 * 8;
-    if (defs_put(d, r, size) != 0)
+    act_rec_hdr copy[ACT_REC_DEF_MAX / sizeof(act_rec_hdr)];
+    if (size > sizeof(copy))
         return;
-    act_rec_hdr *copy = (act_rec_hdr *)(d->buf + d->len - size);
+    memcpy(copy, r, size);
     uint32_t *ids[2];
+    const act_rec_string *s[2] = {NULL, NULL};
     int n = def_strings(copy, ids);
+    size_t need = size;
     for (int i = 0; i < n; i++) {
-        const act_rec_string *s = *ids[i] ? find_string(data, used, serial, *ids[i]) : NULL;
-        uint32_t len = s ? s->len : UINT32_MAX; /* no string: the id becomes 0 */
+        s[i] = *ids[i] ? find_string(data, used, serial, *ids[i]) : NULL;
+        need += 8 + (s[i] ? ALIGN8(s[i]->len) : 0);
+    }
+    if (defs_room(d, need) != 0)
+        return;
+    defs_put(d, copy, size);
+    for (int i = 0; i < n; i++) {
+        uint32_t len = s[i] ? s[i]->len : UINT32_MAX; /* no string: the id becomes 0 */
         defs_put(d, &len, sizeof(len));
-        if (s)
-            defs_put(d, s + 1, len);
+        if (s[i])
+            defs_put(d, s[i] + 1, len);
     }
 }
 
 /* Walk a chunk about to be written over: count what is lost, save its
- * definitions. */
+ * definitions into `d` (when there is one: without memory they are
+ * overwritten with the rest, and counted with it). */
 static void chunk_survey(act_chunk_header *c, act_ring_defs *d)
 {
     const char *data = (const char *)(c + 1);
@@ -197,7 +218,7 @@ static void chunk_survey(act_chunk_header *c, act_ring_defs *d)
             serial = r->aux;
         else if (r->kind != ACT_REC_PAD)
             records++;
-        if (ACT_UNLIKELY(is_definition(r)))
+        if (ACT_UNLIKELY(is_definition(r)) && d)
             def_save(d, data, used, serial, r);
         off += size;
     }
@@ -213,8 +234,8 @@ static void chunk_survey(act_chunk_header *c, act_ring_defs *d)
  * an empty chunk. Its definitions are saved in `d`. */
 void act_rec_ring_recycle(act_chunk_header *c, act_ring_defs **defs)
 {
-    act_ring_defs *d = calloc(1, sizeof(*d));
-    chunk_survey(c, d ? d : &(act_ring_defs){0});
+    act_ring_defs *d = calloc(1, sizeof(*d)); /* NULL: definitions are lost (counted) */
+    chunk_survey(c, d);
     *defs = d;
     _Atomic uint32_t *gen = (_Atomic uint32_t *)&c->gen;
     uint32_t g = atomic_load_explicit(gen, memory_order_relaxed);
