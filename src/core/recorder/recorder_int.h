@@ -10,6 +10,8 @@
  *   prefault.c    the helper thread that faults chunks in ahead of use
  *   chunks.c      per-thread state, chunks handed out and recycled,
  *                 act_rec_reserve/commit/drop
+ *   ring.c        ring mode (flight recorder): the oldest chunk written
+ *                 over, on the chunk-full path (record.h R1-R6)
  *   strings.c     string interning (per-thread cache, cut to fit)
  *   literals.c    literal detection: the pointer cache of string literals
  *   ranges.c      the range stack, range ids and the range fast path

@@ -37,8 +37,11 @@ size_t act_rec_utf8_cut(const char *s, size_t len, size_t max)
 
 static uint32_t str_emit(act_thread *t, const char *s, size_t len)
 {
+    /* What a fresh chunk holds after its top: a THREAD record, or in ring
+     * mode the ring's top (ring.c). */
+    size_t top = act_rec_state.ring_chunks ? act_rec_ring_top_room() : sizeof(act_rec_thread);
     size_t max = act_rec_state.chunk_size - sizeof(act_chunk_header) - sizeof(act_rec_segment) -
-                 sizeof(act_rec_thread) - sizeof(act_rec_string) - 8;
+                 top - sizeof(act_rec_string) - 8;
     if (len > max) {
         len = act_rec_utf8_cut(s, len, max);
         act_spool_header *h = act_rec_hdr_get();
