@@ -60,11 +60,13 @@
  *      ranges still open with their names), so a reader that lost the
  *      thread's earlier chunks numbers the pushes it sees correctly and
  *      closes ranges that began before the kept window.
- *  R5. Definitions survive: DEVICE, QUEUE, METADATA, CLOCK, CAPTURE and
- *      tid-naming THREAD records (aux 0) found in a chunk being recycled
- *      are written again, with their strings, into the new chunk, so the
- *      trace still names devices, queues and threads whose definitions
- *      were older than the window.
+ *  R5. Definitions survive: DEVICE, QUEUE, METADATA, CLOCK and tid-naming
+ *      THREAD records (aux 0) found in a chunk being recycled, and the last
+ *      CAPTURE record in it, are written again, with their strings, into
+ *      the new chunk (timestamps unchanged), so the trace still names
+ *      devices, queues and threads and knows the capture window's state
+ *      although their records were older than the window. What does not
+ *      fit is counted in `dropped`.
  *  R6. Nothing lost silently: the header counts the chunks, bytes and
  *      records overwritten (chunks_overwritten, bytes_overwritten,
  *      records_overwritten); they are recycled by design, not dropped.

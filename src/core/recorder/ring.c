@@ -209,6 +209,7 @@ static void chunk_survey(act_chunk_header *c, act_ring_defs *d)
     uint32_t used = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_acquire);
     uint64_t records = 0;
     uint32_t serial = 0;
+    const act_rec_hdr *last_capture = NULL;
     for (uint32_t off = 0; off + sizeof(act_rec_hdr) <= used;) {
         const act_rec_hdr *r = (const act_rec_hdr *)(data + off);
         uint32_t size = (uint32_t)r->size8 * 8;
@@ -218,10 +219,14 @@ static void chunk_survey(act_chunk_header *c, act_ring_defs *d)
             serial = r->aux;
         else if (r->kind != ACT_REC_PAD)
             records++;
-        if (ACT_UNLIKELY(is_definition(r)) && d)
+        if (r->kind == ACT_REC_CAPTURE)
+            last_capture = r; /* the window's state at the chunk's end is enough */
+        else if (ACT_UNLIKELY(is_definition(r)) && d)
             def_save(d, data, used, serial, r);
         off += size;
     }
+    if (last_capture && d)
+        def_save(d, data, used, serial, last_capture);
     act_spool_header *h = act_rec_hdr_get();
     if (h) {
         atomic_fetch_add((_Atomic uint64_t *)&h->chunks_overwritten, 1);
