@@ -30,6 +30,8 @@
 
 #include "cmd.h"
 #include "help.h"
+#include "trace_file.h"
+#include "writers/chrome_json.h"
 
 #define ID_STRIDE   10000000000LL
 #define SMALL_PIDS  64
@@ -63,11 +65,11 @@ static long long get_ll(json_t *o, const char *k, int *ok)
 /* Reads one input and its clock facts. */
 static int input_load(input *in, const char *path, int position)
 {
-    json_error_t e;
+    char err[4352];
     in->path = path;
-    in->doc = json_load_file(path, JSON_DECODE_ANY, &e);
+    in->doc = act_trace_load(path, JSON_DECODE_ANY, err, sizeof(err));
     if (!in->doc) {
-        fprintf(stderr, "acceltrace: merge: %s:%d: %s\n", path, e.line, e.text);
+        fprintf(stderr, "acceltrace: merge: %s\n", err);
         return -1;
     }
     if (json_is_array(in->doc)) { /* the bare-array form */
@@ -406,7 +408,7 @@ int act_cmd_merge(int argc, char **argv)
         json_t *doc = merge_doc(in, n, &a);
         char tmp[4200];
         snprintf(tmp, sizeof(tmp), "%s.tmp", out);
-        if (json_dump_file(doc, tmp, JSON_COMPACT) || rename(tmp, out)) {
+        if (act_trace_dump(doc, tmp, act_path_is_gzip(out), JSON_COMPACT) || rename(tmp, out)) {
             fprintf(stderr, "acceltrace: merge: cannot write %s\n", out);
             remove(tmp);
             rc = 2;

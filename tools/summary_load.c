@@ -3,21 +3,19 @@
  * summary_load.h). Only what the summary needs is kept from an event
  * while it is parsed (ph, cat, name, pid, tid, ts, dur, args["External
  * id"], args.name of a process_name); the top-level "acceltrace" and
- * "distributedInfo" objects, small, are built as jansson values. zlib's
- * gzread reads gzip and plain files alike.
+ * "distributedInfo" objects, small, are built as jansson values. The file
+ * is opened by trace_file.c (gzip and plain alike).
  */
 #include "summary_load.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
 #include "acceltrace.h"
+#include "trace_file.h"
 
 #define MAX_CAPTURE_DEPTH 64
 #define NAME_MAX_BYTES    65536
@@ -448,36 +446,6 @@ static void ya_free(void *ctx, void *p)
     free(p);
 }
 
-/* ---- the file --------------------------------------------------------- */
-
-static int open_input(const char *path, char *err, size_t errlen)
-{
-    if (!strcmp(path, "-"))
-        return dup(0);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path,
-                 errno == EACCES ? "permission denied" : strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode) || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: %s", path,
-                 S_ISDIR(st.st_mode) ? "is a directory, not a trace file"
-                                     : "not a regular file, not a trace file");
-        close(fd);
-        return -1;
-    }
-    if (st.st_size == 0) {
-        snprintf(err, errlen, "%s: empty file, not a trace", path);
-        close(fd);
-        errno = 0;
-        return -2;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    return fd;
-}
-
 static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, char *err,
                         size_t errlen, act_load_progress progress, void *pctx)
 {
@@ -536,21 +504,20 @@ static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, c
 static int load(act_summary *s, const char *path, char *err, size_t errlen,
                 act_load_progress progress, void *pctx)
 {
-    int fd = open_input(path, err, errlen);
-    if (fd < 0)
-        return fd == -2 ? ACT_E_FORMAT : ACT_E_IO;
+    int rc;
+    gzFile gz = act_trace_open(path, &rc, err, errlen);
+    if (!gz)
+        return rc;
     if (act_summary_begin_source(s, path)) {
-        close(fd);
+        gzclose(gz);
         snprintf(err, errlen, "%s: out of memory", path);
         return ACT_E_NOMEM;
     }
-    gzFile gz = gzdopen(fd, "rb");
     loader *L = calloc(1, sizeof(*L));
     yajl_alloc_funcs af = {ya_malloc, ya_realloc, ya_free, NULL};
     alloc_failed = 0;
     yajl_handle h = L ? yajl_alloc(&callbacks, &af, L) : NULL;
-    int rc;
-    if (!gz || !L || !h) {
+    if (!L || !h) {
         snprintf(err, errlen, "%s: out of memory", path);
         rc = ACT_E_NOMEM;
     } else {
@@ -560,10 +527,7 @@ static int load(act_summary *s, const char *path, char *err, size_t errlen,
     }
     if (h)
         yajl_free(h);
-    if (gz)
-        gzclose(gz);
-    else
-        close(fd);
+    gzclose(gz);
     if (L) {
         while (L->cap_depth > 0) {
             L->cap_depth--;

@@ -152,6 +152,35 @@ def test_merge_of_one_boot_is_exact(tmp_path):
     assert run(["merge", "-o", out, a, b]).returncode == 2  # exists: not overwritten
 
 
+def test_merge_reads_and_writes_gzip(tmp_path):
+    """A .json.gz input merges as its plain copy does, an OUT named .gz is
+    gzip, and a corrupt .gz input is one line and exit 2."""
+    import gzip
+    import shutil
+    need_build()
+    a, b = _two_traces(tmp_path)
+    with open(b, "rb") as f, gzip.open(b + ".gz", "wb") as g:
+        shutil.copyfileobj(f, g)
+    plain, packed = str(tmp_path / "p.json"), str(tmp_path / "z.json.gz")
+    assert run(["merge", "-o", plain, a, b]).returncode == 0
+    r = run(["merge", "-o", packed, a, b + ".gz"])
+    assert r.returncode == 0, r.stderr
+    with open(packed, "rb") as f:
+        assert f.read(2) == b"\x1f\x8b"
+    with gzip.open(packed, "rt") as f:
+        got, want = json.load(f), load(plain)
+    for d in (got, want):  # the inputs' names differ by the .gz
+        for i in d["acceltrace"]["merge"]["inputs"]:
+            i.pop("file")
+    assert got == want
+    bad = str(tmp_path / "bad.json.gz")
+    with open(b + ".gz", "rb") as f, open(bad, "wb") as g:
+        g.write(f.read()[:200])  # cut inside the stream
+    r = run(["merge", "-o", str(tmp_path / "x.json"), a, bad])
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert bad in r.stderr
+
+
 def test_merge_across_hosts_states_its_bound(tmp_path):
     need_build()
     a, b = _two_traces(tmp_path)

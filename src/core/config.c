@@ -169,6 +169,15 @@ static int parse_trace_mode(const char *v, act_config *cfg)
     return 0;
 }
 
+/* Threads compressing `-o NAME.gz` output (read by the writer itself,
+ * src/writers/obuf.c: checked here like every other variable). */
+static int parse_gzip_threads(const char *v, act_config *cfg)
+{
+    (void)cfg;
+    uint64_t n;
+    return parse_u64(v, &n) < 0 || n < 1 || n > 16 ? -1 : 0;
+}
+
 static int parse_buffer_size(const char *v, act_config *cfg)
 {
     uint64_t b;
@@ -361,6 +370,8 @@ static const act_var vars[] = {
     {"ACCELTRACE_TRACE_MODE", parse_trace_mode,
      "octal permission bits for the trace file, 3 or 4 digits, at most 0777 and including 0600 "
      "(e.g. 0600, 0640, 0644)"},
+    {"ACCELTRACE_GZIP_THREADS", parse_gzip_threads,
+     "an integer from 1 to 16: threads compressing a .gz trace"},
     {"ACCELTRACE_LIBRARY", parse_file_path,
      "the path of libacceltrace.so (read by the Python package)"},
     {"ACCELTRACE_TORCH_PLUGIN", parse_file_path,

@@ -175,8 +175,11 @@ static inline char *cur_u64(char *p, uint64_t v)
     return end;
 }
 
-/* Nanoseconds as microseconds with exactly three decimals (act_obuf_us3). */
-static inline char *cur_us3(char *p, int64_t ns)
+/* Nanoseconds as microseconds with the fewest decimals that keep every
+ * nanosecond: "12.345", "12.34", "12.3", "12" (no trailing zeros: JSON
+ * readers take a number, and a fraction of whole microseconds is most
+ * often zeros on device clocks and round durations). */
+static inline char *cur_us(char *p, int64_t ns)
 {
     uint64_t u = (uint64_t)ns;
     if (ns < 0) {
@@ -185,11 +188,13 @@ static inline char *cur_us3(char *p, int64_t ns)
     }
     p = cur_u64(p, u / 1000);
     unsigned f = (unsigned)(u % 1000);
+    if (!f)
+        return p;
     p[0] = '.';
     p[1] = (char)('0' + f / 100);
     p[2] = (char)('0' + f / 10 % 10);
     p[3] = (char)('0' + f % 10);
-    return p + 4;
+    return p + (f % 100 == 0 ? 2 : f % 10 == 0 ? 3 : 4);
 }
 
 #define CUR_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
@@ -419,12 +424,12 @@ static void write_event(writer *w, const act_tl_event *e)
     p = put_lane(w, p, e->pid, e->tid, (e->flags & ACT_EVF_NO_TID) != 0);
     if (e->ph != 'M') {
         p = CUR_LIT(p, ",\"ts\":");
-        p = cur_us3(p, (int64_t)(e->ts - w->tl->base_ns));
+        p = cur_us(p, (int64_t)(e->ts - w->tl->base_ns));
     }
     switch (e->ph) {
     case 'X':
         p = CUR_LIT(p, ",\"dur\":");
-        p = cur_us3(p, (int64_t)e->dur);
+        p = cur_us(p, (int64_t)e->dur);
         break;
     case 's':
     case 'f':

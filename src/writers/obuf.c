@@ -52,13 +52,16 @@ static int write_all(int fd, const char *p, size_t n)
  * gzip file is a series of members, and gzip, zlib, Python's gzip module
  * and Perfetto read them all). Whole-buffer compression with libdeflate
  * runs at about 1.7x zlib's streaming speed at a better ratio on trace
- * JSON (BENCHMARKS.md), and the members need no trailer at the end. Used
- * by one thread at a time: the writer thread while it holds a buffer, the
- * caller otherwise (the same hand-over as the buffers'). */
+ * JSON (BENCHMARKS.md), the members need no trailer at the end, and
+ * being independent they are compressed in parallel (the pool below).
+ * This compressor is the caller's, for a buffer that writes itself and
+ * for the empty member; `members` is counted under the pool's mutex when
+ * there is a pool. */
 struct act_obuf_gz {
     struct libdeflate_compressor *c;
     char *out;
     size_t out_cap;
+    int level;
     uint64_t members; /* members written */
 };
 
@@ -86,58 +89,123 @@ static int sink_write(int fd, act_obuf_gz *gz, const char *p, size_t n)
     return gz ? gz_write(fd, gz, p, n) : write_all(fd, p, n);
 }
 
-/* ---- background writer ------------------------------------------------ */
+/* ---- background writer and compressor pool --------------------------- */
 
-/* One full buffer at a time goes to the thread (`busy`); the caller waits
- * for it only when it has filled the other buffer too. The thread owns
- * `pending` while busy, the caller owns everything else. */
-struct act_obuf_bg {
+/* Full buffers go to the writer's threads through a ring of `nslots`
+ * slots, in order (seq). Plain output: one thread and one slot, so the
+ * caller formats into one buffer while the thread writes the other. Gzip:
+ * each flushed buffer is an independent member, so a pool of threads
+ * compresses several at once, each with its own compressor, and whichever
+ * finishes the oldest one writes the finished members in order. Memory is
+ * bounded by the slots: a caller that finds the next slot still in flight
+ * waits for it (back-pressure). A slot belongs to the caller while FREE,
+ * to one thread while BUSY, and is under the mutex otherwise. */
+#define BG_MAX_THREADS 16
+
+enum { SLOT_FREE, SLOT_FILLED, SLOT_BUSY, SLOT_DONE };
+
+typedef struct bg_slot {
+    char *raw; /* the buffer handed over (a former b->buf) */
+    size_t raw_cap, raw_len;
+    char *out; /* its gzip member */
+    size_t out_cap, out_len;
+    int state;
+} bg_slot;
+
+typedef struct bg_worker {
+    act_obuf_bg *g;
     pthread_t thread;
+    struct libdeflate_compressor *c; /* gzip only */
+} bg_worker;
+
+struct act_obuf_bg {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv; /* every change of state: broadcast */
     int fd;
-    act_obuf_gz *gz; /* the stream the writes go through, or NULL */
-    const char *pending;
-    size_t pending_len;
-    int busy, quit;
+    size_t cap; /* the size every buffer is (re)made with */
+    act_obuf_gz *gz;
+    int want;       /* threads to start (act_obuf_gzip may raise it) */
+    int nthreads;   /* started; 0 before the first flush */
+    int started;    /* the first flush tried to start them */
+    bg_slot *slots; /* nslots of them */
+    int nslots;
+    uint64_t filled; /* seq of the next buffer the caller hands over */
+    uint64_t taken;  /* seq of the next one a thread takes */
+    uint64_t done;   /* seq of the next one to write */
+    int writing;     /* a thread is writing slot `done` */
+    int quit;
     int sys_errno; /* first write failure, sticky */
-    char *spare;   /* the buffer not being filled */
+    bg_worker workers[BG_MAX_THREADS];
 };
 
-static void *bg_main(void *arg)
+/* Compress a slot's bytes into its member; 0 or an errno. */
+static int slot_compress(struct libdeflate_compressor *c, bg_slot *s)
 {
-    act_obuf_bg *g = arg;
-    pthread_mutex_lock(&g->mu);
-    for (;;) {
-        while (!g->busy && !g->quit)
-            pthread_cond_wait(&g->cv, &g->mu);
-        if (!g->busy)
-            break; /* quit, nothing pending */
-        const char *p = g->pending;
-        size_t n = g->pending_len;
+    size_t bound = libdeflate_gzip_compress_bound(c, s->raw_len);
+    if (bound > s->out_cap) {
+        char *o = realloc(s->out, bound);
+        if (!o)
+            return ENOMEM;
+        s->out = o;
+        s->out_cap = bound;
+    }
+    s->out_len = libdeflate_gzip_compress(c, s->raw, s->raw_len, s->out, s->out_cap);
+    return s->out_len ? 0 : EIO; /* 0 cannot happen within the bound */
+}
+
+/* Called with the mutex held: write the finished slots at the head of
+ * the ring, in order, unless another thread is at it. */
+static void bg_write_ready(act_obuf_bg *g)
+{
+    while (!g->writing && g->done < g->taken && g->slots[g->done % g->nslots].state == SLOT_DONE) {
+        bg_slot *s = &g->slots[g->done % g->nslots];
         int failed = g->sys_errno;
+        g->writing = 1;
         pthread_mutex_unlock(&g->mu);
         /* after a failure: nothing more */
-        int e = failed ? 0 : sink_write(g->fd, g->gz, p, n);
+        int e = failed  ? 0
+                : g->gz ? write_all(g->fd, s->out, s->out_len)
+                        : write_all(g->fd, s->raw, s->raw_len);
         pthread_mutex_lock(&g->mu);
         if (e && !g->sys_errno)
             g->sys_errno = e;
-        g->busy = 0;
+        if (g->gz && !failed && !e)
+            g->gz->members++;
+        s->state = SLOT_FREE;
+        g->done++;
+        g->writing = 0;
         pthread_cond_broadcast(&g->cv);
+    }
+}
+
+static void *bg_main(void *arg)
+{
+    bg_worker *w = arg;
+    act_obuf_bg *g = w->g;
+    pthread_mutex_lock(&g->mu);
+    for (;;) {
+        while (g->taken == g->filled && !g->quit)
+            pthread_cond_wait(&g->cv, &g->mu);
+        if (g->taken == g->filled)
+            break; /* quit, nothing pending */
+        bg_slot *s = &g->slots[g->taken++ % g->nslots];
+        s->state = SLOT_BUSY;
+        int failed = g->sys_errno;
+        pthread_mutex_unlock(&g->mu);
+        int e = w->c && !failed ? slot_compress(w->c, s) : 0;
+        pthread_mutex_lock(&g->mu);
+        if (e && !g->sys_errno)
+            g->sys_errno = e;
+        s->state = SLOT_DONE;
+        bg_write_ready(g);
     }
     pthread_mutex_unlock(&g->mu);
     return NULL;
 }
 
-/* Wait until the thread is idle; ACT_E_IO (errno set) if a write failed. */
-static int bg_wait(act_obuf *b)
+/* Record a failure of the threads in b (ACT_E_IO, errno kept). */
+static int bg_take_error(act_obuf *b, int e)
 {
-    act_obuf_bg *g = b->bg;
-    pthread_mutex_lock(&g->mu);
-    while (g->busy)
-        pthread_cond_wait(&g->cv, &g->mu);
-    int e = g->sys_errno;
-    pthread_mutex_unlock(&g->mu);
     if (e && !b->err) {
         b->err = ACT_E_IO;
         b->sys_errno = e;
@@ -145,27 +213,100 @@ static int bg_wait(act_obuf *b)
     return b->err;
 }
 
-/* Hand the filled buffer to the thread and go on in the spare one. */
+/* Wait until everything handed over is written; ACT_E_IO (sys_errno
+ * set) if a write failed. */
+static int bg_wait(act_obuf *b)
+{
+    act_obuf_bg *g = b->bg;
+    pthread_mutex_lock(&g->mu);
+    while (g->done != g->filled)
+        pthread_cond_wait(&g->cv, &g->mu);
+    int e = g->sys_errno;
+    pthread_mutex_unlock(&g->mu);
+    return bg_take_error(b, e);
+}
+
+/* How many threads compress by default: ACCELTRACE_GZIP_THREADS, else one
+ * fewer than the online CPUs (the caller formats on one), 1 to 4. */
+static int gzip_threads_default(void)
+{
+    const char *v = getenv("ACCELTRACE_GZIP_THREADS");
+    char *end;
+    long n = v && *v ? strtol(v, &end, 10) : 0;
+    if (v && *v && !*end && n >= 1)
+        return n > BG_MAX_THREADS ? BG_MAX_THREADS : (int)n;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus - 1 < 1 ? 1 : cpus - 1 > 4 ? 4 : (int)(cpus - 1);
+}
+
+/* At the first flush: the slots and the threads (each with its
+ * compressor), as many as can be had; none: the buffer writes itself. */
+static void bg_start(act_obuf_bg *g)
+{
+    g->started = 1;
+    /* plain: one buffer in flight; gzip: room for every thread and two
+     * more finished ones waiting for their turn to be written */
+    int nslots = g->gz ? g->want + 2 : 1;
+    g->slots = calloc((size_t)nslots, sizeof(*g->slots));
+    if (!g->slots)
+        return;
+    g->nslots = nslots;
+    /* The threads take no signal of the program's (an in-process session
+     * exports inside the traced program). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (int i = 0; i < g->want; i++) {
+        bg_worker *w = &g->workers[g->nthreads];
+        w->g = g;
+        w->c = g->gz ? libdeflate_alloc_compressor(g->gz->level) : NULL;
+        if ((g->gz && !w->c) || pthread_create(&w->thread, NULL, bg_main, w)) {
+            libdeflate_free_compressor(w->c);
+            w->c = NULL;
+            break;
+        }
+        g->nthreads++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Hand the filled buffer to the threads and go on in a free one. */
 static int bg_flush(act_obuf *b)
 {
     act_obuf_bg *g = b->bg;
-    if (bg_wait(b))
-        return b->err;
     if (!b->len)
         return 0;
     pthread_mutex_lock(&g->mu);
-    assert(!g->busy); /* one buffer at the thread at a time (bg_wait above) */
-    g->pending = b->buf;
-    g->pending_len = b->len;
-    g->busy = 1;
-    pthread_cond_broadcast(&g->cv);
+    bg_slot *s = &g->slots[g->filled % g->nslots];
+    while (s->state != SLOT_FREE)
+        pthread_cond_wait(&g->cv, &g->mu); /* back-pressure */
+    int e = g->sys_errno;
     pthread_mutex_unlock(&g->mu);
-    char *next = g->spare;
-    g->spare = b->buf;
-    b->buf = next;
+    if (bg_take_error(b, e))
+        return b->err;
+    /* The slot is the caller's while FREE: swap buffers with it. */
+    char *next = s->raw;
+    size_t next_cap = s->raw_cap;
+    s->raw = b->buf;
+    s->raw_cap = b->cap;
+    s->raw_len = b->len;
     b->written += b->len;
     b->len = 0;
-    return 0;
+    pthread_mutex_lock(&g->mu);
+    s->state = SLOT_FILLED;
+    g->filled++;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    if (next_cap < g->cap) {
+        free(next);
+        next = malloc(g->cap);
+        next_cap = next ? g->cap : 0;
+    }
+    b->buf = next;
+    b->cap = next_cap;
+    if (!next)
+        b->err = ACT_E_NOMEM;
+    return b->err;
 }
 
 int act_obuf_init_bg(act_obuf *b, int fd, size_t cap)
@@ -173,35 +314,44 @@ int act_obuf_init_bg(act_obuf *b, int fd, size_t cap)
     if (act_obuf_init(b, fd, cap) || fd < 0)
         return b->err;
     act_obuf_bg *g = calloc(1, sizeof(*g));
-    if (g)
-        g->spare = malloc(b->cap);
-    if (!g || !g->spare || pthread_mutex_init(&g->mu, NULL)) {
-        if (g)
-            free(g->spare);
+    if (!g || pthread_mutex_init(&g->mu, NULL)) {
         free(g);
         return 0; /* writes itself */
     }
-    pthread_cond_init(&g->cv, NULL);
-    g->fd = fd;
-    /* The thread takes no signal of the program's (an in-process session
-     * exports inside the traced program). */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&g->thread, NULL, bg_main, g);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc) {
-        pthread_cond_destroy(&g->cv);
+    if (pthread_cond_init(&g->cv, NULL)) {
         pthread_mutex_destroy(&g->mu);
-        free(g->spare);
         free(g);
         return 0;
     }
+    g->fd = fd;
+    g->cap = b->cap;
+    g->want = 1;
     b->bg = g;
     return 0;
 }
 
-int act_obuf_gzip(act_obuf *b, int level)
+/* Stop the threads (after what was handed over is written) and free. */
+static void bg_free(act_obuf_bg *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->quit = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    for (int i = 0; i < g->nthreads; i++) {
+        pthread_join(g->workers[i].thread, NULL); /* finish pending writes first */
+        libdeflate_free_compressor(g->workers[i].c);
+    }
+    for (int i = 0; i < g->nslots; i++) {
+        free(g->slots[i].raw);
+        free(g->slots[i].out);
+    }
+    free(g->slots);
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+int act_obuf_gzip_threads(act_obuf *b, int level, int threads)
 {
     if (b->err)
         return b->err;
@@ -214,20 +364,32 @@ int act_obuf_gzip(act_obuf *b, int level)
         b->err = ACT_E_NOMEM;
         return b->err;
     }
+    g->level = level;
     b->gz = g;
-    if (b->bg)
+    if (b->bg) {
         b->bg->gz = g;
+        if (threads < 1)
+            threads = gzip_threads_default();
+        b->bg->want = threads > BG_MAX_THREADS ? BG_MAX_THREADS : threads;
+    }
     return 0;
 }
 
-static int flush_now(act_obuf *b)
+int act_obuf_gzip(act_obuf *b, int level)
+{
+    return act_obuf_gzip_threads(b, level, 0);
+}
+
+/* Hand what is buffered over to the threads, or write it here when
+ * there are none. */
+static int flush_async(act_obuf *b)
 {
     if (b->fd < 0 || b->err)
         return b->err;
-    if (b->bg) {
-        bg_flush(b);
-        return bg_wait(b);
-    }
+    if (b->bg && !b->bg->started)
+        bg_start(b->bg);
+    if (b->bg && b->bg->nthreads)
+        return bg_flush(b);
     int e = sink_write(b->fd, b->gz, b->buf, b->len);
     if (e) {
         b->err = ACT_E_IO;
@@ -237,6 +399,15 @@ static int flush_now(act_obuf *b)
     b->written += b->len;
     b->len = 0;
     return 0;
+}
+
+/* Write out what is buffered and wait until it is written. */
+static int flush_now(act_obuf *b)
+{
+    int rc = flush_async(b);
+    if (!rc && b->bg && b->bg->nthreads)
+        rc = bg_wait(b);
+    return rc;
 }
 
 int act_obuf_flush(act_obuf *b)
@@ -260,32 +431,10 @@ int act_obuf_reserve_slow(act_obuf *b, size_t n)
 {
     if (b->err)
         return b->err;
-    if (b->fd >= 0) {
-        if (b->bg ? bg_flush(b) : flush_now(b))
-            return b->err;
-        if (b->cap - b->len >= n)
-            return 0;
-        if (b->bg) {
-            /* A record larger than the buffer: both buffers grow alike
-             * once the thread is done with the spare one. */
-            if (bg_wait(b))
-                return b->err;
-            size_t ncap = b->cap;
-            while (ncap - b->len < n) {
-                if (ncap > SIZE_MAX / 2) {
-                    b->err = ACT_E_NOMEM;
-                    return b->err;
-                }
-                ncap *= 2;
-            }
-            char *ns = realloc(b->bg->spare, ncap);
-            if (!ns) {
-                b->err = ACT_E_NOMEM;
-                return b->err;
-            }
-            b->bg->spare = ns;
-        }
-    }
+    /* A record larger than the buffer that came back grows it: every
+     * buffer has its own size (bg_flush swaps them). */
+    if (b->fd >= 0 && (flush_async(b) || b->cap - b->len >= n))
+        return b->err;
     size_t ncap = b->cap ? b->cap : 4096;
     while (ncap - b->len < n) {
         if (ncap > SIZE_MAX / 2) {
@@ -306,17 +455,8 @@ int act_obuf_reserve_slow(act_obuf *b, size_t n)
 
 void act_obuf_free(act_obuf *b)
 {
-    act_obuf_bg *g = b->bg;
-    if (g) {
-        pthread_mutex_lock(&g->mu);
-        g->quit = 1;
-        pthread_cond_broadcast(&g->cv);
-        pthread_mutex_unlock(&g->mu);
-        pthread_join(g->thread, NULL); /* finishes a pending write first */
-        pthread_cond_destroy(&g->cv);
-        pthread_mutex_destroy(&g->mu);
-        free(g->spare);
-        free(g);
+    if (b->bg) {
+        bg_free(b->bg);
         b->bg = NULL;
     }
     if (b->gz) {

@@ -4,7 +4,8 @@
  * write(2) when full, or grown in memory when there is no descriptor (tests,
  * strings built for later use). A file buffer may hand its writes to a
  * thread of its own (act_obuf_init_bg): while the kernel copies one full
- * buffer into the page cache, the caller formats the next one. Numbers
+ * buffer into the page cache, the caller formats the next one; gzip
+ * output is compressed by a pool of such threads. Numbers
  * are formatted by hand because the
  * Chrome writer is benchmarked (millions of events per second) and fprintf
  * per field is an order of magnitude too slow.
@@ -33,8 +34,9 @@ typedef struct act_obuf {
 
 /* fd >= 0: flush to fd; fd < 0: grow in memory. */
 int act_obuf_init(act_obuf *b, int fd, size_t cap);
-/* fd mode with a writer thread and a second buffer of `cap`: a full
- * buffer is handed to the thread and formatting goes on in the other.
+/* fd mode with a writer thread (started at the first flush) and a second
+ * buffer of `cap`: a full buffer is handed to the thread and formatting
+ * goes on in the other.
  * Without a thread (it could not be started) the buffer writes itself,
  * as act_obuf_init's does. b->buf changes at every flush: keep offsets,
  * not pointers, across a reserve. */
@@ -43,8 +45,13 @@ int act_obuf_init_bg(act_obuf *b, int fd, size_t cap);
  * Returns b->err; after ACT_E_IO, errno says why. */
 int act_obuf_flush(act_obuf *b);
 /* fd mode, before anything is put: what reaches the descriptor is gzip
- * (level 1..12), one member per flushed buffer; with a writer thread the
- * compression runs on that thread. */
+ * (level 1..12), one member per flushed buffer. With writer threads
+ * (act_obuf_init_bg) a pool of `threads` compresses several buffers at
+ * once and writes the members in order, at most threads + 2 buffers in
+ * flight; threads < 1: ACCELTRACE_GZIP_THREADS, else the online CPUs - 1,
+ * 1 to 4. Without, the caller compresses at each flush. */
+int act_obuf_gzip_threads(act_obuf *b, int level, int threads);
+/* act_obuf_gzip_threads with the default pool. */
 int act_obuf_gzip(act_obuf *b, int level);
 /* Stops the writer thread, if any (call act_obuf_flush first: what is
  * still buffered is not written). */

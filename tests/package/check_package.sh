@@ -82,13 +82,22 @@ case $mode in
         fail "$f needs a library outside the base system"
     done
     for f in "$pkg/bin/acceltrace" "$pkg/lib/libacceltrace.so" "$pkg/lib/libacceltrace_preload.so"; do
-      ! ldd "$f" | grep -q 'not found' || fail "ldd $f: $(ldd "$f" | grep 'not found')"
-      # The library must take the wheel's libjansson (its RUNPATH); the
-      # command may also find the system's where one is installed.
-      case "$f" in
-        */bin/acceltrace) ldd "$f" | grep -q "libjansson.so.4 =>" || fail "$f: no libjansson" ;;
-        *) ldd "$f" | grep -q "libjansson.so.4 => $pkg/" || fail "$f does not use the wheel's libjansson" ;;
-      esac
+      # Its RUNPATH, $ORIGIN expanded, names the wheel's lib/ (where its
+      # libjansson lies), and the loader really takes that copy.
+      rp=$(readelf -d "$f" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+      rp=${rp//\$ORIGIN/$(dirname "$f")}
+      found=
+      IFS=: read -ra dirs <<<"$rp"
+      for d in "${dirs[@]}"; do
+        if [ -e "$d/libjansson.so.4" ] && [ "$(cd "$d" && pwd -P)" = "$(cd "$pkg/lib" && pwd -P)" ]; then
+          found=1
+        fi
+      done
+      [ -n "$found" ] || fail "$f: RUNPATH '$rp' does not name the wheel's lib/ with libjansson"
+      out=$("${clean[@]}" ldd "$f")
+      ! grep -q 'not found' <<<"$out" || fail "ldd $f: $out"
+      grep -q "libjansson.so.4 => $(cd "$pkg/lib" && pwd -P)/\|libjansson.so.4 => $pkg/" <<<"$out" ||
+        fail "$f does not use the wheel's libjansson: $out"
     done
     ;;
   prefix)

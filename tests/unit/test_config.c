@@ -269,6 +269,18 @@ static void test_drain_timeout(void **state)
     expect_common_invalid("ACCELTRACE_DRAIN_TIMEOUT", "100");
 }
 
+/* Read by the writer (obuf.c); checked here like every variable. */
+static void test_gzip_threads(void **state)
+{
+    (void)state;
+    expect_valid("ACCELTRACE_GZIP_THREADS", "1");
+    expect_valid("ACCELTRACE_GZIP_THREADS", "16");
+    expect_invalid("ACCELTRACE_GZIP_THREADS", "0");
+    expect_invalid("ACCELTRACE_GZIP_THREADS", "17");
+    expect_invalid("ACCELTRACE_GZIP_THREADS", "two");
+    expect_common_invalid("ACCELTRACE_GZIP_THREADS", "2");
+}
+
 static void test_hooks(void **state)
 {
     (void)state;
@@ -516,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_chunk_vs_buffer),
         cmocka_unit_test(test_ring),
         cmocka_unit_test(test_drain_timeout),
+        cmocka_unit_test(test_gzip_threads),
         cmocka_unit_test(test_hooks),
         cmocka_unit_test(test_capture_range),
         cmocka_unit_test(test_delay_duration),

@@ -5,7 +5,8 @@
  * failed write(2) comes back from act_obuf_flush as ACT_E_IO with its
  * errno; freeing while a write is pending waits for it; through gzip
  * (act_obuf_gzip) the file inflates to exactly what was put, with or
- * without the thread, and a full disk is ACT_E_IO from act_obuf_flush. Named
+ * without the thread and through a pool of compressors (members in order),
+ * and a full disk is ACT_E_IO from act_obuf_flush. Named
  * *concurrency* so that CI also runs it under ThreadSanitizer.
  */
 #include <errno.h>
@@ -147,14 +148,15 @@ static char *gunzip_fd(int fd, size_t *n, int *members)
     return out;
 }
 
-static void gzip_round_trip(int with_thread)
+/* threads < 0: no writer thread; 0: the default pool. */
+static void gzip_round_trip(int threads)
 {
     char path[] = "/tmp/act_obuf_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     act_obuf f, m;
-    assert_int_equal(with_thread ? act_obuf_init_bg(&f, fd, 256) : act_obuf_init(&f, fd, 256), 0);
-    assert_int_equal(act_obuf_gzip(&f, 1), 0);
+    assert_int_equal(threads >= 0 ? act_obuf_init_bg(&f, fd, 256) : act_obuf_init(&f, fd, 256), 0);
+    assert_int_equal(act_obuf_gzip_threads(&f, 1, threads), 0);
     assert_int_equal(act_obuf_init(&m, -1, 256), 0);
     uint32_t seed = 11;
     char p[300];
@@ -185,10 +187,20 @@ static void test_gzip_with_thread(void **state)
     gzip_round_trip(1);
 }
 
+/* Four compressors finishing in any order: the members still come out in
+ * the order the buffers were filled (thousands of 256-byte buffers through
+ * six slots). */
+static void test_gzip_pool_in_order(void **state)
+{
+    (void)state;
+    gzip_round_trip(4);
+    gzip_round_trip(0);
+}
+
 static void test_gzip_without_thread(void **state)
 {
     (void)state;
-    gzip_round_trip(0);
+    gzip_round_trip(-1);
 }
 
 static void test_gzip_empty(void **state)
@@ -228,13 +240,40 @@ static void test_gzip_disk_full(void **state)
     close(fd);
 }
 
+/* A full disk under a pool of four with many buffers in flight: the
+ * failure comes back (no hang waiting for members that are never
+ * written), and the puts after it are refused. */
+static void test_gzip_pool_disk_full(void **state)
+{
+    (void)state;
+    int fd = open("/dev/full", O_WRONLY);
+    if (fd < 0)
+        skip();
+    act_obuf f;
+    assert_int_equal(act_obuf_init_bg(&f, fd, 64), 0);
+    assert_int_equal(act_obuf_gzip_threads(&f, 1, 4), 0);
+    char p[300];
+    uint32_t seed = 3;
+    for (int i = 0; i < 2000; i++) {
+        size_t n = piece(&seed, p);
+        act_obuf_put(&f, p, n);
+    }
+    errno = 0;
+    assert_int_equal(act_obuf_flush(&f), ACT_E_IO);
+    assert_int_equal(errno, ENOSPC);
+    assert_int_equal(f.err, ACT_E_IO);
+    act_obuf_free(&f);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_in_order), cmocka_unit_test(test_write_failure),
         cmocka_unit_test(test_free_while_pending),  cmocka_unit_test(test_gzip_with_thread),
         cmocka_unit_test(test_gzip_without_thread), cmocka_unit_test(test_gzip_empty),
-        cmocka_unit_test(test_gzip_disk_full),
+        cmocka_unit_test(test_gzip_disk_full),      cmocka_unit_test(test_gzip_pool_in_order),
+        cmocka_unit_test(test_gzip_pool_disk_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
