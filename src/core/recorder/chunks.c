@@ -185,8 +185,10 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
     act_chunk_header *c = (act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
                                                (size_t)idx * act_rec_state.chunk_size);
     act_ring_defs *defs = NULL;
-    if (recycled)
+    if (recycled) {
         act_rec_ring_recycle(c, &defs);
+        act_rec_prefault_kick(); /* the helper surveys the next chunk to recycle */
+    }
     if (c->magic != ACT_CHUNK_MAGIC) {
         if (idx >= act_recorder_prefaulted())
             act_rec_chunk_prefault(c); /* the helper is behind: do it now, once */

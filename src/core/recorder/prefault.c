@@ -2,6 +2,7 @@
  * prefault.c -- a helper thread that reserves the space of the spool's
  * chunks and faults their pages in ahead of the chunks handed out, so that
  * recording threads find their pages present (see "pre-faulting ahead").
+ * In ring mode it also surveys the chunks about to be recycled (ring.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -89,6 +90,15 @@ static void *prefault_main(void *arg)
             else
                 atomic_store(&prefaulter.done, idx + 1);
             continue;
+        }
+        /* Ring mode: survey the chunks to be recycled next (ring.c), so
+         * the recording threads do not walk them. */
+        if (act_rec_state.ring_chunks) {
+            pthread_mutex_unlock(&prefaulter.lock);
+            int did = act_rec_ring_survey_ahead();
+            pthread_mutex_lock(&prefaulter.lock);
+            if (did || prefaulter.stop) /* a stop signalled meanwhile is not lost */
+                continue;
         }
         pthread_cond_wait(&prefaulter.wake, &prefaulter.lock);
     }

@@ -117,7 +117,13 @@ struct act_rec_state {
     uint32_t ring_chunks;
     uint32_t ring_n;      /* chunks in ring_order */
     uint32_t *ring_order; /* chunks handed out, oldest first */
-    uint8_t *ring_owned;  /* per chunk: a thread writes to it now */
+    /* Per chunk: 1 a thread writes to it, 2 the pre-fault helper surveys
+     * it (ring.c), 0 neither; written under `lock`, but for the helper's
+     * 2 -> 0 (release: its survey is published with it). */
+    _Atomic uint8_t *ring_owned;
+    /* Per chunk: its survey, made ahead by the helper (NULL: not yet). */
+    struct act_ring_survey **ring_surveys;
+    uint32_t ring_survey_count;
     char path[PATH_MAX];
     char dir[PATH_MAX];
     pid_t pid;
@@ -164,6 +170,9 @@ void act_rec_ring_own(uint32_t idx);                /* lock */
 void act_rec_ring_disown(uint32_t idx);             /* lock */
 void act_rec_ring_recycle(act_chunk_header *c, act_ring_defs **defs);
 uint32_t act_rec_ring_top_room(void);
+/* The pre-fault helper (prefault.c): survey one chunk likely to be
+ * recycled soon, off the recording threads; 1 if it did. */
+int act_rec_ring_survey_ahead(void);
 void act_rec_ring_segment_top(act_thread *t);
 void act_rec_ring_thread_free(act_thread *t);
 /* The string id a record is about to use (ring mode keeps the last few). */

@@ -19,6 +19,8 @@
 
 static uint64_t ring_request; /* bytes asked for; 0 = ring mode off */
 
+static void surveys_free(void);
+
 void act_recorder_set_ring(uint64_t bytes)
 {
     ring_request = bytes;
@@ -33,8 +35,9 @@ uint64_t act_recorder_ring(void)
  * is not published yet. 0 or ACT_E_NOMEM. */
 int act_rec_ring_setup(act_spool_header *h)
 {
+    surveys_free();
     free(act_rec_state.ring_order);
-    free(act_rec_state.ring_owned);
+    free((void *)act_rec_state.ring_owned);
     act_rec_state.ring_order = NULL;
     act_rec_state.ring_owned = NULL;
     act_rec_state.ring_n = 0;
@@ -45,8 +48,10 @@ int act_rec_ring_setup(act_spool_header *h)
     n = n < 2 ? 2 : n > act_rec_state.chunk_count ? act_rec_state.chunk_count : n;
     act_rec_state.ring_order = calloc(act_rec_state.chunk_count, sizeof(uint32_t));
     act_rec_state.ring_owned = calloc(act_rec_state.chunk_count, 1);
-    if (!act_rec_state.ring_order || !act_rec_state.ring_owned)
+    act_rec_state.ring_surveys = calloc(act_rec_state.chunk_count, sizeof(void *));
+    if (!act_rec_state.ring_order || !act_rec_state.ring_owned || !act_rec_state.ring_surveys)
         return ACT_E_NOMEM;
+    act_rec_state.ring_survey_count = act_rec_state.chunk_count;
     act_rec_state.ring_chunks = (uint32_t)n;
     h->ring_size = ring_request;
     h->ring_chunks = (uint32_t)n;
@@ -65,7 +70,7 @@ uint32_t act_rec_ring_victim(uint64_t chunks_used)
     uint32_t *o = act_rec_state.ring_order;
     for (uint32_t i = 0; i < act_rec_state.ring_n; i++) {
         uint32_t idx = o[i];
-        if (!act_rec_state.ring_owned[idx]) {
+        if (!atomic_load_explicit(&act_rec_state.ring_owned[idx], memory_order_acquire)) {
             memmove(o + i, o + i + 1, (act_rec_state.ring_n - i - 1) * sizeof(*o));
             act_rec_state.ring_n--;
             return idx;
@@ -78,13 +83,13 @@ uint32_t act_rec_ring_victim(uint64_t chunks_used)
 void act_rec_ring_own(uint32_t idx)
 {
     act_rec_state.ring_order[act_rec_state.ring_n++] = idx;
-    act_rec_state.ring_owned[idx] = 1;
+    atomic_store_explicit(&act_rec_state.ring_owned[idx], 1, memory_order_relaxed);
 }
 
 /* Caller holds the lock: no thread writes to `idx` any more. */
 void act_rec_ring_disown(uint32_t idx)
 {
-    act_rec_state.ring_owned[idx] = 0;
+    atomic_store_explicit(&act_rec_state.ring_owned[idx], 0, memory_order_relaxed);
 }
 
 /* ---- what a recycled chunk held ------------------------------------- */
@@ -200,14 +205,25 @@ static void def_save(act_ring_defs *d, const char *data, uint32_t used, uint32_t
     }
 }
 
-/* Walk a chunk about to be written over: count what is lost, save its
- * definitions into `d` (when there is one: without memory they are
- * overwritten with the rest, and counted with it). */
-static void chunk_survey(act_chunk_header *c, act_ring_defs *d)
+/* What a chunk about to be written over held: the records lost, and its
+ * definitions (R5). Made by the recording thread that recycles the chunk,
+ * or ahead of it by the pre-fault helper (act_rec_ring_survey_ahead). */
+typedef struct act_ring_survey {
+    uint64_t records;
+    uint32_t used;
+    act_ring_defs *defs; /* NULL without memory: the definitions are lost (counted) */
+} act_ring_survey;
+
+/* Walk chunk `c` (nobody writes to it): count its records, save its
+ * definitions. NULL without memory. */
+static act_ring_survey *chunk_survey(const act_chunk_header *c)
 {
+    act_ring_survey *sv = calloc(1, sizeof(*sv));
+    if (!sv)
+        return NULL;
+    act_ring_defs *d = calloc(1, sizeof(*d));
     const char *data = (const char *)(c + 1);
     uint32_t used = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_acquire);
-    uint64_t records = 0;
     uint32_t serial = 0;
     const act_rec_hdr *last_capture = NULL;
     for (uint32_t off = 0; off + sizeof(act_rec_hdr) <= used;) {
@@ -218,7 +234,7 @@ static void chunk_survey(act_chunk_header *c, act_ring_defs *d)
         if (r->kind == ACT_REC_SEGMENT)
             serial = r->aux;
         else if (r->kind != ACT_REC_PAD)
-            records++;
+            sv->records++;
         if (r->kind == ACT_REC_CAPTURE)
             last_capture = r; /* the window's state at the chunk's end is enough */
         else if (ACT_UNLIKELY(is_definition(r)) && d)
@@ -227,21 +243,77 @@ static void chunk_survey(act_chunk_header *c, act_ring_defs *d)
     }
     if (last_capture && d)
         def_save(d, data, used, serial, last_capture);
-    act_spool_header *h = act_rec_hdr_get();
-    if (h) {
-        atomic_fetch_add((_Atomic uint64_t *)&h->chunks_overwritten, 1);
-        atomic_fetch_add((_Atomic uint64_t *)&h->bytes_overwritten, used);
-        atomic_fetch_add((_Atomic uint64_t *)&h->records_overwritten, records);
-    }
+    sv->used = used;
+    sv->defs = d;
+    return sv;
 }
 
-/* Start writing over chunk `c` (owned by the caller): R2's odd mark, then
- * an empty chunk. Its definitions are saved in `d`. */
+static void survey_free(act_ring_survey *sv)
+{
+    if (!sv)
+        return;
+    if (sv->defs)
+        free(sv->defs->buf);
+    free(sv->defs);
+    free(sv);
+}
+
+static void surveys_free(void)
+{
+    for (uint32_t i = 0; act_rec_state.ring_surveys && i < act_rec_state.ring_survey_count; i++)
+        survey_free(act_rec_state.ring_surveys[i]);
+    free(act_rec_state.ring_surveys);
+    act_rec_state.ring_surveys = NULL;
+    act_rec_state.ring_survey_count = 0;
+}
+
+/* Pre-fault helper: survey the oldest chunk no thread owns and nobody
+ * surveyed since it was last written, so that the thread that recycles it
+ * only reads the result. Never waits for act_rec_state.lock (the helper
+ * is joined under it at close). */
+int act_rec_ring_survey_ahead(void)
+{
+    if (!act_rec_state.ring_chunks || pthread_mutex_trylock(&act_rec_state.lock) != 0)
+        return 0;
+    uint32_t idx = UINT32_MAX;
+    for (uint32_t i = 0; i < act_rec_state.ring_n && idx == UINT32_MAX; i++) {
+        uint32_t k = act_rec_state.ring_order[i];
+        if (!atomic_load_explicit(&act_rec_state.ring_owned[k], memory_order_relaxed) &&
+            !act_rec_state.ring_surveys[k])
+            idx = k;
+    }
+    if (idx != UINT32_MAX)
+        atomic_store_explicit(&act_rec_state.ring_owned[idx], 2, memory_order_relaxed);
+    pthread_mutex_unlock(&act_rec_state.lock);
+    if (idx == UINT32_MAX)
+        return 0;
+    act_ring_survey *sv =
+        chunk_survey((const act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
+                                                (size_t)idx * act_rec_state.chunk_size));
+    act_rec_state.ring_surveys[idx] = sv;
+    atomic_store_explicit(&act_rec_state.ring_owned[idx], 0, memory_order_release);
+    return sv != NULL;
+}
+
+/* Start writing over chunk `c` (owned by the caller): its survey (the
+ * helper's, or made now), R2's odd mark, then an empty chunk. Its
+ * definitions are handed back in `defs`. */
 void act_rec_ring_recycle(act_chunk_header *c, act_ring_defs **defs)
 {
-    act_ring_defs *d = calloc(1, sizeof(*d)); /* NULL: definitions are lost (counted) */
-    chunk_survey(c, d);
-    *defs = d;
+    act_ring_survey *sv = act_rec_state.ring_surveys[c->index];
+    act_rec_state.ring_surveys[c->index] = NULL;
+    if (!sv)
+        sv = chunk_survey(c);
+    act_spool_header *h = act_rec_hdr_get();
+    if (h && sv) {
+        atomic_fetch_add((_Atomic uint64_t *)&h->chunks_overwritten, 1);
+        atomic_fetch_add((_Atomic uint64_t *)&h->bytes_overwritten, sv->used);
+        atomic_fetch_add((_Atomic uint64_t *)&h->records_overwritten, sv->records);
+    }
+    *defs = sv ? sv->defs : NULL;
+    if (sv)
+        sv->defs = NULL;
+    survey_free(sv);
     _Atomic uint32_t *gen = (_Atomic uint32_t *)&c->gen;
     uint32_t g = atomic_load_explicit(gen, memory_order_relaxed);
     atomic_store_explicit(gen, g | 1u, memory_order_relaxed);
