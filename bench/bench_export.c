@@ -14,7 +14,15 @@
  * trace has, in 1 MiB blocks. The gzip rows (-o NAME.gz, compressed by the
  * writer's pool of threads, ACCELTRACE_GZIP_THREADS) are paired with the
  * plain export in each repetition.
+ *
+ * Streaming (issue 17 item 1): the export that `acceltrace run` does after
+ * the program exits, for a 20 000-launch spool, when the spool was read
+ * while the program ran (act_export_live, polled until it takes nothing
+ * more: what is left is the tail a live reader cannot take before the
+ * exit, the last open segment) against the batch export of the same spool,
+ * paired in each repetition, each in a fresh child.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -30,6 +38,7 @@
 #include "api/export.h"
 #include "bench_util.h"
 #include "internal.h"
+#include "timeline/spool.h"
 
 #define EVENTS_PER_UNIT 5
 
@@ -135,6 +144,60 @@ static int child_export(const char *dir, const char *out)
     if (stat(out, &st) != 0)
         return 1;
     printf("%.9f %lld\n", (double)(t1 - t0) / 1e9, (long long)st.st_size);
+    return 0;
+}
+
+/* The pid of the one spool in dir (<pid>.acts); 0 when none. */
+static long spool_pid(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    long pid = 0;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".acts"))
+            pid = atol(e->d_name);
+    if (d)
+        closedir(d);
+    return pid;
+}
+
+/* The export at exit after the spool was read while it was written. */
+static int child_export_live(const char *dir, const char *out)
+{
+    act_export_live *live = act_export_live_new(dir, spool_pid(dir));
+    uint64_t prev = UINT64_MAX, now = 0;
+    while (live && now != prev) { /* until a poll takes nothing more */
+        prev = now;
+        if (act_export_live_poll(live, NULL) != 0)
+            return 1;
+        now = act_export_live_records(live);
+    }
+    act_export_opts o;
+    memset(&o, 0, sizeof(o));
+    o.spool_dir = dir;
+    o.out_path = out;
+    o.force = 1;
+    o.trace_name = "bench";
+    o.child_status = -1;
+    o.live = live;
+    unlink(out);
+    uint64_t t0 = bench_now_ns();
+    int rc = act_trace_export(&o);
+    uint64_t t1 = bench_now_ns();
+    act_export_live_free(live);
+    /* Which share of the records was read before "the exit". */
+    char path[4200], err[256];
+    snprintf(path, sizeof(path), "%s/%ld.acts", dir, spool_pid(dir));
+    act_spool sp;
+    uint64_t all = 0;
+    if (act_spool_open(&sp, path, err, sizeof(err)) == 0)
+        for (int k = 0; k < ACT_REC_KIND_MAX; k++)
+            all += sp.records[k];
+    act_spool_close(&sp);
+    struct stat st;
+    if (rc != 0 || stat(out, &st) != 0 || !all)
+        return 1;
+    printf("%.9f %.4f\n", (double)(t1 - t0) / 1e9, (double)now / (double)all);
     return 0;
 }
 
@@ -354,6 +417,44 @@ static int bench_bytes_per_op(const char *self, const char *dir, long units)
     return 0;
 }
 
+/* Exit latency of `run` for 20 000 launches: streamed vs batch, paired. */
+static int bench_stream(const char *self, const char *dir, long units, int reps)
+{
+    char args[4400];
+    double spool_bytes, dropped, secs, bytes, taken = 0;
+    double t_live[64], t_batch[64], diff[64];
+    long rss;
+    int st;
+    snprintf(args, sizeof(args), "generate '%s' %ld 1", dir, units);
+    if (run_child(self, args, &spool_bytes, &dropped, &rss, &st) != 0)
+        return 1;
+    for (int r = 0; r < reps; r++) {
+        for (int k = 0; k < 2; k++) { /* alternate which goes first */
+            int live = (r + k) % 2;
+            snprintf(args, sizeof(args), "%s '%s' '%s/trace.json'", live ? "export-live" : "export",
+                     dir, dir);
+            if (run_child(self, args, &secs, live ? &taken : &bytes, &rss, &st) != 0)
+                return 1;
+            (live ? t_live : t_batch)[r] = secs * 1e3;
+        }
+        diff[r] = t_live[r] - t_batch[r];
+    }
+    bench_stat sl = bench_stat_of(t_live, (size_t)reps), sb = bench_stat_of(t_batch, (size_t)reps);
+    bench_stat sd = bench_stat_of(diff, (size_t)reps);
+    char metric[160];
+    snprintf(metric, sizeof(metric),
+             "%ldk launches: export after exit, spool read while it ran (%.0f%% of records)",
+             units / 1000, 100.0 * taken);
+    bench_result("export", metric, sl.median, "ms", sb.median, sl.median / sb.median, sl, "-",
+                 "info");
+    snprintf(metric, sizeof(metric), "%ldk launches: export after exit, batch (--no-stream)",
+             units / 1000);
+    bench_result("export", metric, sb.median, "ms", NAN, NAN, sb, "-", "info");
+    snprintf(metric, sizeof(metric), "%ldk launches: streamed - batch, paired", units / 1000);
+    bench_result("export", metric, sd.median, "ms", NAN, NAN, sd, "-", "info");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "--child") == 0) {
@@ -362,12 +463,14 @@ int main(int argc, char **argv)
             return child_generate(argv[3], atol(argv[4]), atoi(argv[5]));
         if (strcmp(argv[2], "export") == 0 && argc == 5)
             return child_export(argv[3], argv[4]);
+        if (strcmp(argv[2], "export-live") == 0 && argc == 5)
+            return child_export_live(argv[3], argv[4]);
         if (strcmp(argv[2], "floor") == 0 && argc == 5)
             return child_floor(argv[3], atoll(argv[4]));
         return 2;
     }
     bench_opts o;
-    if (bench_parse_args(argc, argv, &o, "[--quick] [--reps=N]") != 0)
+    if (bench_parse_args(argc, argv, &o, "[--quick] [--reps=N] [--variant=stream]") != 0)
         return 2;
     int reps = o.reps ? o.reps : o.quick ? 1 : 3;
     if (reps > 64)
@@ -381,11 +484,15 @@ int main(int argc, char **argv)
         return 1;
     self[n] = '\0';
     int rc = 0;
-    if (o.quick) {
+    if (o.variant && strcmp(o.variant, "stream") == 0) {
+        rc |= bench_stream(self, dir, 20000, o.reps ? reps : 21);
+    } else if (o.quick) {
+        rc |= bench_stream(self, dir, 1000, 1);
         rc |= bench_size(self, dir, 1000, reps);
         rc |= bench_bytes_per_op(self, dir, 1000);
     } else {
         rc |= bench_bytes_per_op(self, dir, 20000);
+        rc |= bench_stream(self, dir, 20000, 21);
         rc |= bench_size(self, dir, 1000000, reps);
         rc |= bench_size(self, dir, 10000000, reps);
     }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """gen_opencl_doc.py -- write docs/opencl.md from src/sources/opencl/cl_api.def.
 
-The covered list is cl_api.def itself (X entries: core entry points, E/A
-entries: extension entry points); "not covered" is every entry of the
+The covered list is cl_api.def itself (X entries: core entry points,
+E/A/EQ/EO entries: extension entry points); "not covered" is every entry of the
 Khronos ICD dispatch table (CL/cl_icd.h) that cl_api.def does not list.
 
 usage: gen_opencl_doc.py [--check] [--icd /usr/include/CL/cl_icd.h]
@@ -64,7 +64,8 @@ Besides the timeline:
   process ends, per type, as the trace's top-level `opencl_leaks`:
   `{"context":{"count":N}, "command_queue":..., "buffer":{"count":N,
   "bytes":B}, "image":..., "pipe":..., "program":..., "kernel":...,
-  "event":..., "sampler":..., "svm":{"count":N,"bytes":B}, "total":N}`,
+  "event":..., "sampler":..., "svm":{"count":N,"bytes":B},
+  "command_buffer":..., "total":N}`,
   and a line of the summary. Counted from the app's create/retain/release
   calls; an object created before tracing started (or while the hook group
   was off) is never reported. Events are counted when the app asked for
@@ -81,6 +82,15 @@ Besides the timeline:
 - **Extension entry points.** clGetExtensionFunctionAddressForPlatform
   returns our wrapper for the names listed below and the runtime's own
   function for every other name.
+- **Command buffers** (cl_khr_command_buffer). `clEnqueueCommandBufferKHR`
+  is a command like the core enqueues: a slice, and a device op
+  `Command buffer` on the queue it runs on (the first queue given, else
+  the one the buffer was created for), linked by flow. Command buffers
+  count in the leak report (`command_buffer`). The recording calls
+  (`clCommandNDRangeKernelKHR`, `clCommandCopyBufferKHR`, ...,
+  `clFinalizeCommandBufferKHR`) pass through unrecorded: they do no device
+  work, and their signatures changed between provisional revisions of the
+  extension, so a wrapper could call the runtime with the wrong arguments.
 
 Hook groups (`ACCELTRACE_HOOKS`, see configuration.md): %s.
 """
@@ -91,6 +101,10 @@ def parse_def(path):
     core = re.findall(r'^X\("([a-z.]+)",\s*[^,]+,\s*(cl[A-Za-z0-9]+),', text, re.M)
     ext = re.findall(r'^E\(([A-Z_]+),\s*"([^"]*)",\s*[^,]+,\s*(cl[A-Za-z0-9]+),', text, re.M)
     alloc = re.findall(r'^A\([^,]+,\s*(cl[A-Za-z0-9]+),', text, re.M)
+    # EQ: commands with their own wrapper; EO: lifetimes of extension objects.
+    ext += re.findall(r'^EQ\(([A-Z_]+),\s*"([^"]*)",\s*[^,]+,\s*(cl[A-Za-z0-9]+),', text, re.M)
+    objs = re.findall(r'^EO\(ACT_CL_OBJ_([A-Z_]+),\s*[^,]+,\s*(cl[A-Za-z0-9]+),', text, re.M)
+    alloc += [(n, t.lower()) for t, n in objs]
     return core, ext, alloc
 
 
@@ -108,8 +122,11 @@ def render(core, ext, alloc, icd):
     out.append("| Entry point | Recorded as |\n|---|---|")
     for kind, label, name in sorted(ext, key=lambda x: x[2]):
         out.append(f"| `{name}` | command, device op `{label}` |")
-    for name in sorted(alloc):
-        out.append(f"| `{name}` | allocation/free (leaks, device memory) |")
+    for a in sorted(alloc, key=lambda x: x if isinstance(x, str) else x[0]):
+        if isinstance(a, str):
+            out.append(f"| `{a}` | allocation/free (leaks, device memory) |")
+        else:
+            out.append(f"| `{a[0]}` | lifetime (leaks: `{a[1]}`) |")
     names = {n for _, n in core}
     rest = [n for n in icd if n not in names]
     out.append("\n## Not covered: passed through unrecorded (%d)\n" % len(rest))
@@ -118,7 +135,7 @@ def render(core, ext, alloc, icd):
                " destructor callbacks and the like. They reach the runtime untouched.\n")
     out.append(", ".join(f"`{n}`" for n in rest) + "\n")
     out.append("Extension entry points not in the table above (e.g. "
-               "`clEnqueueCommandBufferKHR`, `clEnqueueAcquireGLObjects` reached through "
+               "`clCommandNDRangeKernelKHR`, `clEnqueueAcquireGLObjects` reached through "
                "clGetExtensionFunctionAddressForPlatform) are handed out unwrapped.\n")
     return "\n".join(out)
 

@@ -36,6 +36,7 @@
 #include "init/hooks.h"
 #include "outname.h"
 #include "run_info.h"
+#include "run_stream.h"
 #include "trigger.h"
 
 /* Exit status of `run` when the trace was not written (EX_IOERR). */
@@ -55,6 +56,8 @@ typedef struct run_opts {
     int cuda;            /* --cuda: CUDA_INJECTION64_PATH (the driver starts the CUPTI source) */
     int ascend;          /* --ascend: preload libmspti + libacceltrace, ACCELTRACE_SOURCES=ascend */
     int trigger_capture; /* --capture-range=trigger: triggers open and close the window */
+    int no_stream;       /* --no-stream: read the spool only after the program exits */
+    unsigned stream_ms;  /* --stream-interval: between two reads of the spool */
     const char *metadata[256];
     int n_metadata;
 } run_opts;
@@ -169,6 +172,8 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         OPT_KEEP,
         OPT_CUDA,
         OPT_ASCEND,
+        OPT_NO_STREAM,
+        OPT_STREAM_MS,
         OPT_ENV
     };
     struct option longs[32] = {
@@ -182,8 +187,10 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         {"keep-spool", no_argument, NULL, OPT_KEEP},
         {"cuda", no_argument, NULL, OPT_CUDA},
         {"ascend", no_argument, NULL, OPT_ASCEND},
+        {"no-stream", no_argument, NULL, OPT_NO_STREAM},
+        {"stream-interval", required_argument, NULL, OPT_STREAM_MS},
     };
-    size_t nl = 10;
+    size_t nl = 12;
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         longs[nl++] =
             (struct option){env_options[i].option, required_argument, NULL, OPT_ENV + (int)i};
@@ -202,6 +209,20 @@ static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
         case OPT_KEEP: o->keep_spool = 1; break;
         case OPT_CUDA: o->cuda = 1; break;
         case OPT_ASCEND: o->ascend = 1; break;
+        case OPT_NO_STREAM: o->no_stream = 1; break;
+        case OPT_STREAM_MS: {
+            char *end;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 10000) {
+                act_help_usage_error("run",
+                                     "--stream-interval wants milliseconds from 1 to 10000, "
+                                     "got '%s'",
+                                     optarg);
+                return -1;
+            }
+            o->stream_ms = (unsigned)v;
+            break;
+        }
         case OPT_METADATA:
             if (!strchr(optarg, '=') || optarg[0] == '=') {
                 act_help_usage_error("run", "--metadata wants KEY=VALUE, got '%s'", optarg);
@@ -497,7 +518,7 @@ static int check_hook_groups(const char *lib, const char *spec)
 
 int act_cmd_run(int argc, char **argv)
 {
-    run_opts o = {.summary = 1};
+    run_opts o = {.summary = 1, .stream_ms = ACT_RUN_STREAM_MS};
     int pi;
     if (parse_args(argc, argv, &o, &pi) != 0)
         return 2;
@@ -599,6 +620,15 @@ int act_cmd_run(int argc, char **argv)
         child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o, &sigmask,
                    &saved_mask);
     child_pid = pid;
+    /* Streaming: the program's spool is read while it runs. Not with a
+     * trace per process (each is written by its own export), with
+     * trigger windows (known only at the end) nor with a ring (--ring: its
+     * trace is the last moments, whatever was streamed is overwritten):
+     * those read it at exit. */
+    const char *ring = getenv("ACCELTRACE_RING");
+    act_run_stream *stream = per_process || o.trigger_capture || o.no_stream || (ring && *ring)
+                                 ? NULL
+                                 : act_run_stream_start(spool, pid, o.stream_ms);
     /* sigmask still blocks SIGUSR2 and SIGCHLD (act_trigger_arm): they are
      * taken only inside act_trigger_wait's sigsuspend. */
     sigprocmask(SIG_SETMASK, &sigmask, NULL);
@@ -607,6 +637,7 @@ int act_cmd_run(int argc, char **argv)
         fprintf(stderr, "acceltrace: run: waitid: %s\n", strerror(errno));
     int status = wait_program(pid, &sigmask);
     uint64_t t_exit = act_clock_now();
+    act_export_live *live = act_run_stream_stop(stream);
     int code = WIFEXITED(status)     ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                      : 1;
@@ -625,6 +656,7 @@ int act_cmd_run(int argc, char **argv)
         .trace_mode = cfg.trace_mode,
         .child_pid = pid,
         .cancel = &interrupted,
+        .live = live,
     };
     if (o.trigger_capture) {
         /* The last window, closed at exit if still open; never opened:
@@ -633,7 +665,11 @@ int act_cmd_run(int argc, char **argv)
         eo.window_end_ns = tc.win_end ? tc.win_end : t_exit;
     }
     /* With a template each trace is reported as it is written. */
+    if (live && run_log_level >= ACT_LOG_DEBUG)
+        fprintf(stderr, "acceltrace: run: %llu records were read while the program ran\n",
+                (unsigned long long)act_export_live_records(live));
     int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
+    act_export_live_free(live);
     if (interrupted || (!per_process && rc < 0 && rc != ACT_E_FORMAT)) {
         /* Failures are said whatever the log level. */
         if (interrupted)
@@ -650,9 +686,14 @@ int act_cmd_run(int argc, char **argv)
         fprintf(stderr, "acceltrace: run: trace written to %s in %.0f ms (program ran %.3f s)\n",
                 o.out, (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
 
+    /* A kept spool holds what `acceltrace export` needs to write this
+     * trace again (run.json): the same file, streamed or not. */
+    if (o.keep_spool)
+        (void)act_run_info_save(spool, eo.argv, eo.argc, eo.extra_metadata, eo.child_pid,
+                                eo.child_status, eo.trace_mode);
     if (o.keep_spool && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: spool kept in %s\n", spool);
-    else
+    else if (!o.keep_spool)
         remove_dir(spool);
     return code;
 }

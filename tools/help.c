@@ -36,6 +36,13 @@ static const hopt run_opts[] = {
      "intercept OpenCL with LD_PRELOAD instead of the ICD-loader layer (for loaders "
      "without layer support; misses programs that dlopen libOpenCL)"},
     {"--keep-spool", NULL, "keep the raw spool directory (its path is printed)"},
+    {"--no-stream", NULL,
+     "read the spool only after the program exits (default: the program's spool is read "
+     "while it runs, so that writing the trace at exit has only the tail left; the trace is "
+     "the same)"},
+    {"--stream-interval", "MS",
+     "milliseconds between two reads of the spool while the program runs (1 to 10000; "
+     "default 200)"},
     {"--cuda", NULL,
      "trace CUDA through CUPTI: the CUDA driver loads libacceltrace.so "
      "(CUDA_INJECTION64_PATH) at cuInit"},

@@ -62,7 +62,85 @@ static void note_no_space(const spool_set *s, const char *dir)
                 dir, strerror(err), (unsigned long long)lost);
 }
 
-static int open_spools(const char *dir, const char *only, spool_set *s)
+struct act_export_live {
+    char *path; /* <dir>/<pid>.acts */
+    act_spool sp;
+    int opened;
+    act_timeline tl;
+    act_tl_build *bs;
+};
+
+act_export_live *act_export_live_new(const char *spool_dir, long pid)
+{
+    act_export_live *l = calloc(1, sizeof(*l));
+    size_t n = strlen(spool_dir) + 32;
+    if (l && (l->path = malloc(n)))
+        snprintf(l->path, n, "%s/%ld.acts", spool_dir, pid);
+    if (l && !l->path) {
+        free(l);
+        l = NULL;
+    }
+    return l;
+}
+
+/* Drop what was read: the export reads the spool itself. */
+static void live_reset(act_export_live *l)
+{
+    act_timeline_build_finish(l->bs);
+    l->bs = NULL;
+    act_timeline_free(&l->tl);
+    act_spool_close(&l->sp);
+    l->opened = 0;
+}
+
+int act_export_live_poll(act_export_live *l, volatile const int *stop)
+{
+    if (!l)
+        return ACT_E_INVAL;
+    if (!l->opened) {
+        char err[256];
+        /* Not there, or its header not written yet: the next poll tries again. */
+        if (act_spool_open_live(&l->sp, l->path, err, sizeof(err))) {
+            act_spool_close(&l->sp);
+            return 0;
+        }
+        l->opened = 1;
+        if (act_timeline_build_live(&l->tl, &l->sp, NULL, &l->bs))
+            return l->tl.err;
+    }
+    return act_timeline_build_feed(l->bs, stop);
+}
+
+uint64_t act_export_live_records(const act_export_live *l)
+{
+    uint64_t n = 0;
+    for (int k = 0; l && l->opened && k < ACT_REC_KIND_MAX; k++)
+        n += l->sp.records[k];
+    return n;
+}
+
+void act_export_live_free(act_export_live *l)
+{
+    if (!l)
+        return;
+    live_reset(l);
+    free(l->path);
+    free(l);
+}
+
+/* The live spool stands in for its file when it is the run's first: the
+ * builder has read it up to here, in the order the export reads it. */
+static act_export_live *live_usable(act_export_live *l, const act_export_opts *o, char **paths,
+                                    size_t n)
+{
+    if (!l || !l->opened || !l->bs || l->tl.err || o->window_start_ns || o->window_end_ns || !n ||
+        strcmp(paths[0], l->path))
+        return NULL;
+    return l;
+}
+
+static int open_spools(const char *dir, const char *only, spool_set *s, act_export_live **live,
+                       const act_export_opts *o)
 {
     char err[512];
     char **paths;
@@ -88,8 +166,16 @@ static int open_spools(const char *dir, const char *only, spool_set *s)
         act_spool_dir_free(paths, n);
         return ACT_E_NOMEM;
     }
+    act_export_live *l = only ? NULL : live_usable(*live, o, paths, n);
+    if (*live && !l)
+        live_reset(*live);
+    *live = l;
     for (size_t i = 0; i < n && !rc; i++) {
         act_spool *sp = &s->sp[s->n];
+        if (i == 0 && l) { /* s->sp[0] stays empty: the live object owns it */
+            s->ptr[s->n++] = &l->sp;
+            continue;
+        }
         int orc = act_spool_open(sp, paths[i], err, sizeof(err));
         if (orc == ACT_E_NOMEM) {
             rc = orc;
@@ -248,31 +334,42 @@ int act_trace_export(const act_export_opts *o)
     }
     act_export_progress *progress = act_export_progress_start(o->progress);
     spool_set set = {0};
-    act_timeline tl;
+    act_timeline own, *tlp = &own;
     act_tl_build *bs = NULL;
-    int rc = open_spools(o->spool_dir, o->only_spool, &set);
+    act_export_live *live = o->live;
+    int rc = open_spools(o->spool_dir, o->only_spool, &set, &live, o);
     act_build_opts bo = {o->window_start_ns, o->window_end_ns};
-    if (!rc)
-        rc = act_timeline_build_start(&tl, set.ptr, set.n, &bo, &bs);
-    else
-        memset(&tl, 0, sizeof(tl));
+    if (!rc && live) { /* the builder goes on from what it read while the program ran */
+        tlp = &live->tl;
+        bs = live->bs;
+        live->bs = NULL;
+        rc = act_timeline_build_continue(bs, set.ptr, set.n);
+    } else if (!rc) {
+        rc = act_timeline_build_start(&own, set.ptr, set.n, &bo, &bs);
+    } else {
+        memset(&own, 0, sizeof(own));
+    }
+    act_timeline *const tl = tlp;
     if (!rc) {
-        add_export_notes(&tl, &set, o);
-        rc = tl.err;
+        add_export_notes(tl, &set, o);
+        rc = tl->err;
     }
     if (!rc && o->cancel && *o->cancel)
         rc = ACT_E_STATE;
     if (!rc) {
         act_chrome_opts co = {o->trace_name,     o->argv,         o->argc,
                               o->extra_metadata, o->child_status, NULL};
-        rc = write_trace(&tl, bs, o, &co, progress);
+        rc = write_trace(tl, bs, o, &co, progress);
         progress = NULL; /* stopped there */
     }
     act_export_progress_stop(progress);
     if (!rc && set.n_failed)
         rc = ACT_E_FORMAT;
     act_timeline_build_finish(bs);
-    act_timeline_free(&tl);
+    if (live) /* its timeline and spool too */
+        live_reset(live);
+    else
+        act_timeline_free(tl);
     close_spools(&set);
     return rc;
 }

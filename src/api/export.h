@@ -11,6 +11,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Streaming (docs/architecture.md "Streaming"): while the traced program
+ * runs, its spool (<pid>.acts in the spool directory) is read and passed
+ * to the builder a batch at a time, so that its export has only the tail
+ * left. _poll opens the spool once it is there and feeds what was
+ * published since the last call (records are taken only in their final
+ * order: the trace is the one a batch export of the same spool writes);
+ * it stops early once *stop is set. Not thread-safe: one thread polls,
+ * and the export (opts.live) runs after the last poll returned. */
+typedef struct act_export_live act_export_live;
+act_export_live *act_export_live_new(const char *spool_dir, long pid);
+int act_export_live_poll(act_export_live *l, volatile const int *stop);
+/* Records taken so far (0: none, or the spool is not there yet). */
+uint64_t act_export_live_records(const act_export_live *l);
+void act_export_live_free(act_export_live *l);
+
 typedef struct act_export_opts {
     const char *spool_dir;   /* reads every <pid>.acts file in it */
     const char *out_path;    /* Chrome trace JSON destination */
@@ -29,6 +44,10 @@ typedef struct act_export_opts {
     volatile const sig_atomic_t *cancel; /* stop early, nothing written, once *cancel != 0 */
     const char *only_spool;              /* one spool file of spool_dir only (NULL = all) */
     FILE *progress; /* a terminal: events written and rate, after 1 s; NULL = none */
+    /* What was read while the program ran (NULL: none). Used when its
+     * spool is the first of the run and no capture window is given (the
+     * export reads everything itself otherwise); emptied either way. */
+    act_export_live *live;
 } act_export_opts;
 
 /* Returns 0 or a negative ACT_E_* code (ACT_E_IO: could not write;

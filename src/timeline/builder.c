@@ -253,11 +253,32 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
     a->source = r->source;
     a->tid = t->tid;
     a->result = r->result;
-    a->kept = (uint8_t)bld_in_window(b, p, a->start, a->end > a->start ? a->end : a->start);
+    a->kept = 0; /* BLD_API_KEPT: api_window, once the capture window is known */
     t->owner_kind = BLD_OWNER_API;
     t->owner_idx = (uint32_t)(p->n_api - 1);
-    if (!a->kept)
-        b->tl->counts.outside_window[ACT_REC_API]++;
+}
+
+/* Which API calls are inside the capture window: after the pass, which
+ * collects the CAPTURE records (a live pass cannot know them before). */
+static void api_window(bld *b, bld_proc *p)
+{
+    for (size_t i = 0; i < p->n_api; i++) {
+        bld_api *a = &p->api[i];
+        if (bld_in_window(b, p, a->start, a->end > a->start ? a->end : a->start))
+            a->kept |= BLD_API_KEPT;
+        else
+            b->tl->counts.outside_window[ACT_REC_API]++;
+    }
+}
+
+/* ERROR records are listed after the spool's own problems (add_counts),
+ * which a live pass knows only at the end. */
+static void on_error(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    if (act_vec_reserve(p->errs, p->cap_errs, p->n_errs + 1, 16))
+        b->tl->err = ACT_E_NOMEM;
+    if (!b->tl->err)
+        p->errs[p->n_errs++] = rec->s1;
 }
 
 static void on_device_op(bld *b, bld_proc *p, const act_sp_rec *rec)
@@ -345,6 +366,44 @@ static void *presize(bld *b, size_t n, size_t size, size_t *cap)
     return a;
 }
 
+/* One record of the pass; `i` is its position among the process's records. */
+static void pass_record(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec, size_t i)
+{
+    switch (rec->r->kind) {
+    case ACT_REC_RANGE_PUSH: on_push(b, p, rec); break;
+    case ACT_REC_RANGE_POP: on_pop(b, p, rec); break;
+    case ACT_REC_RANGE_START: on_range_start(b, p, ps, rec); break;
+    case ACT_REC_RANGE_END: on_range_end(b, p, ps, rec); break;
+    case ACT_REC_MARK: on_mark(b, p, rec); break;
+    case ACT_REC_COUNTER: on_counter(b, p, rec); break;
+    case ACT_REC_API: on_api(b, p, rec); break;
+    case ACT_REC_DEVICE_OP: on_device_op(b, p, rec); break;
+    case ACT_REC_DEVICE: {
+        const act_rec_device *d = (const act_rec_device *)rec->r;
+        uint32_t idx = bld_device_for(b, p, rec, d->device, d->source);
+        if (!b->tl->err &&
+            act_u64map_put(&p->dev_by_handle, d->device ? d->device : 1, (uint64_t)idx + 1))
+            b->tl->err = ACT_E_NOMEM;
+        break;
+    }
+    case ACT_REC_QUEUE: on_queue(b, p, rec); break;
+    case ACT_REC_METADATA: on_metadata(b, rec); break;
+    case ACT_REC_CLOCK:
+        on_clock(b, rec);
+        bld_vendor_clock(b, p, rec);
+        break;
+    case ACT_REC_ERROR: on_error(b, p, rec); break;
+    case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
+    case ACT_REC_ARG: on_arg(b, p, ps, rec); break;
+    case ACT_REC_THREAD:
+        on_thread_name(b, p, rec);
+        if (rec->r->aux) /* a ring spool's range state (ring.c) */
+            bld_ring_thread(b, p, thread_of(b, p, rec->serial), rec);
+        break;
+    default: break; /* CAPTURE (window.c) */
+    }
+}
+
 static void pass_records(bld *b, bld_proc *p, pass_state *ps)
 {
     act_spool *sp = p->sp;
@@ -353,49 +412,32 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
     act_spool_iter *it = act_spool_iter_new(sp);
     if (!it)
         b->tl->err = ACT_E_NOMEM;
-    act_sp_rec recv;
-    const act_sp_rec *rec = &recv;
+    act_sp_rec rec;
     int rc = 0;
-    for (size_t i = 0; it && !b->tl->err && (rc = act_spool_iter_next(it, &recv)) > 0; i++) {
-        switch (rec->r->kind) {
-        case ACT_REC_RANGE_PUSH: on_push(b, p, rec); break;
-        case ACT_REC_RANGE_POP: on_pop(b, p, rec); break;
-        case ACT_REC_RANGE_START: on_range_start(b, p, ps, rec); break;
-        case ACT_REC_RANGE_END: on_range_end(b, p, ps, rec); break;
-        case ACT_REC_MARK: on_mark(b, p, rec); break;
-        case ACT_REC_COUNTER: on_counter(b, p, rec); break;
-        case ACT_REC_API: on_api(b, p, rec); break;
-        case ACT_REC_DEVICE_OP: on_device_op(b, p, rec); break;
-        case ACT_REC_DEVICE: {
-            const act_rec_device *d = (const act_rec_device *)rec->r;
-            uint32_t idx = bld_device_for(b, p, rec, d->device, d->source);
-            if (!b->tl->err &&
-                act_u64map_put(&p->dev_by_handle, d->device ? d->device : 1, (uint64_t)idx + 1))
-                b->tl->err = ACT_E_NOMEM;
-            break;
-        }
-        case ACT_REC_QUEUE: on_queue(b, p, rec); break;
-        case ACT_REC_METADATA: on_metadata(b, rec); break;
-        case ACT_REC_CLOCK:
-            on_clock(b, rec);
-            bld_vendor_clock(b, p, rec);
-            break;
-        case ACT_REC_ERROR:
-            act_tl_error(b->tl, "pid %u: %.*s", p->pid, (int)rec->s1.n, rec->s1.p);
-            break;
-        case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
-        case ACT_REC_ARG: on_arg(b, p, ps, rec); break;
-        case ACT_REC_THREAD:
-            on_thread_name(b, p, rec);
-            if (rec->r->aux) /* a ring spool's range state (ring.c) */
-                bld_ring_thread(b, p, thread_of(b, p, rec->serial), it, rec);
-            break;
-        default: break; /* CAPTURE (window.c) */
-        }
-    }
+    p->iter = it; /* ring.c resolves the names a ring's THREAD records carry */
+    while (it && !b->tl->err && (rc = act_spool_iter_next(it, &rec)) > 0)
+        pass_record(b, p, ps, &rec, p->n_read++);
+    p->iter = NULL;
     if (rc < 0)
         b->tl->err = ACT_E_NOMEM;
     act_spool_iter_free(it);
+}
+
+/* The live pass: the records published (and safe to read in order) since
+ * the last call; with `final` the rest. */
+static void pass_live(bld *b, bld_proc *p, pass_state *ps, int final, volatile const int *stop)
+{
+    act_sp_rec rec;
+    int rc = act_spool_live_scan(p->sp, final);
+    while (!b->tl->err && rc >= 0 && (rc = act_spool_live_next(p->sp, &rec, final)) > 0) {
+        pass_record(b, p, ps, &rec, p->n_read++);
+        if (stop && !(p->n_read & 1023) && __atomic_load_n(stop, __ATOMIC_RELAXED))
+            break; /* the rest waits for the next feed */
+    }
+    if (rc < 0)
+        b->tl->err = ACT_E_NOMEM;
+    if (final)
+        act_spool_live_end(p->sp);
 }
 
 /* ---- end of a process ------------------------------------------------- */
@@ -788,6 +830,7 @@ static void proc_free(bld *b, bld_proc *p, pass_state *ps)
     free(p->marks);
     free(p->counters);
     free(p->tid_names);
+    free(p->errs);
     free(ps->async);
     act_u64map_free(&ps->async_by_id);
 }
@@ -798,15 +841,25 @@ static void check_nesting(bld *b, const bld_proc *p);
  * the nesting of its host lanes. Emits no event (the header of a streamed
  * trace comes between the phases); afterwards nothing reads the spool's
  * record list, which is released when the caller allows it. */
-static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp)
+static void pass_begin(bld *b, bld_proc *p, act_spool *sp)
 {
     p->sp = sp;
     p->pid = sp->hdr.pid;
     p->ops_begin = b->n_ops;
+}
+
+static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp, int passed)
+{
+    if (!passed) {
+        pass_begin(b, p, sp);
+        pass_records(b, p, ps);
+    }
     add_counts(b->tl, sp);
     add_proc(b->tl, sp, p->pid);
+    for (size_t i = 0; i < p->n_errs; i++)
+        act_tl_error(b->tl, "pid %u: %.*s", p->pid, (int)p->errs[i].n, p->errs[i].p);
     bld_load_capture(b, p);
-    pass_records(b, p, ps);
+    api_window(b, p);
     close_open(b, p, ps);
     if (!b->tl->err && bld_joins_prepare(b, p))
         b->tl->err = ACT_E_NOMEM;
@@ -1012,27 +1065,115 @@ struct act_tl_build {
     bld_proc *procs;
     pass_state *ps;
     size_t n;
+    act_spool *live; /* procs[0]'s spool, read while its process runs */
 };
+
+/* The builder with room for n processes (procs[0] kept when it grows). */
+static int build_alloc(act_tl_build *s, size_t n)
+{
+    if (n < s->n)
+        n = s->n;
+    bld_proc *np = realloc(s->procs, (n ? n : 1) * sizeof(*np));
+    if (np)
+        s->procs = np;
+    pass_state *nps = np ? realloc(s->ps, (n ? n : 1) * sizeof(*nps)) : NULL;
+    if (nps)
+        s->ps = nps;
+    if (!np || !nps)
+        return ACT_E_NOMEM;
+    memset(np + s->n, 0, (n - s->n) * sizeof(*np));
+    memset(nps + s->n, 0, (n - s->n) * sizeof(*nps));
+    s->n = n;
+    return 0;
+}
+
+int act_timeline_build_live(act_timeline *tl, act_spool *sp, const act_build_opts *opts,
+                            act_tl_build **out)
+{
+    memset(tl, 0, sizeof(*tl));
+    act_tl_build *s = calloc(1, sizeof(*s));
+    *out = s;
+    if (!s || build_alloc(s, 1))
+        return tl->err = ACT_E_NOMEM;
+    s->b = (bld){.tl = tl,
+                 .ws = opts ? opts->window_start_ns : 0,
+                 .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX};
+    s->live = sp;
+    pass_begin(&s->b, &s->procs[0], sp);
+    return 0;
+}
+
+/* Room for n items of `size` at *v (capacity *cap), the new part touched. */
+static int reserve_touched(void **v, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap)
+        return 0;
+    void *nv = realloc(*v, n * size);
+    if (!nv)
+        return ACT_E_NOMEM;
+    memset((char *)nv + *cap * size, 0, (n - *cap) * size);
+    *v = nv;
+    *cap = n;
+    return 0;
+}
+
+/* What the export at the exit allocates for what was read so far -- the
+ * scratch block of the joins and the device lanes, a batch of events and
+ * their args -- allocated and touched now: its page faults then cost the
+ * feeding thread while the program runs, not the time after its exit.
+ * The export would allocate as much: the peak is the same, held earlier. */
+static void prefault_exit(bld *b, const bld_proc *p)
+{
+    act_timeline *tl = b->tl;
+    size_t keys = p->n_api * sizeof(bld_key), lanes = bld_devices_scratch(b->n_ops);
+    size_t want = keys > lanes ? keys : lanes;
+    if (want > b->scratch_cap) {
+        void *blk = bld_scratch(b, want + want / 4);
+        if (blk)
+            memset(blk, 0, b->scratch_cap);
+    }
+    size_t ev = p->n_read < ACT_TL_SINK_BATCH ? p->n_read : ACT_TL_SINK_BATCH;
+    if (reserve_touched((void **)&tl->ev, &tl->cap_ev, ev, sizeof(*tl->ev)) ||
+        reserve_touched((void **)&tl->args, &tl->cap_args, 2 * ev, sizeof(*tl->args)))
+        tl->err = ACT_E_NOMEM;
+}
+
+int act_timeline_build_feed(act_tl_build *s, volatile const int *stop)
+{
+    if (!s->live || s->b.tl->err)
+        return s->b.tl->err ? s->b.tl->err : ACT_E_STATE;
+    pass_live(&s->b, &s->procs[0], &s->ps[0], 0, stop);
+    if (!s->b.tl->err)
+        prefault_exit(&s->b, &s->procs[0]);
+    return s->b.tl->err;
+}
 
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
                              const act_build_opts *opts, act_tl_build **out)
 {
     memset(tl, 0, sizeof(*tl));
     act_tl_build *s = calloc(1, sizeof(*s));
-    if (s) {
-        s->procs = calloc(n ? n : 1, sizeof(*s->procs));
-        s->ps = calloc(n ? n : 1, sizeof(*s->ps));
-    }
     *out = s;
-    if (!s || !s->procs || !s->ps)
+    if (!s)
         return tl->err = ACT_E_NOMEM;
-    s->n = n;
+    s->b = (bld){.tl = tl,
+                 .ws = opts ? opts->window_start_ns : 0,
+                 .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX};
+    return act_timeline_build_continue(s, spools, n);
+}
+
+int act_timeline_build_continue(act_tl_build *s, act_spool *const *spools, size_t n)
+{
+    act_timeline *tl = s->b.tl;
+    if (s->live && (!n || spools[0] != s->live))
+        return tl->err = ACT_E_STATE; /* the live spool must be the first one */
+    if (build_alloc(s, n))
+        return tl->err = ACT_E_NOMEM;
     bld *b = &s->b;
-    *b = (bld){.tl = tl,
-               .ws = opts ? opts->window_start_ns : 0,
-               .we = opts && opts->window_end_ns ? opts->window_end_ns : UINT64_MAX,
-               .spools = spools,
-               .n_spools = n};
+    b->spools = spools;
+    b->n_spools = n;
+    if (s->live) /* its process has ended: the rest of its records, its times */
+        pass_live(b, &s->procs[0], &s->ps[0], 1, NULL);
     uint32_t max_pid = 0, min_pid = UINT32_MAX;
     size_t n_ops = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1042,7 +1183,8 @@ int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t 
             min_pid = spools[i]->hdr.pid;
         n_ops += spools[i]->records[ACT_REC_DEVICE_OP];
     }
-    b->ops = presize(b, n_ops, sizeof(*b->ops), &b->cap_ops);
+    if (!b->ops)
+        b->ops = presize(b, n_ops, sizeof(*b->ops), &b->cap_ops);
     /* Device pids sort after every host pid, even implausible ones. */
     b->dev_pid_base = max_pid < ACT_DEVICE_PID_BASE ? ACT_DEVICE_PID_BASE : max_pid + 1;
     if (b->dev_pid_base > UINT32_MAX - 65536)
@@ -1050,7 +1192,8 @@ int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t 
     b->min_host_pid = min_pid;
     set_time_base(tl, spools, n);
     for (size_t i = 0; i < n && !tl->err; i++)
-        read_process(b, &s->procs[i], &s->ps[i], spools[i]);
+        read_process(b, &s->procs[i], &s->ps[i], spools[i], i == 0 && s->live);
+    s->live = NULL;
     if (!tl->err)
         bld_devices_name(b);
     set_clock_default(tl, spools, n);

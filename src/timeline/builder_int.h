@@ -132,6 +132,7 @@ typedef struct bld_clock_open {
 
 typedef struct bld_proc {
     act_spool *sp;
+    act_spool_iter *iter; /* the batch pass's iterator (ring.c names ranges with it); NULL live */
     uint32_t pid;
     bld_api *api;
     size_t n_api, cap_api;
@@ -166,6 +167,9 @@ typedef struct bld_proc {
     int capture_used;
     bld_clock_open clock_open[BLD_MAX_CLOCK_OPEN];
     size_t n_clock_open;
+    act_str *errs; /* ERROR records' messages, listed after the spool's problems */
+    size_t n_errs, cap_errs;
+    size_t n_read; /* records the pass has taken (a live pass resumes) */
 } bld_proc;
 
 /* Writing the ops reads their records (bld_op.r) again after the walk;
@@ -233,7 +237,7 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref);
 /* ---- ring.c: ring spools (record.h R4) ---- */
 /* A THREAD record with the thread's range state: opens the ranges that
  * began before the kept window, numbers the pushes that follow. */
-void bld_ring_thread(bld *b, bld_proc *p, bld_thread *t, act_spool_iter *it, const act_sp_rec *rec);
+void bld_ring_thread(bld *b, bld_proc *p, bld_thread *t, const act_sp_rec *rec);
 /* External id of push `seq` <= t->seq0 (t may be NULL: a thread whose
  * records were all overwritten); counts what the ring lost. */
 uint64_t bld_ring_ext(bld *b, const bld_proc *p, const bld_thread *t, uint64_t seq);
@@ -249,5 +253,7 @@ uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t ha
  * trace's header lists the devices). */
 void bld_devices_name(bld *b);
 int bld_devices_emit(bld *b);
+/* Bytes of scratch block bld_devices_emit takes for n_ops device ops. */
+size_t bld_devices_scratch(size_t n_ops);
 
 #endif

@@ -422,14 +422,19 @@ static void emit_flow(bld *b, const bld_op *op, const act_tl_device *d, uint64_t
     }
 }
 
+size_t bld_devices_scratch(size_t n_ops)
+{
+    /* Sort keys, then starts, ends and lanes of a queue's ops, in one
+     * scratch block (op_key keeps the 8-byte alignment of what follows). */
+    return (n_ops ? n_ops : 1) * (sizeof(op_key) + 2 * sizeof(uint64_t) + sizeof(uint32_t));
+}
+
 int bld_devices_emit(bld *b)
 {
     act_timeline *tl = b->tl;
     emit_device_procs(b);
     size_t n = 0, m = b->n_ops ? b->n_ops : 1;
-    /* Sort keys, then starts, ends and lanes of a queue's ops, in one
-     * scratch block (op_key keeps the 8-byte alignment of what follows). */
-    op_key *key = bld_scratch(b, m * (sizeof(*key) + 2 * sizeof(uint64_t) + sizeof(uint32_t)));
+    op_key *key = bld_scratch(b, bld_devices_scratch(b->n_ops));
     if (!key)
         return ACT_E_NOMEM;
     for (size_t i = 0; i < b->n_ops; i++) {

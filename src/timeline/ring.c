@@ -19,7 +19,7 @@ static int is_ring(const act_spool *sp)
 }
 
 /* Open range `o` of thread `t` as a range that starts with the window. */
-static void pre_range(bld *b, bld_proc *p, bld_thread *t, act_spool_iter *it, uint32_t serial,
+static void pre_range(bld *b, bld_proc *p, bld_thread *t, uint32_t serial,
                       const act_rec_ring_open *o)
 {
     static const char unnamed[] = "(began before the ring window)";
@@ -31,8 +31,8 @@ static void pre_range(bld *b, bld_proc *p, bld_thread *t, act_spool_iter *it, ui
     bld_range *r = &p->ranges[p->n_ranges];
     memset(r, 0, sizeof(*r));
     r->start = p->sp->first_ts;
-    r->name =
-        o->name ? act_spool_iter_str(it, serial, o->name) : (act_str){unnamed, sizeof(unnamed) - 1};
+    r->name = o->name && p->iter ? act_spool_iter_str(p->iter, serial, o->name)
+                                 : (act_str){unnamed, sizeof(unnamed) - 1};
     r->tid = t->tid;
     r->ext_id = ++b->next_ext;
     r->before_window = 1;
@@ -43,7 +43,7 @@ static void pre_range(bld *b, bld_proc *p, bld_thread *t, act_spool_iter *it, ui
     b->tl->counts.ranges_before_window++;
 }
 
-void bld_ring_thread(bld *b, bld_proc *p, bld_thread *t, act_spool_iter *it, const act_sp_rec *rec)
+void bld_ring_thread(bld *b, bld_proc *p, bld_thread *t, const act_sp_rec *rec)
 {
     size_t size = (size_t)rec->r->size8 * 8;
     if (!t || t->ring_based || !is_ring(p->sp) || size < sizeof(act_rec_thread_ring))
@@ -61,7 +61,7 @@ void bld_ring_thread(bld *b, bld_proc *p, bld_thread *t, act_spool_iter *it, con
     const act_rec_ring_open *open = (const act_rec_ring_open *)(r + 1);
     for (size_t i = 0; i < n && !b->tl->err; i++)
         if (open[i].seq && open[i].seq <= t->seq0)
-            pre_range(b, p, t, it, rec->serial, &open[i]);
+            pre_range(b, p, t, rec->serial, &open[i]);
 }
 
 uint64_t bld_ring_ext(bld *b, const bld_proc *p, const bld_thread *t, uint64_t seq)

@@ -68,8 +68,9 @@ typedef struct act_spool {
     uint64_t first_ts, last_ts;         /* timeline ns, 0 = none seen */
     char **errors;                      /* one line each, "path: ..." */
     size_t n_errors;
-    uint64_t n_problems; /* all problems, including those not listed */
-    int private_copy;    /* ring spool: `map` is a consistent private copy (reader.c) */
+    uint64_t n_problems;      /* all problems, including those not listed */
+    struct act_sp_live *live; /* while read live (reader.c); NULL otherwise */
+    int private_copy;         /* ring spool: `map` is a consistent private copy (reader.c) */
 } act_spool;
 
 /* Open, map and decode `path`. On success returns 0 (sp->errors may still
@@ -80,6 +81,26 @@ int act_spool_open(act_spool *sp, const char *path, char *err, size_t errlen);
  * unlinked); `path` names it in messages. */
 int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t errlen);
 void act_spool_close(act_spool *sp);
+
+/* Live reading, for a spool its process is still writing (the launcher
+ * streams, docs/architecture.md "Streaming"). act_spool_open_live maps the
+ * file and checks its header only (ACT_E_IO: not there or not complete
+ * yet; a TSC-clock spool is refused: its times convert only after close).
+ * act_spool_live_scan(final) cuts what was published since the last scan
+ * into segments; act_spool_live_next then hands out records in exactly
+ * the order act_spool_open + act_spool_iter give them: segments in
+ * sequence order, none before every earlier one is published, and none
+ * after one that may still grow. Records wait (0) until that is known;
+ * with `final` (nobody writes any more) everything published is read and
+ * the header is copied again. The survey's counts, threads and problems
+ * grow as records are handed out; act_spool_live_end (after the final
+ * walk) completes them (first/last time) and frees the live state. */
+int act_spool_open_live(act_spool *sp, const char *path, char *err, size_t errlen);
+int act_spool_live_scan(act_spool *sp, int final);
+int act_spool_live_next(act_spool *sp, act_sp_rec *rec, int final);
+void act_spool_live_end(act_spool *sp);
+/* First and last time read so far (0 = none). */
+void act_spool_live_times(const act_spool *sp, uint64_t *first, uint64_t *last);
 
 /* Convert a timestamp of this spool (its header's clock) into
  * CLOCK_MONOTONIC_RAW nanoseconds. 0 stays 0 (unknown). */

@@ -261,6 +261,20 @@ typedef struct act_tl_build act_tl_build;
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
                              const act_build_opts *opts, act_tl_build **out);
 int act_timeline_build_events(act_tl_build *s);
+/* Streaming (docs/architecture.md "Streaming"): the pass over the first
+ * process's spool runs while that process does. _live takes a spool
+ * opened with act_spool_open_live (kept open by the caller) and makes the
+ * builder; each _feed passes the records published since the last one
+ * that can be read in their final order (spool.h). _continue then does
+ * what _start does, with `spools` (spools[0] must be the live one, else
+ * ACT_E_STATE and the caller builds anew): it reads the live spool to its
+ * end, then the others. The timeline is the one _start makes from the
+ * same files: the same records meet the same code in the same order. */
+int act_timeline_build_live(act_timeline *tl, act_spool *sp, const act_build_opts *opts,
+                            act_tl_build **out);
+int act_timeline_build_feed(act_tl_build *s,
+                            volatile const int *stop); /* stop: NULL or early out */
+int act_timeline_build_continue(act_tl_build *s, act_spool *const *spools, size_t n);
 void act_timeline_build_finish(act_tl_build *s);
 
 /* ---- helpers shared by builder files (builder.c, lanes.c, flows.c) ---- */

@@ -12,6 +12,10 @@ fail:  a failed enqueue (args.error, error colour, sizes as given), a
 clean: an image pipeline, sub-buffer, markers and barriers with and
        without wait lists, compile + link, SVM (skipped with the reason
        when the device has none), and no leak at all.
+cmdbuf: cl_khr_command_buffer on PoCL (skipped with the reason when the
+       platform lacks it): each clEnqueueCommandBufferKHR a slice with its
+       device op linked, the one before finalize failed, create/retain/
+       release slices, one command buffer leaked.
 """
 import argparse
 import json
@@ -160,11 +164,38 @@ def check_clean(doc, sec, out):
     check_summary_line(sec, r"^\s+failed calls and commands\s+0$", "no failure in the summary")
 
 
+def check_cmdbuf(doc, sec, out):
+    if "command buffer: none" in out:
+        print("SKIP cmdbuf: the platform does not report cl_khr_command_buffer")
+        return
+    enq = events(doc, "X", "clEnqueueCommandBufferKHR")
+    bad = [e for e in enq if "error" in e["args"]]
+    check(len(enq) == 3 and len(bad) == 1, f"three clEnqueueCommandBufferKHR, one failed: {enq}")
+    if bad:
+        check(bad[0]["args"]["error"] == "CL_INVALID_OPERATION" and
+              bad[0].get("cname") == "terrible", f"enqueue before finalize: {bad[0]}")
+    ops = linked_ops(doc, "clEnqueueCommandBufferKHR")
+    check([e["name"] for e in ops] == ["Command buffer"] * 2,
+          f"two linked device ops 'Command buffer': {ops}")
+    for api, n in (("clCreateCommandBufferKHR", 2), ("clRetainCommandBufferKHR", 1),
+                   ("clReleaseCommandBufferKHR", 2)):
+        check(len(events(doc, "X", api)) == n, f"{n} {api} slices")
+    check(not events(doc, "X", "clCommandNDRangeKernelKHR"),
+          "recording calls pass through unrecorded")
+    leaks = doc.get("opencl_leaks", {})
+    check(leaks.get("command_buffer") == {"count": 1} and leaks.get("total") == 1,
+          f"one command buffer leaked: {leaks}")
+    check_summary_line(sec, r"^\s+objects never released\s+1 \(command_buffer 1\)$",
+                       "leaked command buffer in the summary")
+    check_summary_line(sec, r"^\s+clEnqueueCommandBufferKHR\s+CL_INVALID_OPERATION\s+1$",
+                       "failed command buffer enqueue by name and error")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--acceltrace", required=True)
     ap.add_argument("--program", required=True)
-    ap.add_argument("mode", choices=["fail", "clean"])
+    ap.add_argument("mode", choices=["fail", "clean", "cmdbuf"])
     a = ap.parse_args()
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENCL_LAYERS", "LD_PRELOAD", "ACCELTRACE_SPOOL_DIR")}
@@ -186,6 +217,8 @@ def main():
             check(sec, f"{label}: the summary has an OpenCL section")
             if a.mode == "fail":
                 check_fail(doc, sec)
+            elif a.mode == "cmdbuf":
+                check_cmdbuf(doc, sec, out)
             else:
                 check_clean(doc, sec, out)
     if FAILS:

@@ -28,8 +28,9 @@ act_it_trace(gzip_vecops vecops --gzip --kernels 54 --names saxpy,scale,reduce,b
   -- $<TARGET_FILE:vecops>)
 
 # Issue 16: errors, leaks, device memory, builds, launch args, images,
-# SVM, markers and barriers -- each in the trace and both summaries.
-foreach(mode fail clean)
+# SVM, markers and barriers, cl_khr_command_buffer -- each in the trace
+# and both summaries.
+foreach(mode fail clean cmdbuf)
   add_test(NAME trace.cl_depth_${mode}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_cl_depth.py
       --acceltrace $<TARGET_FILE:act_cli> --program $<TARGET_FILE:it_cl_depth> ${mode})

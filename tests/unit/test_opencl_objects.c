@@ -63,6 +63,12 @@ static cl_int CL_API_CALL fake_ok_mem(cl_mem m)
     return CL_SUCCESS;
 }
 
+static cl_int CL_API_CALL fake_ok_event(cl_event e)
+{
+    (void)e;
+    return CL_SUCCESS;
+}
+
 static cl_int CL_API_CALL fake_ok_ctx(cl_context c)
 {
     (void)c;
@@ -88,10 +94,58 @@ static cl_int CL_API_CALL fake_other_ext(cl_context c, void *ptr)
     return CL_SUCCESS;
 }
 
+/* cl_khr_command_buffer as PoCL 3.1 has it: CL_COMMAND_BUFFER_QUEUES_KHR
+ * answers with a pointer that is no queue. */
+static const cl_command_queue bogus_queue = (cl_command_queue)0xdead0;
+static int cb_enqueued;
+
+static cl_int CL_API_CALL fake_cb_info(cl_command_buffer_khr cb, cl_command_buffer_info_khr what,
+                                       size_t size, void *v, size_t *ret)
+{
+    (void)cb;
+    if (what != CL_COMMAND_BUFFER_QUEUES_KHR || size < sizeof bogus_queue)
+        return CL_INVALID_VALUE;
+    memcpy(v, &bogus_queue, sizeof bogus_queue);
+    if (ret)
+        *ret = sizeof bogus_queue;
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL fake_cb_enqueue(cl_uint nq, cl_command_queue *qs,
+                                          cl_command_buffer_khr cb, cl_uint n, const cl_event *w,
+                                          cl_event *ev)
+{
+    (void)nq;
+    (void)qs;
+    (void)cb;
+    (void)n;
+    (void)w;
+    assert_null(ev);
+    cb_enqueued++;
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL fake_queue_info_never(cl_command_queue q, cl_command_queue_info what,
+                                                size_t size, void *v, size_t *ret)
+{
+    (void)what;
+    (void)size;
+    (void)v;
+    (void)ret;
+    fail_msg("clGetCommandQueueInfo called on %p, which is no queue", (void *)q);
+    return CL_INVALID_COMMAND_QUEUE;
+}
+
 static void *CL_API_CALL fake_ext_address(cl_platform_id plat, const char *name)
 {
     void *p = NULL;
-    if (!strcmp(name, "clDeviceMemAllocINTEL") && plat != (cl_platform_id)2) {
+    if (!strcmp(name, "clEnqueueCommandBufferKHR")) {
+        clEnqueueCommandBufferKHR_fn f = fake_cb_enqueue;
+        memcpy(&p, &f, sizeof p);
+    } else if (!strcmp(name, "clGetCommandBufferInfoKHR")) {
+        clGetCommandBufferInfoKHR_fn f = fake_cb_info;
+        memcpy(&p, &f, sizeof p);
+    } else if (!strcmp(name, "clDeviceMemAllocINTEL") && plat != (cl_platform_id)2) {
         clDeviceMemAllocINTEL_fn f = fake_usm_alloc;
         memcpy(&p, &f, sizeof p);
     } else {
@@ -233,6 +287,86 @@ static void test_lifetimes(void **state)
     unsetenv("TMPDIR");
 }
 
+/* A command buffer created behind our back, enqueued without a queue: the
+ * runtime's answer for its queue is no queue we know, so the call is a
+ * host slice only (no device op), and nothing is called on that pointer. */
+static void test_command_buffer_unknown_queue(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act-clcb-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("TMPDIR", dir, 1);
+    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    act_cl_next.clGetExtensionFunctionAddressForPlatform = fake_ext_address;
+    act_cl_next.clGetCommandQueueInfo = fake_queue_info_never;
+    void *got = act_cl_w_clGetExtensionFunctionAddressForPlatform((cl_platform_id)1,
+                                                                  "clEnqueueCommandBufferKHR");
+    assert_ptr_not_equal(got, fake_ext_address((cl_platform_id)1, "clEnqueueCommandBufferKHR"));
+    clEnqueueCommandBufferKHR_fn enq;
+    memcpy(&enq, &got, sizeof enq);
+    assert_int_equal(enq(0, NULL, (cl_command_buffer_khr)0x7000, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(cb_enqueued, 1);
+
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    assert_int_equal(act_session_end(path), ACT_OK);
+    json_t *doc = session_trace(path);
+    int slices = 0;
+    size_t i;
+    json_t *ev;
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, ev)
+    {
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        if (nm && !strcmp(nm, "clEnqueueCommandBufferKHR")) {
+            slices++;
+            assert_null(json_object_get(json_object_get(ev, "args"), "correlation"));
+        }
+        assert_false(nm && !strcmp(nm, "Command buffer"));
+    }
+    assert_int_equal(slices, 1);
+    json_decref(doc);
+    unlink(path);
+    rmdir(dir);
+    unsetenv("TMPDIR");
+}
+
+/* Events' references without a lock (evtab.c), past the table's room
+ * (those go to the locked table): retains, releases and the leak report. */
+static void test_event_refs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act-clev-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("TMPDIR", dir, 1);
+    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    act_cl_next.clRetainEvent = fake_ok_event;
+    act_cl_next.clReleaseEvent = fake_ok_event;
+    enum { N = 10000 };
+    for (uintptr_t i = 0; i < N; i++)
+        act_cl_event_created((cl_event)(0x100000 + 16 * i), NULL);
+    for (uintptr_t i = 0; i < 10; i++)
+        assert_int_equal(act_cl_w_clRetainEvent((cl_event)(0x100000 + 16 * i)), CL_SUCCESS);
+    for (uintptr_t i = 0; i < N - 5; i++)
+        assert_int_equal(act_cl_w_clReleaseEvent((cl_event)(0x100000 + 16 * i)), CL_SUCCESS);
+    /* A handle never seen created changes nothing; a freed one comes back. */
+    assert_int_equal(act_cl_w_clReleaseEvent((cl_event)0x42), CL_SUCCESS);
+    act_cl_event_created((cl_event)(0x100000 + 16 * 20), NULL);
+    assert_int_equal(act_cl_w_clReleaseEvent((cl_event)(0x100000 + 16 * 20)), CL_SUCCESS);
+
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    assert_int_equal(act_session_end(path), ACT_OK);
+    json_t *doc = session_trace(path);
+    json_t *leaks = json_object_get(doc, "opencl_leaks");
+    /* The 10 retained once more and the 5 never released. */
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(leaks, "event"), "count")),
+                     15);
+    json_decref(doc);
+    unlink(path);
+    rmdir(dir);
+    unsetenv("TMPDIR");
+}
+
 static void test_error_names(void **state)
 {
     (void)state;
@@ -249,6 +383,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_names),
         cmocka_unit_test(test_lifetimes),
+        cmocka_unit_test(test_command_buffer_unknown_queue),
+        cmocka_unit_test(test_event_refs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

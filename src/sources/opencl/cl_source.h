@@ -12,11 +12,13 @@
  * Files: dispatch.c (next table, hooks, lazy start), layer.c (layer entry
  * points), queue.c (queues, devices, profiling forced and hidden),
  * clock.c (device -> host clock mapping), event.c (per-command state,
- * completion callbacks, drain at stop), enqueue.c (enqueue wrappers),
+ * completion callbacks, drain at stop), oppool.c (ops reused per thread),
+ * enqueue.c (enqueue wrappers),
  * sync.c (markers, barriers, finish/flush/wait), errors.c (error names
  * of failed calls and commands), objects.c (object lifetimes: leaks,
  * device memory counter, kernel argument sizes), lifetime.c (create/
- * retain/release wrappers, SVM, context error callbacks), program.c
+ * retain/release wrappers, SVM, context error callbacks), evtab.c (events'
+ * references without a lock), program.c
  * (builds, kernel arguments, launch args), ext.c (extension entry
  * points). docs/opencl.md lists the coverage (scripts/gen_opencl_doc.py).
  */
@@ -167,12 +169,19 @@ typedef struct act_cl_op {
     uint64_t bytes;
     uint64_t gsize[3];
     uint64_t lsize[3];
-    act_cl_queue *queue;
-    cl_event ev;      /* our reference, released in the callback */
-    cl_kernel k;      /* kernel launches: args recorded with the launch (NULL: none) */
-    uint64_t off[3];  /* kernel launches: global offset as given */
-    uint8_t dim;      /* work dimension as given */
-    uint8_t has_off;  /* offset given (else null) */
+    union {
+        act_cl_queue *queue;
+        struct act_cl_op *next_free; /* in its pool's free list (oppool.c) */
+    };
+    struct act_cl_op_pool *pool; /* the pool it goes back to */
+    cl_event ev;                 /* our reference, released in the callback */
+    cl_kernel k;                 /* kernel launches: args recorded with the launch (NULL: none) */
+    const uint64_t *ksizes;      /* kernel launches: its argument sizes (nk of them) */
+    uint32_t nk;
+    /* Kernel launches: the app's global, local and offset arrays as given
+     * (NULL: not given), read only before act_cl_op_end returns. */
+    const size_t *gws, *lws, *off;
+    uint8_t dim;      /* work dimension as given (at most 3) */
     uint32_t slot;    /* 1 + index in event.c's table of pending commands (0: none) */
     uint8_t kind;     /* enum act_op_kind */
     uint8_t late;     /* registered after the drain at exit began: not waited for */
@@ -180,6 +189,11 @@ typedef struct act_cl_op {
     char *name_heap;
     char namebuf[ACT_CL_NAME_INLINE];
 } act_cl_op;
+
+/* An op from this thread's pool, or malloc'ed (NULL: out of memory);
+ * back to the pool of the thread that took it (oppool.c). */
+act_cl_op *act_cl_op_alloc(void);
+void act_cl_op_release(act_cl_op *op);
 
 /* Start tracing one enqueue on `q`: ids, start time. NULL when the
  * command cannot be traced (out of memory; counted as an error). */
@@ -192,8 +206,10 @@ static inline cl_event *act_cl_op_event(act_cl_op *op, cl_event *app_ev)
 /* Finish: host slice `api`, then (on success) retain/own the event and
  * attach the completion callback. Frees `op` on failure. */
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev);
-/* Copy the name of kernel `k` into op (before the app can release it). */
-void act_cl_op_kernel_name(act_cl_op *op, cl_kernel k);
+/* A kernel launch: the name of kernel `k` copied into op (before the app
+ * can release it) and its argument sizes, from this thread's cache when
+ * it holds `k` (objects.c), else asked of the runtime. */
+void act_cl_op_kernel(act_cl_op *op, cl_kernel k);
 
 /* ---- errors.c ------------------------------------------------------------ */
 
@@ -234,6 +250,7 @@ enum act_cl_obj_type {
     ACT_CL_OBJ_EVENT,
     ACT_CL_OBJ_SAMPLER,
     ACT_CL_OBJ_SVM,
+    ACT_CL_OBJ_COMMAND_BUFFER, /* cl_khr_command_buffer */
     ACT_CL_OBJ_TYPES
 };
 
@@ -249,19 +266,40 @@ void act_cl_obj_retained(const void *h);
 void act_cl_obj_released(const void *h);
 /* Kernel argument sizes: set by clSetKernelArg*, read at each launch. */
 void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size);
-/* The argument sizes of kernel `k` (*n of them; at most 64): valid until
- * this thread's next call. */
-const uint64_t *act_cl_obj_kernel_args(cl_kernel k, uint32_t *n);
+/* What a launch needs of a kernel, cached per thread: valid while the
+ * kernel's node is unchanged (any change bumps a generation), read
+ * without a lock or a runtime call when the same kernel is launched
+ * again on the same thread. */
+#define ACT_CL_KARGS_CACHED 64u /* sizes a launch records */
+typedef struct act_cl_kinfo {
+    const void *k;
+    uint64_t gen;
+    uint32_t n;     /* argument sizes (at most ACT_CL_KARGS_CACHED) */
+    uint32_t named; /* name holds the kernel's name (creation seen, name short) */
+    char name[ACT_CL_NAME_INLINE];
+    uint64_t sizes[ACT_CL_KARGS_CACHED];
+} act_cl_kinfo;
+/* This thread's view of kernel `k`: valid until this thread's next call;
+ * NULL when no object is tracked (nothing cached). */
+const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k);
+/* Objects are being tracked: the leak report is registered (once). */
+void act_cl_obj_use(void);
+/* Events (evtab.c): the app's references without a lock; an event the
+ * table has no room for goes to the functions above. */
+void act_cl_event_created(cl_event e, cl_context ctx);
+void act_cl_event_retained(const void *e);
+void act_cl_event_released(const void *e);
+/* Events the app still holds (leak report); empty the table (fork). */
+uint64_t act_cl_events_live(void);
+void act_cl_events_forget(void);
+/* Command buffers (cl_khr_command_buffer): the queue `h` was created
+ * for, noted at its creation; NULL when unknown. */
+void act_cl_obj_set_queue(const void *h, cl_command_queue q);
+cl_command_queue act_cl_obj_queue(const void *h);
 /* The leak report (metadata "opencl_leaks"), written at stop. */
 void act_cl_obj_report(void);
 
-/* The args of a kernel launch (work dim, sizes as given, offset, kernel
- * argument sizes), after its API record (program.c). */
-void act_cl_launch_args(const act_cl_op *op);
-
 /* Register the drain handler with the lifecycle (once). */
 void act_cl_event_register_stop(void);
-/* Callbacks attached and not yet arrived (tests, drain). */
-uint64_t act_cl_callbacks_pending(void);
 
 #endif

@@ -51,15 +51,11 @@ cl_int CL_API_CALL act_cl_w_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel
                                                    cl_event *ev)
 {
     ACT_CL_BEGIN(clEnqueueNDRangeKernel, ACT_OP_KERNEL, NULL, q, k, dim, off, gws, lws, n, w, ev);
-    act_cl_op_kernel_name(op, k);
-    for (cl_uint i = 0; i < 3; i++) {
-        op->gsize[i] = i < dim && gws ? gws[i] : 1;
-        op->lsize[i] = lws ? (i < dim ? lws[i] : 1) : 0;
-        op->off[i] = off && i < dim ? off[i] : 0;
-    }
-    op->k = k;
+    act_cl_op_kernel(op, k);
     op->dim = (uint8_t)(dim <= 3 ? dim : 3);
-    op->has_off = off != NULL;
+    op->gws = gws;
+    op->lws = lws;
+    op->off = off;
     ACT_CL_CALL(clEnqueueNDRangeKernel, q, k, dim, off, gws, lws, n, w, EV);
 }
 
@@ -67,11 +63,11 @@ cl_int CL_API_CALL act_cl_w_clEnqueueTask(cl_command_queue q, cl_kernel k, cl_ui
                                           const cl_event *w, cl_event *ev)
 {
     ACT_CL_BEGIN(clEnqueueTask, ACT_OP_KERNEL, NULL, q, k, n, w, ev);
-    act_cl_op_kernel_name(op, k);
-    for (int i = 0; i < 3; i++)
-        op->gsize[i] = op->lsize[i] = 1;
-    op->k = k;
+    static const size_t one[1] = {1};
+    act_cl_op_kernel(op, k);
     op->dim = 1;
+    op->gws = op->lws = one;
+    op->off = NULL;
     ACT_CL_CALL(clEnqueueTask, q, k, n, w, EV);
 }
 

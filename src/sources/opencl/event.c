@@ -4,9 +4,10 @@
  * act_cl_op_begin takes the correlation id (shared by the host slice and
  * the device op), the innermost open range and the start time. The real
  * enqueue gets the app's event pointer, or ours when the app passed NULL.
- * act_cl_op_end records the host slice and, on success, holds one
- * reference to the event (ours, or a clRetainEvent on the app's, so the
- * app may release its event at once) and attaches a CL_COMPLETE callback.
+ * act_cl_op_end records the host slice (and a kernel's launch record)
+ * and, on success, holds one reference to the event (ours, or a
+ * clRetainEvent on the app's, so the app may release its event at once)
+ * and attaches a CL_COMPLETE callback.
  *
  * The callback runs on a runtime worker thread, or inline on the app
  * thread (inside clSetEventCallback when the command already finished,
@@ -32,22 +33,15 @@
 #include "config.h"
 #include "init/init.h"
 
-static _Atomic uint64_t act_cl_pending;
-static _Atomic uint64_t act_cl_pending_early; /* of those, registered before the drain */
-static _Atomic int act_cl_draining;           /* 1: the drain began; 2: it gave up */
+/* Callbacks registered before the drain began and not arrived yet (what
+ * the drain waits for); all of them, late ones too, are counted in the
+ * spool header's callbacks_pending. */
+static _Atomic uint64_t act_cl_pending_early;
+static _Atomic int act_cl_draining; /* 1: the drain began; 2: it gave up */
 static _Atomic int act_cl_alloc_failed;
-
-uint64_t act_cl_callbacks_pending(void)
-{
-    return atomic_load(&act_cl_pending);
-}
 
 static void act_cl_pending_add(int64_t d)
 {
-    if (d > 0)
-        atomic_fetch_add(&act_cl_pending, (uint64_t)d);
-    else
-        atomic_fetch_sub(&act_cl_pending, (uint64_t)-d);
     act_spool_header *h = act_recorder_header();
     if (h)
         __atomic_fetch_add(&h->callbacks_pending, (uint64_t)d, __ATOMIC_RELAXED);
@@ -72,7 +66,7 @@ static void act_cl_early_done(void)
 act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
 {
     act_cl_queue *info = act_cl_queue_get(q);
-    act_cl_op *op = info ? malloc(sizeof *op) : NULL;
+    act_cl_op *op = info ? act_cl_op_alloc() : NULL;
     if (!op) {
         if (info && !atomic_exchange(&act_cl_alloc_failed, 1))
             act_rec_error_emit("opencl: out of memory; some commands are not traced");
@@ -86,8 +80,6 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
     op->queue = info;
     op->ev = NULL;
     op->k = NULL;
-    op->dim = 0;
-    op->has_off = 0;
     op->kind = (uint8_t)kind;
     op->late = 0;
     op->name = name;
@@ -99,11 +91,20 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
 static void act_cl_op_free(act_cl_op *op)
 {
     free(op->name_heap);
-    free(op);
+    act_cl_op_release(op);
 }
 
-void act_cl_op_kernel_name(act_cl_op *op, cl_kernel k)
+void act_cl_op_kernel(act_cl_op *op, cl_kernel k)
 {
+    const act_cl_kinfo *ki = act_cl_obj_kernel(k);
+    op->k = k;
+    op->nk = ki ? ki->n : 0;
+    op->ksizes = ki ? ki->sizes : NULL;
+    if (ki && ki->named) {
+        memcpy(op->namebuf, ki->name, sizeof op->namebuf);
+        op->name = op->namebuf;
+        return;
+    }
     size_t len = 0;
     if (act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof op->namebuf, op->namebuf,
                                     &len) == CL_SUCCESS) {
@@ -255,45 +256,116 @@ static void act_cl_sweep_failed(void)
     }
 }
 
+/* ---- the launch record of a kernel ---------------------------------------- */
+
+/* Global and local sizes as the device op shows them: unused dimensions
+ * 1, a local size the runtime chooses 0 (only when the record below
+ * could not be written). */
+static void act_cl_launch_sizes(act_cl_op *op)
+{
+    for (uint32_t i = 0; i < 3; i++) {
+        op->gsize[i] = i < op->dim && op->gws ? op->gws[i] : 1;
+        op->lsize[i] = op->lws ? (i < op->dim ? op->lws[i] : 1) : 0;
+    }
+}
+
+/* The args of a kernel launch (work dim, sizes as given, offset, kernel
+ * argument sizes) right after its API record; fills op's gsize/lsize for
+ * its device op. Inlined into act_cl_op_end: it runs at every launch. */
+static inline __attribute__((always_inline)) void act_cl_launch_args(act_cl_op *op)
+{
+    /* One ACT_RECARG_LAUNCH record (record.h): five args for the price of
+     * one, written straight into the reserved record, filling op's sizes
+     * on the way (one pass over the app's arrays). */
+    static const size_t ones[3] = {1, 1, 1}; /* no global size: the call failed */
+    const size_t *g = op->gws ? op->gws : ones, *l = op->lws, *o = op->off;
+    uint32_t dim = op->dim, nk = op->nk;
+    const uint64_t *ks = op->ksizes;
+    uint32_t n = 2 + dim * (1 + (l != NULL) + (o != NULL)) + nk;
+    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof *r + n * sizeof(uint64_t));
+    if (ACT_UNLIKELY(!r)) { /* counted as dropped */
+        act_cl_launch_sizes(op);
+        return;
+    }
+    r->h.aux = 0; /* LAUNCH needs no key */
+    r->type = ACT_RECARG_LAUNCH;
+    r->pad = 0;
+    r->v.u = n;
+    uint64_t *v = (uint64_t *)(r + 1), lz = l != NULL;
+    uint64_t *vg = v + 2, *vl = vg + dim, *vo = vl + (l ? dim : 0);
+    v[0] = dim;
+    v[1] = lz | (uint64_t)(o != NULL) << 1;
+    op->gsize[0] = op->gsize[1] = op->gsize[2] = 1;
+    op->lsize[0] = op->lsize[1] = op->lsize[2] = lz;
+    for (uint32_t i = 0; i < dim; i++) {
+        vg[i] = op->gsize[i] = g[i];
+        if (l)
+            vl[i] = op->lsize[i] = l[i];
+        if (o)
+            vo[i] = o[i];
+    }
+    uint64_t *vk = vo + (o ? dim : 0);
+    for (uint32_t i = 0; i < nk; i++)
+        vk[i] = ks[i];
+    act_rec_commit();
+}
+
+/* The rare ends of act_cl_op_end: the call failed, or its API record was
+ * dropped (counted). A device op is recorded if and only if its launch
+ * was; our own event, if the app passed none, is ours to release. */
+static void act_cl_op_end_slow(act_cl_op *op, cl_int result, int written, cl_event *app_ev)
+{
+    if (result < 0 && written)
+        act_cl_error_arg(result);
+    if (op->k && written)
+        act_cl_launch_args(op);
+    if (result == CL_SUCCESS) {
+        if (app_ev)
+            act_cl_event_created(*app_ev, NULL);
+        else
+            act_cl_next.clReleaseEvent(op->ev);
+    }
+    act_cl_op_free(op);
+}
+
+/* clSetEventCallback refused: the command is not traced (said, not lost
+ * silently). */
+static void act_cl_callback_refused(act_cl_op *op, const char *api, cl_int rc, int late)
+{
+    act_rec_error_emit("opencl: clSetEventCallback failed (%d) for %s", (int)rc, api);
+    act_cl_next.clReleaseEvent(op->ev);
+    act_cl_op_free(op);
+    act_cl_pending_add(-1);
+    if (!late)
+        atomic_fetch_sub(&act_cl_pending_early, 1);
+}
+
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev)
 {
     uint64_t end = act_clock_now();
     int written = act_rec_api_emit(api, op->start, end, result == CL_SUCCESS ? op->corr : 0,
                                    op->ext, result, ACT_SOURCE_OPENCL) == 0;
-    if (ACT_UNLIKELY(result < 0) && written)
-        act_cl_error_arg(result);
-    if (op->k && written)
-        act_cl_launch_args(op);
-    if (result == CL_SUCCESS && app_ev)
-        act_cl_obj_created(ACT_CL_OBJ_EVENT, *app_ev, NULL, NULL, 0);
-    if (result != CL_SUCCESS || !written) {
-        /* No command, or its launch was dropped (counted): a device op
-         * is recorded if and only if its launch was. Our own event, if
-         * the app passed none, is ours to release. */
-        if (result == CL_SUCCESS && !app_ev)
-            act_cl_next.clReleaseEvent(op->ev);
-        act_cl_op_free(op);
+    if (ACT_UNLIKELY(result != CL_SUCCESS || !written)) {
+        act_cl_op_end_slow(op, result, written, app_ev);
         return;
     }
+    if (op->k)
+        act_cl_launch_args(op);
     if (app_ev) {
+        act_cl_event_created(*app_ev, NULL);
         op->ev = *app_ev;
         act_cl_next.clRetainEvent(op->ev);
     }
     act_cl_pending_add(1);
-    op->late = atomic_load(&act_cl_draining) != 0;
-    if (!op->late)
+    /* A predictable branch: the drain begins once, at exit. */
+    int late = ACT_UNLIKELY(atomic_load_explicit(&act_cl_draining, memory_order_relaxed) != 0);
+    op->late = (uint8_t)late;
+    if (ACT_LIKELY(!late))
         atomic_fetch_add(&act_cl_pending_early, 1);
-    int late = op->late;
     act_cl_slot_put(op);
     cl_int rc = act_cl_next.clSetEventCallback(op->ev, CL_COMPLETE, act_cl_on_complete, op);
-    if (rc != CL_SUCCESS && act_cl_slot_take(op)) {
-        act_rec_error_emit("opencl: clSetEventCallback failed (%d) for %s", (int)rc, api);
-        act_cl_next.clReleaseEvent(op->ev);
-        act_cl_op_free(op);
-        act_cl_pending_add(-1);
-        if (!late)
-            atomic_fetch_sub(&act_cl_pending_early, 1);
-    }
+    if (ACT_UNLIKELY(rc != CL_SUCCESS) && act_cl_slot_take(op))
+        act_cl_callback_refused(op, api, rc, late);
 }
 
 /* ---- drain at stop ---------------------------------------------------------- */
@@ -338,7 +410,6 @@ static void act_cl_drain(void)
  * not wait at its exit for callbacks that belong to its parent. */
 static void act_cl_atfork_child(void)
 {
-    atomic_store(&act_cl_pending, 0);
     atomic_store(&act_cl_pending_early, 0);
     atomic_store(&act_cl_draining, 0);
 }

@@ -1,11 +1,13 @@
 /*
  * ext.c -- extension entry points. clGetExtensionFunctionAddressForPlatform
- * hands out our wrapper for the names listed with E() and A() in
- * cl_api.def (USM commands, allocations and frees of
- * cl_intel_unified_shared_memory) and the runtime's own pointer for every
- * other name. Commands are traced like the core clEnqueue* calls (device
- * op, bytes), allocations count like SVM in the leak report and the
- * device memory counter.
+ * hands out our wrapper for the names listed with E(), A(), EQ() and EO()
+ * in cl_api.def (USM commands, allocations and frees of
+ * cl_intel_unified_shared_memory; clEnqueueCommandBufferKHR and the
+ * lifetime of command buffers of cl_khr_command_buffer) and the runtime's
+ * own pointer for every other name. Commands are traced like the core
+ * clEnqueue* calls (device op, bytes), allocations count like SVM in the
+ * leak report and the device memory counter, command buffers are counted
+ * in the leak report.
  *
  * One real pointer is kept per name: the first platform's. A second
  * platform that answers with another pointer gets its own, unwrapped (its
@@ -19,13 +21,20 @@
 #define NOOP(...)
 
 /* The real pointers, one per wrapped name. */
-#define E(kind, label, ret, name, params, args) static void *_Atomic act_cl_ext_##name;
-#define A(ret, name, params, args)              static void *_Atomic act_cl_ext_##name;
-#define X                                       NOOP
+#define E(kind, label, ret, name, params, args)  static void *_Atomic act_cl_ext_##name;
+#define A(ret, name, params, args)               static void *_Atomic act_cl_ext_##name;
+#define EQ(kind, label, ret, name, params, args) static void *_Atomic act_cl_ext_##name;
+#define EO(type, ret, name, params, args)        static void *_Atomic act_cl_ext_##name;
+#define X                                        NOOP
 #include "cl_api.def"
 #undef X
+#undef EO
+#undef EQ
 #undef A
 #undef E
+/* Not wrapped, but asked for where a command buffer's queue is needed:
+ * the same platform's, looked up when clEnqueueCommandBufferKHR is. */
+static void *_Atomic act_cl_ext_clGetCommandBufferInfoKHR;
 
 #define ACT_CL_EXT_REAL(name)                                                                      \
     ((name##_fn)atomic_load_explicit(&act_cl_ext_##name, memory_order_acquire))
@@ -46,9 +55,13 @@
         return rc;                                                                                 \
     }
 #define A(ret, name, params, args)
+#define EQ(kind, label, ret, name, params, args)
+#define EO(type, ret, name, params, args)
 #define X NOOP
 #include "cl_api.def"
 #undef X
+#undef EO
+#undef EQ
 #undef A
 #undef E
 
@@ -64,7 +77,7 @@ static void *act_cl_usm_done(const char *api, uint64_t t0, void *p, cl_context c
     return p;
 }
 
-#define ACT_CL_USM_GATE(name, args)                                                                \
+#define ACT_CL_EXT_GATE(name, args)                                                                \
     if (!act_cl_gate(&act_cl_armed_clGetExtensionFunctionAddressForPlatform, ACT_CL_SETUP))        \
         return ACT_CL_EXT_REAL(name) args;                                                         \
     uint64_t t0 = act_clock_now();                                                                 \
@@ -74,7 +87,7 @@ static void *CL_API_CALL act_cl_x_clHostMemAllocINTEL(cl_context ctx,
                                                       const cl_mem_properties_intel *props,
                                                       size_t size, cl_uint align, cl_int *err)
 {
-    ACT_CL_USM_GATE(clHostMemAllocINTEL, (ctx, props, size, align, err));
+    ACT_CL_EXT_GATE(clHostMemAllocINTEL, (ctx, props, size, align, err));
     void *p = ACT_CL_EXT_REAL(clHostMemAllocINTEL)(ctx, props, size, align, &rc);
     return act_cl_usm_done("clHostMemAllocINTEL", t0, p, ctx, size, rc, err);
 }
@@ -83,7 +96,7 @@ static void *CL_API_CALL act_cl_x_clDeviceMemAllocINTEL(cl_context ctx, cl_devic
                                                         const cl_mem_properties_intel *props,
                                                         size_t size, cl_uint align, cl_int *err)
 {
-    ACT_CL_USM_GATE(clDeviceMemAllocINTEL, (ctx, dev, props, size, align, err));
+    ACT_CL_EXT_GATE(clDeviceMemAllocINTEL, (ctx, dev, props, size, align, err));
     void *p = ACT_CL_EXT_REAL(clDeviceMemAllocINTEL)(ctx, dev, props, size, align, &rc);
     return act_cl_usm_done("clDeviceMemAllocINTEL", t0, p, ctx, size, rc, err);
 }
@@ -92,14 +105,14 @@ static void *CL_API_CALL act_cl_x_clSharedMemAllocINTEL(cl_context ctx, cl_devic
                                                         const cl_mem_properties_intel *props,
                                                         size_t size, cl_uint align, cl_int *err)
 {
-    ACT_CL_USM_GATE(clSharedMemAllocINTEL, (ctx, dev, props, size, align, err));
+    ACT_CL_EXT_GATE(clSharedMemAllocINTEL, (ctx, dev, props, size, align, err));
     void *p = ACT_CL_EXT_REAL(clSharedMemAllocINTEL)(ctx, dev, props, size, align, &rc);
     return act_cl_usm_done("clSharedMemAllocINTEL", t0, p, ctx, size, rc, err);
 }
 
 static cl_int CL_API_CALL act_cl_x_clMemFreeINTEL(cl_context ctx, void *ptr)
 {
-    ACT_CL_USM_GATE(clMemFreeINTEL, (ctx, ptr));
+    ACT_CL_EXT_GATE(clMemFreeINTEL, (ctx, ptr));
     act_cl_obj_released(ptr);
     rc = ACT_CL_EXT_REAL(clMemFreeINTEL)(ctx, ptr);
     act_cl_host_slice("clMemFreeINTEL", t0, rc);
@@ -108,21 +121,114 @@ static cl_int CL_API_CALL act_cl_x_clMemFreeINTEL(cl_context ctx, void *ptr)
 
 static cl_int CL_API_CALL act_cl_x_clMemBlockingFreeINTEL(cl_context ctx, void *ptr)
 {
-    ACT_CL_USM_GATE(clMemBlockingFreeINTEL, (ctx, ptr));
+    ACT_CL_EXT_GATE(clMemBlockingFreeINTEL, (ctx, ptr));
     act_cl_obj_released(ptr);
     rc = ACT_CL_EXT_REAL(clMemBlockingFreeINTEL)(ctx, ptr);
     act_cl_host_slice("clMemBlockingFreeINTEL", t0, rc);
     return rc;
 }
 
+/* ---- cl_khr_command_buffer ------------------------------------------------ */
+
+/* The queue a command buffer runs on: the first given, else the first it
+ * was created for (noted at creation). For one created behind our back,
+ * the runtime is asked, and its answer used only if it is a queue we know:
+ * PoCL 3.1 answers CL_COMMAND_BUFFER_QUEUES_KHR with a pointer that is no
+ * queue, and calling anything on that would crash. NULL: not known. */
+static cl_command_queue act_cl_cmdbuf_queue(cl_uint nq, cl_command_queue *qs,
+                                            cl_command_buffer_khr cb)
+{
+    if (nq && qs)
+        return qs[0];
+    cl_command_queue q[8];
+    if ((q[0] = act_cl_obj_queue(cb)))
+        return q[0];
+    clGetCommandBufferInfoKHR_fn info = ACT_CL_EXT_REAL(clGetCommandBufferInfoKHR);
+    size_t len = 0;
+    if (!info || info(cb, CL_COMMAND_BUFFER_QUEUES_KHR, sizeof q, q, &len) != CL_SUCCESS ||
+        len < sizeof q[0] || !act_cl_queue_find(q[0]))
+        return NULL;
+    return q[0];
+}
+
+/* A command, like the core enqueues; when its queue cannot be known, a
+ * host slice only (the call is still recorded, with its error). */
+static cl_int CL_API_CALL act_cl_x_clEnqueueCommandBufferKHR(cl_uint nq, cl_command_queue *qs,
+                                                             cl_command_buffer_khr cb, cl_uint n,
+                                                             const cl_event *w, cl_event *ev)
+{
+    clEnqueueCommandBufferKHR_fn real = ACT_CL_EXT_REAL(clEnqueueCommandBufferKHR);
+    if (!act_cl_gate(&act_cl_armed_clGetExtensionFunctionAddressForPlatform, ACT_CL_CMD))
+        return real(nq, qs, cb, n, w, ev);
+    cl_command_queue q = act_cl_cmdbuf_queue(nq, qs, cb);
+    act_cl_op *op = q ? act_cl_op_begin(q, ACT_OP_OTHER, "Command buffer") : NULL;
+    if (!op) {
+        uint64_t t0 = act_clock_now();
+        cl_int rc = real(nq, qs, cb, n, w, ev);
+        act_cl_host_slice("clEnqueueCommandBufferKHR", t0, rc);
+        return rc;
+    }
+    cl_int rc = real(nq, qs, cb, n, w, act_cl_op_event(op, ev));
+    act_cl_op_end(op, "clEnqueueCommandBufferKHR", rc, ev);
+    return rc;
+}
+
+static cl_command_buffer_khr CL_API_CALL
+act_cl_x_clCreateCommandBufferKHR(cl_uint nq, const cl_command_queue *qs,
+                                  const cl_command_buffer_properties_khr *props, cl_int *err)
+{
+    ACT_CL_EXT_GATE(clCreateCommandBufferKHR, (nq, qs, props, err));
+    cl_command_buffer_khr cb = ACT_CL_EXT_REAL(clCreateCommandBufferKHR)(nq, qs, props, &rc);
+    if (err)
+        *err = rc;
+    if (cb) {
+        act_cl_obj_created(ACT_CL_OBJ_COMMAND_BUFFER, cb, NULL, NULL, 0);
+        if (nq && qs)
+            act_cl_obj_set_queue(cb, qs[0]);
+    }
+    act_cl_host_slice("clCreateCommandBufferKHR", t0, cb ? rc : (rc ? rc : CL_INVALID_VALUE));
+    return cb;
+}
+
+static cl_int CL_API_CALL act_cl_x_clRetainCommandBufferKHR(cl_command_buffer_khr cb)
+{
+    ACT_CL_EXT_GATE(clRetainCommandBufferKHR, (cb));
+    rc = ACT_CL_EXT_REAL(clRetainCommandBufferKHR)(cb);
+    if (rc == CL_SUCCESS)
+        act_cl_obj_retained(cb);
+    act_cl_host_slice("clRetainCommandBufferKHR", t0, rc);
+    return rc;
+}
+
+static cl_int CL_API_CALL act_cl_x_clReleaseCommandBufferKHR(cl_command_buffer_khr cb)
+{
+    ACT_CL_EXT_GATE(clReleaseCommandBufferKHR, (cb));
+    act_cl_obj_released(cb); /* before: the handle may be reused once released */
+    rc = ACT_CL_EXT_REAL(clReleaseCommandBufferKHR)(cb);
+    act_cl_host_slice("clReleaseCommandBufferKHR", t0, rc);
+    return rc;
+}
+
+/* What a wrapper of `fname` needs besides its own real pointer. */
+static void act_cl_ext_companions(cl_platform_id plat, const char *fname)
+{
+    if (strcmp(fname, "clEnqueueCommandBufferKHR") != 0)
+        return;
+    void *info =
+        act_cl_next.clGetExtensionFunctionAddressForPlatform(plat, "clGetCommandBufferInfoKHR");
+    void *expected = NULL;
+    atomic_compare_exchange_strong(&act_cl_ext_clGetCommandBufferInfoKHR, &expected, info);
+}
+
 /* Our wrapper for `real` of `fname`, or `real` itself. */
-static void *act_cl_ext_wrap(const char *fname, void *real)
+static void *act_cl_ext_wrap(cl_platform_id plat, const char *fname, void *real)
 {
     void *expected = NULL;
 #define ACT_CL_EXT_CASE(name)                                                                      \
     if (!strcmp(fname, #name)) {                                                                   \
         if (atomic_compare_exchange_strong(&act_cl_ext_##name, &expected, real) ||                 \
             expected == real) {                                                                    \
+            act_cl_ext_companions(plat, fname);                                                    \
             name##_fn w = act_cl_x_##name;                                                         \
             void *wp;                                                                              \
             memcpy(&wp, &w, sizeof wp);                                                            \
@@ -130,11 +236,15 @@ static void *act_cl_ext_wrap(const char *fname, void *real)
         }                                                                                          \
         return real;                                                                               \
     }
-#define E(kind, label, ret, name, params, args) ACT_CL_EXT_CASE(name)
-#define A(ret, name, params, args)              ACT_CL_EXT_CASE(name)
-#define X                                       NOOP
+#define E(kind, label, ret, name, params, args)  ACT_CL_EXT_CASE(name)
+#define A(ret, name, params, args)               ACT_CL_EXT_CASE(name)
+#define EQ(kind, label, ret, name, params, args) ACT_CL_EXT_CASE(name)
+#define EO(type, ret, name, params, args)        ACT_CL_EXT_CASE(name)
+#define X                                        NOOP
 #include "cl_api.def"
 #undef X
+#undef EO
+#undef EQ
 #undef A
 #undef E
     return real;
@@ -147,5 +257,5 @@ void *CL_API_CALL act_cl_w_clGetExtensionFunctionAddressForPlatform(cl_platform_
     if (!real || !fname ||
         !act_cl_gate(&act_cl_armed_clGetExtensionFunctionAddressForPlatform, ACT_CL_QUERY))
         return real;
-    return act_cl_ext_wrap(fname, real);
+    return act_cl_ext_wrap(plat, fname, real);
 }

@@ -38,10 +38,10 @@ typedef void(CL_CALLBACK *act_cl_notify_fn)(const char *, const void *, size_t, 
     if (!act_cl_gate(&act_cl_armed_##name_, ACT_CL_SETUP))                                         \
         return act_cl_next.name_(h_);                                                              \
     uint64_t t0 = act_clock_now();                                                                 \
-    if (track_ == act_cl_obj_released)                                                             \
+    if (track_ == act_cl_obj_released || track_ == act_cl_event_released)                          \
         track_(h_); /* before: the handle may be reused once released */                           \
     cl_int rc = act_cl_next.name_(h_);                                                             \
-    if (rc == CL_SUCCESS && track_ == act_cl_obj_retained)                                         \
+    if (rc == CL_SUCCESS && (track_ == act_cl_obj_retained || track_ == act_cl_event_retained))    \
         track_(h_);                                                                                \
     act_cl_host_slice(#name_, t0, rc);                                                             \
     return rc
@@ -389,11 +389,11 @@ cl_kernel CL_API_CALL act_cl_w_clCloneKernel(cl_kernel k, cl_int *err)
     cl_kernel c = act_cl_next.clCloneKernel(k, err);
     if (c) {
         act_cl_obj_created(ACT_CL_OBJ_KERNEL, c, NULL, NULL, 0);
-        uint32_t n;
-        const uint64_t *sizes = act_cl_obj_kernel_args(k, &n);
-        uint64_t copy[64];
+        const act_cl_kinfo *ki = act_cl_obj_kernel(k);
+        uint32_t n = ki ? ki->n : 0;
+        uint64_t copy[ACT_CL_KARGS_CACHED];
         if (n)
-            memcpy(copy, sizes, n * sizeof copy[0]);
+            memcpy(copy, ki->sizes, n * sizeof copy[0]);
         for (uint32_t i = 0; i < n; i++)
             act_cl_obj_kernel_arg(c, i, copy[i]);
     }
@@ -415,18 +415,18 @@ cl_event CL_API_CALL act_cl_w_clCreateUserEvent(cl_context ctx, cl_int *err)
     ACT_CL_OBJ_BEGIN(clCreateUserEvent, (ctx, err));
     cl_event e = act_cl_next.clCreateUserEvent(ctx, err);
     if (e)
-        act_cl_obj_created(ACT_CL_OBJ_EVENT, e, ctx, NULL, 0);
+        act_cl_event_created(e, ctx);
     ACT_CL_OBJ_END(clCreateUserEvent, e);
 }
 
 cl_int CL_API_CALL act_cl_w_clRetainEvent(cl_event e)
 {
-    ACT_CL_REFCALL(clRetainEvent, e, act_cl_obj_retained);
+    ACT_CL_REFCALL(clRetainEvent, e, act_cl_event_retained);
 }
 
 cl_int CL_API_CALL act_cl_w_clReleaseEvent(cl_event e)
 {
-    ACT_CL_REFCALL(clReleaseEvent, e, act_cl_obj_released);
+    ACT_CL_REFCALL(clReleaseEvent, e, act_cl_event_released);
 }
 
 cl_sampler CL_API_CALL act_cl_w_clCreateSampler(cl_context ctx, cl_bool norm,

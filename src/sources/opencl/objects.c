@@ -18,8 +18,8 @@
  * holds are counted per type into the metadata "opencl_leaks".
  *
  * Creation and release are not hot except for events (one per enqueue
- * that asks for one): a chained table under one mutex, a node malloc'ed
- * per object.
+ * that asks for one), which evtab.c keeps without a lock: for the rest a
+ * chained table under one mutex, a node malloc'ed per object.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -28,9 +28,8 @@
 #include "cl_source.h"
 #include "init/init.h"
 
-#define ACT_CL_OBJ_BUCKETS  4096u /* power of two */
-#define ACT_CL_KARGS_MAX    256u
-#define ACT_CL_KARGS_CACHED 64u /* sizes a launch records */
+#define ACT_CL_OBJ_BUCKETS 4096u /* power of two */
+#define ACT_CL_KARGS_MAX   256u
 
 typedef struct obj {
     const void *h;
@@ -46,6 +45,7 @@ typedef struct obj {
     uint64_t bytes;    /* memory: size; contexts: live bytes */
     uint64_t *kargs;   /* kernels: argument sizes */
     uint32_t n_kargs;
+    const void *queue; /* command buffers: the first queue it was created for */
 } obj;
 
 static obj *act_cl_objs[ACT_CL_OBJ_BUCKETS];
@@ -53,18 +53,17 @@ static pthread_mutex_t act_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t act_cl_ctx_count;
 static _Atomic int act_cl_obj_used;
 /* Bumped whenever a kernel's argument sizes change or a kernel node comes
- * or goes: a launch reads the sizes from its thread's cache while this is
- * unchanged, without the lock (the sizes rarely change between launches). */
+ * or goes: a launch reads the sizes and the name from its thread's cache
+ * while this is unchanged, without the lock (the sizes rarely change
+ * between launches). A cached name belongs to a kernel whose creation was
+ * seen: its handle cannot be reused before its release (a bump). */
 static _Atomic uint64_t act_cl_karg_gen;
-typedef struct karg_cache {
-    const void *k;
-    uint64_t gen;
-    uint32_t n;
-    uint64_t sizes[ACT_CL_KARGS_CACHED];
-} karg_cache;
+typedef act_cl_kinfo karg_cache;
 /* Only a pointer is thread-local: the library's static TLS must stay
- * small (a second copy of it may be dlopen'ed). Freed at thread exit. */
-static _Thread_local karg_cache *act_cl_karg_cache;
+ * small (a second copy of it may be dlopen'ed). Initial-exec, as the
+ * recorder's own (recorder_int.h): a launch reads it without a call to
+ * __tls_get_addr. Freed at thread exit. */
+static __thread karg_cache *act_cl_karg_cache __attribute__((tls_model("initial-exec")));
 static pthread_key_t act_cl_karg_key;
 static pthread_once_t act_cl_karg_once = PTHREAD_ONCE_INIT;
 
@@ -86,8 +85,8 @@ static karg_cache *karg_cache_get(void)
 }
 
 static const char *const act_cl_obj_names[ACT_CL_OBJ_TYPES] = {
-    "context", "command_queue", "buffer", "image",   "pipe",
-    "program", "kernel",        "event",  "sampler", "svm",
+    "context", "command_queue", "buffer",  "image", "pipe",           "program",
+    "kernel",  "event",         "sampler", "svm",   "command_buffer",
 };
 
 static uint32_t obj_hash(const void *p)
@@ -138,7 +137,7 @@ static void obj_final(obj *o)
             up->bytes -= o->bytes < up->bytes ? o->bytes : up->bytes;
             ctx_sample(up);
         }
-        if (o->kargs)
+        if (o->type == ACT_CL_OBJ_KERNEL)
             atomic_fetch_add(&act_cl_karg_gen, 1);
         free(o->kargs);
         free(o);
@@ -179,6 +178,7 @@ static void act_cl_obj_atfork_child(void)
 {
     pthread_mutex_init(&act_cl_obj_lock, NULL);
     memset(act_cl_objs, 0, sizeof act_cl_objs);
+    act_cl_events_forget();
     atomic_fetch_add(&act_cl_karg_gen, 1);
 }
 
@@ -188,15 +188,20 @@ static void act_cl_obj_register_stop(void)
     pthread_atfork(NULL, NULL, act_cl_obj_atfork_child);
 }
 
-void act_cl_obj_created(int type, const void *h, cl_context ctx, const void *parent, uint64_t bytes)
+void act_cl_obj_use(void)
 {
-    if (!h || !act_capture_attached())
-        return;
     if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed)) {
         static pthread_once_t once = PTHREAD_ONCE_INIT;
         pthread_once(&once, act_cl_obj_register_stop);
         atomic_store(&act_cl_obj_used, 1);
     }
+}
+
+void act_cl_obj_created(int type, const void *h, cl_context ctx, const void *parent, uint64_t bytes)
+{
+    if (!h || !act_capture_attached())
+        return;
+    act_cl_obj_use();
     obj *o = calloc(1, sizeof *o);
     if (!o)
         return;
@@ -292,28 +297,57 @@ void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size)
     pthread_mutex_unlock(&act_cl_obj_lock);
 }
 
-const uint64_t *act_cl_obj_kernel_args(cl_kernel k, uint32_t *n)
+void act_cl_obj_set_queue(const void *h, cl_command_queue q)
 {
-    *n = 0;
-    karg_cache *c;
-    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed) || !(c = karg_cache_get()))
+    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&act_cl_obj_lock);
+    obj *o = obj_find(h);
+    if (o)
+        o->queue = q;
+    pthread_mutex_unlock(&act_cl_obj_lock);
+}
+
+cl_command_queue act_cl_obj_queue(const void *h)
+{
+    if (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed))
+        return NULL;
+    pthread_mutex_lock(&act_cl_obj_lock);
+    const obj *o = obj_find(h);
+    cl_command_queue q = o ? (cl_command_queue)(uintptr_t)o->queue : NULL;
+    pthread_mutex_unlock(&act_cl_obj_lock);
+    return q;
+}
+
+/* The cache of this thread missed: look `k` up under the lock, and ask
+ * for the name of a kernel whose creation was seen. */
+static __attribute__((noinline)) void karg_cache_fill(karg_cache *c, cl_kernel k, uint64_t gen)
+{
+    pthread_mutex_lock(&act_cl_obj_lock);
+    const obj *o = obj_find(k);
+    uint32_t m = 0, known = o && o->type == ACT_CL_OBJ_KERNEL;
+    if (known) {
+        m = o->n_kargs < ACT_CL_KARGS_CACHED ? o->n_kargs : ACT_CL_KARGS_CACHED;
+        memcpy(c->sizes, o->kargs, m * sizeof(uint64_t));
+    }
+    pthread_mutex_unlock(&act_cl_obj_lock);
+    c->k = k;
+    c->gen = gen; /* read before the lookup: a later change misses */
+    c->n = m;
+    c->named = known && act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof c->name,
+                                                    c->name, NULL) == CL_SUCCESS;
+}
+
+const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k)
+{
+    karg_cache *c = act_cl_karg_cache;
+    if (ACT_UNLIKELY(!c) &&
+        (!atomic_load_explicit(&act_cl_obj_used, memory_order_relaxed) || !(c = karg_cache_get())))
         return NULL;
     uint64_t gen = atomic_load_explicit(&act_cl_karg_gen, memory_order_acquire);
-    if (c->k != k || c->gen != gen) {
-        pthread_mutex_lock(&act_cl_obj_lock);
-        const obj *o = obj_find(k);
-        uint32_t m = 0;
-        if (o && o->type == ACT_CL_OBJ_KERNEL) {
-            m = o->n_kargs < ACT_CL_KARGS_CACHED ? o->n_kargs : ACT_CL_KARGS_CACHED;
-            memcpy(c->sizes, o->kargs, m * sizeof(uint64_t));
-        }
-        pthread_mutex_unlock(&act_cl_obj_lock);
-        c->k = k;
-        c->gen = gen; /* read before the lookup: a later change misses */
-        c->n = m;
-    }
-    *n = c->n;
-    return c->sizes;
+    if (ACT_UNLIKELY(c->k != k || c->gen != gen))
+        karg_cache_fill(c, k, gen);
+    return c;
 }
 
 void act_cl_obj_report(void)
@@ -328,6 +362,7 @@ void act_cl_obj_report(void)
                     bytes[o->type] += o->bytes;
             }
     pthread_mutex_unlock(&act_cl_obj_lock);
+    count[ACT_CL_OBJ_EVENT] += act_cl_events_live();
     char json[1024];
     size_t len = 0;
     uint64_t total = 0;

@@ -10,7 +10,8 @@
  * clSetKernelArg / clSetKernelArgSVMPointer record each argument's size
  * with the kernel (objects.c); a launch then carries "work dim", "global
  * work size", "local work size" (null when the runtime chooses), "global
- * work offset" (null when none) and "arg sizes" (act_cl_launch_args).
+ * work offset" (null when none) and "arg sizes" (written with the launch
+ * by event.c).
  */
 #include <stdlib.h>
 
@@ -156,28 +157,4 @@ cl_int CL_API_CALL act_cl_w_clSetKernelArgSVMPointer(cl_kernel k, cl_uint idx, c
         act_cl_obj_kernel_arg(k, idx, sizeof ptr);
     act_cl_host_slice("clSetKernelArgSVMPointer", t0, rc);
     return rc;
-}
-
-void act_cl_launch_args(const act_cl_op *op)
-{
-    /* One ACT_RECARG_LAUNCH record (record.h): five args for the price of one. */
-    uint64_t v[2 + 9 + 64];
-    uint32_t dim = op->dim, at = 2, n;
-    int local = op->lsize[0] != 0;
-    v[0] = dim;
-    v[1] = (uint64_t)local | (uint64_t)op->has_off << 1;
-    memcpy(v + at, op->gsize, dim * sizeof v[0]);
-    at += dim;
-    if (local) {
-        memcpy(v + at, op->lsize, dim * sizeof v[0]);
-        at += dim;
-    }
-    if (op->has_off) {
-        memcpy(v + at, op->off, dim * sizeof v[0]);
-        at += dim;
-    }
-    const uint64_t *sizes = act_cl_obj_kernel_args(op->k, &n);
-    if (n)
-        memcpy(v + at, sizes, n * sizeof v[0]);
-    act_rec_arg_emit_vec(NULL, ACT_RECARG_LAUNCH, v, at + n);
 }

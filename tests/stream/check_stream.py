@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""check_stream.py -- `acceltrace run` streams (issue 17 item 1): the trace it
+writes, reading the program's spool while the program runs, is byte for byte
+the trace a batch export of the same spool writes afterwards (`acceltrace
+export` of the kept spool), and so is the summary.
+
+The programs read their spool with --stream-interval=1, so that even short
+runs are read in many batches, across chunk and segment boundaries: the
+bundled example (vecops, several threads: the OpenCL callbacks), a program
+churning threads (chunks recycled between threads), one forking, exec'ing and
+spawning children on two recording threads, one exec'ing itself (a spool
+per image: the first image is the one read live), and one opening and closing
+its capture window with act_start/act_stop (--capture-range=api: which API
+calls are inside is settled after the pass).
+
+usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API [CASE...]
+(CASE: vecops, threads, procs, reexec, capture_api; default all)
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def summary_lines(stderr):
+    """The summary: what acceltrace printed that is not one of its own
+    'acceltrace: ...' lines, at the end of stderr (after the program's)."""
+    return [l for l in stderr.splitlines() if not l.startswith("acceltrace:")]
+
+
+def check(act, name, argv, tmp, extra=()):
+    out = os.path.join(tmp, name + ".stream.json")
+    r = subprocess.run([act, "run", "--keep-spool", "--stream-interval=1", "--log=debug", "-o",
+                        out, *extra, "--", *argv], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        fail(f"{name}: run exited {r.returncode}: {r.stderr[-2000:]}")
+    live = re.search(r"(\d+) records were read while the program ran", r.stderr)
+    if not live or int(live.group(1)) == 0:
+        fail(f"{name}: nothing was read while the program ran: {r.stderr[-2000:]}")
+    m = re.search(r"spool kept in (\S+)", r.stderr)
+    if not m:
+        fail(f"{name}: no 'spool kept in' line: {r.stderr[-2000:]}")
+    spool = m.group(1)
+    batch = os.path.join(tmp, name + ".batch.json")
+    e = subprocess.run([act, "export", spool, "-o", batch], capture_output=True, text=True,
+                       timeout=120)
+    if e.returncode != 0:
+        fail(f"{name}: export exited {e.returncode}: {e.stderr[-2000:]}")
+    a, b = open(out, "rb").read(), open(batch, "rb").read()
+    if a != b:
+        at = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+        fail(f"{name}: the streamed trace ({len(a)} B) differs from the batch export "
+             f"({len(b)} B) at byte {at}: {a[max(0, at - 80):at + 80]!r} vs "
+             f"{b[max(0, at - 80):at + 80]!r}")
+    want = summary_lines(e.stderr)
+    got = summary_lines(r.stderr)
+    if not want or got[-len(want):] != want:
+        fail(f"{name}: summaries differ:\n--- run\n" + "\n".join(got) + "\n--- export\n" +
+             "\n".join(want))
+    subprocess.run(["rm", "-rf", spool])
+    print(f"ok {name}: {live.group(1)} records read while it ran; {len(a)} bytes, identical; "
+          f"summary identical ({len(want)} lines)")
+
+
+def main():
+    if len(sys.argv) < 6:
+        print(__doc__)
+        return 2
+    act, vecops, churn, edge, capture = sys.argv[1:6]
+    cases = {
+        "vecops": ([vecops], []),
+        "threads": ([churn, "threads", "200", "8", "300"], []),
+        "procs": ([churn, "procs", "20000"], []),
+        "reexec": ([edge, "reexec", "3"], []),
+        "capture_api": ([capture], ["--capture-range=api"]),
+    }
+    wanted = sys.argv[6:] or list(cases)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in wanted:
+            argv, extra = cases[name]
+            check(act, name, argv, tmp, extra=extra)
+    print("streamed traces are the batch traces")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

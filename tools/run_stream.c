@@ -1,0 +1,99 @@
+/*
+ * run_stream.c -- the launcher's reading thread while the program runs
+ * (run_stream.h). It wakes every ACT_RUN_STREAM_MS (--stream-interval),
+ * takes what the program published since (act_export_live_poll) and
+ * sleeps again: the program sees a batch of work five times a second, at nice
+ * ACT_RUN_STREAM_NICE, never a wake-up per record. Every signal is
+ * blocked in it: the launcher's main thread takes them.
+ */
+#include "run_stream.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct act_run_stream {
+    pthread_t thread;
+    act_export_live *live;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    volatile int stop; /* atomic: read by the builder between records */
+    unsigned ms;
+};
+
+static void *stream_main(void *arg)
+{
+    act_run_stream *s = arg;
+    /* This thread only: the main thread waits for the program at nice 0. */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ACT_RUN_STREAM_NICE);
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)s->ms * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        int rc = 0;
+        while (!s->stop && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&s->wake, &s->lock, &until);
+        if (s->stop)
+            break;
+        pthread_mutex_unlock(&s->lock);
+        int prc = act_export_live_poll(s->live, &s->stop);
+        pthread_mutex_lock(&s->lock);
+        if (prc < 0)
+            break; /* out of memory: the export reads the spool itself */
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+act_run_stream *act_run_stream_start(const char *spool_dir, pid_t pid, unsigned ms)
+{
+    act_run_stream *s = calloc(1, sizeof(*s));
+    if (!s || !(s->live = act_export_live_new(spool_dir, (long)pid))) {
+        free(s);
+        return NULL;
+    }
+    s->ms = ms;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&s->lock, NULL);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->thread, NULL, stream_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        act_export_live_free(s->live);
+        pthread_cond_destroy(&s->wake);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+act_export_live *act_run_stream_stop(act_run_stream *s)
+{
+    if (!s)
+        return NULL;
+    pthread_mutex_lock(&s->lock);
+    __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED); /* read outside the lock too */
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    act_export_live *l = s->live;
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    return l;
+}

@@ -1,0 +1,29 @@
+/*
+ * run_stream.h -- `acceltrace run` streams: while the program runs, a
+ * thread of the launcher reads the program's spool and feeds the builder
+ * (api/export.h, act_export_live) every ACT_RUN_STREAM_MS, so that the
+ * export at exit has only the tail left (docs/architecture.md "Streaming").
+ */
+#ifndef ACT_RUN_STREAM_H
+#define ACT_RUN_STREAM_H
+
+#include <sys/types.h>
+
+#include "api/export.h"
+
+/* Between two reads of the spool by default (run --stream-interval): a
+ * batch, not a record at a time. */
+#define ACT_RUN_STREAM_MS 200
+/* The reading thread's nice value: it yields to the program. */
+#define ACT_RUN_STREAM_NICE 10
+
+typedef struct act_run_stream act_run_stream;
+/* Start reading `spool_dir`/<pid>.acts every `ms` milliseconds; NULL (and
+ * nothing started) when the thread cannot be made: the export then reads
+ * everything itself. */
+act_run_stream *act_run_stream_start(const char *spool_dir, pid_t pid, unsigned ms);
+/* Stop the thread (within one batch of records) and hand over what it
+ * read, for act_export_opts.live (free with act_export_live_free). */
+act_export_live *act_run_stream_stop(act_run_stream *s);
+
+#endif
