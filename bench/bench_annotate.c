@@ -20,6 +20,9 @@
  * application and attaches through ACCELTRACE_SPOOL_DIR as `acceltrace run`
  * does (calls through the PLT; no LTTng column there).
  *
+ * --variant=ring measures the flight recorder (--ring) against normal
+ * recording, paired in the same run (measure_ring).
+ *
  * The LTTng column: when the program was built with liblttng-ust and the
  * `lttng` tools run here, the process first starts a session daemon (or
  * uses a running one), creates a snapshot-mode (flight-recorder) session
@@ -537,10 +540,95 @@ static int measure(const bench_opts *o, const char *lttng_skip, int prefault)
     return 0;
 }
 
+/* ---- ring mode (--variant=ring) -------------------------------------------
+ *
+ * The flight recorder's cost against normal recording, paired in the same
+ * run: each repetition times the empty loop, normal recording and ring
+ * recording (order rotated), each recording in a spool of its own opened
+ * before and closed after its timing (the process can hold one). The ring
+ * (1 MiB of 128 KiB chunks) wraps several times per timing, so chunks are
+ * recycled (surveyed, rewritten) while it is measured. Both spools are
+ * faulted in before their timing, so the difference is the ring's own work. */
+#ifndef ACT_BENCH_SHARED
+static double timed_recording(const char *dir, uint64_t ring, long n)
+{
+    act_recorder_set_ring(ring);
+    uint64_t cap = ring ? ring + (1u << 20) : (uint64_t)n * 32 * 3 / 2 + (8u << 20);
+    if (act_recorder_open(dir, cap, 128u << 10) != 0)
+        return NAN;
+    /* Both spools' pages present before timing: first-touch faults are the
+     * pre-fault helper's business (the prefault variant), and a fresh spool
+     * per timing would charge them to normal recording only. */
+    act_spool_header *sh = act_recorder_header();
+    if (madvise(sh, sh->capacity, 23 /* MADV_POPULATE_WRITE */) != 0)
+        perror("bench_annotate: madvise(MADV_POPULATE_WRITE)");
+    atomic_store(&act__recording, 1);
+    __atomic_store_n(act__idle_ptr, 0, __ATOMIC_SEQ_CST);
+    body_act(1000); /* the thread's chunk and strings for this spool */
+    uint64_t t0 = bench_now_ns();
+    body_act(n);
+    double ns = (double)(bench_now_ns() - t0) / (double)n;
+    act_spool_header *h = act_recorder_header();
+    int dropped = h && (h->dropped[ACT_REC_RANGE_PUSH] || h->dropped[ACT_REC_RANGE_POP]);
+    int wrapped = !ring || (h && h->chunks_overwritten > 0);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    act_recorder_close();
+    unlink(path);
+    act_recorder_set_ring(0);
+    return dropped || !wrapped ? NAN : ns;
+}
+
+static int measure_ring(const bench_opts *o)
+{
+    int reps = o->reps ? o->reps : o->quick ? 2 : 21;
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    long n = o->quick ? 40000 : 200000;
+    const uint64_t ring = 1u << 20;
+    static variant v[3] = {{"empty", body_empty, 1, REC_NA, 1, {0}},
+                           {"normal", body_act, 1, REC_ON, 1, {0}},
+                           {"ring", body_act, 1, REC_ON, 1, {0}}};
+    char dir[4096];
+    if (bench_tmpdir(dir, sizeof(dir), "ring") != 0)
+        return 1;
+    int invalid = 0;
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < 3; k++) {
+            int i = (k + r) % 3;
+            if (i == 0) {
+                uint64_t t0 = bench_now_ns();
+                body_empty(n);
+                v[0].ns[r] = (double)(bench_now_ns() - t0) / (double)n;
+            } else {
+                v[i].ns[r] = timed_recording(dir, i == 2 ? ring : 0, n);
+                invalid |= isnan(v[i].ns[r]);
+            }
+        }
+    bench_rmdir_flat(dir);
+    printf("# annotate ring: %ld pairs per timing (the 1 MiB ring wraps %.0f times), %d "
+           "repetitions, variants interleaved, a spool per timing\n",
+           n, (double)n * 32 / (double)ring, reps);
+    if (invalid) {
+        printf("# WARNING: a timing dropped records or did not wrap the ring: figures invalid\n");
+        return 1;
+    }
+    report_added("1 thread, normal recording", &v[1], &v[0], reps, "-", NAN);
+    report_added("1 thread, ring recording", &v[2], &v[0], reps, "-", NAN);
+    double ratio;
+    bench_stat d = added(&v[2], &v[1], reps, &ratio);
+    /* Equal within noise: zero lies inside the paired spread. */
+    bench_result(bench_name, "1 thread, ring - normal recording", d.median, "ns/pair",
+                 median_of(&v[1], reps), ratio, d, "0 within p10..p90",
+                 d.p10 <= 0 && d.p90 >= 0 ? "pass" : "SHORT");
+    return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     bench_opts o;
-    if (bench_parse_args(argc, argv, &o, "[--quick] [--reps=N] [--variant=prefault]") != 0)
+    if (bench_parse_args(argc, argv, &o, "[--quick] [--reps=N] [--variant=prefault|ring]") != 0)
         return 2;
     int prefault = 0;
 #ifdef ACT_BENCH_SHARED
@@ -550,9 +638,16 @@ int main(int argc, char **argv)
         return 2;
     }
 #endif
+#ifndef ACT_BENCH_SHARED
+    if (o.variant && strcmp(o.variant, "ring") == 0) {
+        bench_name = "annotate[ring]";
+        unsetenv("ACCELTRACE_SPOOL_DIR");
+        return measure_ring(&o);
+    }
+#endif
     if (o.variant) {
         if (strcmp(o.variant, "prefault") != 0) {
-            fprintf(stderr, "bench_annotate: unknown variant '%s' (allowed: prefault)\n",
+            fprintf(stderr, "bench_annotate: unknown variant '%s' (allowed: prefault, ring)\n",
                     o.variant);
             return 2;
         }

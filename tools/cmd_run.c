@@ -70,6 +70,7 @@ static const struct {
 } env_options[] = {
     {"buffer-size", "ACCELTRACE_BUFFER_SIZE"},
     {"chunk-size", "ACCELTRACE_CHUNK_SIZE"},
+    {"ring", "ACCELTRACE_RING"},
     {"hooks", "ACCELTRACE_HOOKS"},
     {"capture-range", "ACCELTRACE_CAPTURE_RANGE"},
     {"delay", "ACCELTRACE_DELAY"},
@@ -620,9 +621,12 @@ int act_cmd_run(int argc, char **argv)
                    &saved_mask);
     child_pid = pid;
     /* Streaming: the program's spool is read while it runs. Not with a
-     * trace per process (each is written by its own export) nor with
-     * trigger windows (known only at the end): those read it at exit. */
-    act_run_stream *stream = per_process || o.trigger_capture || o.no_stream
+     * trace per process (each is written by its own export), with
+     * trigger windows (known only at the end) nor with a ring (--ring: its
+     * trace is the last moments, whatever was streamed is overwritten):
+     * those read it at exit. */
+    const char *ring = getenv("ACCELTRACE_RING");
+    act_run_stream *stream = per_process || o.trigger_capture || o.no_stream || (ring && *ring)
                                  ? NULL
                                  : act_run_stream_start(spool, pid, o.stream_ms);
     /* sigmask still blocks SIGUSR2 and SIGCHLD (act_trigger_arm): they are

@@ -51,6 +51,10 @@ static const hopt run_opts[] = {
      "(or $ACCELTRACE_MSPTI_LIB) and libacceltrace.so"},
     {"--buffer-size", "SIZE", "recorder capacity per process, e.g. 64M [ACCELTRACE_BUFFER_SIZE]"},
     {"--chunk-size", "SIZE", "bytes per thread chunk (default 128K) [ACCELTRACE_CHUNK_SIZE]"},
+    {"--ring", "SIZE",
+     "flight recorder: keep only the most recent ~SIZE of records per process (e.g. 64M), "
+     "oldest chunks overwritten; the trace at exit, crash or trigger holds the last moments "
+     "[ACCELTRACE_RING]"},
     {"--hooks", "LIST",
      "hook groups: all, or a comma list such as all,-activity.cupti [ACCELTRACE_HOOKS]"},
     {"--capture-range", "RANGE",

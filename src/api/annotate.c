@@ -82,15 +82,16 @@ static __attribute__((noinline)) int range_push_slow(const char *name)
         /* Outside the window the stack still moves, so that the matching
          * pop is recognised as outside too (not unbalanced). */
         if (name && !__atomic_load_n(&act__idle, __ATOMIC_RELAXED))
-            act_recorder_range_pushed(ACT_RANGE_OUTSIDE);
+            act_recorder_range_pushed(ACT_RANGE_OUTSIDE, 0);
         return ACT_E_DISABLED;
     }
     if (!name)
         return ACT_E_INVAL;
-    int rc = emit_ts(ACT_REC_RANGE_PUSH, act_str_intern_literal(name));
+    uint32_t id = act_str_intern_literal(name);
+    int rc = emit_ts(ACT_REC_RANGE_PUSH, id);
     /* The stack moves even when the record was dropped, so that the
      * matching pop stays balanced (and is not written either). */
-    act_recorder_range_pushed(rc == ACT_OK ? ACT_RANGE_RECORDED : ACT_RANGE_DROPPED);
+    act_recorder_range_pushed(rc == ACT_OK ? ACT_RANGE_RECORDED : ACT_RANGE_DROPPED, id);
     return rc;
 }
 
@@ -109,10 +110,15 @@ static __attribute__((noinline)) int range_pop_slow(void)
 {
     if (!act_attached())
         return ACT_E_DISABLED;
+    if (act_recorder_range_top() == ACT_RANGE_RECORDED) {
+        /* Written even after the window closed: its push is in the spool.
+         * Written before the stack moves: a record that starts a ring
+         * chunk lists the range as still open (core/record.h R4). */
+        int rc = emit_ts(ACT_REC_RANGE_POP, 0);
+        act_recorder_range_popped();
+        return rc;
+    }
     switch (act_recorder_range_popped()) {
-    case ACT_RANGE_RECORDED:
-        /* Written even after the window closed: its push is in the spool. */
-        return emit_ts(ACT_REC_RANGE_POP, 0);
     case ACT_RANGE_OUTSIDE: act_capture_count_outside(ACT_REC_RANGE_POP); return ACT_E_DISABLED;
     case ACT_RANGE_DROPPED: act_rec_drop(ACT_REC_RANGE_POP); return ACT_E_FULL;
     default: return ACT_E_UNBALANCED;

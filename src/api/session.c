@@ -95,6 +95,28 @@ static int session_chunk_size(uint32_t *out)
     return ACT_OK;
 }
 
+/* ACCELTRACE_RING for a session (0 = no ring), checked like `run` checks it. */
+static int session_ring(uint32_t chunk, uint64_t *out)
+{
+    *out = 0;
+    const char *v = getenv("ACCELTRACE_RING");
+    if (!v || !*v)
+        return ACT_OK;
+    char err[512];
+    if (act_config_check_var("ACCELTRACE_RING", v, err, sizeof(err)) != 0 ||
+        act_config_parse_size(v, out) < 0) {
+        act_log("%s", err);
+        return ACT_E_CONFIG;
+    }
+    if (*out < 2ull * chunk) {
+        act_log("Invalid value for ACCELTRACE_RING: '%s'. Allowed: at least twice "
+                "ACCELTRACE_CHUNK_SIZE (%u bytes)",
+                v, chunk);
+        return ACT_E_CONFIG;
+    }
+    return ACT_OK;
+}
+
 static int session_make_dir(const act_options *opts)
 {
     if (opts && OPT_HAS(opts, spool_dir) && opts->spool_dir) {
@@ -146,6 +168,13 @@ static int session_begin_locked(const act_options *opts)
     rc = session_chunk_size(&chunk);
     if (rc != ACT_OK)
         return rc;
+    uint64_t ring;
+    rc = session_ring(chunk, &ring);
+    if (rc != ACT_OK)
+        return rc;
+    if (ring && ring + ACT_SPOOL_HEADER_SIZE > capacity)
+        capacity = ring + ACT_SPOOL_HEADER_SIZE;
+    act_recorder_set_ring(ring);
     rc = session_make_dir(opts);
     if (rc != ACT_OK)
         return rc;

@@ -196,6 +196,16 @@ static int parse_chunk_size(const char *v, act_config *cfg)
     return 0;
 }
 
+/* The flight recorder: keep the most recent SIZE of records. */
+static int parse_ring(const char *v, act_config *cfg)
+{
+    uint64_t b;
+    if (act_config_parse_size(v, &b) < 0 || b < 64 * KIB || b > 64 * GIB)
+        return -1;
+    cfg->ring_size = b;
+    return 0;
+}
+
 static int parse_drain_timeout(const char *v, act_config *cfg)
 {
     uint64_t ms;
@@ -341,6 +351,9 @@ static const act_var vars[] = {
      "a size in bytes, optionally with suffix K, M or G (e.g. 4096, 64M, 1G), from 1M to 64G"},
     {"ACCELTRACE_CHUNK_SIZE", parse_chunk_size,
      "a size in bytes, optionally with suffix K or M, a multiple of 4K from 4K to 16M"},
+    {"ACCELTRACE_RING", parse_ring,
+     "a size in bytes, optionally with suffix K, M or G (e.g. 64M), from 64K to 64G and at "
+     "least twice ACCELTRACE_CHUNK_SIZE"},
     {"ACCELTRACE_DRAIN_TIMEOUT", parse_drain_timeout,
      "an integer number of milliseconds from 0 to 600000"},
     {"ACCELTRACE_HOOKS", parse_hooks,
@@ -497,6 +510,14 @@ static int check_consistent(const act_config *cfg, char *err, size_t len)
                      "Invalid value for ACCELTRACE_CHUNK_SIZE: '%u'. Allowed: at most a quarter of "
                      "ACCELTRACE_BUFFER_SIZE (%llu bytes)",
                      cfg->chunk_size, (unsigned long long)cfg->buffer_size);
+        return ACT_E_CONFIG;
+    }
+    if (cfg->ring_size && cfg->ring_size < 2ull * cfg->chunk_size) {
+        if (err && len)
+            snprintf(err, len,
+                     "Invalid value for ACCELTRACE_RING: '%llu'. Allowed: at least twice "
+                     "ACCELTRACE_CHUNK_SIZE (%u bytes)",
+                     (unsigned long long)cfg->ring_size, cfg->chunk_size);
         return ACT_E_CONFIG;
     }
     return 0;

@@ -58,6 +58,10 @@ int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size);
 /* The same in a directory that must exist already: start-up with
  * ACCELTRACE_SPOOL_DIR (made by `run`) and forked children. */
 int act_recorder_attach(const char *dir, uint64_t capacity, uint32_t chunk_size);
+/* Ring mode (flight recorder) for the spools opened from now on: keep only
+ * the most recent `bytes` of records (0 = off). recorder/ring.c. */
+void act_recorder_set_ring(uint64_t bytes);
+uint64_t act_recorder_ring(void);
 /* Publish everything, write final counters, mark the spool sealed and
  * unmap it. Idempotent. */
 void act_recorder_close(void);

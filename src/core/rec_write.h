@@ -62,9 +62,12 @@ enum act_range_how {
     ACT_RANGE_DROPPED = -1,   /* no space: counted as dropped */
     ACT_RANGE_UNBALANCED = -2 /* (pop only) nothing was open; counted */
 };
-void act_recorder_range_pushed(int how);
+void act_recorder_range_pushed(int how, uint32_t name);
 /* Pops the innermost range; returns how its push went (enum act_range_how). */
 int act_recorder_range_popped(void);
+/* How the innermost open range's push went, without popping it
+ * (ACT_RANGE_UNBALANCED when none is open; nothing counted). */
+int act_recorder_range_top(void);
 
 /* The range hot path (recorder/ranges.c), tried first by act_range_push/pop while
  * recording: write the PUSH/POP of a recorded range and move the stack, or

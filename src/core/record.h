@@ -31,7 +31,49 @@
  * Timestamps are nanoseconds on the host timeline clock named in the header
  * (CLOCK_MONOTONIC_RAW unless `clock_kind` says otherwise).
  *
- * Changing a layout means bumping ACT_SPOOL_VERSION.
+ * Ring mode (flight recorder, ACT_SPOOL_F_RING): the spool keeps only the
+ * most recent `ring_chunks` chunks; when they are all used, a thread that
+ * needs a chunk takes the oldest one no thread owns and writes over it.
+ * Numbered invariants a reader relies on:
+ *
+ *  R1. Order: every chunk begins with one SEGMENT record whose `seq` is
+ *      global; a recycled chunk gets a new, higher seq, so ordering the
+ *      segments by seq orders the kept chunks oldest first.
+ *  R2. Consistency (a seqlock): act_chunk_header.gen is even while the
+ *      chunk's published prefix is valid. A writer that recycles a chunk
+ *      stores gen + 1 (odd) before it touches anything else in the chunk,
+ *      resets `used`, writes the new segment's first records, publishes
+ *      `used`, and only then stores gen + 2 (release). A reader of a live
+ *      spool loads gen (acquire), copies `used` bytes, loads gen again
+ *      after an acquire fence, and keeps the copy only if both loads are
+ *      the same even value; otherwise the chunk was recycled under it (its
+ *      content is newer than what the reader wanted; retry or skip it).
+ *      Outside ring mode gen stays 0.
+ *  R3. Self-contained chunks: in ring mode every string a record uses is
+ *      defined in the same chunk (the thread's string cache is invalidated
+ *      whenever it takes a chunk, and the strings interned just before the
+ *      chunk ran out are defined again, with the same ids, at the top of
+ *      the new one). Ids are still never reused within a thread.
+ *  R4. Thread state: the THREAD record written after each SEGMENT is an
+ *      act_rec_thread_ring carrying the thread's range state at the start
+ *      of the segment (the sequence number of its last RANGE_PUSH, and the
+ *      ranges still open with their names), so a reader that lost the
+ *      thread's earlier chunks numbers the pushes it sees correctly and
+ *      closes ranges that began before the kept window.
+ *  R5. Definitions survive: DEVICE, QUEUE, METADATA, CLOCK and tid-naming
+ *      THREAD records (aux 0) found in a chunk being recycled, and the last
+ *      CAPTURE record in it, are written again, with their strings, into
+ *      the new chunk (timestamps unchanged), so the trace still names
+ *      devices, queues and threads and knows the capture window's state
+ *      although their records were older than the window. What does not
+ *      fit is counted in `dropped`.
+ *  R6. Nothing lost silently: the header counts the chunks, bytes and
+ *      records overwritten (chunks_overwritten, bytes_overwritten,
+ *      records_overwritten); they are recycled by design, not dropped.
+ *
+ * Changing a layout means bumping ACT_SPOOL_VERSION. Fields appended in the
+ * header's spare room, records grown at their end and the chunk header's
+ * gen (zero before) are read as absent by older readers.
  */
 #ifndef ACT_RECORD_H
 #define ACT_RECORD_H
@@ -112,6 +154,22 @@ typedef struct act_rec_thread {
     uint32_t tid;  /* OS thread id */
     uint32_t name; /* string id of the thread name, 0 if none */
 } act_rec_thread;
+
+/* Ring mode (R4): the THREAD record after each SEGMENT. */
+#define ACT_RING_OPEN_MAX 32u /* open ranges listed; deeper ones are not */
+typedef struct act_rec_ring_open {
+    uint32_t seq;  /* the range's push sequence number in its thread */
+    uint32_t name; /* string id, defined earlier in this segment */
+} act_rec_ring_open;
+
+typedef struct act_rec_thread_ring {
+    act_rec_thread t;   /* h.aux = thread serial, never 0 */
+    uint32_t range_seq; /* sequence number of the thread's last RANGE_PUSH before this segment */
+    uint32_t n_open;    /* entries in open[], outermost first */
+    uint32_t depth;     /* ranges open at the segment's start (may exceed n_open) */
+    uint32_t pad;
+    /* act_rec_ring_open open[n_open]; */
+} act_rec_thread_ring;
 
 typedef struct act_rec_string {
     act_rec_hdr h; /* aux = string id */
@@ -297,6 +355,7 @@ typedef struct act_rec_extcorr {
  */
 #define ACT_SPOOL_F_SEALED      0x1u /* the process ended normally and flushed */
 #define ACT_SPOOL_F_CAPTURE_API 0x2u /* capture started off (waiting for act_start) */
+#define ACT_SPOOL_F_RING        0x4u /* ring mode: chunks are recycled (see R1-R6 above) */
 
 typedef struct act_spool_header {
     uint64_t magic;
@@ -335,6 +394,13 @@ typedef struct act_spool_header {
                              (ENOSPC: the file system is full), 0 = none */
     uint32_t pad1;
     uint64_t invalid_range_ends; /* atomic: act_range_end() ids act_range_start() never gave */
+    /* Ring mode (ACT_SPOOL_F_RING); zero otherwise. */
+    uint64_t ring_size;   /* bytes the ring was asked to keep */
+    uint32_t ring_chunks; /* chunks the ring cycles through */
+    uint32_t pad2;
+    uint64_t chunks_overwritten;  /* atomic: chunks recycled */
+    uint64_t bytes_overwritten;   /* atomic: published bytes of recycled chunks */
+    uint64_t records_overwritten; /* atomic: records in recycled chunks (SEGMENT, PAD excluded) */
 } act_spool_header;
 
 /* Header of every chunk. `used` counts bytes after this header. */
@@ -342,7 +408,7 @@ typedef struct act_chunk_header {
     uint32_t magic;
     uint32_t index;
     uint32_t used; /* published fill, written with release stores */
-    uint32_t pad;
+    uint32_t gen;  /* ring mode seqlock (R2): odd while being recycled; 0 outside ring mode */
 } act_chunk_header;
 
 _Static_assert(sizeof(act_rec_hdr) == 8, "record header is 8 bytes");

@@ -395,7 +395,11 @@ static void pass_record(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *r
     case ACT_REC_ERROR: on_error(b, p, rec); break;
     case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;
     case ACT_REC_ARG: on_arg(b, p, ps, rec); break;
-    case ACT_REC_THREAD: on_thread_name(b, p, rec); break;
+    case ACT_REC_THREAD:
+        on_thread_name(b, p, rec);
+        if (rec->r->aux) /* a ring spool's range state (ring.c) */
+            bld_ring_thread(b, p, thread_of(b, p, rec->serial), rec);
+        break;
     default: break; /* CAPTURE (window.c) */
     }
 }
@@ -410,8 +414,10 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
         b->tl->err = ACT_E_NOMEM;
     act_sp_rec rec;
     int rc = 0;
+    p->iter = it; /* ring.c resolves the names a ring's THREAD records carry */
     while (it && !b->tl->err && (rc = act_spool_iter_next(it, &rec)) > 0)
         pass_record(b, p, ps, &rec, p->n_read++);
+    p->iter = NULL;
     if (rc < 0)
         b->tl->err = ACT_E_NOMEM;
     act_spool_iter_free(it);
@@ -684,6 +690,13 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
                          span(b, r->start, r->end));
         emit_user_args(b, p, &r->args);
         act_tl_arg_u64(tl, "External id", r->ext_id);
+        if (r->before_window) { /* a ring spool's range open when its window began */
+            act_tl_arg *a = act_tl_arg_add(tl, "before_window");
+            if (a) {
+                a->type = ACT_ARG_BOOL;
+                a->v.u = 1;
+            }
+        }
         if (r->closed_at_end) {
             act_tl_arg *a = act_tl_arg_add(tl, r->closed_at_end == 1 ? "truncated" : "unclosed");
             if (a) {
@@ -751,6 +764,7 @@ static void add_counts(act_timeline *tl, const act_spool *sp)
     c->unbalanced_pops += sp->hdr.unbalanced_pops;
     c->invalid_range_ends += sp->hdr.invalid_range_ends;
     c->strings_truncated += sp->hdr.strings_truncated;
+    bld_ring_counts(tl, sp);
     if (sp->hdr.space_errno) {
         uint64_t lost = 0;
         for (int k = 0; k < ACT_REC_KIND_MAX; k++)

@@ -91,6 +91,12 @@ typedef struct bld_thread {
      * from 1): by_seq[seq - 1] is its index into proc.ranges. */
     uint32_t *by_seq;
     size_t n_seq, cap_seq;
+    /* Ring spools (ring.c): pushes before the kept window (by_seq[0] is
+     * push seq0 + 1), and the ranges open when it began. */
+    uint32_t seq0;
+    uint8_t ring_based;
+    uint32_t n_pre;
+    uint32_t pre_seq[ACT_RING_OPEN_MAX], pre_idx[ACT_RING_OPEN_MAX];
 } bld_thread;
 
 typedef struct bld_range {
@@ -98,6 +104,7 @@ typedef struct bld_range {
     act_str name;
     uint32_t tid;
     uint8_t closed_at_end; /* 1: process truncated, 2: never popped */
+    uint8_t before_window; /* ring: opened before the kept window (ring.c) */
     bld_args args;
 } bld_range;
 
@@ -125,6 +132,7 @@ typedef struct bld_clock_open {
 
 typedef struct bld_proc {
     act_spool *sp;
+    act_spool_iter *iter; /* the batch pass's iterator (ring.c names ranges with it); NULL live */
     uint32_t pid;
     bld_api *api;
     size_t n_api, cap_api;
@@ -225,6 +233,18 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op);
 /* External id of a range reference ((serial << 32) | seq); 0 = none
  * (counted as unresolved when ref was set). */
 uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref);
+
+/* ---- ring.c: ring spools (record.h R4) ---- */
+/* A THREAD record with the thread's range state: opens the ranges that
+ * began before the kept window, numbers the pushes that follow. */
+void bld_ring_thread(bld *b, bld_proc *p, bld_thread *t, const act_sp_rec *rec);
+/* External id of push `seq` <= t->seq0 (t may be NULL: a thread whose
+ * records were all overwritten); counts what the ring lost. */
+uint64_t bld_ring_ext(bld *b, const bld_proc *p, const bld_thread *t, uint64_t seq);
+/* A device op whose launch is not in the spool: counted. */
+void bld_ring_unlinked(bld *b, const bld_proc *p);
+/* The spool's ring counters into the timeline's. */
+void bld_ring_counts(act_timeline *tl, const act_spool *sp);
 
 /* devices.c */
 uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t handle,

@@ -143,13 +143,14 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
     if (!ref)
         return 0;
     uint64_t seq = ref & 0xffffffffu;
+    const bld_thread *t = NULL;
     if (act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v)) {
-        const bld_thread *t = &p->threads[v - 1];
-        if (seq && seq <= t->n_seq)
-            return p->ranges[t->by_seq[seq - 1]].ext_id;
+        t = &p->threads[v - 1];
+        if (seq > t->seq0 && seq - t->seq0 <= t->n_seq)
+            return p->ranges[t->by_seq[seq - t->seq0 - 1]].ext_id;
     }
-    b->tl->counts.unresolved_external++;
-    return 0;
+    /* Unresolved: before a ring's kept window (ring.c), or an error. */
+    return bld_ring_ext(b, p, t, seq);
 }
 
 void bld_join_op(bld *b, bld_proc *p, bld_op *op)
@@ -161,7 +162,7 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
         if (k)
             launch = &p->api[k->idx];
         else
-            b->tl->counts.unlinked_device_ops++;
+            bld_ring_unlinked(b, p); /* counted: overwritten by a ring, or an error */
     }
     op->d.launch_start = 0; /* the device handle was mapped before */
     if (launch) {

@@ -21,7 +21,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +129,8 @@ static void problem(act_spool *sp, const char *fmt, ...)
 
 static void drop_pages(const act_spool *sp)
 {
-    if (sp->map && sp->map_len)
+    /* A private copy is anonymous memory: dropping it would zero it. */
+    if (sp->map && sp->map_len && !sp->private_copy)
         (void)madvise((void *)sp->map, sp->map_len, MADV_DONTNEED);
 }
 
@@ -210,6 +213,60 @@ static int check_header(act_spool *sp, size_t file_size, char *err, size_t errle
         set_err(err, errlen, sp->path, msg);
         return ACT_E_FORMAT;
     }
+    return 0;
+}
+
+/* ---- ring spools: a consistent copy ---------------------------------- */
+
+/* Copy chunk `src` (its header and published prefix) under its seqlock
+ * (record.h R2): 1 when the copy is consistent, 0 when the chunk stayed
+ * busy being recycled. */
+static int ring_copy_chunk(unsigned char *dst, const act_chunk_header *src, uint32_t avail)
+{
+    for (int attempt = 0; attempt < 8; attempt++) {
+        uint32_t g1 =
+            atomic_load_explicit((const _Atomic uint32_t *)&src->gen, memory_order_acquire);
+        if (g1 & 1u) {
+            sched_yield();
+            continue;
+        }
+        uint32_t used =
+            atomic_load_explicit((const _Atomic uint32_t *)&src->used, memory_order_acquire);
+        memcpy(dst, src, sizeof(*src) + (used < avail ? used : avail));
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit((const _Atomic uint32_t *)&src->gen, memory_order_relaxed) == g1) {
+            ((act_chunk_header *)dst)->used = used;
+            return 1;
+        }
+    }
+    memset(dst, 0, sizeof(*src));
+    return 0;
+}
+
+/* Replace the mapping of a ring spool by a consistent private copy of its
+ * header and chunks. Chunks that stayed busy are counted as overwritten. */
+static int ring_copy(act_spool *sp)
+{
+    unsigned char *m =
+        mmap(NULL, sp->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return ACT_E_NOMEM;
+    const act_spool_header *h = &sp->hdr;
+    memcpy(m, sp->map, h->header_size);
+    uint64_t n = (sp->map_len - h->header_size) / h->chunk_size;
+    if (n > h->chunk_count)
+        n = h->chunk_count;
+    if (n > h->chunks_used)
+        n = h->chunks_used;
+    uint32_t avail = h->chunk_size - (uint32_t)sizeof(act_chunk_header);
+    for (uint64_t i = 0; i < n; i++) {
+        size_t base = h->header_size + (size_t)i * h->chunk_size;
+        if (!ring_copy_chunk(m + base, (const act_chunk_header *)(sp->map + base), avail))
+            sp->hdr.chunks_overwritten++;
+    }
+    munmap((void *)sp->map, sp->map_len);
+    sp->map = m;
+    sp->private_copy = 1;
     return 0;
 }
 
@@ -592,6 +649,11 @@ int act_spool_iter_next(act_spool_iter *it, act_sp_rec *rec)
     return 0;
 }
 
+act_str act_spool_iter_str(act_spool_iter *it, uint32_t serial, uint32_t id)
+{
+    return str_get(&it->rd, serial, id);
+}
+
 void act_spool_iter_free(act_spool_iter *it)
 {
     if (!it)
@@ -911,6 +973,10 @@ int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t
     if (rc)
         return rc;
     sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0;
+    if ((sp->hdr.flags & ACT_SPOOL_F_RING) && ring_copy(sp)) {
+        set_err(err, errlen, path, "out of memory");
+        return ACT_E_NOMEM;
+    }
     if (parse_cmdline(sp) || decode(sp, sp->map_len)) {
         set_err(err, errlen, path, "out of memory");
         return ACT_E_NOMEM;

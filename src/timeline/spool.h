@@ -12,6 +12,11 @@
  * `errors` (the rest of the spool is still used when possible). A spool
  * that cannot be used at all makes act_spool_open() fail with a one-line
  * reason.
+ *
+ * A ring spool (record.h R1-R6) is first copied chunk by chunk under the
+ * chunks' seqlock, so a live process recycling chunks while it is read
+ * never hands the reader a half-rewritten chunk; a chunk that stays busy is
+ * counted as overwritten.
  */
 #ifndef ACT_SPOOL_H
 #define ACT_SPOOL_H
@@ -65,6 +70,7 @@ typedef struct act_spool {
     size_t n_errors;
     uint64_t n_problems;      /* all problems, including those not listed */
     struct act_sp_live *live; /* while read live (reader.c); NULL otherwise */
+    int private_copy;         /* ring spool: `map` is a consistent private copy (reader.c) */
 } act_spool;
 
 /* Open, map and decode `path`. On success returns 0 (sp->errors may still
@@ -112,6 +118,10 @@ typedef struct act_spool_iter act_spool_iter;
 act_spool_iter *act_spool_iter_new(const act_spool *sp); /* NULL: out of memory */
 int act_spool_iter_next(act_spool_iter *it, act_sp_rec *rec);
 void act_spool_iter_free(act_spool_iter *it);
+/* String `id` of thread `serial` as it stands at the iterator's record
+ * (for records that carry more string ids than s1 and s2: a ring spool's
+ * THREAD records, record.h R4). */
+act_str act_spool_iter_str(act_spool_iter *it, uint32_t serial, uint32_t id);
 
 /* Drop the pages of the mapping that are resident: for a user that reads
  * records again through pointers it kept (they stay valid; what it reads

@@ -39,7 +39,11 @@ static const char *const cat_names[ACT_CAT_MAX] = {
 
 #define COUNTER(field, key, label)                                                                 \
     {                                                                                              \
-        key, label, offsetof(act_tl_counts, field)                                                 \
+        key, label, offsetof(act_tl_counts, field), 0                                              \
+    }
+#define RING_COUNTER(field, key, label)                                                            \
+    {                                                                                              \
+        key, label, offsetof(act_tl_counts, field), 1                                              \
     }
 const act_tl_counter act_tl_counters[] = {
     COUNTER(unbalanced_pops, "unbalanced_pops", "unbalanced range pops"),
@@ -54,8 +58,16 @@ const act_tl_counter act_tl_counters[] = {
     COUNTER(unresolved_external, "unresolved_external_ids", "External ids naming no range"),
     COUNTER(flows, "flows", "launch-to-device flows"),
     COUNTER(orphan_args, "orphan_args", "args with no event"),
+    RING_COUNTER(ring_size, "ring_size", "ring size per process (bytes)"),
+    RING_COUNTER(ring_chunks_overwritten, "ring_chunks_overwritten", "ring chunks overwritten"),
+    RING_COUNTER(ring_records_overwritten, "ring_records_overwritten", "ring records overwritten"),
+    RING_COUNTER(ring_bytes_overwritten, "ring_bytes_overwritten", "ring bytes overwritten"),
+    RING_COUNTER(ranges_before_window, "ranges_before_window", "ranges begun before ring window"),
+    RING_COUNTER(ring_flows_dropped, "ring_flows_dropped", "flows to launches overwritten"),
+    RING_COUNTER(ring_external_dropped, "ring_external_dropped", "External ids overwritten"),
 };
 #undef COUNTER
+#undef RING_COUNTER
 const size_t act_tl_n_counters = sizeof(act_tl_counters) / sizeof(act_tl_counters[0]);
 
 const char *act_cat_name(int cat)

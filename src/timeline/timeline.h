@@ -164,6 +164,14 @@ typedef struct act_tl_counts {
     uint64_t unresolved_external; /* ext naming no recorded range */
     uint64_t flows;
     uint64_t orphan_args; /* ARG records with no event to attach to */
+    /* Ring mode (flight recorder, timeline/ring.c). */
+    uint64_t ring_size;                /* largest ring of any process, bytes (0 = no ring) */
+    uint64_t ring_chunks_overwritten;  /* chunks recycled */
+    uint64_t ring_records_overwritten; /* records in them */
+    uint64_t ring_bytes_overwritten;
+    uint64_t ranges_before_window;  /* open when the kept window began: start at its start */
+    uint64_t ring_flows_dropped;    /* device ops whose launch was overwritten */
+    uint64_t ring_external_dropped; /* External ids naming ranges that were overwritten */
 } act_tl_counts;
 
 /* The plain counters of act_tl_counts, one list walked by every writer:
@@ -173,7 +181,8 @@ typedef struct act_tl_counts {
 typedef struct act_tl_counter {
     const char *key;
     const char *label;
-    size_t offset; /* of a uint64_t in act_tl_counts */
+    size_t offset;  /* of a uint64_t in act_tl_counts */
+    int quiet_zero; /* the summary prints it only when not 0 (ring-mode counters) */
 } act_tl_counter;
 
 extern const act_tl_counter act_tl_counters[];

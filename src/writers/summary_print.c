@@ -584,8 +584,9 @@ static void print_counters(FILE *f, json_t *a, const char *whose)
             (double)jnum(sk, "max_ns") / 1000.0);
     /* The timeline's one counters table (timeline.c), then the writer's. */
     for (size_t k = 0; k < act_tl_n_counters; k++)
-        fprintf(f, "  %-34s %llu\n", act_tl_counters[k].label,
-                (unsigned long long)jnum(a, act_tl_counters[k].key));
+        if (!act_tl_counters[k].quiet_zero || jnum(a, act_tl_counters[k].key))
+            fprintf(f, "  %-34s %llu\n", act_tl_counters[k].label,
+                    (unsigned long long)jnum(a, act_tl_counters[k].key));
     fprintf(f, "  %-34s %llu\n", "invalid UTF-8 sequences replaced",
             (unsigned long long)jnum(a, "invalid_utf8"));
     json_t *tr = json_object_get(a, "truncated_processes");

@@ -231,6 +231,31 @@ static void test_chunk_vs_buffer(void **state)
     clean_env(NULL);
 }
 
+/* The flight recorder (ACCELTRACE_RING): a size, at least two chunks. */
+static void test_ring(void **state)
+{
+    (void)state;
+    assert_int_equal(expect_valid("ACCELTRACE_RING", "64M").ring_size, 64ull << 20);
+    assert_int_equal(expect_valid("ACCELTRACE_RING", "256K").ring_size, 256u << 10);
+    assert_int_equal(expect_valid("ACCELTRACE_RING", "64G").ring_size, 64ull << 30);
+    expect_invalid("ACCELTRACE_RING", "0");
+    expect_invalid("ACCELTRACE_RING", "65535");
+    expect_invalid("ACCELTRACE_RING", "65G");
+    expect_invalid("ACCELTRACE_RING", "big");
+    expect_common_invalid("ACCELTRACE_RING", "64M");
+    clean_env(NULL);
+    setenv("ACCELTRACE_RING", "128K", 1); /* the default chunk is 128K */
+    act_config c;
+    char err[512];
+    assert_int_equal(act_config_load(&c, err, sizeof(err)), ACT_E_CONFIG);
+    assert_string_equal(err, "Invalid value for ACCELTRACE_RING: '131072'. Allowed: at least "
+                             "twice ACCELTRACE_CHUNK_SIZE (131072 bytes)");
+    setenv("ACCELTRACE_CHUNK_SIZE", "64K", 1);
+    assert_int_equal(act_config_load(&c, err, sizeof(err)), 0);
+    assert_int_equal(c.ring_size, 128u << 10);
+    clean_env(NULL);
+}
+
 static void test_drain_timeout(void **state)
 {
     (void)state;
@@ -501,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_buffer_size),
         cmocka_unit_test(test_chunk_size),
         cmocka_unit_test(test_chunk_vs_buffer),
+        cmocka_unit_test(test_ring),
         cmocka_unit_test(test_drain_timeout),
         cmocka_unit_test(test_gzip_threads),
         cmocka_unit_test(test_hooks),

@@ -7,7 +7,8 @@
  * count with a release store. No lock, no system call. Only when a chunk is
  * full does the thread take the slow path: grab a recycled chunk (mutex,
  * rare) or the next fresh one (its space reserved first), or count the
- * record as dropped when the spool or its file system is full.
+ * record as dropped when the spool or its file system is full. In ring
+ * mode (ring.c) the oldest chunk no thread owns is written over instead.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -33,7 +34,11 @@ static void chunk_release(act_thread *t)
      * next thread that needs one; its published fill stays as it is. */
     if (!t->chunk || t->gen != atomic_load(&act_rec_state.gen) || !act_rec_hdr_get())
         return;
-    if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed)) {
+    if (act_rec_state.ring_chunks) {
+        /* Ring mode: the chunk stays in the ring's order, to be recycled. */
+        act_rec_ring_disown(t->chunk->index);
+        atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
+    } else if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed)) {
         act_rec_state.free_chunks[act_rec_state.free_top++] = t->chunk->index;
         atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
     }
@@ -57,6 +62,7 @@ static void thread_destroy(void *arg)
     pthread_mutex_unlock(&act_rec_state.lock);
     for (size_t i = 0; i < ACT_STR_CACHE; i++)
         free(t->strs[i].copy);
+    act_rec_ring_thread_free(t);
     act_rec_tls = NULL;
     free(t);
 }
@@ -122,6 +128,7 @@ static uint32_t free_chunk_take(size_t need)
 int act_rec_chunk_acquire(act_thread *t, size_t need)
 {
     uint32_t idx = UINT32_MAX;
+    int recycled = 0;
     if (atomic_load_explicit(&act_rec_exhausted, memory_order_relaxed) && !t->chunk &&
         t->gen == atomic_load(&act_rec_state.gen))
         return -1;
@@ -147,7 +154,12 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
         act_rec_thread_reset_ranges(t);
     }
     chunk_release(t);
-    idx = free_chunk_take(need + sizeof(act_rec_segment) + sizeof(act_rec_thread));
+    if (act_rec_state.ring_chunks) {
+        idx = act_rec_ring_victim(atomic_load((_Atomic uint64_t *)&h->chunks_used));
+        recycled = idx != UINT32_MAX;
+    } else {
+        idx = free_chunk_take(need + sizeof(act_rec_segment) + sizeof(act_rec_thread));
+    }
     if (idx == UINT32_MAX) {
         /* A fresh chunk is counted in chunks_used only once its space is
          * reserved: readers touch no page beyond. Without space (a full
@@ -164,12 +176,19 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
     }
     if (idx == UINT32_MAX)
         atomic_store_explicit(&act_rec_exhausted, 1, memory_order_relaxed);
+    else if (act_rec_state.ring_chunks)
+        act_rec_ring_own(idx);
     pthread_mutex_unlock(&act_rec_state.lock);
     if (idx == UINT32_MAX)
         return -1;
 
     act_chunk_header *c = (act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
                                                (size_t)idx * act_rec_state.chunk_size);
+    act_ring_defs *defs = NULL;
+    if (recycled) {
+        act_rec_ring_recycle(c, &defs);
+        act_rec_prefault_kick(); /* the helper surveys the next chunk to recycle */
+    }
     if (c->magic != ACT_CHUNK_MAGIC) {
         if (idx >= act_recorder_prefaulted())
             act_rec_chunk_prefault(c); /* the helper is behind: do it now, once */
@@ -185,6 +204,13 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
     /* A segment header, then everything this thread writes. */
     act_rec_segment *s = chunk_put(t, ACT_REC_SEGMENT, sizeof(*s), t->serial);
     s->seq = atomic_fetch_add((_Atomic uint64_t *)&h->segment_seq, 1);
+    if (act_rec_state.ring_chunks) {
+        act_rec_ring_segment_top(t);
+        t->announced = 1;
+        atomic_store_explicit(&t->cap, cap, memory_order_relaxed);
+        act_rec_ring_finish(t, c, defs, need);
+        return 0;
+    }
     if (!t->announced) {
         act_rec_thread *r = chunk_put(t, ACT_REC_THREAD, sizeof(*r), t->serial);
         r->tid = t->tid;
@@ -205,8 +231,10 @@ void act_rec_drop(uint16_t kind)
 
 static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
 {
-    /* Room for a segment + thread record in a fresh chunk, then the record. */
-    size_t need = size + sizeof(act_rec_segment) + sizeof(act_rec_thread);
+    /* Room for a segment + thread record in a fresh chunk, then the record
+     * (in ring mode, the top of a ring segment instead of the thread record). */
+    size_t need = size + sizeof(act_rec_segment) +
+                  (act_rec_state.ring_chunks ? act_rec_ring_top_room() : sizeof(act_rec_thread));
     if (need > act_rec_state.chunk_size - sizeof(act_chunk_header) ||
         act_rec_chunk_acquire(t, size) != 0) {
         act_rec_drop(kind);

@@ -55,8 +55,10 @@ uint32_t act_str_intern_literal(const char *s)
     if (ACT_LIKELY(t && t->chunk &&
                    t->gen == atomic_load_explicit(&act_rec_state.gen, memory_order_relaxed))) {
         const act_ptr_slot *hit = act_rec_ptr_slot(t, s);
-        if (hit->ptr == s)
+        if (hit->ptr == s) {
+            act_rec_str_used(t, hit->id);
             return hit->id;
+        }
     }
     size_t len = strlen(s);
     uint32_t id = act_str_intern(s, len);

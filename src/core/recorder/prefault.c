@@ -2,6 +2,7 @@
  * prefault.c -- a helper thread that reserves the space of the spool's
  * chunks and faults their pages in ahead of the chunks handed out, so that
  * recording threads find their pages present (see "pre-faulting ahead").
+ * In ring mode it also surveys the chunks about to be recycled (ring.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -68,8 +69,11 @@ static void *prefault_main(void *arg)
          * is deleted; a heavy recorder reaches the whole window once it
          * has used as much. */
         uint64_t ahead = used < 2 ? 2 : used > max_ahead ? max_ahead : used;
-        uint64_t want =
-            used + ahead < act_rec_state.chunk_count ? used + ahead : act_rec_state.chunk_count;
+        /* A ring (ring.c) never goes beyond its chunks but when every one
+         * of them is owned: those extra chunks are not prepared ahead. */
+        uint64_t last =
+            act_rec_state.ring_chunks ? act_rec_state.ring_chunks : act_rec_state.chunk_count;
+        uint64_t want = used + ahead < last ? used + ahead : last;
         uint32_t idx = atomic_load(&prefaulter.done);
         if (idx < want && !prefaulter.no_space) {
             pthread_mutex_unlock(&prefaulter.lock);
@@ -86,6 +90,15 @@ static void *prefault_main(void *arg)
             else
                 atomic_store(&prefaulter.done, idx + 1);
             continue;
+        }
+        /* Ring mode: survey the chunks to be recycled next (ring.c), so
+         * the recording threads do not walk them. */
+        if (act_rec_state.ring_chunks) {
+            pthread_mutex_unlock(&prefaulter.lock);
+            int did = act_rec_ring_survey_ahead();
+            pthread_mutex_lock(&prefaulter.lock);
+            if (did || prefaulter.stop) /* a stop signalled meanwhile is not lost */
+                continue;
         }
         pthread_cond_wait(&prefaulter.wake, &prefaulter.lock);
     }

@@ -37,7 +37,7 @@ uint64_t act_range_current_ext(void)
     uint32_t d = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
     /* Usually the top entry; skip ranges that are not in the spool. */
     while (d > 0) {
-        uint32_t seq = t->range_stack[d - 1];
+        uint32_t seq = (uint32_t)t->range_stack[d - 1];
         if (seq != RANGE_MARK_OUTSIDE && seq != RANGE_MARK_DROPPED)
             return ((uint64_t)t->serial << 32) | seq;
         d--;
@@ -45,8 +45,9 @@ uint64_t act_range_current_ext(void)
     return 0;
 }
 
-/* Called by act_range_push after its record was written (or not). */
-void act_recorder_range_pushed(int how)
+/* Called by act_range_push after its record was written (or not); `name`
+ * is the string id the record used. */
+void act_recorder_range_pushed(int how, uint32_t name)
 {
     act_thread *t = act_rec_thread_get();
     if (ACT_UNLIKELY(!t))
@@ -55,7 +56,7 @@ void act_recorder_range_pushed(int how)
                     : how == ACT_RANGE_DROPPED ? RANGE_MARK_DROPPED
                                                : RANGE_MARK_OUTSIDE;
     if (t->range_depth < ACT_RANGE_STACK)
-        t->range_stack[t->range_depth] = mark;
+        t->range_stack[t->range_depth] = (uint64_t)name << 32 | mark;
     t->range_depth++;
 }
 
@@ -74,7 +75,21 @@ int act_recorder_range_popped(void)
     if (d >= ACT_RANGE_STACK) /* too deep to track: as the window is now */
         return atomic_load_explicit(&act__recording, memory_order_relaxed) ? ACT_RANGE_RECORDED
                                                                            : ACT_RANGE_OUTSIDE;
-    uint32_t mark = t->range_stack[d];
+    uint32_t mark = (uint32_t)t->range_stack[d];
+    return mark == RANGE_MARK_OUTSIDE   ? ACT_RANGE_OUTSIDE
+           : mark == RANGE_MARK_DROPPED ? ACT_RANGE_DROPPED
+                                        : ACT_RANGE_RECORDED;
+}
+
+int act_recorder_range_top(void)
+{
+    act_thread *t = act_rec_tls;
+    if (!t || t->range_depth == 0)
+        return ACT_RANGE_UNBALANCED;
+    uint32_t d = t->range_depth - 1;
+    if (d >= ACT_RANGE_STACK)
+        return ACT_RANGE_OUTSIDE; /* decided by act_recorder_range_popped */
+    uint32_t mark = (uint32_t)t->range_stack[d];
     return mark == RANGE_MARK_OUTSIDE   ? ACT_RANGE_OUTSIDE
            : mark == RANGE_MARK_DROPPED ? ACT_RANGE_DROPPED
                                         : ACT_RANGE_RECORDED;
@@ -130,7 +145,7 @@ int act_recorder_range_push_fast(const char *name)
     put_ts(t, pos, ACT_REC_RANGE_PUSH, ps->id);
     uint32_t seq = ++t->range_seq;
     if (t->range_depth < ACT_RANGE_STACK)
-        t->range_stack[t->range_depth] = seq;
+        t->range_stack[t->range_depth] = (uint64_t)ps->id << 32 | seq;
     t->range_depth++;
     return ACT_OK;
 }
@@ -145,7 +160,7 @@ int act_recorder_range_pop_fast(void)
                      pos + sizeof(act_rec_ts) >
                          atomic_load_explicit(&t->cap, memory_order_relaxed)))
         return ACT_RANGE_SLOW;
-    uint32_t mark = t->range_stack[d - 1];
+    uint32_t mark = (uint32_t)t->range_stack[d - 1];
     if (ACT_UNLIKELY(mark == RANGE_MARK_OUTSIDE || mark == RANGE_MARK_DROPPED))
         return ACT_RANGE_SLOW;
     t->range_depth = d - 1;

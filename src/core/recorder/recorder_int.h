@@ -10,6 +10,8 @@
  *   prefault.c    the helper thread that faults chunks in ahead of use
  *   chunks.c      per-thread state, chunks handed out and recycled,
  *                 act_rec_reserve/commit/drop
+ *   ring.c        ring mode (flight recorder): the oldest chunk written
+ *                 over, on the chunk-full path (record.h R1-R6)
  *   strings.c     string interning (per-thread cache, cut to fit)
  *   literals.c    literal detection: the pointer cache of string literals
  *   ranges.c      the range stack, range ids and the range fast path
@@ -57,6 +59,12 @@ typedef struct act_ptr_slot {
     uint32_t pad;
 } act_ptr_slot;
 
+#define ACT_RECENT_STRS 4 /* power of 2 */
+typedef struct act_ring_name {
+    uint32_t id, len;
+    char *copy;
+} act_ring_name;
+
 struct act_thread {
     /* Hot fields first: one cache line serves a push or a pop. */
     char *data;           /* first byte after the chunk header */
@@ -73,11 +81,20 @@ struct act_thread {
     uint32_t tid;
     uint32_t range_depth;
     uint32_t range_seq; /* sequence number of the last push */
-    uint32_t range_stack[ACT_RANGE_STACK];
+    /* Entries: (name string id << 32) | push sequence number or RANGE_MARK_*;
+     * the name serves ring mode (ring.c) and costs no store of its own. */
+    uint64_t range_stack[ACT_RANGE_STACK];
     act_str_slot strs[ACT_STR_CACHE];
     act_ptr_slot ptrs[ACT_PTR_CACHE];
     struct act_thread *next; /* all-threads list, under act_rec_state.lock */
     int announced;           /* THREAD record written in this generation */
+    /* Ring mode (ring.c): the last string ids interned (a record about to be
+     * written may use them; the next chunk defines them again), and the
+     * names of the open ranges (defined again atop every chunk). */
+    uint32_t recent[ACT_RECENT_STRS];
+    uint32_t n_recent;
+    uint32_t n_ring_names;
+    act_ring_name ring_names[ACT_RING_OPEN_MAX];
 };
 
 /* The recorder's state: the open spool and the threads that record. */
@@ -96,6 +113,17 @@ struct act_rec_state {
     uint32_t *free_chunks; /* recycled chunk indices */
     uint32_t free_top;
     act_thread *threads;
+    /* Ring mode (ring.c): 0 = off, else chunks the ring cycles through. */
+    uint32_t ring_chunks;
+    uint32_t ring_n;      /* chunks in ring_order */
+    uint32_t *ring_order; /* chunks handed out, oldest first */
+    /* Per chunk: 1 a thread writes to it, 2 the pre-fault helper surveys
+     * it (ring.c), 0 neither; written under `lock`, but for the helper's
+     * 2 -> 0 (release: its survey is published with it). */
+    _Atomic uint8_t *ring_owned;
+    /* Per chunk: its survey, made ahead by the helper (NULL: not yet). */
+    struct act_ring_survey **ring_surveys;
+    uint32_t ring_survey_count;
     char path[PATH_MAX];
     char dir[PATH_MAX];
     pid_t pid;
@@ -133,6 +161,26 @@ static inline act_thread *act_rec_thread_get(void)
 }
 /* Take a chunk with room for `need` bytes (recycled first, then fresh). */
 int act_rec_chunk_acquire(act_thread *t, size_t need);
+
+/* ---- ring.c (the lock: callers hold act_rec_state.lock) ---- */
+typedef struct act_ring_defs act_ring_defs;
+int act_rec_ring_setup(act_spool_header *h);        /* lock */
+uint32_t act_rec_ring_victim(uint64_t chunks_used); /* lock */
+void act_rec_ring_own(uint32_t idx);                /* lock */
+void act_rec_ring_disown(uint32_t idx);             /* lock */
+void act_rec_ring_recycle(act_chunk_header *c, act_ring_defs **defs);
+uint32_t act_rec_ring_top_room(void);
+/* The pre-fault helper (prefault.c): survey one chunk likely to be
+ * recycled soon, off the recording threads; 1 if it did. */
+int act_rec_ring_survey_ahead(void);
+void act_rec_ring_segment_top(act_thread *t);
+void act_rec_ring_thread_free(act_thread *t);
+/* The string id a record is about to use (ring mode keeps the last few). */
+static inline void act_rec_str_used(act_thread *t, uint32_t id)
+{
+    t->recent[t->n_recent++ & (ACT_RECENT_STRS - 1)] = id;
+}
+void act_rec_ring_finish(act_thread *t, act_chunk_header *c, act_ring_defs *d, size_t keep);
 
 /* ---- spool_file.c ---- */
 /* Make sure chunks [0, upto) have their space: 0 or an errno value. */

@@ -228,6 +228,11 @@ static int recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size
             unlink(act_rec_state.path);
             act_rec_hdr_set(NULL);
             rc = ACT_E_NOMEM;
+        } else if (act_rec_ring_setup(act_rec_hdr_get()) != 0) {
+            munmap(act_rec_state.map, act_rec_state.map_size);
+            unlink(act_rec_state.path);
+            act_rec_hdr_set(NULL);
+            rc = ACT_E_NOMEM;
         }
     }
     if (rc == 0) {

@@ -37,8 +37,11 @@ size_t act_rec_utf8_cut(const char *s, size_t len, size_t max)
 
 static uint32_t str_emit(act_thread *t, const char *s, size_t len)
 {
+    /* What a fresh chunk holds after its top: a THREAD record, or in ring
+     * mode the ring's top (ring.c). */
+    size_t top = act_rec_state.ring_chunks ? act_rec_ring_top_room() : sizeof(act_rec_thread);
     size_t max = act_rec_state.chunk_size - sizeof(act_chunk_header) - sizeof(act_rec_segment) -
-                 sizeof(act_rec_thread) - sizeof(act_rec_string) - 8;
+                 top - sizeof(act_rec_string) - 8;
     if (len > max) {
         len = act_rec_utf8_cut(s, len, max);
         act_spool_header *h = act_rec_hdr_get();
@@ -76,11 +79,14 @@ uint32_t act_str_intern(const char *s, size_t len)
     uint64_t h = str_hash(s, len);
     size_t i = (size_t)h & (ACT_STR_CACHE - 1);
     act_str_slot *slot = &t->strs[i];
-    if (slot->hash == h && slot->len == len && memcmp(slot->copy, s, len) == 0)
+    if (slot->hash == h && slot->len == len && memcmp(slot->copy, s, len) == 0) {
+        act_rec_str_used(t, slot->id);
         return slot->id;
+    }
     uint32_t id = str_emit(t, s, len);
     if (!id)
         return 0;
+    act_rec_str_used(t, id);
     /* The cache only saves repeats; a collision just replaces the slot. */
     char *copy = malloc(len + 1);
     if (copy) {
@@ -108,6 +114,8 @@ void act_rec_thread_reset_strings(act_thread *t)
         memset(&t->strs[i], 0, sizeof(t->strs[i]));
     }
     memset(t->ptrs, 0, sizeof(t->ptrs));
+    memset(t->recent, 0, sizeof(t->recent));
+    act_rec_ring_thread_free(t);
     t->next_str = 1;
     t->announced = 0;
 }
