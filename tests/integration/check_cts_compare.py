@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""check_cts_compare.py -- scripts/cts-compare.py (the by-hand OpenCL-CTS
+transparency check, docs/reliability.md) must read CTS output right and
+must be able to fail. Its parser on hand-written CTS output (a result on the
+line of a test's own message, every kind of skip, a test the run died in);
+`diff` on two outputs; `run` on a stand-in CTS binary (a shell script that
+runs a small OpenCL program on PoCL and prints CTS-style results) that
+behaves the same traced -> exit 0, and one that fails a test when traced ->
+exit 1 naming the test.
+
+usage: check_cts_compare.py ACCELTRACE OPENCL_PROGRAM
+"""
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SCRIPT = os.path.join(ROOT, "scripts", "cts-compare.py")
+spec = importlib.util.spec_from_file_location("cts_compare", SCRIPT)
+cts = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cts)
+
+OUTPUT = """Initializing random seed to 1.
+alpha...
+alpha passed
+beta...
+WARNING: Events completed before they could be released.beta passed
+gamma...
+gamma FAILED
+delta...
+delta test not supported
+eps...
+eps skipped (requires at least OpenCL version 2.0, but the device reports 1.2)
+zeta...
+Subtest zeta tests is not supported in offline compiler execution path!
+omega passed
+theta...
+"""
+EXPECTED = {"alpha": "pass", "beta": "pass", "gamma": "fail", "delta": "skip",
+            "eps": "skip", "zeta": "skip", "theta": "incomplete"}
+
+FAKE = """#!/bin/sh
+"$CTS_FAKE_PROGRAM" > /dev/null || exit 99
+echo "alpha..."; echo "alpha passed"
+echo "beta..."
+if [ -n "$CTS_FAKE_DIFFER" ] && [ -n "$LD_PRELOAD$OPENCL_LAYERS" ]; then
+  echo "beta FAILED"; exit 1
+fi
+echo "beta passed"
+exit 0
+"""
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def run(args, env=None):
+    p = subprocess.run([sys.executable, SCRIPT] + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, env=env, timeout=300)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+def main():
+    acceltrace, program = (os.path.abspath(p) for p in sys.argv[1:3])
+    got = cts.outcomes(OUTPUT)
+    check(got == EXPECTED, "outcomes: %r" % got)
+    with tempfile.TemporaryDirectory(prefix="act-cts-") as tmp:
+        a, b = os.path.join(tmp, "a.out"), os.path.join(tmp, "b.out")
+        with open(a, "w") as f:
+            f.write(OUTPUT)
+        with open(b, "w") as f:
+            f.write(OUTPUT.replace("gamma FAILED", "gamma passed"))
+        code, out = run(["diff", a, a])
+        check(code == 0 and "identical" in out, "diff of equal outputs: %d %s" % (code, out))
+        code, out = run(["diff", a, b])
+        check(code == 1 and "gamma: fail -> pass" in out, "diff: %d %s" % (code, out))
+        fake = os.path.join(tmp, "fake_cts")
+        with open(fake, "w") as f:
+            f.write(FAKE)
+        os.chmod(fake, 0o755)
+        env = dict(os.environ, CTS_FAKE_PROGRAM=program)
+        base = ["run", "--acceltrace", acceltrace, "--binary", fake, "--timeout", "120"]
+        code, out = run(base + ["--out", os.path.join(tmp, "same")], env)
+        check(code == 0 and "identical in all modes (2 tests)" in out, "same: %d %s" % (code, out))
+        env["CTS_FAKE_DIFFER"] = "1"
+        code, out = run(base + ["--out", os.path.join(tmp, "differ")], env)
+        check(code == 1 and "beta differs under layer: untraced pass, traced fail" in out
+              and "exit status under preload 1, untraced 0" in out, "differ: %d %s" % (code, out))
+    for f in failures:
+        print("FAIL:", f)
+    print("check_cts_compare: %s" % ("ok" if not failures else "%d failures" % len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
