@@ -13,7 +13,9 @@ usage:
                      --out DIR [--timeout S] [TEST ...]
       Writes DIR/NAME-MODE.out (stdout), .err, .json (trace) and
       DIR/NAME.summary.json; prints one line per mode and every difference.
-      Exit 0 when outcomes, exit statuses and traces are all as they should be.
+      Exit 0 when outcomes, exit statuses and traces are all as they should be
+      (when the program dies of a signal untraced, each trace must mark it
+      truncated and its errors must say it died).
   cts-compare.py diff A.out B.out
       Per-test difference of two saved CTS outputs (exit 0 when identical).
 """
@@ -72,13 +74,15 @@ def diff(base, got):
             if base.get(t) != got.get(t)]
 
 
-def trace_problems(path):
-    """What is wrong with a traced run's trace ([] when nothing)."""
+def trace_problems(path, died):
+    """What is wrong with a traced run's trace ([] when nothing). `died`: the
+    program died of a signal untraced too, so its process must be marked
+    truncated and the errors must say so (checked, not counted a problem)."""
     try:
         doc = validate_trace.load(path)
     except (validate_trace.Invalid, OSError) as exc:
         return [str(exc)]
-    problems = validate_trace.validate(doc)
+    problems = validate_trace.validate(doc, expect_truncated=died)
     meta = doc.get("acceltrace", {})
     dropped = {k: v for k, v in meta.get("dropped", {}).items() if v}
     if dropped:
@@ -86,12 +90,17 @@ def trace_problems(path):
     cb = meta.get("callbacks", {})
     if cb.get("pending") or cb.get("lost"):
         problems.append("callbacks pending %s, lost %s" % (cb.get("pending"), cb.get("lost")))
-    problems += ["acceltrace error: %s" % e for e in meta.get("errors", [])]
+    errors = meta.get("errors", [])
+    deaths = [e for e in errors if re.match(r"process \d+ died of SIG", e)]
+    if died and not deaths:
+        problems.append("the program died of a signal, the trace's errors do not say so")
+    problems += ["acceltrace error: %s" % e for e in errors if not (died and e in deaths)]
     return problems
 
 
-def run_mode(a, mode, name):
-    """Run the binary in `mode`; a dict of what happened."""
+def run_mode(a, mode, name, died=False):
+    """Run the binary in `mode` (`died`: untraced, it died of a signal); a
+    dict of what happened."""
     base = os.path.join(a.out, "%s-%s" % (name, mode))
     cmd = [os.path.abspath(a.binary)] + a.tests
     if mode != "untraced":
@@ -114,7 +123,7 @@ def run_mode(a, mode, name):
     r = {"exit": code, "seconds": round(time.monotonic() - t0, 1), "results": res,
          "counts": counts(res)}
     if mode != "untraced" and code != "timeout":
-        r["trace_problems"] = trace_problems(base + ".json")
+        r["trace_problems"] = trace_problems(base + ".json", died)
     return r
 
 
@@ -125,7 +134,8 @@ def cmd_run(a):
     name = os.path.basename(a.binary)
     runs = {}
     for mode in MODES:
-        runs[mode] = r = run_mode(a, mode, name)
+        died = runs.get("untraced", {}).get("exit") in range(129, 160)
+        runs[mode] = r = run_mode(a, mode, name, died)
         print("cts-compare: %s %s: exit %s, %s in %.0f s%s"
               % (name, mode, r["exit"], r["counts"], r["seconds"],
                  "" if mode == "untraced" else ", trace problems: %d"

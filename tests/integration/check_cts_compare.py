@@ -5,10 +5,11 @@ must be able to fail. Its parser on hand-written CTS output (a result on the
 line of a test's own message, every kind of skip, a test the run died in);
 `diff` on two outputs; `run` on a stand-in CTS binary (a shell script that
 runs a small OpenCL program on PoCL and prints CTS-style results) that
-behaves the same traced -> exit 0, and one that fails a test when traced ->
-exit 1 naming the test.
+behaves the same traced -> exit 0, one that fails a test when traced ->
+exit 1 naming the test, one that dies of SIGSEGV in a test in every mode ->
+exit 0 (the traces must mark it truncated and say it died).
 
-usage: check_cts_compare.py ACCELTRACE OPENCL_PROGRAM
+usage: check_cts_compare.py ACCELTRACE OPENCL_PROGRAM SEGV_PROGRAM
 """
 import importlib.util
 import os
@@ -51,6 +52,11 @@ fi
 echo "beta passed"
 exit 0
 """
+CRASH = """#!/bin/sh
+echo "alpha..."; echo "alpha passed"
+echo "beta..."
+exec "$CTS_FAKE_PROGRAM"
+"""
 
 failures = []
 
@@ -67,7 +73,7 @@ def run(args, env=None):
 
 
 def main():
-    acceltrace, program = (os.path.abspath(p) for p in sys.argv[1:3])
+    acceltrace, program, segv = (os.path.abspath(p) for p in sys.argv[1:4])
     got = cts.outcomes(OUTPUT)
     check(got == EXPECTED, "outcomes: %r" % got)
     with tempfile.TemporaryDirectory(prefix="act-cts-") as tmp:
@@ -80,10 +86,11 @@ def main():
         check(code == 0 and "identical" in out, "diff of equal outputs: %d %s" % (code, out))
         code, out = run(["diff", a, b])
         check(code == 1 and "gamma: fail -> pass" in out, "diff: %d %s" % (code, out))
-        fake = os.path.join(tmp, "fake_cts")
-        with open(fake, "w") as f:
-            f.write(FAKE)
-        os.chmod(fake, 0o755)
+        fake, crash = os.path.join(tmp, "fake_cts"), os.path.join(tmp, "crash_cts")
+        for path, text in ((fake, FAKE), (crash, CRASH)):
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o755)
         env = dict(os.environ, CTS_FAKE_PROGRAM=program)
         base = ["run", "--acceltrace", acceltrace, "--binary", fake, "--timeout", "120"]
         code, out = run(base + ["--out", os.path.join(tmp, "same")], env)
@@ -92,6 +99,11 @@ def main():
         code, out = run(base + ["--out", os.path.join(tmp, "differ")], env)
         check(code == 1 and "beta differs under layer: untraced pass, traced fail" in out
               and "exit status under preload 1, untraced 0" in out, "differ: %d %s" % (code, out))
+        env = dict(os.environ, CTS_FAKE_PROGRAM=segv)
+        code, out = run(["run", "--acceltrace", acceltrace, "--binary", crash, "--timeout", "120",
+                         "--out", os.path.join(tmp, "crash")], env)
+        check(code == 0 and "preload: exit 139" in out and "identical in all modes" in out,
+              "crash: %d %s" % (code, out))
     for f in failures:
         print("FAIL:", f)
     print("check_cts_compare: %s" % ("ok" if not failures else "%d failures" % len(failures)))

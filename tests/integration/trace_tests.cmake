@@ -40,5 +40,5 @@ endforeach()
 # (docs/reliability.md), reads CTS output right and can fail.
 add_test(NAME trace.cts_compare
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_cts_compare.py
-          $<TARGET_FILE:act_cli> $<TARGET_FILE:it_release_events>)
+          $<TARGET_FILE:act_cli> $<TARGET_FILE:it_release_events> $<TARGET_FILE:it_segv>)
 set_tests_properties(trace.cts_compare PROPERTIES TIMEOUT 120 LABELS "integration;opencl;nosan")
