@@ -46,14 +46,15 @@ ENDINGS = [
 START = re.compile(r"^(\w+)\.\.\.$")
 
 
-def outcomes(text):
+def outcomes(text, names=None):
     """{test name: pass|fail|skip|incomplete} from a CTS binary's stdout: a
-    test that started and has no ending is "incomplete"."""
+    test that started and has no ending is "incomplete". `names`: the
+    binary's test names (a test's own "word..." line is then no start)."""
     out = {}
     for line in text.splitlines():
         line = line.rstrip()
         m = START.match(line)
-        if m:
+        if m and (names is None or m.group(1) in names):
             out.setdefault(m.group(1), "incomplete")
             continue
         for pat, result in ENDINGS:
@@ -62,6 +63,17 @@ def outcomes(text):
                 out[m.group(1)] = result
                 break
     return out
+
+
+def test_names(binary):
+    """The test names a CTS binary lists after "Test names:" in --help."""
+    p = subprocess.run([binary, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=60)
+    text = p.stdout.decode(errors="replace")
+    if "Test names:" not in text:
+        sys.exit("cts-compare: %s --help lists no test names" % binary)
+    return {line.strip() for line in text.split("Test names:", 1)[1].splitlines()
+            if line.strip()}
 
 
 def counts(res):
@@ -119,7 +131,7 @@ def run_mode(a, mode, name, died=False):
         except subprocess.TimeoutExpired:
             code = "timeout"
     with open(base + ".out", encoding="utf-8", errors="replace") as f:
-        res = outcomes(f.read())
+        res = outcomes(f.read(), a.names)
     r = {"exit": code, "seconds": round(time.monotonic() - t0, 1), "results": res,
          "counts": counts(res)}
     if mode != "untraced" and code != "timeout":
@@ -132,6 +144,7 @@ def cmd_run(a):
     a.out = os.path.abspath(a.out)
     a.acceltrace = os.path.abspath(a.acceltrace)
     name = os.path.basename(a.binary)
+    a.names = test_names(os.path.abspath(a.binary))
     runs = {}
     for mode in MODES:
         died = runs.get("untraced", {}).get("exit") in range(129, 160)
