@@ -36,3 +36,10 @@ foreach(mode fail clean cmdbuf)
       --acceltrace $<TARGET_FILE:act_cli> --program $<TARGET_FILE:it_cl_depth> ${mode})
   set_tests_properties(trace.cl_depth_${mode} PROPERTIES TIMEOUT 180 LABELS "integration;opencl")
 endforeach()
+
+# Issue 21: scripts/cts-compare.py, the by-hand OpenCL-CTS comparison
+# (docs/reliability.md), reads CTS output right and can fail.
+add_test(NAME trace.cts_compare
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_cts_compare.py
+          $<TARGET_FILE:act_cli> $<TARGET_FILE:it_release_events> $<TARGET_FILE:it_segv>)
+set_tests_properties(trace.cts_compare PROPERTIES TIMEOUT 120 LABELS "integration;opencl;nosan")
