@@ -137,7 +137,8 @@ typedef struct act_cl_queue {
      * At 0 the program has let the queue go: we never call anything on
      * it again, whatever keeps the real object alive (its events). */
     _Atomic int app_refs;
-    _Atomic uint32_t rec_gen; /* recorder generation its QUEUE record went to */
+    _Atomic uint32_t rec_gen;          /* recorder generation its QUEUE record went to */
+    struct act_cl_queue *retired_next; /* replaced in the table: kept, never freed */
 } act_cl_queue;
 
 /* The info of queue `q`, its device and queue records written into the

@@ -21,7 +21,9 @@
  * inserted under a mutex (queue creation is rare), looked up without locks
  * on every enqueue. Info structs are never freed (a released queue's slot
  * is reused when a queue with the same handle is created again), so a
- * completion callback can always read the info its command points to.
+ * completion callback can always read the info its command points to; an
+ * info pushed out of the table that way goes on the retired list, where it
+ * stays reachable (for leak checkers too) for the life of the process.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -66,6 +68,9 @@ act_cl_queue *act_cl_queue_find(cl_command_queue q)
     return NULL;
 }
 
+/* Infos replaced in the table (under act_cl_queue_lock). */
+static act_cl_queue *act_cl_queues_retired;
+
 /* Insert under act_cl_queue_lock: into the slot of the same handle (a
  * handle reused after release), an empty one, or one whose queue was
  * released. Keys never go back to NULL, so probe chains stay intact; an
@@ -78,6 +83,10 @@ static int act_cl_queue_insert(act_cl_queue *info)
         cl_command_queue k = atomic_load_explicit(&act_cl_queues[s].key, memory_order_relaxed);
         act_cl_queue *old = atomic_load_explicit(&act_cl_queues[s].info, memory_order_relaxed);
         if (k == info->handle || !k || (old && atomic_load(&old->app_refs) == 0)) {
+            if (old) {
+                old->retired_next = act_cl_queues_retired;
+                act_cl_queues_retired = old;
+            }
             atomic_store_explicit(&act_cl_queues[s].info, info, memory_order_release);
             atomic_store_explicit(&act_cl_queues[s].key, info->handle, memory_order_release);
             return 0;
