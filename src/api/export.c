@@ -357,8 +357,8 @@ int act_trace_export(const act_export_opts *o)
     if (!rc && o->cancel && *o->cancel)
         rc = ACT_E_STATE;
     if (!rc) {
-        act_chrome_opts co = {o->trace_name,     o->argv,         o->argc,
-                              o->extra_metadata, o->child_status, NULL};
+        act_chrome_opts co = {o->trace_name,   o->argv, o->argc, o->extra_metadata,
+                              o->child_status, NULL,    0};
         rc = write_trace(tl, bs, o, &co, progress);
         progress = NULL; /* stopped there */
     }

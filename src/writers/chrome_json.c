@@ -920,15 +920,29 @@ static void writer_init(writer *w, act_timeline *tl, act_obuf *b)
     }
 }
 
-static void write_head(writer *w, const act_chrome_opts *o)
+/* The members before traceEvents in a batch trace (after it when the
+ * events come first): what they say is known only once every spool was
+ * read. */
+static void write_props(writer *w, const act_chrome_opts *o)
 {
     act_obuf *b = w->b;
-    act_obuf_lit(b, "{\"schemaVersion\":1,\"traceName\":");
+    act_obuf_lit(b, "\"schemaVersion\":1,\"traceName\":");
     wcstr(w, trace_name(o));
     act_obuf_lit(b, ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
     write_count(b, w->tl->base_wall_ns);
     write_device_props(w);
     write_user_metadata(w, o);
+}
+
+static void write_head(writer *w, const act_chrome_opts *o)
+{
+    act_obuf *b = w->b;
+    act_obuf_putc(b, '{');
+    if (o->events_first) {
+        act_obuf_lit(b, "\"traceEvents\":[\n");
+        return;
+    }
+    write_props(w, o);
     act_obuf_lit(b, ",\n\"traceEvents\":[\n");
 }
 
@@ -949,6 +963,10 @@ static void write_tail(writer *w, const act_chrome_opts *o)
     act_obuf_lit(w->b, "\n]");
     free(w->esc); /* only event strings are cached */
     w->esc = NULL;
+    if (o->events_first) {
+        act_obuf_lit(w->b, ",\n");
+        write_props(w, o);
+    }
     write_tool_metadata(w, o);
     act_obuf_lit(w->b, "}\n");
     writer_free_errors(w);

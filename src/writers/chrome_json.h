@@ -25,6 +25,13 @@ typedef struct act_chrome_opts {
     const char *const *extra_metadata; /* "KEY=VALUE", NULL-terminated (may be NULL) */
     int child_status;                  /* wait status, -1 if n/a */
     act_chrome_stats *stats;           /* filled in once the trace is complete (may be NULL) */
+    /* 1: "traceEvents" is the first member and the others (schemaVersion,
+     * traceName, baseTimeNanoseconds, deviceProperties, user metadata)
+     * follow it, written at the close from what the timeline holds then:
+     * a trace whose events are written while the program runs. The same
+     * JSON object as a batch trace's, members in another order. 0: the
+     * batch layout. */
+    int events_first;
 } act_chrome_opts;
 
 /* A path ending in ".gz" gets a gzip stream, as torch.profiler's

@@ -77,7 +77,7 @@ static void test_shape_and_metadata(void **state)
     const char *argv[] = {"/usr/bin/prog", "a\"b"};
     const char *extra[] = {"cli=value", "dup=from cli", "broken", NULL};
     act_chrome_stats stats = {0};
-    act_chrome_opts co = {NULL, argv, 2, extra, 3 << 8, &stats};
+    act_chrome_opts co = {NULL, argv, 2, extra, 3 << 8, &stats, 0};
     /* A writer only reads the timeline (the summary may read it after). */
     act_tl_counts before = b.tl.counts;
     size_t errors_before = b.tl.n_errors;
@@ -141,6 +141,44 @@ static void test_shape_and_metadata(void **state)
     tu_free(&b);
 }
 
+/* A trace written with its events first (while the program runs, the
+ * other members at the close) is the batch trace's JSON object: the same
+ * members and values, the same events in the same order, stats too. */
+static void test_events_first_same_object(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    spool_with_metadata(&s);
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    act_build_opts o = {0, 0};
+    assert_int_equal(act_timeline_build(&b.tl, b.ptr, b.n, &o), 0);
+    const char *argv[] = {"/usr/bin/prog", "a\"b"};
+    const char *extra[] = {"cli=value", "dup=from cli", "broken", NULL};
+    act_chrome_stats st[2] = {{0}};
+    json_t *doc[2];
+    for (int k = 0; k < 2; k++) {
+        act_chrome_opts co = {NULL, argv, 2, extra, 3 << 8, &st[k], k};
+        size_t len;
+        char *text = tu_trace_text(&b.tl, &co, &len);
+        assert_non_null(text);
+        if (k)
+            assert_int_equal(strncmp(text, "{\"traceEvents\":[", 16), 0);
+        json_error_t e;
+        doc[k] = json_loads(text, 0, &e);
+        assert_non_null(doc[k]);
+        free(text);
+    }
+    assert_true(json_equal(doc[0], doc[1]));
+    assert_memory_equal(&st[0], &st[1], sizeof(st[0]));
+    json_decref(doc[0]);
+    json_decref(doc[1]);
+    sb_free(&s);
+    tu_free(&b);
+}
+
 /* Integers are written digit by digit into place: every length, and the
  * edges around each power of ten, read back as the value written (above
  * INT64_MAX as a decimal string). */
@@ -178,7 +216,7 @@ static void test_integer_args(void **state)
     assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
     act_build_opts o = {0, 0};
     assert_int_equal(act_timeline_build(&b.tl, b.ptr, b.n, &o), 0);
-    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, NULL};
+    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, NULL, 0};
     size_t len;
     char *text = tu_trace_text(&b.tl, &co, &len);
     assert_non_null(text);
@@ -244,7 +282,7 @@ static void test_write_file_no_overwrite(void **state)
     assert_non_null(mkdtemp(dir));
     char path[128], err[512];
     snprintf(path, sizeof(path), "%s/out.json", dir);
-    act_chrome_opts co = {"t", NULL, 0, NULL, -1, NULL};
+    act_chrome_opts co = {"t", NULL, 0, NULL, -1, NULL, 0};
     assert_int_equal(write_file(&tl, &co, path, 0, err, sizeof(err)), 0);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
@@ -421,9 +459,12 @@ static void test_streamed_export_matches(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shape_and_metadata),      cmocka_unit_test(test_integer_args),
-        cmocka_unit_test(test_write_file_no_overwrite), cmocka_unit_test(test_export_entry_point),
+        cmocka_unit_test(test_shape_and_metadata),
+        cmocka_unit_test(test_integer_args),
+        cmocka_unit_test(test_write_file_no_overwrite),
+        cmocka_unit_test(test_export_entry_point),
         cmocka_unit_test(test_streamed_export_matches),
+        cmocka_unit_test(test_events_first_same_object),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
