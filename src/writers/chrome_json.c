@@ -1104,6 +1104,13 @@ int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl)
     return s->b.err;
 }
 
+void act_chrome_stream_set_opts(act_chrome_stream *s, const act_chrome_opts *o)
+{
+    int first = s->o.events_first;
+    s->o = *o;
+    s->o.events_first = first; /* the head is written */
+}
+
 int act_chrome_stream_sink(act_timeline *tl, void *ctx)
 {
     int rc = act_chrome_stream_write(ctx, tl);

@@ -58,6 +58,10 @@ int act_chrome_stream_open(act_chrome_stream **s, act_timeline *tl, const act_ch
                            const char *path, int force, unsigned mode, char *err, size_t errlen);
 int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl);
 int act_chrome_stream_sink(act_timeline *tl, void *ctx);
+/* The options _close writes with, replacing those given to _open (a trace
+ * begun while the program ran learns its exit status at the end); the
+ * layout stays the one the head was written in. */
+void act_chrome_stream_set_opts(act_chrome_stream *s, const act_chrome_opts *o);
 int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errlen);
 
 /* The same stream into memory instead of a file (tests and fuzzing use the
