@@ -625,10 +625,25 @@ int act_cmd_run(int argc, char **argv)
      * trigger windows (known only at the end) nor with a ring (--ring: its
      * trace is the last moments, whatever was streamed is overwritten):
      * those read it at exit. */
+    act_export_opts eo = {
+        .spool_dir = spool,
+        .out_path = o.out,
+        .force = o.force,
+        .argv = (const char *const *)prog,
+        .argc = argc - pi,
+        .summary = o.summary && run_log_level > ACT_LOG_QUIET ? stderr : NULL,
+        .progress = isatty(2) && run_log_level >= ACT_LOG_INFO ? stderr : NULL,
+        .summary_by_range = o.by_range,
+        .child_status = -1,
+        .extra_metadata = o.metadata,
+        .trace_mode = cfg.trace_mode,
+        .child_pid = pid,
+        .cancel = &interrupted,
+    };
     const char *ring = getenv("ACCELTRACE_RING");
     act_run_stream *stream = per_process || o.trigger_capture || o.no_stream || (ring && *ring)
                                  ? NULL
-                                 : act_run_stream_start(spool, pid, o.stream_ms);
+                                 : act_run_stream_start(spool, pid, o.stream_ms, &eo);
     /* sigmask still blocks SIGUSR2 and SIGCHLD (act_trigger_arm): they are
      * taken only inside act_trigger_wait's sigsuspend. */
     sigprocmask(SIG_SETMASK, &sigmask, NULL);
@@ -642,22 +657,8 @@ int act_cmd_run(int argc, char **argv)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                      : 1;
 
-    act_export_opts eo = {
-        .spool_dir = spool,
-        .out_path = o.out,
-        .force = o.force,
-        .argv = (const char *const *)prog,
-        .argc = argc - pi,
-        .summary = o.summary && run_log_level > ACT_LOG_QUIET ? stderr : NULL,
-        .progress = isatty(2) && run_log_level >= ACT_LOG_INFO ? stderr : NULL,
-        .summary_by_range = o.by_range,
-        .child_status = status,
-        .extra_metadata = o.metadata,
-        .trace_mode = cfg.trace_mode,
-        .child_pid = pid,
-        .cancel = &interrupted,
-        .live = live,
-    };
+    eo.child_status = status;
+    eo.live = live;
     if (o.trigger_capture) {
         /* The last window, closed at exit if still open; never opened:
          * nothing is inside it (and everything is counted outside). */
@@ -666,8 +667,11 @@ int act_cmd_run(int argc, char **argv)
     }
     /* With a template each trace is reported as it is written. */
     if (live && run_log_level >= ACT_LOG_DEBUG)
-        fprintf(stderr, "acceltrace: run: %llu records were read while the program ran\n",
-                (unsigned long long)act_export_live_records(live));
+        fprintf(stderr,
+                "acceltrace: run: %llu records were read while the program ran, %llu events "
+                "written\n",
+                (unsigned long long)act_export_live_records(live),
+                (unsigned long long)act_export_live_written(live));
     int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
     act_export_live_free(live);
     if (interrupted || (!per_process && rc < 0 && rc != ACT_E_FORMAT)) {

@@ -53,13 +53,16 @@ static void *stream_main(void *arg)
     return NULL;
 }
 
-act_run_stream *act_run_stream_start(const char *spool_dir, pid_t pid, unsigned ms)
+act_run_stream *act_run_stream_start(const char *spool_dir, pid_t pid, unsigned ms,
+                                     const act_export_opts *out)
 {
     act_run_stream *s = calloc(1, sizeof(*s));
     if (!s || !(s->live = act_export_live_new(spool_dir, (long)pid))) {
         free(s);
         return NULL;
     }
+    if (out)
+        (void)act_export_live_output(s->live, out); /* refused: read only */
     s->ms = ms;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

@@ -62,12 +62,38 @@ static void note_no_space(const spool_set *s, const char *dir)
                 dir, strerror(err), (unsigned long long)lost);
 }
 
+/* The sink while a summary is wanted: the summary takes the slices of
+ * each batch before the Chrome writer writes the batch and empties it. */
+typedef struct export_sink {
+    act_chrome_stream *cs;
+    act_summary *sum;                    /* NULL: no summary */
+    act_chrome_stats stats;              /* what the writer found, for the summary */
+    volatile const sig_atomic_t *cancel; /* stop early once set */
+    act_export_progress *progress;       /* NULL: none */
+    uint64_t written;                    /* events handed to the writer */
+} export_sink;
+
+static int export_sink_fn(act_timeline *tl, void *ctx)
+{
+    export_sink *x = ctx;
+    if (x->cancel && *x->cancel)
+        return ACT_E_STATE; /* the writer removes its temporary file */
+    act_export_progress_events(x->progress, tl->n_ev);
+    x->written += tl->n_ev;
+    int rc = x->sum ? act_summary_add_events(x->sum, tl) : 0;
+    int wrc = act_chrome_stream_sink(tl, x->cs);
+    return rc ? rc : wrc;
+}
+
 struct act_export_live {
     char *path; /* <dir>/<pid>.acts */
     act_spool sp;
     int opened;
     act_timeline tl;
     act_tl_build *bs;
+    int want_out;        /* act_export_live_output was called */
+    act_export_opts out; /* its options (borrowed) */
+    export_sink *x;      /* the trace written while the program runs; NULL: none */
 };
 
 act_export_live *act_export_live_new(const char *spool_dir, long pid)
@@ -83,14 +109,83 @@ act_export_live *act_export_live_new(const char *spool_dir, long pid)
     return l;
 }
 
+/* A trace not to be finished: its temporary file goes. */
+static void sink_discard(export_sink *x)
+{
+    if (!x)
+        return;
+    char err[8];
+    act_chrome_stream_close(x->cs, 0, err, sizeof(err));
+    act_summary_free(x->sum);
+    free(x);
+}
+
+/* The trace begun while the program ran is void. */
+static void live_drop_output(act_export_live *l)
+{
+    sink_discard(l->x);
+    l->x = NULL;
+    l->tl.sink = NULL;
+    l->tl.sink_ctx = NULL;
+}
+
 /* Drop what was read: the export reads the spool itself. */
 static void live_reset(act_export_live *l)
 {
+    live_drop_output(l);
     act_timeline_build_finish(l->bs);
     l->bs = NULL;
     act_timeline_free(&l->tl);
     act_spool_close(&l->sp);
     l->opened = 0;
+}
+
+int act_export_live_output(act_export_live *l, const act_export_opts *o)
+{
+    if (!l || !o || !o->out_path || o->window_start_ns || o->window_end_ns || o->only_spool)
+        return ACT_E_INVAL;
+    l->out = *o;
+    l->want_out = 1;
+    return 0;
+}
+
+/* The sink while the program runs: the trace file is created with the
+ * first events written early (a run that writes none gets the batch
+ * layout, byte for byte), events first (the header's facts are known at
+ * the end). A file that cannot be created fails the live build: the
+ * export reads the spool itself and reports it. */
+static int live_sink_fn(act_timeline *tl, void *ctx)
+{
+    act_export_live *l = ctx;
+    export_sink *x = l->x;
+    const act_export_opts *o = &l->out;
+    if (!x->cs) {
+        act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, -1, &x->stats, 1};
+        char err[512];
+        int rc = act_chrome_stream_open(&x->cs, tl, &co, o->out_path, o->force, o->trace_mode, err,
+                                        sizeof(err));
+        if (rc) {
+            act_chrome_stream_close(x->cs, 0, err, sizeof(err));
+            x->cs = NULL;
+            return rc;
+        }
+    }
+    return export_sink_fn(tl, x);
+}
+
+/* The builder makes the live process's settled host events as it feeds. */
+static void live_want_output(act_export_live *l)
+{
+    const act_export_opts *o = &l->out;
+    export_sink *x = calloc(1, sizeof(*x));
+    if (!x || (o->summary && !(x->sum = act_summary_new()))) {
+        free(x);
+        return;
+    }
+    l->x = x;
+    l->tl.sink = live_sink_fn;
+    l->tl.sink_ctx = l;
+    act_timeline_build_online(l->bs);
 }
 
 int act_export_live_poll(act_export_live *l, volatile const int *stop)
@@ -107,6 +202,8 @@ int act_export_live_poll(act_export_live *l, volatile const int *stop)
         l->opened = 1;
         if (act_timeline_build_live(&l->tl, &l->sp, NULL, &l->bs))
             return l->tl.err;
+        if (l->want_out)
+            live_want_output(l);
     }
     return act_timeline_build_feed(l->bs, stop);
 }
@@ -117,6 +214,11 @@ uint64_t act_export_live_records(const act_export_live *l)
     for (int k = 0; l && l->opened && k < ACT_REC_KIND_MAX; k++)
         n += l->sp.records[k];
     return n;
+}
+
+uint64_t act_export_live_written(const act_export_live *l)
+{
+    return l && l->x ? l->x->written : 0;
 }
 
 void act_export_live_free(act_export_live *l)
@@ -135,6 +237,13 @@ static act_export_live *live_usable(act_export_live *l, const act_export_opts *o
 {
     if (!l || !l->opened || !l->bs || l->tl.err || o->window_start_ns || o->window_end_ns || !n ||
         strcmp(paths[0], l->path))
+        return NULL;
+    if (l->x && !l->x->cs)
+        live_drop_output(l); /* nothing was written early */
+    /* A trace begun while it ran is this export's only when written to
+     * the same file the same way, with the summary fed from the start. */
+    if (l->x && (strcmp(o->out_path, l->out.out_path) || o->force != l->out.force ||
+                 o->trace_mode != l->out.trace_mode || !o->summary != !l->x->sum))
         return NULL;
     return l;
 }
@@ -256,27 +365,6 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const act_e
     }
 }
 
-/* The sink while a summary is wanted: the summary takes the slices of
- * each batch before the Chrome writer writes the batch and empties it. */
-typedef struct export_sink {
-    act_chrome_stream *cs;
-    act_summary *sum;                    /* NULL: no summary */
-    act_chrome_stats stats;              /* what the writer found, for the summary */
-    volatile const sig_atomic_t *cancel; /* stop early once set */
-    act_export_progress *progress;       /* NULL: none */
-} export_sink;
-
-static int export_sink_fn(act_timeline *tl, void *ctx)
-{
-    export_sink *x = ctx;
-    if (x->cancel && *x->cancel)
-        return ACT_E_STATE; /* the writer removes its temporary file */
-    act_export_progress_events(x->progress, tl->n_ev);
-    int rc = x->sum ? act_summary_add_events(x->sum, tl) : 0;
-    int wrc = act_chrome_stream_sink(tl, x->cs);
-    return rc ? rc : wrc;
-}
-
 /* The trace is written while the events are made, a batch at a time
  * (timeline.h, chrome_json.h): the events never all sit in memory. The
  * summary keeps only its slices (summary.h), fed from the same batches,
@@ -284,12 +372,12 @@ static int export_sink_fn(act_timeline *tl, void *ctx)
  * as invalid UTF-8, are final then): the same output as
  * act_summary_from_timeline on the whole timeline. */
 static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts *o,
-                       const act_chrome_opts *co, act_export_progress *progress)
+                       const act_chrome_opts *co, act_export_progress *progress, export_sink *begun)
 {
     char err[512] = "";
     /* On the heap: tl keeps a pointer to it while the events are built. */
-    export_sink *x = calloc(1, sizeof(*x));
-    if (!x || (o->summary && !(x->sum = act_summary_new()))) {
+    export_sink *x = begun ? begun : calloc(1, sizeof(*x));
+    if (!x || (!begun && o->summary && !(x->sum = act_summary_new()))) {
         free(x);
         act_export_progress_stop(progress);
         return ACT_E_NOMEM;
@@ -297,8 +385,14 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
     x->cancel = o->cancel;
     act_chrome_opts cwo = *co;
     cwo.stats = &x->stats;
-    int rc = act_chrome_stream_open(&x->cs, tl, &cwo, o->out_path, o->force, o->trace_mode, err,
+    int rc = 0;
+    if (begun) { /* written while the program ran: the rest, then the header's facts */
+        cwo.events_first = 1;
+        act_chrome_stream_set_opts(x->cs, &cwo);
+    } else {
+        rc = act_chrome_stream_open(&x->cs, tl, &cwo, o->out_path, o->force, o->trace_mode, err,
                                     sizeof(err));
+    }
     x->progress = progress;
     act_export_progress_phase(progress, "writing events");
     if (!rc) {
@@ -339,16 +433,31 @@ int act_trace_export(const act_export_opts *o)
     act_export_live *live = o->live;
     int rc = open_spools(o->spool_dir, o->only_spool, &set, &live, o);
     act_build_opts bo = {o->window_start_ns, o->window_end_ns};
+    export_sink *begun = NULL;
     if (!rc && live) { /* the builder goes on from what it read while the program ran */
         tlp = &live->tl;
         bs = live->bs;
         live->bs = NULL;
         rc = act_timeline_build_continue(bs, set.ptr, set.n);
-    } else if (!rc) {
-        rc = act_timeline_build_start(&own, set.ptr, set.n, &bo, &bs);
-    } else {
-        memset(&own, 0, sizeof(own));
+        if (rc == ACT_E_STATE) { /* events made while it ran are void: anew */
+            act_timeline_build_finish(bs);
+            bs = NULL;
+            live_reset(live);
+            live = NULL;
+            close_spools(&set);
+            memset(&set, 0, sizeof(set));
+            tlp = &own;
+            rc = open_spools(o->spool_dir, o->only_spool, &set, &live, o);
+        }
+        if (live) {
+            begun = live->x;
+            live->x = NULL; /* write_trace's from here */
+        }
     }
+    if (!rc && !live)
+        rc = act_timeline_build_start(&own, set.ptr, set.n, &bo, &bs);
+    else if (tlp == &own)
+        memset(&own, 0, sizeof(own));
     act_timeline *const tl = tlp;
     if (!rc) {
         add_export_notes(tl, &set, o);
@@ -357,10 +466,12 @@ int act_trace_export(const act_export_opts *o)
     if (!rc && o->cancel && *o->cancel)
         rc = ACT_E_STATE;
     if (!rc) {
-        act_chrome_opts co = {o->trace_name,     o->argv,         o->argc,
-                              o->extra_metadata, o->child_status, NULL};
-        rc = write_trace(tl, bs, o, &co, progress);
+        act_chrome_opts co = {o->trace_name,   o->argv, o->argc, o->extra_metadata,
+                              o->child_status, NULL,    0};
+        rc = write_trace(tl, bs, o, &co, progress, begun);
         progress = NULL; /* stopped there */
+    } else {
+        sink_discard(begun);
     }
     act_export_progress_stop(progress);
     if (!rc && set.n_failed)

@@ -20,13 +20,27 @@
  * it stops early once *stop is set. Not thread-safe: one thread polls,
  * and the export (opts.live) runs after the last poll returned. */
 typedef struct act_export_live act_export_live;
+typedef struct act_export_opts act_export_opts;
 act_export_live *act_export_live_new(const char *spool_dir, long pid);
 int act_export_live_poll(act_export_live *l, volatile const int *stop);
+/* Write the trace while the program runs too (opts as the export at the
+ * end will get them, borrowed until then; no capture window): from the
+ * first poll that opens the spool, the trace file is created beside
+ * out_path and the live process's host events that can no longer change
+ * are written into it as they are read (events first, the header's facts
+ * at the end; the summary, when wanted, fed from the same batches). The
+ * export at the end finishes that file when it is given the same output
+ * (path, force, mode, summary or not), else removes it and writes anew;
+ * it also does so when the events written early prove wrong (an earlier
+ * time base, a capture window). Call before the first poll. */
+int act_export_live_output(act_export_live *l, const act_export_opts *o);
 /* Records taken so far (0: none, or the spool is not there yet). */
 uint64_t act_export_live_records(const act_export_live *l);
+/* Events written into the trace so far (act_export_live_output). */
+uint64_t act_export_live_written(const act_export_live *l);
 void act_export_live_free(act_export_live *l);
 
-typedef struct act_export_opts {
+struct act_export_opts {
     const char *spool_dir;   /* reads every <pid>.acts file in it */
     const char *out_path;    /* Chrome trace JSON destination */
     int force;               /* overwrite an existing out_path */
@@ -48,7 +62,7 @@ typedef struct act_export_opts {
      * spool is the first of the run and no capture window is given (the
      * export reads everything itself otherwise); emptied either way. */
     act_export_live *live;
-} act_export_opts;
+};
 
 /* Returns 0 or a negative ACT_E_* code (ACT_E_IO: could not write;
  * ACT_E_FORMAT: a spool was unreadable — still reported in the trace;

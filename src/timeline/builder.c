@@ -81,6 +81,7 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     r->name = rec->s1;
     r->tid = t->tid;
     r->ext_id = ++b->next_ext;
+    r->open = 1;
     t->owner_kind = BLD_OWNER_RANGE;
     t->owner_idx = (uint32_t)p->n_ranges;
     t->stack[t->depth++] = (uint32_t)p->n_ranges;
@@ -102,6 +103,7 @@ static void on_pop(bld *b, bld_proc *p, const act_sp_rec *rec)
     }
     bld_range *r = &p->ranges[t->stack[--t->depth]];
     r->end = act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts);
+    r->open = 0;
 }
 
 static void on_range_start(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
@@ -662,71 +664,80 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
     }
 }
 
-static void emit_marks(bld *b, bld_proc *p)
+static void emit_mark(bld *b, bld_proc *p, size_t i)
 {
-    for (size_t i = 0; i < p->n_marks; i++) {
-        const bld_mark *m = &p->marks[i];
-        if (!bld_in_window(b, p, m->ts, m->ts)) {
-            b->tl->counts.outside_window[ACT_REC_MARK]++;
-            continue;
+    const bld_mark *m = &p->marks[i];
+    if (!bld_in_window(b, p, m->ts, m->ts)) {
+        b->tl->counts.outside_window[ACT_REC_MARK]++;
+        return;
+    }
+    if (act_tl_event_add(b->tl, 'i', ACT_CAT_USER_ANNOTATION, m->name, p->pid, m->tid, m->ts, 0))
+        emit_user_args(b, p, &m->args);
+}
+
+static void emit_range(bld *b, bld_proc *p, size_t i)
+{
+    act_timeline *tl = b->tl;
+    const bld_range *r = &p->ranges[i];
+    if (!bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start)) {
+        tl->counts.outside_window[ACT_REC_RANGE_PUSH]++;
+        return;
+    }
+    act_tl_event_add(tl, 'X', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->start,
+                     span(b, r->start, r->end));
+    emit_user_args(b, p, &r->args);
+    act_tl_arg_u64(tl, "External id", r->ext_id);
+    if (r->before_window) { /* a ring spool's range open when its window began */
+        act_tl_arg *a = act_tl_arg_add(tl, "before_window");
+        if (a) {
+            a->type = ACT_ARG_BOOL;
+            a->v.u = 1;
         }
-        if (act_tl_event_add(b->tl, 'i', ACT_CAT_USER_ANNOTATION, m->name, p->pid, m->tid, m->ts,
-                             0))
-            emit_user_args(b, p, &m->args);
+    }
+    if (r->closed_at_end) {
+        act_tl_arg *a = act_tl_arg_add(tl, r->closed_at_end == 1 ? "truncated" : "unclosed");
+        if (a) {
+            a->type = ACT_ARG_BOOL;
+            a->v.u = 1;
+        }
     }
 }
 
+static void emit_api(bld *b, bld_proc *p, size_t i)
+{
+    act_timeline *tl = b->tl;
+    const bld_api *a = &p->api[i];
+    act_tl_event_add(tl, 'X', api_cat(a->source), a->name, p->pid, a->tid, a->start,
+                     span(b, a->start, a->end));
+    if (a->corr)
+        act_tl_arg_u64(tl, "correlation", a->corr);
+    uint64_t ext = bld_resolve_ext(b, p, a->ext);
+    if (ext)
+        act_tl_arg_u64(tl, "External id", ext);
+    if (a->result) {
+        act_tl_arg *g = act_tl_arg_add(tl, "result");
+        if (g) {
+            g->type = ACT_ARG_I64;
+            g->v.i = a->result;
+        }
+    }
+    uint64_t packed;
+    if ((a->kept & BLD_API_ARGS) && act_u64map_get(&p->api_args, (uint64_t)i + 1, &packed))
+        emit_user_args(b, p, &(bld_args){(uint32_t)(packed >> 32), (uint32_t)packed});
+}
+
+/* The host events of a process not made while it ran (all of them in a
+ * batch build): marks, ranges, API calls, async ranges. */
 static void emit_host(bld *b, bld_proc *p, pass_state *ps)
 {
-    emit_marks(b, p);
     act_timeline *tl = b->tl;
-    for (size_t i = 0; i < p->n_ranges; i++) {
-        const bld_range *r = &p->ranges[i];
-        if (!bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start)) {
-            tl->counts.outside_window[ACT_REC_RANGE_PUSH]++;
-            continue;
-        }
-        act_tl_event_add(tl, 'X', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->start,
-                         span(b, r->start, r->end));
-        emit_user_args(b, p, &r->args);
-        act_tl_arg_u64(tl, "External id", r->ext_id);
-        if (r->before_window) { /* a ring spool's range open when its window began */
-            act_tl_arg *a = act_tl_arg_add(tl, "before_window");
-            if (a) {
-                a->type = ACT_ARG_BOOL;
-                a->v.u = 1;
-            }
-        }
-        if (r->closed_at_end) {
-            act_tl_arg *a = act_tl_arg_add(tl, r->closed_at_end == 1 ? "truncated" : "unclosed");
-            if (a) {
-                a->type = ACT_ARG_BOOL;
-                a->v.u = 1;
-            }
-        }
-    }
-    for (size_t i = 0; i < p->n_api; i++) {
-        const bld_api *a = &p->api[i];
-        if (!(a->kept & BLD_API_KEPT))
-            continue;
-        act_tl_event_add(tl, 'X', api_cat(a->source), a->name, p->pid, a->tid, a->start,
-                         span(b, a->start, a->end));
-        if (a->corr)
-            act_tl_arg_u64(tl, "correlation", a->corr);
-        uint64_t ext = bld_resolve_ext(b, p, a->ext);
-        if (ext)
-            act_tl_arg_u64(tl, "External id", ext);
-        if (a->result) {
-            act_tl_arg *g = act_tl_arg_add(tl, "result");
-            if (g) {
-                g->type = ACT_ARG_I64;
-                g->v.i = a->result;
-            }
-        }
-        uint64_t packed;
-        if ((a->kept & BLD_API_ARGS) && act_u64map_get(&p->api_args, (uint64_t)i + 1, &packed))
-            emit_user_args(b, p, &(bld_args){(uint32_t)(packed >> 32), (uint32_t)packed});
-    }
+    for (size_t i = p->marks_out; i < p->n_marks; i++)
+        emit_mark(b, p, i);
+    for (size_t i = p->ranges_out; i < p->n_ranges; i++)
+        emit_range(b, p, i);
+    for (size_t i = p->api_out; i < p->n_api; i++)
+        if (p->api[i].kept & BLD_API_KEPT)
+            emit_api(b, p, i);
     for (size_t i = 0; i < ps->n_async; i++) {
         const bld_async *r = &ps->async[i];
         if (!bld_in_window(b, p, r->start, r->end)) {
@@ -742,6 +753,58 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
         e = act_tl_event_add(tl, 'e', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->end, 0);
         if (e)
             e->id = id;
+    }
+}
+
+/* ---- streaming: host events made while the process runs ----------------- */
+
+/* The lowest index of `kind` some thread's next ARG records would still
+ * attach to (n when none): what is below it has all its args. */
+static size_t owned_below(const bld_proc *p, uint32_t kind, size_t n)
+{
+    for (size_t i = 0; i < p->n_threads; i++)
+        if (p->threads[i].owner_kind == kind && p->threads[i].owner_idx < n)
+            n = p->threads[i].owner_idx;
+    return n;
+}
+
+/* The External id of an API call's range reference is known now: its
+ * range was pushed (it always is before the call that names it). */
+static int ext_known(const bld_proc *p, uint64_t ref)
+{
+    uint64_t v, seq = ref & 0xffffffffu;
+    if (!ref)
+        return 1;
+    return act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v) && seq &&
+           seq <= p->threads[v - 1].n_seq;
+}
+
+/* Online only without any capture window: which events a window keeps is
+ * known only once the last CAPTURE record was read. */
+static int online_allowed(const bld *b, const bld_proc *p)
+{
+    return !b->ws && b->we == UINT64_MAX && !p->sp->records[ACT_REC_CAPTURE] &&
+           !(p->sp->hdr.flags & ACT_SPOOL_F_CAPTURE_API);
+}
+
+/* The events that can no longer change, each kind in its batch order: a
+ * mark or an API call once its thread recorded something else (no ARG
+ * record can follow), a range once popped too. The same code makes them
+ * as emit_host would at the end, with the same counters. */
+static void emit_online(bld *b, bld_proc *p)
+{
+    if (!online_allowed(b, p))
+        return;
+    size_t lim = owned_below(p, BLD_OWNER_MARK, p->n_marks);
+    while (p->marks_out < lim && !b->tl->err)
+        emit_mark(b, p, p->marks_out++);
+    lim = owned_below(p, BLD_OWNER_RANGE, p->n_ranges);
+    while (p->ranges_out < lim && !p->ranges[p->ranges_out].open && !b->tl->err)
+        emit_range(b, p, p->ranges_out++);
+    lim = owned_below(p, BLD_OWNER_API, p->n_api);
+    while (p->api_out < lim && ext_known(p, p->api[p->api_out].ext) && !b->tl->err) {
+        p->api[p->api_out].kept |= BLD_API_KEPT; /* no window: api_window agrees */
+        emit_api(b, p, p->api_out++);
     }
 }
 
@@ -1066,6 +1129,9 @@ struct act_tl_build {
     pass_state *ps;
     size_t n;
     act_spool *live; /* procs[0]'s spool, read while its process runs */
+    int online;      /* its host events are made while it runs (emit_online) */
+    int emitted;     /* some were: they used online_base */
+    uint64_t online_base;
 };
 
 /* The builder with room for n processes (procs[0] kept when it grows). */
@@ -1138,14 +1204,42 @@ static void prefault_exit(bld *b, const bld_proc *p)
         tl->err = ACT_E_NOMEM;
 }
 
+/* The events that can no longer change, handed to the sink now. The time
+ * base is the live spool's (its start, or an earlier first record): the
+ * run's when no other spool starts earlier, which _continue checks. */
+static void feed_online(act_tl_build *s)
+{
+    act_timeline *tl = s->b.tl;
+    bld_proc *p = &s->procs[0];
+    size_t before = p->marks_out + p->ranges_out + p->api_out;
+    if (!s->emitted)
+        set_time_base(tl, &s->live, 1);
+    emit_online(&s->b, p);
+    if (p->marks_out + p->ranges_out + p->api_out == before)
+        return;
+    if (!s->emitted)
+        s->online_base = tl->base_ns;
+    s->emitted = 1;
+    if (!tl->err && tl->sink && tl->n_ev)
+        tl->err = tl->sink(tl, tl->sink_ctx);
+}
+
 int act_timeline_build_feed(act_tl_build *s, volatile const int *stop)
 {
     if (!s->live || s->b.tl->err)
         return s->b.tl->err ? s->b.tl->err : ACT_E_STATE;
     pass_live(&s->b, &s->procs[0], &s->ps[0], 0, stop);
+    if (s->online && !s->b.tl->err)
+        feed_online(s);
     if (!s->b.tl->err)
         prefault_exit(&s->b, &s->procs[0]);
     return s->b.tl->err;
+}
+
+void act_timeline_build_online(act_tl_build *s)
+{
+    if (s->live)
+        s->online = 1;
 }
 
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
@@ -1191,6 +1285,10 @@ int act_timeline_build_continue(act_tl_build *s, act_spool *const *spools, size_
         b->dev_pid_base = UINT32_MAX - 65536;
     b->min_host_pid = min_pid;
     set_time_base(tl, spools, n);
+    /* Events made while the process ran used a time base and no capture
+     * window: when either proves wrong, the caller builds anew. */
+    if (s->emitted && (tl->base_ns != s->online_base || !online_allowed(b, &s->procs[0])))
+        return tl->err = ACT_E_STATE;
     for (size_t i = 0; i < n && !tl->err; i++)
         read_process(b, &s->procs[i], &s->ps[i], spools[i], i == 0 && s->live);
     s->live = NULL;

@@ -105,6 +105,7 @@ typedef struct bld_range {
     uint32_t tid;
     uint8_t closed_at_end; /* 1: process truncated, 2: never popped */
     uint8_t before_window; /* ring: opened before the kept window (ring.c) */
+    uint8_t open;          /* on its thread's stack (not popped yet) */
     bld_args args;
 } bld_range;
 
@@ -170,6 +171,9 @@ typedef struct bld_proc {
     act_str *errs; /* ERROR records' messages, listed after the spool's problems */
     size_t n_errs, cap_errs;
     size_t n_read; /* records the pass has taken (a live pass resumes) */
+    /* Streaming (act_timeline_build_online): marks, ranges and API calls
+     * below these were made into events while the process ran. */
+    size_t marks_out, ranges_out, api_out;
 } bld_proc;
 
 /* Writing the ops reads their records (bld_op.r) again after the walk;

@@ -275,6 +275,17 @@ int act_timeline_build_live(act_timeline *tl, act_spool *sp, const act_build_opt
 int act_timeline_build_feed(act_tl_build *s,
                             volatile const int *stop); /* stop: NULL or early out */
 int act_timeline_build_continue(act_tl_build *s, act_spool *const *spools, size_t n);
+/* Streaming further: each _feed also makes the live process's host events
+ * that can no longer change (popped ranges, marks and API calls whose
+ * thread has moved on; docs/architecture.md) and hands them to tl->sink,
+ * which must be set and must keep tl->base_ns's meaning: they are written
+ * before the header facts are known. Not with a capture window (none is
+ * made while the spool has CAPTURE records). When what they assumed
+ * proves wrong at the end (an earlier time base, a CAPTURE record),
+ * _continue returns ACT_E_STATE: those events are void, build anew. The
+ * events come out in another order than a batch build's (each kind of a
+ * process in its own order), event for event the same. */
+void act_timeline_build_online(act_tl_build *s);
 void act_timeline_build_finish(act_tl_build *s);
 
 /* ---- helpers shared by builder files (builder.c, lanes.c, flows.c) ---- */

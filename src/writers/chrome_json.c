@@ -920,15 +920,29 @@ static void writer_init(writer *w, act_timeline *tl, act_obuf *b)
     }
 }
 
-static void write_head(writer *w, const act_chrome_opts *o)
+/* The members before traceEvents in a batch trace (after it when the
+ * events come first): what they say is known only once every spool was
+ * read. */
+static void write_props(writer *w, const act_chrome_opts *o)
 {
     act_obuf *b = w->b;
-    act_obuf_lit(b, "{\"schemaVersion\":1,\"traceName\":");
+    act_obuf_lit(b, "\"schemaVersion\":1,\"traceName\":");
     wcstr(w, trace_name(o));
     act_obuf_lit(b, ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
     write_count(b, w->tl->base_wall_ns);
     write_device_props(w);
     write_user_metadata(w, o);
+}
+
+static void write_head(writer *w, const act_chrome_opts *o)
+{
+    act_obuf *b = w->b;
+    act_obuf_putc(b, '{');
+    if (o->events_first) {
+        act_obuf_lit(b, "\"traceEvents\":[\n");
+        return;
+    }
+    write_props(w, o);
     act_obuf_lit(b, ",\n\"traceEvents\":[\n");
 }
 
@@ -949,6 +963,10 @@ static void write_tail(writer *w, const act_chrome_opts *o)
     act_obuf_lit(w->b, "\n]");
     free(w->esc); /* only event strings are cached */
     w->esc = NULL;
+    if (o->events_first) {
+        act_obuf_lit(w->b, ",\n");
+        write_props(w, o);
+    }
     write_tool_metadata(w, o);
     act_obuf_lit(w->b, "}\n");
     writer_free_errors(w);
@@ -1084,6 +1102,13 @@ int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl)
     s->w.tl = tl;
     write_events(&s->w);
     return s->b.err;
+}
+
+void act_chrome_stream_set_opts(act_chrome_stream *s, const act_chrome_opts *o)
+{
+    int first = s->o.events_first;
+    s->o = *o;
+    s->o.events_first = first; /* the head is written */
 }
 
 int act_chrome_stream_sink(act_timeline *tl, void *ctx)

@@ -25,6 +25,13 @@ typedef struct act_chrome_opts {
     const char *const *extra_metadata; /* "KEY=VALUE", NULL-terminated (may be NULL) */
     int child_status;                  /* wait status, -1 if n/a */
     act_chrome_stats *stats;           /* filled in once the trace is complete (may be NULL) */
+    /* 1: "traceEvents" is the first member and the others (schemaVersion,
+     * traceName, baseTimeNanoseconds, deviceProperties, user metadata)
+     * follow it, written at the close from what the timeline holds then:
+     * a trace whose events are written while the program runs. The same
+     * JSON object as a batch trace's, members in another order. 0: the
+     * batch layout. */
+    int events_first;
 } act_chrome_opts;
 
 /* A path ending in ".gz" gets a gzip stream, as torch.profiler's
@@ -51,6 +58,10 @@ int act_chrome_stream_open(act_chrome_stream **s, act_timeline *tl, const act_ch
                            const char *path, int force, unsigned mode, char *err, size_t errlen);
 int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl);
 int act_chrome_stream_sink(act_timeline *tl, void *ctx);
+/* The options _close writes with, replacing those given to _open (a trace
+ * begun while the program ran learns its exit status at the end); the
+ * layout stays the one the head was written in. */
+void act_chrome_stream_set_opts(act_chrome_stream *s, const act_chrome_opts *o);
 int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errlen);
 
 /* The same stream into memory instead of a file (tests and fuzzing use the

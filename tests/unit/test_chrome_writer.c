@@ -77,7 +77,7 @@ static void test_shape_and_metadata(void **state)
     const char *argv[] = {"/usr/bin/prog", "a\"b"};
     const char *extra[] = {"cli=value", "dup=from cli", "broken", NULL};
     act_chrome_stats stats = {0};
-    act_chrome_opts co = {NULL, argv, 2, extra, 3 << 8, &stats};
+    act_chrome_opts co = {NULL, argv, 2, extra, 3 << 8, &stats, 0};
     /* A writer only reads the timeline (the summary may read it after). */
     act_tl_counts before = b.tl.counts;
     size_t errors_before = b.tl.n_errors;
@@ -141,6 +141,150 @@ static void test_shape_and_metadata(void **state)
     tu_free(&b);
 }
 
+/* A trace written with its events first (while the program runs, the
+ * other members at the close) is the batch trace's JSON object: the same
+ * members and values, the same events in the same order, stats too. */
+static void test_events_first_same_object(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    spool_with_metadata(&s);
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    act_build_opts o = {0, 0};
+    assert_int_equal(act_timeline_build(&b.tl, b.ptr, b.n, &o), 0);
+    const char *argv[] = {"/usr/bin/prog", "a\"b"};
+    const char *extra[] = {"cli=value", "dup=from cli", "broken", NULL};
+    act_chrome_stats st[2] = {{0}};
+    json_t *doc[2];
+    for (int k = 0; k < 2; k++) {
+        act_chrome_opts co = {NULL, argv, 2, extra, 3 << 8, &st[k], k};
+        size_t len;
+        char *text = tu_trace_text(&b.tl, &co, &len);
+        assert_non_null(text);
+        if (k)
+            assert_int_equal(strncmp(text, "{\"traceEvents\":[", 16), 0);
+        json_error_t e;
+        doc[k] = json_loads(text, 0, &e);
+        assert_non_null(doc[k]);
+        free(text);
+    }
+    assert_true(json_equal(doc[0], doc[1]));
+    assert_memory_equal(&st[0], &st[1], sizeof(st[0]));
+    json_decref(doc[0]);
+    json_decref(doc[1]);
+    sb_free(&s);
+    tu_free(&b);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A trace's events as sorted compact JSON lines, the other members in
+ * `rest` (the events removed): the same multiset means the same events. */
+static char **sorted_events(const char *path, json_t **rest, size_t *n)
+{
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    assert_non_null(doc);
+    json_t *ev = json_object_get(doc, "traceEvents");
+    *n = json_array_size(ev);
+    char **v = calloc(*n ? *n : 1, sizeof(*v));
+    assert_non_null(v);
+    for (size_t i = 0; i < *n; i++)
+        v[i] = json_dumps(json_array_get(ev, i), JSON_SORT_KEYS | JSON_COMPACT);
+    qsort(v, *n, sizeof(*v), str_cmp);
+    json_object_del(doc, "traceEvents");
+    *rest = doc;
+    return v;
+}
+
+static void spool_settling(sb *s, int capture_at_end)
+{
+    sb_init(s, 960, 8u << 20, 1);
+    sb_open_thread(s, 0, 1, 960);
+    sb_str(s, 1, "step");
+    sb_str(s, 2, "clEnqueueNDRangeKernel");
+    sb_str(s, 3, "saxpy");
+    uint64_t ts = 2000000;
+    for (size_t i = 0; i < 2000; i++, ts += 10000) {
+        sb_ts(s, ACT_REC_RANGE_PUSH, 1, ts);
+        sb_api(s, 2, ts + 200, ts + 900, i + 1, ((uint64_t)1 << 32) | (i + 1), ACT_SOURCE_OPENCL);
+        sb_ts(s, ACT_REC_RANGE_POP, 0, ts + 1000);
+        sb_op(s, 3, ACT_OP_KERNEL, 1, 1, ts + 1200, ts + 5000, i + 1, ACT_SOURCE_OPENCL);
+    }
+    if (capture_at_end) /* act_stop: what was written early may be outside */
+        sb_ts(s, ACT_REC_CAPTURE, 0, ts - 3000);
+}
+
+/* Events written while the program runs (act_export_live_output; the
+ * feed stops after 1 024 records, as when the program exits): the export
+ * finishes that file, the batch trace event for event; when a CAPTURE
+ * record read later voids them, the export writes anew, byte for byte the
+ * batch trace, and no temporary file is left. */
+static void test_written_early(void **state)
+{
+    (void)state;
+    for (int capture = 0; capture < 2; capture++) {
+        char dir[] = "/tmp/act_early_XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        sb s;
+        spool_settling(&s, capture);
+        char path[128], out[2][128];
+        snprintf(path, sizeof(path), "%s/960.acts", dir);
+        assert_int_equal(sb_write(&s, path), 0);
+        for (int k = 0; k < 2; k++) {
+            snprintf(out[k], sizeof(out[k]), "%s/trace%d.json", dir, k);
+            act_export_opts eo = {.spool_dir = dir, .out_path = out[k], .child_status = -1};
+            act_export_live *l = NULL;
+            if (k) {
+                l = act_export_live_new(dir, 960);
+                assert_int_equal(act_export_live_output(l, &eo), 0);
+                volatile int stop = 1;
+                assert_int_equal(act_export_live_poll(l, &stop), 0);
+                assert_true(act_export_live_written(l) > 0);
+                eo.live = l;
+            }
+            assert_int_equal(act_trace_export(&eo), 0);
+            act_export_live_free(l);
+        }
+        size_t na, nb;
+        char *a = tu_slurp(out[0], &na), *b = tu_slurp(out[1], &nb);
+        if (capture) {
+            assert_int_equal(na, nb);
+            assert_memory_equal(a, b, na);
+        } else {
+            json_t *ra, *rb;
+            size_t ea, eb;
+            char **va = sorted_events(out[0], &ra, &ea), **vb = sorted_events(out[1], &rb, &eb);
+            assert_true(json_equal(ra, rb));
+            assert_int_equal(ea, eb);
+            assert_true(ea > 4 * 2000);
+            for (size_t i = 0; i < ea; i++) {
+                assert_string_equal(va[i], vb[i]);
+                free(va[i]);
+                free(vb[i]);
+            }
+            free(va);
+            free(vb);
+            json_decref(ra);
+            json_decref(rb);
+            assert_true(na != nb || memcmp(a, b, na)); /* another order */
+        }
+        free(a);
+        free(b);
+        unlink(out[0]);
+        unlink(out[1]);
+        unlink(path);
+        assert_int_equal(rmdir(dir), 0); /* nothing else left */
+        sb_free(&s);
+    }
+}
+
 /* Integers are written digit by digit into place: every length, and the
  * edges around each power of ten, read back as the value written (above
  * INT64_MAX as a decimal string). */
@@ -178,7 +322,7 @@ static void test_integer_args(void **state)
     assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
     act_build_opts o = {0, 0};
     assert_int_equal(act_timeline_build(&b.tl, b.ptr, b.n, &o), 0);
-    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, NULL};
+    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, NULL, 0};
     size_t len;
     char *text = tu_trace_text(&b.tl, &co, &len);
     assert_non_null(text);
@@ -244,7 +388,7 @@ static void test_write_file_no_overwrite(void **state)
     assert_non_null(mkdtemp(dir));
     char path[128], err[512];
     snprintf(path, sizeof(path), "%s/out.json", dir);
-    act_chrome_opts co = {"t", NULL, 0, NULL, -1, NULL};
+    act_chrome_opts co = {"t", NULL, 0, NULL, -1, NULL, 0};
     assert_int_equal(write_file(&tl, &co, path, 0, err, sizeof(err)), 0);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
@@ -421,9 +565,13 @@ static void test_streamed_export_matches(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shape_and_metadata),      cmocka_unit_test(test_integer_args),
-        cmocka_unit_test(test_write_file_no_overwrite), cmocka_unit_test(test_export_entry_point),
+        cmocka_unit_test(test_shape_and_metadata),
+        cmocka_unit_test(test_integer_args),
+        cmocka_unit_test(test_write_file_no_overwrite),
+        cmocka_unit_test(test_export_entry_point),
         cmocka_unit_test(test_streamed_export_matches),
+        cmocka_unit_test(test_events_first_same_object),
+        cmocka_unit_test(test_written_early),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

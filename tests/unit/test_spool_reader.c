@@ -312,7 +312,7 @@ static void test_fuzz(void **state)
             act_timeline tl;
             act_build_opts o = {0, 0};
             assert_int_equal(act_timeline_build(&tl, &ptr, 1, &o), 0);
-            act_chrome_opts co = {NULL, NULL, 0, NULL, -1, NULL};
+            act_chrome_opts co = {NULL, NULL, 0, NULL, -1, NULL, 0};
             size_t len;
             char *text = tu_trace_text(&tl, &co, &len);
             assert_non_null(text);

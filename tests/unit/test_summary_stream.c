@@ -99,7 +99,7 @@ static char *summary_whole(const char *spool, const char *out, int by_range, siz
     assert_int_equal(act_timeline_build_events(bs), 0);
     *n_ev = tl.n_ev;
     act_chrome_stats stats = {0};
-    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, &stats};
+    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, &stats, 0};
     act_chrome_stream *cs;
     assert_int_equal(act_chrome_stream_open(&cs, &tl, &co, out, 1, 0, err, sizeof(err)), 0);
     assert_int_equal(act_chrome_stream_write(cs, &tl), 0);

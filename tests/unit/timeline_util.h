@@ -97,7 +97,7 @@ static inline json_t *tu_build(built *b, uint64_t ws, uint64_t we)
     if (act_timeline_build(&b->tl, b->ptr, b->n, &o))
         return NULL;
     const char *argv[] = {"prog", "arg1"};
-    act_chrome_opts co = {NULL, argv, 2, NULL, 0, NULL};
+    act_chrome_opts co = {NULL, argv, 2, NULL, 0, NULL, 0};
     size_t len;
     char *text = tu_trace_text(&b->tl, &co, &len);
     if (!text)
