@@ -449,7 +449,8 @@ static uint32_t act_cl_ev_name(int which, const char *api)
     return id;
 }
 
-static void act_cl_ev_slice(int which, const char *api, uint64_t start, cl_int rc)
+static inline __attribute__((always_inline)) void act_cl_ev_slice(int which, const char *api,
+                                                                  uint64_t start, cl_int rc)
 {
     if (!atomic_load_explicit(&act__recording, memory_order_relaxed)) {
         act_cl_count_outside(ACT_CL_HOST);
