@@ -367,6 +367,73 @@ static void test_event_refs(void **state)
     unsetenv("TMPDIR");
 }
 
+static cl_int CL_API_CALL fake_bad_event(cl_event e)
+{
+    (void)e;
+    return CL_INVALID_EVENT;
+}
+
+/* One session: a retain and a release (ok), then a failed release; returns
+ * the names of its OpenCL slices in order and checks the failure's mark. */
+static void event_session(int with_retain, char names[4][32], int *n)
+{
+    char dir[] = "/tmp/act-clevn-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("TMPDIR", dir, 1);
+    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    act_cl_next.clRetainEvent = fake_ok_event;
+    act_cl_next.clReleaseEvent = fake_ok_event;
+    if (with_retain)
+        assert_int_equal(act_cl_w_clRetainEvent((cl_event)0x5000), CL_SUCCESS);
+    assert_int_equal(act_cl_w_clReleaseEvent((cl_event)0x5000), CL_SUCCESS);
+    act_cl_next.clReleaseEvent = fake_bad_event;
+    assert_int_equal(act_cl_w_clReleaseEvent((cl_event)0x5000), CL_INVALID_EVENT);
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    assert_int_equal(act_session_end(path), ACT_OK);
+    json_t *doc = session_trace(path);
+    size_t i;
+    json_t *ev;
+    *n = 0;
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, ev)
+    {
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        if (!nm || !ph || strcmp(ph, "X") || strncmp(nm, "cl", 2) || *n == 4)
+            continue;
+        snprintf(names[(*n)++], 32, "%s", nm);
+        const char *err = json_string_value(json_object_get(json_object_get(ev, "args"), "error"));
+        if (*n == 2 + with_retain)
+            assert_string_equal(err ? err : "", "CL_INVALID_EVENT");
+        else
+            assert_null(err);
+    }
+    json_decref(doc);
+    unlink(path);
+    rmdir(dir);
+    unsetenv("TMPDIR");
+}
+
+/* clRetainEvent/clReleaseEvent keep their names' string ids per thread:
+ * a new spool starts the ids again, so the second session (release
+ * interned first there, where it came second before) must not reuse the
+ * first one's ids. Failed calls are marked. */
+static void test_event_slice_names(void **state)
+{
+    (void)state;
+    char names[4][32];
+    int n;
+    event_session(1, names, &n);
+    assert_int_equal(n, 3);
+    assert_string_equal(names[0], "clRetainEvent");
+    assert_string_equal(names[1], "clReleaseEvent");
+    assert_string_equal(names[2], "clReleaseEvent");
+    event_session(0, names, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(names[0], "clReleaseEvent");
+    assert_string_equal(names[1], "clReleaseEvent");
+}
+
 static void test_error_names(void **state)
 {
     (void)state;
@@ -385,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_lifetimes),
         cmocka_unit_test(test_command_buffer_unknown_queue),
         cmocka_unit_test(test_event_refs),
+        cmocka_unit_test(test_event_slice_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,7 +42,7 @@ static uint32_t ev_hash(const void *p)
 }
 
 /* The slot holding `h`, or NULL. */
-static ev_slot *ev_find(const void *h)
+static inline ev_slot *ev_find(const void *h)
 {
     uint32_t i = ev_hash(h);
     for (uint32_t n = 0; n < ACT_CL_EV_PROBE; n++, i = (i + 1) & (ACT_CL_EV_SLOTS - 1)) {
@@ -79,12 +79,18 @@ static int ev_insert(const void *h)
     return 0;
 }
 
+/* The leak report is registered once; after that, a load of this flag. */
+static _Atomic int act_cl_evtab_used;
+
 void act_cl_event_created(cl_event e, cl_context ctx)
 {
     if (!e || !atomic_load_explicit(&act_cl_armed_clReleaseEvent, memory_order_relaxed) ||
         !act_capture_attached())
         return;
-    act_cl_obj_use();
+    if (ACT_UNLIKELY(!atomic_load_explicit(&act_cl_evtab_used, memory_order_relaxed))) {
+        act_cl_obj_use();
+        atomic_store_explicit(&act_cl_evtab_used, 1, memory_order_relaxed);
+    }
     if (!ev_insert(e))
         act_cl_obj_created(ACT_CL_OBJ_EVENT, e, ctx, NULL, 0);
 }
@@ -109,12 +115,12 @@ void act_cl_event_released(const void *e)
         act_cl_obj_released(e);
         return;
     }
-    uint32_t r = atomic_load_explicit(&s->refs, memory_order_relaxed);
-    while (r && !atomic_compare_exchange_weak_explicit(&s->refs, &r, r - 1, memory_order_relaxed,
-                                                       memory_order_relaxed))
-        ;
+    /* One atomic op: the app held a reference if it could name the event. */
+    uint32_t r = atomic_fetch_sub_explicit(&s->refs, 1, memory_order_relaxed);
     if (r == 1) /* the app's last reference: the handle may be reused */
         atomic_store_explicit(&s->h, ACT_CL_EV_FREED, memory_order_release);
+    else if (ACT_UNLIKELY(r == 0)) /* released more than held (the call fails) */
+        atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
 }
 
 uint64_t act_cl_events_live(void)

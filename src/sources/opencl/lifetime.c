@@ -38,10 +38,10 @@ typedef void(CL_CALLBACK *act_cl_notify_fn)(const char *, const void *, size_t, 
     if (!act_cl_gate(&act_cl_armed_##name_, ACT_CL_SETUP))                                         \
         return act_cl_next.name_(h_);                                                              \
     uint64_t t0 = act_clock_now();                                                                 \
-    if (track_ == act_cl_obj_released || track_ == act_cl_event_released)                          \
+    if (track_ == act_cl_obj_released)                                                             \
         track_(h_); /* before: the handle may be reused once released */                           \
     cl_int rc = act_cl_next.name_(h_);                                                             \
-    if (rc == CL_SUCCESS && (track_ == act_cl_obj_retained || track_ == act_cl_event_retained))    \
+    if (rc == CL_SUCCESS && track_ == act_cl_obj_retained)                                         \
         track_(h_);                                                                                \
     act_cl_host_slice(#name_, t0, rc);                                                             \
     return rc
@@ -419,14 +419,82 @@ cl_event CL_API_CALL act_cl_w_clCreateUserEvent(cl_context ctx, cl_int *err)
     ACT_CL_OBJ_END(clCreateUserEvent, e);
 }
 
+/* ---- events' references: the per-command path ------------------------------
+ *
+ * A program that asks for an event per enqueue releases one per enqueue, so
+ * clRetainEvent/clReleaseEvent write their API record in place instead of
+ * through act_rec_api_emit: the name's string id is kept per thread for the
+ * spool generation read before it was interned (a generation that moved on
+ * meanwhile only makes the next call intern again), so the common call
+ * neither hashes nor looks up a string. The record, its error arg, drops
+ * and the capture window are as act_cl_host_slice's. */
+
+enum { ACT_CL_EV_RETAIN, ACT_CL_EV_RELEASE };
+
+static __thread struct {
+    uint32_t gen;
+    uint32_t id[2]; /* 0: not interned in `gen` */
+} act_cl_ev_names __attribute__((tls_model("initial-exec")));
+
+static uint32_t act_cl_ev_name(int which, const char *api)
+{
+    uint32_t gen = act_recorder_generation();
+    if (ACT_UNLIKELY(act_cl_ev_names.gen != gen)) {
+        act_cl_ev_names.gen = gen;
+        act_cl_ev_names.id[0] = act_cl_ev_names.id[1] = 0;
+    }
+    uint32_t id = act_cl_ev_names.id[which];
+    if (ACT_UNLIKELY(!id))
+        id = act_cl_ev_names.id[which] = act_str_intern_literal(api);
+    return id;
+}
+
+static inline __attribute__((always_inline)) void act_cl_ev_slice(int which, const char *api,
+                                                                  uint64_t start, cl_int rc)
+{
+    if (!atomic_load_explicit(&act__recording, memory_order_relaxed)) {
+        act_cl_count_outside(ACT_CL_HOST);
+        return;
+    }
+    uint64_t end = act_clock_now();
+    uint32_t id = act_cl_ev_name(which, api);
+    uint64_t ext = act_range_current_ext();
+    act_rec_api *r = act_rec_reserve(ACT_REC_API, sizeof *r);
+    if (!r)
+        return; /* counted as dropped */
+    r->h.aux = id;
+    r->start = start;
+    r->end = end;
+    r->corr = 0;
+    r->ext = ext;
+    r->result = rc;
+    r->source = ACT_SOURCE_OPENCL;
+    act_rec_commit();
+    if (ACT_UNLIKELY(rc < 0))
+        act_cl_error_arg(rc);
+}
+
 cl_int CL_API_CALL act_cl_w_clRetainEvent(cl_event e)
 {
-    ACT_CL_REFCALL(clRetainEvent, e, act_cl_event_retained);
+    if (!act_cl_gate(&act_cl_armed_clRetainEvent, ACT_CL_SETUP))
+        return act_cl_next.clRetainEvent(e);
+    uint64_t t0 = act_clock_now();
+    cl_int rc = act_cl_next.clRetainEvent(e);
+    if (rc == CL_SUCCESS)
+        act_cl_event_retained(e);
+    act_cl_ev_slice(ACT_CL_EV_RETAIN, "clRetainEvent", t0, rc);
+    return rc;
 }
 
 cl_int CL_API_CALL act_cl_w_clReleaseEvent(cl_event e)
 {
-    ACT_CL_REFCALL(clReleaseEvent, e, act_cl_event_released);
+    if (!act_cl_gate(&act_cl_armed_clReleaseEvent, ACT_CL_SETUP))
+        return act_cl_next.clReleaseEvent(e);
+    uint64_t t0 = act_clock_now();
+    act_cl_event_released(e); /* before: the handle may be reused once released */
+    cl_int rc = act_cl_next.clReleaseEvent(e);
+    act_cl_ev_slice(ACT_CL_EV_RELEASE, "clReleaseEvent", t0, rc);
+    return rc;
 }
 
 cl_sampler CL_API_CALL act_cl_w_clCreateSampler(cl_context ctx, cl_bool norm,
