@@ -41,11 +41,13 @@
  *      segments by seq orders the kept chunks oldest first.
  *  R2. Consistency (a seqlock): act_chunk_header.gen is even while the
  *      chunk's published prefix is valid. A writer that recycles a chunk
- *      stores gen + 1 (odd) before it touches anything else in the chunk,
- *      resets `used`, writes the new segment's first records, publishes
- *      `used`, and only then stores gen + 2 (release). A reader of a live
- *      spool loads gen (acquire), copies `used` bytes, loads gen again
- *      after an acquire fence, and keeps the copy only if both loads are
+ *      makes gen odd (an acquire-release read-modify-write) before it
+ *      touches anything else in the chunk, resets `used`, writes the new
+ *      segment's first records, publishes `used`, and only then stores
+ *      gen + 2 (release). A reader of a live spool loads gen (acquire),
+ *      copies `used` bytes with acquire loads (none moves after what
+ *      follows; no fence, which ThreadSanitizer does not support), loads
+ *      gen again, and keeps the copy only if both loads are
  *      the same even value; otherwise the chunk was recycled under it (its
  *      content is newer than what the reader wanted; retry or skip it).
  *      Outside ring mode gen stays 0.
