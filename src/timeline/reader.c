@@ -216,6 +216,20 @@ static int check_header(act_spool *sp, size_t file_size, char *err, size_t errle
     return 0;
 }
 
+/* Map `len` bytes of spool file `fd` read-only and check its header. */
+static int map_spool(act_spool *sp, int fd, size_t len, const char *path, char *err, size_t errlen)
+{
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+        set_err(err, errlen, path, strerror(errno));
+        return ACT_E_IO;
+    }
+    sp->map = m;
+    sp->map_len = len;
+    memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
+    return check_header(sp, sp->map_len, err, errlen);
+}
+
 /* ---- ring spools: a consistent copy ---------------------------------- */
 
 /* Copy `n` bytes (a multiple of 8, both ends 8-byte aligned: chunks and
@@ -824,16 +838,8 @@ int act_spool_open_live(act_spool *sp, const char *path, char *err, size_t errle
             close(fd);
         return ACT_E_IO;
     }
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int rc = map_spool(sp, fd, (size_t)st.st_size, path, err, errlen);
     close(fd);
-    if (m == MAP_FAILED) {
-        set_err(err, errlen, path, strerror(errno));
-        return ACT_E_IO;
-    }
-    sp->map = m;
-    sp->map_len = (size_t)st.st_size;
-    memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
-    int rc = check_header(sp, sp->map_len, err, errlen);
     if (rc)
         return rc;
     /* TSC times convert with the pairs written at close: not while live. */
@@ -974,15 +980,7 @@ int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t
         set_err(err, errlen, path, "too small to be a spool file (truncated or empty)");
         return ACT_E_FORMAT;
     }
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-        set_err(err, errlen, path, strerror(errno));
-        return ACT_E_IO;
-    }
-    sp->map = m;
-    sp->map_len = (size_t)st.st_size;
-    memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
-    int rc = check_header(sp, sp->map_len, err, errlen);
+    int rc = map_spool(sp, fd, (size_t)st.st_size, path, err, errlen);
     if (rc)
         return rc;
     sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0;
