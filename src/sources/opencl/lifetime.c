@@ -423,41 +423,21 @@ cl_event CL_API_CALL act_cl_w_clCreateUserEvent(cl_context ctx, cl_int *err)
  *
  * A program that asks for an event per enqueue releases one per enqueue, so
  * clRetainEvent/clReleaseEvent write their API record in place instead of
- * through act_rec_api_emit: the name's string id is kept per thread for the
- * spool generation read before it was interned (a generation that moved on
- * meanwhile only makes the next call intern again), so the common call
- * neither hashes nor looks up a string. The record, its error arg, drops
- * and the capture window are as act_cl_host_slice's. */
+ * through act_rec_api_emit. The name is a literal: act_str_intern_literal
+ * answers it from the thread's pointer cache without hashing, and marks it
+ * used, so a ring spool defines it again in every chunk that uses it. The
+ * record, its error arg, drops and the capture window are as
+ * act_cl_host_slice's. */
 
-enum { ACT_CL_EV_RETAIN, ACT_CL_EV_RELEASE };
-
-static __thread struct {
-    uint32_t gen;
-    uint32_t id[2]; /* 0: not interned in `gen` */
-} act_cl_ev_names __attribute__((tls_model("initial-exec")));
-
-static uint32_t act_cl_ev_name(int which, const char *api)
-{
-    uint32_t gen = act_recorder_generation();
-    if (ACT_UNLIKELY(act_cl_ev_names.gen != gen)) {
-        act_cl_ev_names.gen = gen;
-        act_cl_ev_names.id[0] = act_cl_ev_names.id[1] = 0;
-    }
-    uint32_t id = act_cl_ev_names.id[which];
-    if (ACT_UNLIKELY(!id))
-        id = act_cl_ev_names.id[which] = act_str_intern_literal(api);
-    return id;
-}
-
-static inline __attribute__((always_inline)) void act_cl_ev_slice(int which, const char *api,
-                                                                  uint64_t start, cl_int rc)
+static inline __attribute__((always_inline)) void act_cl_ev_slice(const char *api, uint64_t start,
+                                                                  cl_int rc)
 {
     if (!atomic_load_explicit(&act__recording, memory_order_relaxed)) {
         act_cl_count_outside(ACT_CL_HOST);
         return;
     }
     uint64_t end = act_clock_now();
-    uint32_t id = act_cl_ev_name(which, api);
+    uint32_t id = act_str_intern_literal(api);
     uint64_t ext = act_range_current_ext();
     act_rec_api *r = act_rec_reserve(ACT_REC_API, sizeof *r);
     if (!r)
@@ -482,7 +462,7 @@ cl_int CL_API_CALL act_cl_w_clRetainEvent(cl_event e)
     cl_int rc = act_cl_next.clRetainEvent(e);
     if (rc == CL_SUCCESS)
         act_cl_event_retained(e);
-    act_cl_ev_slice(ACT_CL_EV_RETAIN, "clRetainEvent", t0, rc);
+    act_cl_ev_slice("clRetainEvent", t0, rc);
     return rc;
 }
 
@@ -493,7 +473,7 @@ cl_int CL_API_CALL act_cl_w_clReleaseEvent(cl_event e)
     uint64_t t0 = act_clock_now();
     act_cl_event_released(e); /* before: the handle may be reused once released */
     cl_int rc = act_cl_next.clReleaseEvent(e);
-    act_cl_ev_slice(ACT_CL_EV_RELEASE, "clReleaseEvent", t0, rc);
+    act_cl_ev_slice("clReleaseEvent", t0, rc);
     return rc;
 }
 
