@@ -589,16 +589,25 @@ static int seg_next(reader *rd, const segment *sg, size_t *off, act_sp_rec *out)
     return rd->survey ? seg_next_impl(rd, sg, off, out, 1) : seg_next_impl(rd, sg, off, out, 0);
 }
 
-static int thread_cmp(const void *a, const void *b)
-{
-    const act_sp_thread *x = a, *y = b;
-    return x->serial < y->serial ? -1 : x->serial > y->serial;
-}
-
 static void reader_free(reader *rd)
 {
     free(rd->strs);
     act_u64map_free(&rd->strings);
+}
+
+/* What every read of a spool ends with, batch or live: its time span, the
+ * undefined string ids in all, and the reader's memory and pages let go. */
+static void reader_finish(act_spool *sp, reader *rd)
+{
+    if (rd->raw_max) {
+        sp->first_ts = act_spool_ns(sp, rd->raw_min);
+        sp->last_ts = act_spool_ns(sp, rd->raw_max);
+    }
+    if (rd->unknown_strings > 3)
+        problem(sp, "%llu uses of undefined string ids in all",
+                (unsigned long long)rd->unknown_strings);
+    reader_free(rd);
+    drop_pages(sp);
 }
 
 static int decode(act_spool *sp, size_t file_size)
@@ -629,17 +638,8 @@ static int decode(act_spool *sp, size_t file_size)
             note_read(&rd, sp->segs[i].end - sp->segs[i].begin);
         }
     }
-    if (rd.raw_max) {
-        sp->first_ts = act_spool_ns(sp, rd.raw_min);
-        sp->last_ts = act_spool_ns(sp, rd.raw_max);
-    }
-    if (rd.unknown_strings > 3)
-        problem(sp, "%llu uses of undefined string ids in all",
-                (unsigned long long)rd.unknown_strings);
-    if (sp->n_threads)
-        qsort(sp->threads, sp->n_threads, sizeof(*sp->threads), thread_cmp);
-    reader_free(&rd);
-    drop_pages(sp);
+    /* sp->threads is in serial order already (thread_set keeps it so). */
+    reader_finish(sp, &rd);
     return rc;
 }
 
@@ -922,17 +922,8 @@ void act_spool_live_end(act_spool *sp)
     struct act_sp_live *l = sp->live;
     if (!l)
         return;
-    reader *rd = &l->rd;
-    if (rd->raw_max) {
-        sp->first_ts = act_spool_ns(sp, rd->raw_min);
-        sp->last_ts = act_spool_ns(sp, rd->raw_max);
-    }
-    if (rd->unknown_strings > 3)
-        problem(sp, "%llu uses of undefined string ids in all",
-                (unsigned long long)rd->unknown_strings);
     sp->records[ACT_REC_SEGMENT] = sp->n_segs;
-    reader_free(rd);
-    drop_pages(sp);
+    reader_finish(sp, &l->rd);
     act_u64map_free(&l->last_seq);
     act_u64map_free(&l->last_chunk);
     free(l->chunks);
