@@ -386,8 +386,8 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
     act_chrome_opts cwo = *co;
     cwo.stats = &x->stats;
     int rc = 0;
-    if (begun) { /* written while the program ran: the rest, then the header's facts */
-        cwo.events_first = 1;
+    if (begun) { /* written while the program ran: the rest, then the header's facts
+                  * (the stream keeps the layout it was opened with) */
         act_chrome_stream_set_opts(x->cs, &cwo);
     } else {
         rc = act_chrome_stream_open(&x->cs, tl, &cwo, o->out_path, o->force, o->trace_mode, err,
