@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "core/config.h"
 #include "help.h"
 #include "trace_file.h"
 #include "writers/chrome_json.h"
@@ -393,6 +394,11 @@ int act_cmd_merge(int argc, char **argv)
     if (!out || n < 1)
         return act_help_usage_error("merge", "%s",
                                     !out ? "-o OUT.json is required" : "no input traces given");
+    char err[512];
+    if (act_config_check_env(err, sizeof(err)) != 0) { /* as run and summary do: exit 2 */
+        fprintf(stderr, "acceltrace: merge: %s\n", err);
+        return 2;
+    }
     struct stat st;
     if (!force && stat(out, &st) == 0) {
         fprintf(stderr, "acceltrace: merge: '%s' exists; use --force to overwrite it\n", out);

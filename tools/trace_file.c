@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "writers/chrome_json.h"
+#include "writers/obuf.h"
 
 /* A descriptor of a regular, non-empty file (or standard input). */
 static int open_input(const char *path, int *rc, char *err, size_t errlen)
@@ -96,28 +98,34 @@ json_t *act_trace_load(const char *path, size_t flags, char *err, size_t errlen)
     return doc;
 }
 
-static int write_gz(const char *buf, size_t size, void *data)
+static int put_obuf(const char *buf, size_t size, void *data)
 {
-    while (size) {
-        unsigned n = size > (1u << 30) ? 1u << 30 : (unsigned)size;
-        if (gzwrite(data, buf, n) != (int)n)
-            return -1;
-        buf += n;
-        size -= n;
-    }
-    return 0;
+    act_obuf *b = data;
+    act_obuf_put(b, buf, size);
+    return b->err ? -1 : 0;
 }
 
+/* Plain or gzip through the writers' own buffer: the same gzip as
+ * `run -o NAME.gz` (ACT_GZIP_LEVEL, one member per buffer, compressed by
+ * the pool of ACCELTRACE_GZIP_THREADS). */
 int act_trace_dump(const json_t *doc, const char *path, int gzip, size_t flags)
 {
-    if (!gzip)
-        return json_dump_file(doc, path, flags);
-    /* level 1, as `run -o NAME.gz` writes */
-    gzFile gz = gzopen(path, "wb1");
-    if (!gz)
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
         return -1;
-    int rc = json_dump_callback(doc, write_gz, gz, flags);
-    if (gzclose(gz) != Z_OK)
-        rc = -1;
-    return rc;
+    act_obuf b;
+    int rc = act_obuf_init_bg(&b, fd, 1u << 20);
+    if (!rc && gzip)
+        rc = act_obuf_gzip(&b, ACT_GZIP_LEVEL);
+    if (!rc)
+        rc = json_dump_callback(doc, put_obuf, &b, flags);
+    int frc = act_obuf_flush(&b);
+    int saved = errno;
+    act_obuf_free(&b);
+    if (close(fd) != 0 && !frc) {
+        saved = errno;
+        frc = -1;
+    }
+    errno = rc || frc ? (saved ? saved : EIO) : 0;
+    return rc || frc ? -1 : 0;
 }

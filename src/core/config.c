@@ -173,9 +173,11 @@ static int parse_trace_mode(const char *v, act_config *cfg)
  * src/writers/obuf.c: checked here like every other variable). */
 static int parse_gzip_threads(const char *v, act_config *cfg)
 {
-    (void)cfg;
     uint64_t n;
-    return parse_u64(v, &n) < 0 || n < 1 || n > 16 ? -1 : 0;
+    if (parse_u64(v, &n) < 0 || n < 1 || n > 16)
+        return -1;
+    cfg->gzip_threads = (unsigned)n;
+    return 0;
 }
 
 static int parse_buffer_size(const char *v, act_config *cfg)
@@ -554,6 +556,13 @@ int act_config_load(act_config *cfg, char *err, size_t errlen)
     if (cfg == &act_cfg)
         atomic_store(&cfg_log_level, c.log_level);
     return 0;
+}
+
+unsigned act_config_gzip_threads(void)
+{
+    const char *v = getenv("ACCELTRACE_GZIP_THREADS");
+    act_config c = {.gzip_threads = 0};
+    return v && parse_gzip_threads(v, &c) == 0 ? c.gzip_threads : 0;
 }
 
 int act_config_log_level(void)

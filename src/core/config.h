@@ -31,6 +31,7 @@ typedef struct act_config {
     unsigned
         trace_mode;   /* ACCELTRACE_TRACE_MODE: permission bits of written traces (default 0600) */
     unsigned sources; /* ACCELTRACE_SOURCES: ACT_CFG_SOURCE_* bits, started at start-up */
+    unsigned gzip_threads; /* ACCELTRACE_GZIP_THREADS: 1..16 (0 = the writer's default) */
 } act_config;
 
 /* Vendor sources a launcher asks start-up to start (ACCELTRACE_SOURCES). */
@@ -63,6 +64,11 @@ const char *act_config_allowed(const char *name);
  * info: also one-time notices; debug: also start-up details. */
 enum { ACT_LOG_QUIET = 0, ACT_LOG_ERROR = 1, ACT_LOG_INFO = 2, ACT_LOG_DEBUG = 3 };
 int act_config_log_level(void);
+/* ACCELTRACE_GZIP_THREADS as the table parses it, read now (a writer may
+ * run where act_config_load never did: the CLI's export and merge); 0 when
+ * unset or invalid (an invalid value is reported where the configuration
+ * is checked, at start-up or by `run`). */
+unsigned act_config_gzip_threads(void);
 /* Nonzero when `v` is a valid ACCELTRACE_HOOKS value. */
 int act_config_hooks_valid(const char *v);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "core/config.h"
 
 int act_obuf_init(act_obuf *b, int fd, size_t cap)
 {
@@ -230,10 +231,8 @@ static int bg_wait(act_obuf *b)
  * fewer than the online CPUs (the caller formats on one), 1 to 4. */
 static int gzip_threads_default(void)
 {
-    const char *v = getenv("ACCELTRACE_GZIP_THREADS");
-    char *end;
-    long n = v && *v ? strtol(v, &end, 10) : 0;
-    if (v && *v && !*end && n >= 1)
+    unsigned n = act_config_gzip_threads(); /* config.c's rule: 1..16 */
+    if (n)
         return n > BG_MAX_THREADS ? BG_MAX_THREADS : (int)n;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     return cpus - 1 < 1 ? 1 : cpus - 1 > 4 ? 4 : (int)(cpus - 1);

@@ -2,7 +2,7 @@
 """check_cli.py BUILD_DIR SOURCE_DIR CHECK -- the command line as issue 20
 asks: one-line usage errors pointing at --help, "did you mean", `help run`,
 help within 80 columns with the right defaults, --log=quiet silencing
-run's own lines, summary and rt checking ACCELTRACE_* (exit 2), the bash
+run's own lines, summary, rt and merge checking ACCELTRACE_* (exit 2), the bash
 and zsh completions (syntax and answers), the man page (man -l) and what
 cmake --install puts in place. CHECK = all | docs (run every command shown
 in docs/cli.md)."""
@@ -76,11 +76,17 @@ def check_quiet_and_config():
         p = ac("run", "-o", out, "-f", "--", "true")
         if "acceltrace: run: trace written to" not in p.stderr:
             fail("run at the default level lost its line: %r" % p.stderr[-300:])
-        for args in (["summary", out], ["rt"]):
+        merged = os.path.join(d, "m.json.gz")
+        for args in (["summary", out], ["rt"], ["merge", "-o", merged, out]):
             p = ac(*args, env={"ACCELTRACE_CHUNK_SIZE": "huge"})
             if p.returncode != 2 or "ACCELTRACE_CHUNK_SIZE" not in p.stderr:
                 fail("%s with an invalid ACCELTRACE_CHUNK_SIZE: rc=%d %r"
                      % (args[0], p.returncode, p.stderr))
+        # merge writes gzip through the pool ACCELTRACE_GZIP_THREADS sizes:
+        # a value the check refuses is an error, not silently another pool
+        p = ac("merge", "-o", merged, out, env={"ACCELTRACE_GZIP_THREADS": " 3"})
+        if p.returncode != 2 or "ACCELTRACE_GZIP_THREADS" not in p.stderr or os.path.exists(merged):
+            fail("merge with ACCELTRACE_GZIP_THREADS=' 3': rc=%d %r" % (p.returncode, p.stderr))
 
 
 def check_completion():

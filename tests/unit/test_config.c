@@ -269,12 +269,22 @@ static void test_drain_timeout(void **state)
     expect_common_invalid("ACCELTRACE_DRAIN_TIMEOUT", "100");
 }
 
-/* Read by the writer (obuf.c); checked here like every variable. */
+/* Read by the writer (obuf.c) through act_config_gzip_threads: the same
+ * rule as the check, so a value the check refuses is never used. */
 static void test_gzip_threads(void **state)
 {
     (void)state;
-    expect_valid("ACCELTRACE_GZIP_THREADS", "1");
-    expect_valid("ACCELTRACE_GZIP_THREADS", "16");
+    assert_int_equal(expect_valid("ACCELTRACE_GZIP_THREADS", "1").gzip_threads, 1);
+    assert_int_equal(expect_valid("ACCELTRACE_GZIP_THREADS", "16").gzip_threads, 16);
+    setenv("ACCELTRACE_GZIP_THREADS", "3", 1);
+    assert_int_equal(act_config_gzip_threads(), 3);
+    const char *refused[] = {" 3", "3 ", "0", "17", "+3", ""};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+        setenv("ACCELTRACE_GZIP_THREADS", refused[i], 1);
+        assert_int_equal(act_config_gzip_threads(), 0);
+    }
+    unsetenv("ACCELTRACE_GZIP_THREADS");
+    assert_int_equal(act_config_gzip_threads(), 0);
     expect_invalid("ACCELTRACE_GZIP_THREADS", "0");
     expect_invalid("ACCELTRACE_GZIP_THREADS", "17");
     expect_invalid("ACCELTRACE_GZIP_THREADS", "two");
