@@ -669,10 +669,14 @@ int act_cmd_run(int argc, char **argv)
     if (live && run_log_level >= ACT_LOG_DEBUG)
         fprintf(stderr,
                 "acceltrace: run: %llu records were read while the program ran, %llu events "
-                "written\n",
+                "written (%llu device ops)\n",
                 (unsigned long long)act_export_live_records(live),
-                (unsigned long long)act_export_live_written(live));
+                (unsigned long long)act_export_live_written(live),
+                (unsigned long long)act_export_live_devops(live));
     int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
+    if (act_export_live_voided(live) && run_log_level >= ACT_LOG_DEBUG)
+        fprintf(stderr, "acceltrace: run: the events written early are void: the trace was "
+                        "written anew at the exit\n");
     act_export_live_free(live);
     if (interrupted || (!per_process && rc < 0 && rc != ACT_E_FORMAT)) {
         /* Failures are said whatever the log level. */

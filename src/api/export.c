@@ -94,6 +94,7 @@ struct act_export_live {
     int want_out;        /* act_export_live_output was called */
     act_export_opts out; /* its options (borrowed) */
     export_sink *x;      /* the trace written while the program runs; NULL: none */
+    int voided;          /* what it wrote early proved void at the end (rewritten) */
 };
 
 act_export_live *act_export_live_new(const char *spool_dir, long pid)
@@ -219,6 +220,16 @@ uint64_t act_export_live_records(const act_export_live *l)
 uint64_t act_export_live_written(const act_export_live *l)
 {
     return l && l->x ? l->x->written : 0;
+}
+
+int act_export_live_voided(const act_export_live *l)
+{
+    return l && l->voided;
+}
+
+uint64_t act_export_live_devops(const act_export_live *l)
+{
+    return l && l->x ? act_timeline_build_devops_early(l->bs) : 0;
 }
 
 void act_export_live_free(act_export_live *l)
@@ -440,6 +451,7 @@ int act_trace_export(const act_export_opts *o)
         live->bs = NULL;
         rc = act_timeline_build_continue(bs, set.ptr, set.n);
         if (rc == ACT_E_STATE) { /* events made while it ran are void: anew */
+            live->voided = 1;
             act_timeline_build_finish(bs);
             bs = NULL;
             live_reset(live);

@@ -38,6 +38,10 @@ int act_export_live_output(act_export_live *l, const act_export_opts *o);
 uint64_t act_export_live_records(const act_export_live *l);
 /* Events written into the trace so far (act_export_live_output). */
 uint64_t act_export_live_written(const act_export_live *l);
+/* Of them, device ops (their flows not counted). */
+uint64_t act_export_live_devops(const act_export_live *l);
+/* 1 when the export found what was written early void and wrote anew. */
+int act_export_live_voided(const act_export_live *l);
 void act_export_live_free(act_export_live *l);
 
 struct act_export_opts {

@@ -14,10 +14,16 @@ churning threads (chunks recycled between threads), one forking, exec'ing and
 spawning children on two recording threads, one exec'ing itself (a spool
 per image: the first image is the one read live), and one opening and closing
 its capture window with act_start/act_stop (--capture-range=api: which API
-calls are inside is settled after the pass).
+calls are inside is settled after the pass), and stream_app's kernel
+launches, whose device ops and flows are laid out and written while it runs
+too (the first lane group: device 0, the lowest queue): on one queue, on two
+(the second waits for the exit), and with a fork + exec child and an exec'd
+image of the same pid (their ops on the same device).
 
-usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API [CASE...]
-(CASE: vecops, threads, procs, reexec, capture_api; default all)
+usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API STREAM_APP
+       [CASE...]
+(CASE: vecops, threads, procs, reexec, capture_api, launches, queues, forkexec;
+default all)
 """
 import json
 import os
@@ -41,7 +47,9 @@ def summary_lines(stderr):
 # Cases whose program's host events settle while it runs (capture_api's
 # wait for its capture window; reexec's first image records one range, which
 # its thread still owns when the image ends: none is written early there).
-WRITES_EARLY = ("vecops", "threads", "procs")
+WRITES_EARLY = ("vecops", "threads", "procs", "launches", "queues", "forkexec")
+# Cases whose device ops (and their flows) are written while it runs.
+DEVICE_EARLY = ("launches", "queues", "forkexec")
 
 
 def equivalent(name, a, b):
@@ -81,8 +89,8 @@ def check(act, name, argv, tmp, extra=()):
                         out, *extra, "--", *argv], capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         fail(f"{name}: run exited {r.returncode}: {r.stderr[-2000:]}")
-    live = re.search(r"(\d+) records were read while the program ran, (\d+) events written",
-                     r.stderr)
+    live = re.search(r"(\d+) records were read while the program ran, (\d+) events written "
+                     r"\((\d+) device ops\)", r.stderr)
     if not live or int(live.group(1)) == 0:
         fail(f"{name}: nothing was read while the program ran: {r.stderr[-2000:]}")
     m = re.search(r"spool kept in (\S+)", r.stderr)
@@ -105,23 +113,31 @@ def check(act, name, argv, tmp, extra=()):
     written = int(live.group(2))
     if name in WRITES_EARLY and written == 0:
         fail(f"{name}: no event was written while the program ran: {r.stderr[-2000:]}")
-    print(f"ok {name}: {live.group(1)} records read and {written} events written while it ran; "
-          f"{len(a)} bytes, {same}; summary identical ({len(want)} lines)")
+    devops = int(live.group(3))
+    if name in DEVICE_EARLY and devops == 0:
+        fail(f"{name}: no device op was written while the program ran: {r.stderr[-2000:]}")
+    void = " (void: rewritten at the exit)" if "written early are void" in r.stderr else ""
+    print(f"ok {name}: {live.group(1)} records read and {written} events written while it ran "
+          f"({devops} device ops){void}; {len(a)} bytes, {same}; summary identical "
+          f"({len(want)} lines)")
 
 
 def main():
-    if len(sys.argv) < 6:
+    if len(sys.argv) < 7:
         print(__doc__)
         return 2
-    act, vecops, churn, edge, capture = sys.argv[1:6]
+    act, vecops, churn, edge, capture, app = sys.argv[1:7]
     cases = {
         "vecops": ([vecops], []),
         "threads": ([churn, "threads", "200", "8", "300"], []),
         "procs": ([churn, "procs", "20000"], []),
         "reexec": ([edge, "reexec", "3"], []),
         "capture_api": ([capture], ["--capture-range=api"]),
+        "launches": ([app, "launches", "3000", "300"], []),
+        "queues": ([app, "queues", "1500", "300"], []),
+        "forkexec": ([app, "forkexec", "3000", "400"], []),
     }
-    wanted = sys.argv[6:] or list(cases)
+    wanted = sys.argv[7:] or list(cases)
     with tempfile.TemporaryDirectory() as tmp:
         for name in wanted:
             argv, extra = cases[name]
