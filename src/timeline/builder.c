@@ -772,17 +772,6 @@ static size_t owned_below(const bld_proc *p, uint32_t kind, size_t n)
     return n;
 }
 
-/* The External id of an API call's range reference is known now: its
- * range was pushed (it always is before the call that names it). */
-static int ext_known(const bld_proc *p, uint64_t ref)
-{
-    uint64_t v, seq = ref & 0xffffffffu;
-    if (!ref)
-        return 1;
-    return act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v) && seq &&
-           seq <= p->threads[v - 1].n_seq;
-}
-
 /* Online only without any capture window: which events a window keeps is
  * known only once the last CAPTURE record was read. */
 static int online_allowed(const bld *b, const bld_proc *p)
@@ -806,7 +795,7 @@ static void emit_online(bld *b, bld_proc *p)
     while (p->ranges_out < lim && !p->ranges[p->ranges_out].open && !b->tl->err)
         emit_range(b, p, p->ranges_out++);
     lim = owned_below(p, BLD_OWNER_API, p->n_api);
-    while (p->api_out < lim && ext_known(p, p->api[p->api_out].ext) && !b->tl->err) {
+    while (p->api_out < lim && bld_ext_known(p, p->api[p->api_out].ext) && !b->tl->err) {
         p->api[p->api_out].kept |= BLD_API_KEPT; /* no window: api_window agrees */
         emit_api(b, p, p->api_out++);
     }

@@ -203,9 +203,9 @@ typedef struct bld_devstream {
     act_lanes lanes;     /* its sub-lanes so far */
     uint64_t last_start; /* the last op written: what follows sorts after */
     uint64_t last_end;
-    uint64_t wm, wm_next; /* watermark: latest start seen up to the last feed */
-    size_t scanned;       /* ops of bld.ops looked at */
-    uint64_t written;     /* ops written early */
+    uint64_t latest;  /* the latest start of its ops read so far */
+    size_t scanned;   /* ops of bld.ops looked at */
+    uint64_t written; /* ops written early */
 } bld_devstream;
 
 typedef struct bld {
@@ -267,6 +267,9 @@ void bld_join_launch(bld *b, bld_proc *p, bld_op *op, const bld_api *launch);
 /* External id of a range reference ((serial << 32) | seq); 0 = none
  * (counted as unresolved when ref was set). */
 uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref);
+/* 1 when bld_resolve_ext finds ref's range among those pushed so far (or
+ * ref is 0): what streaming waits for before it writes an event naming it. */
+int bld_ext_known(const bld_proc *p, uint64_t ref);
 
 /* ---- ring.c: ring spools (record.h R4) ---- */
 /* A THREAD record with the thread's range state: opens the ranges that

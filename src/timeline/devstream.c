@@ -101,8 +101,8 @@ static void ds_look(bld *b, bld_proc *p, const bld_op *op)
     int in_group = dev == 0 && op->queue == ds->queue;
     if (ds->started && dev == 0 && (op->queue < ds->queue || (in_group && before_written(ds, op))))
         ds->broken = 1;
-    if (in_group && op->start > ds->wm_next)
-        ds->wm_next = op->start;
+    if (in_group && op->start > ds->latest)
+        ds->latest = op->start;
     uint64_t v;
     /* An op the feeds will not write: the exit joins it (joins.c). */
     if (ds->started && !in_group && op->corr && act_u64map_get(&p->launch_by_corr, op->corr, &v) &&
@@ -134,8 +134,8 @@ static int ds_choose(bld *b, bld_proc *p)
     ds->queue = q;
     ds->queue_ref = ref;
     for (size_t i = p->ops_begin; i < b->n_ops; i++)
-        if (op_dev(p, &b->ops[i]) == 0 && b->ops[i].queue == q && b->ops[i].start > ds->wm_next)
-            ds->wm_next = b->ops[i].start;
+        if (op_dev(p, &b->ops[i]) == 0 && b->ops[i].queue == q && b->ops[i].start > ds->latest)
+            ds->latest = b->ops[i].start;
     return 1;
 }
 
@@ -150,15 +150,8 @@ static int ds_join(bld *b, bld_proc *p, bld_op *op)
             return 0;
         launch = &p->api[(v & ~DS_OP_READ) - 1];
     }
-    uint64_t ref = op->x.ext_ref ? op->x.ext_ref : launch ? launch->ext : 0;
-    if (ref) {
-        if (!act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v))
-            return 0;
-        uint64_t seq = ref & 0xffffffffu;
-        const bld_thread *t = &p->threads[v - 1];
-        if (!seq || seq <= t->seq0 || seq - t->seq0 > t->n_seq)
-            return 0;
-    }
+    if (!bld_ext_known(p, op->x.ext_ref ? op->x.ext_ref : launch ? launch->ext : 0))
+        return 0;
     op->dev = 0;
     op->queue_ref = b->ds.queue_ref;
     bld_join_launch(b, p, op, launch);
@@ -250,19 +243,19 @@ void bld_devstream_feed(bld *b, bld_proc *p)
     if (!ds->on || ds->broken || b->tl->err || b->tl->on_devop || p->pid < DS_MIN_PID ||
         p->n_extcorr)
         return;
-    uint64_t wm = ds->wm; /* what was seen before this feed's records */
     for (size_t i = ds->scanned; i < b->n_ops; i++)
         ds_look(b, p, &b->ops[i]);
     if (!ds->started && !ds_choose(b, p)) {
         ds->scanned = b->n_ops;
         return;
     }
-    uint64_t launched = pending_start(p);
-    if (launched < wm)
-        wm = launched;
-    if (wm && !ds->broken)
+    /* Below the latest start read (a straggler read later that starts
+     * before what was written voids it all) and the earliest launch whose
+     * op was not read (an in-order queue runs it before what it launched
+     * later). */
+    uint64_t launched = pending_start(p), wm = ds->latest < launched ? ds->latest : launched;
+    if (!ds->broken)
         ds_write_below(b, p, wm);
-    ds->wm = ds->wm_next;
     ds->scanned = b->n_ops;
 }
 

@@ -137,6 +137,17 @@ static uint64_t find_extcorr(const bld_proc *p, uint32_t source, uint64_t corr)
                : 0;
 }
 
+int bld_ext_known(const bld_proc *p, uint64_t ref)
+{
+    uint64_t v, seq = ref & 0xffffffffu;
+    if (!ref)
+        return 1;
+    if (!act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v))
+        return 0;
+    const bld_thread *t = &p->threads[v - 1];
+    return seq > t->seq0 && seq - t->seq0 <= t->n_seq; /* bld_resolve_ext's first case */
+}
+
 uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
 {
     uint64_t v;
