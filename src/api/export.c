@@ -85,6 +85,20 @@ static int export_sink_fn(act_timeline *tl, void *ctx)
     return rc ? rc : wrc;
 }
 
+/* The writer's options from the export's (the live trace and the one at
+ * the exit must name the same trace). */
+static act_chrome_opts chrome_opts(const act_export_opts *o, int status, act_chrome_stats *stats,
+                                   int events_first)
+{
+    return (act_chrome_opts){.trace_name = o->trace_name,
+                             .argv = o->argv,
+                             .argc = o->argc,
+                             .extra_metadata = o->extra_metadata,
+                             .child_status = status,
+                             .stats = stats,
+                             .events_first = events_first};
+}
+
 struct act_export_live {
     char *path; /* <dir>/<pid>.acts */
     act_spool sp;
@@ -95,6 +109,7 @@ struct act_export_live {
     act_export_opts out; /* its options (borrowed) */
     export_sink *x;      /* the trace written while the program runs; NULL: none */
     int voided;          /* what it wrote early proved void at the end (rewritten) */
+    int refused;         /* the spool cannot be read live (act_spool_open_live) */
 };
 
 act_export_live *act_export_live_new(const char *spool_dir, long pid)
@@ -161,7 +176,7 @@ static int live_sink_fn(act_timeline *tl, void *ctx)
     export_sink *x = l->x;
     const act_export_opts *o = &l->out;
     if (!x->cs) {
-        act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, -1, &x->stats, 1};
+        act_chrome_opts co = chrome_opts(o, -1, &x->stats, 1);
         char err[512];
         int rc = act_chrome_stream_open(&x->cs, tl, &co, o->out_path, o->force, o->trace_mode, err,
                                         sizeof(err));
@@ -193,12 +208,18 @@ int act_export_live_poll(act_export_live *l, volatile const int *stop)
 {
     if (!l)
         return ACT_E_INVAL;
+    if (l->refused)
+        return ACT_E_UNSUPPORTED;
     if (!l->opened) {
         char err[256];
-        /* Not there, or its header not written yet: the next poll tries again. */
-        if (act_spool_open_live(&l->sp, l->path, err, sizeof(err))) {
+        int rc = act_spool_open_live(&l->sp, l->path, err, sizeof(err));
+        if (rc) {
             act_spool_close(&l->sp);
-            return 0;
+            /* Not there, or its header not written yet: the next poll tries
+             * again; a spool refused for good (a ring, TSC times) is read
+             * by the export alone. */
+            l->refused = rc == ACT_E_UNSUPPORTED;
+            return l->refused ? rc : 0;
         }
         l->opened = 1;
         if (act_timeline_build_live(&l->tl, &l->sp, NULL, &l->bs))
@@ -478,8 +499,7 @@ int act_trace_export(const act_export_opts *o)
     if (!rc && o->cancel && *o->cancel)
         rc = ACT_E_STATE;
     if (!rc) {
-        act_chrome_opts co = {o->trace_name,   o->argv, o->argc, o->extra_metadata,
-                              o->child_status, NULL,    0};
+        act_chrome_opts co = chrome_opts(o, o->child_status, NULL, 0);
         rc = write_trace(tl, bs, o, &co, progress, begun);
         progress = NULL; /* stopped there */
     } else {

@@ -17,8 +17,10 @@
  * left. _poll opens the spool once it is there and feeds what was
  * published since the last call (records are taken only in their final
  * order: the trace is the one a batch export of the same spool writes);
- * it stops early once *stop is set. Not thread-safe: one thread polls,
- * and the export (opts.live) runs after the last poll returned. */
+ * it stops early once *stop is set; it returns ACT_E_UNSUPPORTED, then
+ * and ever after, for a spool that cannot be read while it is written (a
+ * ring, TSC times: the export reads it). Not thread-safe: one thread
+ * polls, and the export (opts.live) runs after the last poll returned. */
 typedef struct act_export_live act_export_live;
 typedef struct act_export_opts act_export_opts;
 act_export_live *act_export_live_new(const char *spool_dir, long pid);
