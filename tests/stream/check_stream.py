@@ -22,15 +22,20 @@ image of the same pid (their ops on the same device).
 
 usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API STREAM_APP
        [CASE...]
-(CASE: vecops, threads, procs, reexec, capture_api, launches, queues, forkexec;
-default all)
+(CASE: vecops, threads, procs, reexec, capture_api, launches, queues, forkexec,
+killed; default all)
+
+killed: a launcher SIGKILLed while it streams leaves no temporary file beside
+-o (the trace file is unnamed, O_TMPFILE, until it is complete).
 """
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def fail(msg):
@@ -122,6 +127,43 @@ def check(act, name, argv, tmp, extra=()):
           f"({len(want)} lines)")
 
 
+def check_killed(act, app, tmp):
+    d = os.path.join(tmp, "killed")
+    os.mkdir(d)
+    out = os.path.join(d, "k.json")
+    p = subprocess.Popen([act, "run", "--stream-interval=1", "-o", out, "--", app, "launches",
+                          "8000", "8000"], env=dict(os.environ, TMPDIR=d),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    begun, deadline = None, time.time() + 30
+    while begun is None and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+        for fd in os.listdir(f"/proc/{p.pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(d + "/#") or target.startswith(os.path.join(d, ".k.json.")):
+                begun = target
+    try:
+        kids = open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()
+    except OSError:
+        kids = []
+    p.kill()
+    p.wait()
+    for k in kids:
+        try:
+            os.kill(int(k), signal.SIGKILL)
+        except OSError:
+            pass
+    if begun is None:
+        fail("killed: the launcher never began the trace file while the program ran")
+    left = [n for n in os.listdir(d) if not n.startswith("acceltrace-")]
+    if left:
+        fail(f"killed: a SIGKILLed launcher left {left} beside -o")
+    print(f"ok killed: the trace begun while the program ran ({begun}) left nothing when the "
+          "launcher was killed")
+
+
 def main():
     if len(sys.argv) < 7:
         print(__doc__)
@@ -137,9 +179,12 @@ def main():
         "queues": ([app, "queues", "1500", "300"], []),
         "forkexec": ([app, "forkexec", "3000", "400"], []),
     }
-    wanted = sys.argv[7:] or list(cases)
+    wanted = sys.argv[7:] or list(cases) + ["killed"]
     with tempfile.TemporaryDirectory() as tmp:
         for name in wanted:
+            if name == "killed":
+                check_killed(act, app, tmp)
+                continue
             argv, extra = cases[name]
             check(act, name, argv, tmp, extra=extra)
     print("streamed traces are the batch traces")
