@@ -335,6 +335,28 @@ static int open_spools(const char *dir, const char *only, spool_set *s, act_expo
     return rc;
 }
 
+/* The live spool's place in the set taken by the file itself (the live
+ * object's reading is dropped); the other spools stay open as they are:
+ * their problems were reported once. */
+static int reopen_live(spool_set *s, act_export_live *l)
+{
+    char err[512];
+    live_reset(l);
+    int rc = act_spool_open(&s->sp[0], l->path, err, sizeof(err));
+    if (rc) { /* as open_spools: reported, the others exported */
+        act_log("%s", err);
+        act_spool_close(&s->sp[0]);
+        memmove(s->sp, s->sp + 1, (s->n - 1) * sizeof(*s->sp));
+        memset(&s->sp[--s->n], 0, sizeof(*s->sp));
+        for (size_t i = 0; i < s->n; i++)
+            s->ptr[i] = &s->sp[i];
+        return rc == ACT_E_NOMEM ? rc : add_failure(s, err);
+    }
+    s->ptr[0] = &s->sp[0];
+    act_spool_link_execs(s->ptr, s->n);
+    return 0;
+}
+
 static void close_spools(spool_set *s)
 {
     for (size_t i = 0; i < s->n; i++)
@@ -475,12 +497,9 @@ int act_trace_export(const act_export_opts *o)
             live->voided = 1;
             act_timeline_build_finish(bs);
             bs = NULL;
-            live_reset(live);
-            live = NULL;
-            close_spools(&set);
-            memset(&set, 0, sizeof(set));
             tlp = &own;
-            rc = open_spools(o->spool_dir, o->only_spool, &set, &live, o);
+            rc = reopen_live(&set, live);
+            live = NULL;
         }
         if (live) {
             begun = live->x;

@@ -53,8 +53,11 @@ def summary_lines(stderr):
 # wait for its capture window; reexec's first image records one range, which
 # its thread still owns when the image ends: none is written early there).
 WRITES_EARLY = ("vecops", "threads", "procs", "launches", "queues", "forkexec")
-# Cases whose device ops (and their flows) are written while it runs.
-DEVICE_EARLY = ("launches", "queues", "forkexec")
+# Cases whose device ops (and their flows) are written while it runs: PoCL's
+# callback thread fills a chunk with them (~1 700 ops) before the reader may
+# read past it, which these runs do. forkexec's first image often ends
+# before (it reports what it wrote, early or not, void or not).
+DEVICE_EARLY = ("launches", "queues")
 
 
 def equivalent(name, a, b):
