@@ -140,7 +140,11 @@ def check_killed(act, app, tmp):
     begun, deadline = None, time.time() + 30
     while begun is None and time.time() < deadline and p.poll() is None:
         time.sleep(0.05)
-        for fd in os.listdir(f"/proc/{p.pid}/fd"):
+        try:
+            fds = os.listdir(f"/proc/{p.pid}/fd")
+        except OSError:  # it ended meanwhile
+            break
+        for fd in fds:
             try:
                 target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
             except OSError:
@@ -158,6 +162,11 @@ def check_killed(act, app, tmp):
             os.kill(int(k), signal.SIGKILL)
         except OSError:
             pass
+    for k in kids:  # gone before the directory is removed
+        for _ in range(100):
+            if not os.path.exists(f"/proc/{k}"):
+                break
+            time.sleep(0.05)
     if begun is None:
         fail("killed: the launcher never began the trace file while the program ran")
     left = [n for n in os.listdir(d) if not n.startswith("acceltrace-")]
