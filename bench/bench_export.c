@@ -19,8 +19,9 @@
  * the program exits, for a 20 000-launch spool, when the spool was read
  * while the program ran (act_export_live, polled until it takes nothing
  * more: what is left is the tail a live reader cannot take before the
- * exit, the last open segment; its settled host events written into the
- * trace as they were read, act_export_live_output) against the batch
+ * exit, the last open segment; its settled host events and the device ops
+ * of its first queue written into the trace as they were read,
+ * act_export_live_output) against the batch
  * export of the same spool, paired in each repetition, each in a fresh
  * child.
  */
@@ -175,7 +176,7 @@ static int child_export_live(const char *dir, const char *out, int early)
     o.child_status = -1;
     unlink(out);
     act_export_live *live = act_export_live_new(dir, spool_pid(dir));
-    /* As `run` does: the settled host events are written as they are read. */
+    /* As `run` does: the settled events are written as they are read. */
     if (live && early && act_export_live_output(live, &o) != 0)
         return 1;
     uint64_t prev = UINT64_MAX, now = 0;
@@ -422,7 +423,7 @@ static int bench_bytes_per_op(const char *self, const char *dir, long units)
     return 0;
 }
 
-/* Exit latency of `run` for 20 000 launches: streamed (host events written
+/* Exit latency of `run` for 20 000 launches: streamed (events written
  * while it ran) vs batch, and vs the spool only read while it ran, the
  * three rotated in each repetition. */
 static int bench_stream(const char *self, const char *dir, long units, int reps)
@@ -466,7 +467,7 @@ static int bench_stream(const char *self, const char *dir, long units, int reps)
              "%ldk launches: export after exit, spool only read while it ran", units / 1000);
     bench_result("export", metric, sr.median, "ms", sb.median, sr.median / sb.median, sr, "-",
                  "info");
-    snprintf(metric, sizeof(metric), "%ldk launches: host events written early - only read, paired",
+    snprintf(metric, sizeof(metric), "%ldk launches: events written early - only read, paired",
              units / 1000);
     bench_result("export", metric, sdr.median, "ms", NAN, NAN, sdr, "-", "info");
     return 0;

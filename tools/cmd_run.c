@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -640,8 +641,8 @@ int act_cmd_run(int argc, char **argv)
         .child_pid = pid,
         .cancel = &interrupted,
     };
-    const char *ring = getenv("ACCELTRACE_RING");
-    act_run_stream *stream = per_process || o.trigger_capture || o.no_stream || (ring && *ring)
+    /* A ring spool is refused by the live reader (its header says so). */
+    act_run_stream *stream = per_process || o.trigger_capture || o.no_stream
                                  ? NULL
                                  : act_run_stream_start(spool, pid, o.stream_ms, &eo);
     /* sigmask still blocks SIGUSR2 and SIGCHLD (act_trigger_arm): they are
@@ -669,11 +670,18 @@ int act_cmd_run(int argc, char **argv)
     if (live && run_log_level >= ACT_LOG_DEBUG)
         fprintf(stderr,
                 "acceltrace: run: %llu records were read while the program ran, %llu events "
-                "written\n",
+                "written (%llu device ops)\n",
                 (unsigned long long)act_export_live_records(live),
-                (unsigned long long)act_export_live_written(live));
+                (unsigned long long)act_export_live_written(live),
+                (unsigned long long)act_export_live_devops(live));
     int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
+    if (act_export_live_voided(live) && run_log_level >= ACT_LOG_DEBUG)
+        fprintf(stderr, "acceltrace: run: the events written early are void: the trace was "
+                        "written anew at the exit\n");
     act_export_live_free(live);
+    struct rusage ru;
+    if (run_log_level >= ACT_LOG_DEBUG && getrusage(RUSAGE_SELF, &ru) == 0)
+        fprintf(stderr, "acceltrace: run: launcher peak memory %ld KiB\n", ru.ru_maxrss);
     if (interrupted || (!per_process && rc < 0 && rc != ACT_E_FORMAT)) {
         /* Failures are said whatever the log level. */
         if (interrupted)

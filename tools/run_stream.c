@@ -47,7 +47,7 @@ static void *stream_main(void *arg)
         int prc = act_export_live_poll(s->live, &s->stop);
         pthread_mutex_lock(&s->lock);
         if (prc < 0)
-            break; /* out of memory: the export reads the spool itself */
+            break; /* refused (a ring) or out of memory: the export reads the spool */
     }
     pthread_mutex_unlock(&s->lock);
     return NULL;

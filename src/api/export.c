@@ -85,6 +85,20 @@ static int export_sink_fn(act_timeline *tl, void *ctx)
     return rc ? rc : wrc;
 }
 
+/* The writer's options from the export's (the live trace and the one at
+ * the exit must name the same trace). */
+static act_chrome_opts chrome_opts(const act_export_opts *o, int status, act_chrome_stats *stats,
+                                   int events_first)
+{
+    return (act_chrome_opts){.trace_name = o->trace_name,
+                             .argv = o->argv,
+                             .argc = o->argc,
+                             .extra_metadata = o->extra_metadata,
+                             .child_status = status,
+                             .stats = stats,
+                             .events_first = events_first};
+}
+
 struct act_export_live {
     char *path; /* <dir>/<pid>.acts */
     act_spool sp;
@@ -94,6 +108,8 @@ struct act_export_live {
     int want_out;        /* act_export_live_output was called */
     act_export_opts out; /* its options (borrowed) */
     export_sink *x;      /* the trace written while the program runs; NULL: none */
+    int voided;          /* what it wrote early proved void at the end (rewritten) */
+    int refused;         /* the spool cannot be read live (act_spool_open_live) */
 };
 
 act_export_live *act_export_live_new(const char *spool_dir, long pid)
@@ -160,7 +176,7 @@ static int live_sink_fn(act_timeline *tl, void *ctx)
     export_sink *x = l->x;
     const act_export_opts *o = &l->out;
     if (!x->cs) {
-        act_chrome_opts co = {o->trace_name, o->argv, o->argc, o->extra_metadata, -1, &x->stats, 1};
+        act_chrome_opts co = chrome_opts(o, -1, &x->stats, 1);
         char err[512];
         int rc = act_chrome_stream_open(&x->cs, tl, &co, o->out_path, o->force, o->trace_mode, err,
                                         sizeof(err));
@@ -192,12 +208,18 @@ int act_export_live_poll(act_export_live *l, volatile const int *stop)
 {
     if (!l)
         return ACT_E_INVAL;
+    if (l->refused)
+        return ACT_E_UNSUPPORTED;
     if (!l->opened) {
         char err[256];
-        /* Not there, or its header not written yet: the next poll tries again. */
-        if (act_spool_open_live(&l->sp, l->path, err, sizeof(err))) {
+        int rc = act_spool_open_live(&l->sp, l->path, err, sizeof(err));
+        if (rc) {
             act_spool_close(&l->sp);
-            return 0;
+            /* Not there, or its header not written yet: the next poll tries
+             * again; a spool refused for good (a ring, TSC times) is read
+             * by the export alone. */
+            l->refused = rc == ACT_E_UNSUPPORTED;
+            return l->refused ? rc : 0;
         }
         l->opened = 1;
         if (act_timeline_build_live(&l->tl, &l->sp, NULL, &l->bs))
@@ -219,6 +241,16 @@ uint64_t act_export_live_records(const act_export_live *l)
 uint64_t act_export_live_written(const act_export_live *l)
 {
     return l && l->x ? l->x->written : 0;
+}
+
+int act_export_live_voided(const act_export_live *l)
+{
+    return l && l->voided;
+}
+
+uint64_t act_export_live_devops(const act_export_live *l)
+{
+    return l && l->x ? act_timeline_build_devops_early(l->bs) : 0;
 }
 
 void act_export_live_free(act_export_live *l)
@@ -301,6 +333,28 @@ static int open_spools(const char *dir, const char *only, spool_set *s, act_expo
     act_spool_link_execs(s->ptr, s->n);
     note_no_space(s, dir);
     return rc;
+}
+
+/* The live spool's place in the set taken by the file itself (the live
+ * object's reading is dropped); the other spools stay open as they are:
+ * their problems were reported once. */
+static int reopen_live(spool_set *s, act_export_live *l)
+{
+    char err[512];
+    live_reset(l);
+    int rc = act_spool_open(&s->sp[0], l->path, err, sizeof(err));
+    if (rc) { /* as open_spools: reported, the others exported */
+        act_log("%s", err);
+        act_spool_close(&s->sp[0]);
+        memmove(s->sp, s->sp + 1, (s->n - 1) * sizeof(*s->sp));
+        memset(&s->sp[--s->n], 0, sizeof(*s->sp));
+        for (size_t i = 0; i < s->n; i++)
+            s->ptr[i] = &s->sp[i];
+        return rc == ACT_E_NOMEM ? rc : add_failure(s, err);
+    }
+    s->ptr[0] = &s->sp[0];
+    act_spool_link_execs(s->ptr, s->n);
+    return 0;
 }
 
 static void close_spools(spool_set *s)
@@ -440,14 +494,12 @@ int act_trace_export(const act_export_opts *o)
         live->bs = NULL;
         rc = act_timeline_build_continue(bs, set.ptr, set.n);
         if (rc == ACT_E_STATE) { /* events made while it ran are void: anew */
+            live->voided = 1;
             act_timeline_build_finish(bs);
             bs = NULL;
-            live_reset(live);
-            live = NULL;
-            close_spools(&set);
-            memset(&set, 0, sizeof(set));
             tlp = &own;
-            rc = open_spools(o->spool_dir, o->only_spool, &set, &live, o);
+            rc = reopen_live(&set, live);
+            live = NULL;
         }
         if (live) {
             begun = live->x;
@@ -466,8 +518,7 @@ int act_trace_export(const act_export_opts *o)
     if (!rc && o->cancel && *o->cancel)
         rc = ACT_E_STATE;
     if (!rc) {
-        act_chrome_opts co = {o->trace_name,   o->argv, o->argc, o->extra_metadata,
-                              o->child_status, NULL,    0};
+        act_chrome_opts co = chrome_opts(o, o->child_status, NULL, 0);
         rc = write_trace(tl, bs, o, &co, progress, begun);
         progress = NULL; /* stopped there */
     } else {

@@ -17,8 +17,10 @@
  * left. _poll opens the spool once it is there and feeds what was
  * published since the last call (records are taken only in their final
  * order: the trace is the one a batch export of the same spool writes);
- * it stops early once *stop is set. Not thread-safe: one thread polls,
- * and the export (opts.live) runs after the last poll returned. */
+ * it stops early once *stop is set; it returns ACT_E_UNSUPPORTED, then
+ * and ever after, for a spool that cannot be read while it is written (a
+ * ring, TSC times: the export reads it). Not thread-safe: one thread
+ * polls, and the export (opts.live) runs after the last poll returned. */
 typedef struct act_export_live act_export_live;
 typedef struct act_export_opts act_export_opts;
 act_export_live *act_export_live_new(const char *spool_dir, long pid);
@@ -38,6 +40,10 @@ int act_export_live_output(act_export_live *l, const act_export_opts *o);
 uint64_t act_export_live_records(const act_export_live *l);
 /* Events written into the trace so far (act_export_live_output). */
 uint64_t act_export_live_written(const act_export_live *l);
+/* Of them, device ops (their flows not counted). */
+uint64_t act_export_live_devops(const act_export_live *l);
+/* 1 when the export found what was written early void and wrote anew. */
+int act_export_live_voided(const act_export_live *l);
 void act_export_live_free(act_export_live *l);
 
 struct act_export_opts {

@@ -258,6 +258,8 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
     a->kept = 0; /* BLD_API_KEPT: api_window, once the capture window is known */
     t->owner_kind = BLD_OWNER_API;
     t->owner_idx = (uint32_t)(p->n_api - 1);
+    if (p->track_launches && a->corr && a->source == ACT_SOURCE_OPENCL)
+        bld_devstream_launch(b, p, p->n_api - 1);
 }
 
 /* Which API calls are inside the capture window: after the pass, which
@@ -307,6 +309,8 @@ static void on_device_op(bld *b, bld_proc *p, const act_sp_rec *rec)
     op->d.device = r->device;
     op->source = r->source;
     op->pid = p->pid;
+    if (p->track_launches && op->corr && op->source == ACT_SOURCE_OPENCL)
+        bld_devstream_op_read(b, p, op->corr);
 }
 
 static void on_clock(bld *b, const act_sp_rec *rec)
@@ -768,17 +772,6 @@ static size_t owned_below(const bld_proc *p, uint32_t kind, size_t n)
     return n;
 }
 
-/* The External id of an API call's range reference is known now: its
- * range was pushed (it always is before the call that names it). */
-static int ext_known(const bld_proc *p, uint64_t ref)
-{
-    uint64_t v, seq = ref & 0xffffffffu;
-    if (!ref)
-        return 1;
-    return act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v) && seq &&
-           seq <= p->threads[v - 1].n_seq;
-}
-
 /* Online only without any capture window: which events a window keeps is
  * known only once the last CAPTURE record was read. */
 static int online_allowed(const bld *b, const bld_proc *p)
@@ -802,7 +795,7 @@ static void emit_online(bld *b, bld_proc *p)
     while (p->ranges_out < lim && !p->ranges[p->ranges_out].open && !b->tl->err)
         emit_range(b, p, p->ranges_out++);
     lim = owned_below(p, BLD_OWNER_API, p->n_api);
-    while (p->api_out < lim && ext_known(p, p->api[p->api_out].ext) && !b->tl->err) {
+    while (p->api_out < lim && bld_ext_known(p, p->api[p->api_out].ext) && !b->tl->err) {
         p->api[p->api_out].kept |= BLD_API_KEPT; /* no window: api_window agrees */
         emit_api(b, p, p->api_out++);
     }
@@ -889,6 +882,8 @@ static void proc_free(bld *b, bld_proc *p, pass_state *ps)
     act_u64map_free(&p->queue_label);
     act_u64map_free(&p->tid_name);
     act_u64map_free(&p->api_args);
+    act_u64map_free(&p->launch_by_corr);
+    free(p->pend);
     free(p->argrefs);
     free(p->marks);
     free(p->counters);
@@ -1211,11 +1206,13 @@ static void feed_online(act_tl_build *s)
 {
     act_timeline *tl = s->b.tl;
     bld_proc *p = &s->procs[0];
-    size_t before = p->marks_out + p->ranges_out + p->api_out;
+    size_t before = p->marks_out + p->ranges_out + p->api_out + s->b.ds.written;
     if (!s->emitted)
         set_time_base(tl, &s->live, 1);
     emit_online(&s->b, p);
-    if (p->marks_out + p->ranges_out + p->api_out == before)
+    if (online_allowed(&s->b, p))
+        bld_devstream_feed(&s->b, p);
+    if (p->marks_out + p->ranges_out + p->api_out + s->b.ds.written == before)
         return;
     if (!s->emitted)
         s->online_base = tl->base_ns;
@@ -1238,8 +1235,16 @@ int act_timeline_build_feed(act_tl_build *s, volatile const int *stop)
 
 void act_timeline_build_online(act_tl_build *s)
 {
-    if (s->live)
-        s->online = 1;
+    if (!s->live)
+        return;
+    s->online = 1;
+    s->b.ds.on = 1; /* its device ops too (devstream.c) */
+    s->procs[0].track_launches = 1;
+}
+
+uint64_t act_timeline_build_devops_early(const act_tl_build *s)
+{
+    return s ? s->b.ds.written : 0;
 }
 
 int act_timeline_build_start(act_timeline *tl, act_spool *const *spools, size_t n,
@@ -1294,6 +1299,9 @@ int act_timeline_build_continue(act_tl_build *s, act_spool *const *spools, size_
     s->live = NULL;
     if (!tl->err)
         bld_devices_name(b);
+    /* Device ops written early assumed their group was the first. */
+    if (!tl->err && bld_devstream_check(b, &s->procs[0]))
+        return tl->err = ACT_E_STATE;
     set_clock_default(tl, spools, n);
     return tl->err;
 }
@@ -1330,6 +1338,7 @@ void act_timeline_build_finish(act_tl_build *s)
     free(s->ps);
     free(s->b.ops);
     free(s->b.scratch);
+    bld_devstream_free(&s->b);
     free(s->b.queues);
     free(s->b.dev_handle);
     free(s->b.dev_host_pid);

@@ -28,6 +28,7 @@ typedef struct bld_api {
 } bld_api;
 #define BLD_API_KEPT 0x1
 #define BLD_API_ARGS 0x2
+#define BLD_API_OP   0x4 /* streaming (devstream.c): its device op was read */
 
 /* Lookup entry: (source, corr) -> api, ordered by start. */
 typedef struct bld_key {
@@ -174,12 +175,38 @@ typedef struct bld_proc {
     /* Streaming (act_timeline_build_online): marks, ranges and API calls
      * below these were made into events while the process ran. */
     size_t marks_out, ranges_out, api_out;
+    /* Streaming device ops (devstream.c): OpenCL launches by correlation
+     * id (act_corr_next never reuses one) until their op is written: api
+     * index + 1, DS_OP_READ once the op was read (alone: read before its
+     * launch). */
+    act_u64map launch_by_corr;
+    uint32_t *pend; /* launches whose device op was not read yet (api indices) */
+    size_t n_pend, cap_pend;
+    uint8_t track_launches;
 } bld_proc;
 
 /* Writing the ops reads their records (bld_op.r) again after the walk;
  * every so many ops the spools' pages are dropped (act_spool_drop_pages)
  * so that the spools do not become resident whole again. */
 #define BLD_OPS_PER_DROP 16384
+
+/* Device ops written while the live process runs (devstream.c): the first
+ * lane group of the batch layout -- device 0, the live process, its lowest
+ * queue handle -- below a watermark, once joined. */
+typedef struct bld_devstream {
+    uint8_t on;      /* the live process is streamed with its device ops */
+    uint8_t started; /* ops were written: the group below is fixed */
+    uint8_t broken;  /* an assumption failed: the early events are void */
+    uint64_t queue;  /* the group's queue handle */
+    uint32_t queue_ref;
+    bld_op proto;        /* its first op as written (lane names at the end) */
+    act_lanes lanes;     /* its sub-lanes so far */
+    uint64_t last_start; /* the last op written: what follows sorts after */
+    uint64_t last_end;
+    uint64_t latest;  /* the latest start of its ops read so far */
+    size_t scanned;   /* ops of bld.ops looked at */
+    uint64_t written; /* ops written early */
+} bld_devstream;
 
 typedef struct bld {
     act_timeline *tl;
@@ -204,6 +231,7 @@ typedef struct bld {
      * time to free it again); reused, it costs that once. */
     void *scratch;
     size_t scratch_cap;
+    bld_devstream ds;
 } bld;
 
 /* The scratch block with room for `bytes` (its contents are not kept);
@@ -234,9 +262,14 @@ void bld_vendor_clock(bld *b, bld_proc *p, const act_sp_rec *rec);
 /* joins.c */
 int bld_joins_prepare(bld *b, bld_proc *p);
 void bld_join_op(bld *b, bld_proc *p, bld_op *op);
+/* The rest of the join once the launch is known (NULL: none). */
+void bld_join_launch(bld *b, bld_proc *p, bld_op *op, const bld_api *launch);
 /* External id of a range reference ((serial << 32) | seq); 0 = none
  * (counted as unresolved when ref was set). */
 uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref);
+/* 1 when bld_resolve_ext finds ref's range among those pushed so far (or
+ * ref is 0): what streaming waits for before it writes an event naming it. */
+int bld_ext_known(const bld_proc *p, uint64_t ref);
 
 /* ---- ring.c: ring spools (record.h R4) ---- */
 /* A THREAD record with the thread's range state: opens the ranges that
@@ -259,5 +292,17 @@ void bld_devices_name(bld *b);
 int bld_devices_emit(bld *b);
 /* Bytes of scratch block bld_devices_emit takes for n_ops device ops. */
 size_t bld_devices_scratch(size_t n_ops);
+/* One op on its lane (lane_tid set), with its flow: as bld_devices_emit. */
+void bld_devices_emit_op(bld *b, const bld_op *op, uint32_t sub_lane);
+
+/* devstream.c: device ops written while the live process p runs. _feed
+ * writes what can no longer change; _check (at the end, after the joins
+ * and bld_devices_name) says whether what was written is the batch's. */
+void bld_devstream_feed(bld *b, bld_proc *p);
+/* The pass read an OpenCL launch (api index) / device op (its corr). */
+void bld_devstream_launch(bld *b, bld_proc *p, size_t api);
+void bld_devstream_op_read(bld *b, bld_proc *p, uint64_t corr);
+int bld_devstream_check(const bld *b, const bld_proc *p);
+void bld_devstream_free(bld *b);
 
 #endif

@@ -331,6 +331,12 @@ static void hand_out(bld *b, const bld_op *op, act_str name, uint32_t sub_lane, 
 }
 
 static void emit_flow(bld *b, const bld_op *op, const act_tl_device *d, uint64_t id);
+static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane);
+
+void bld_devices_emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
+{
+    emit_op(b, op, sub_lane);
+}
 
 static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
 {
@@ -429,6 +435,34 @@ size_t bld_devices_scratch(size_t n_ops)
     return (n_ops ? n_ops : 1) * (sizeof(op_key) + 2 * sizeof(uint64_t) + sizeof(uint32_t));
 }
 
+/* The group whose first ops were written while its process ran
+ * (devstream.c), first in the batch order (bld_devstream_check): the rest
+ * of its ops go on from its lanes and its flow ids; its lanes are named
+ * now that their number is known. */
+static int emit_streamed_group(bld *b, const op_key *key, size_t n, size_t *g, uint32_t *next_tid,
+                               uint32_t *next_queue)
+{
+    bld_devstream *ds = &b->ds;
+    size_t e = 0;
+    while (e < n && key[e].dev_pid == ((uint64_t)ds->proto.dev << 32 | ds->proto.pid) &&
+           key[e].queue == ds->queue)
+        e++;
+    for (size_t i = 0; i < e; i++) {
+        uint32_t k = act_lanes_next(&ds->lanes, key[i].start, key[i].end);
+        if (k == UINT32_MAX)
+            return ACT_E_NOMEM;
+        b->ops[key[i].idx].lane_tid = 1 + k;
+        b->ops[key[i].idx].queue_no = 1;
+    }
+    next_tid[0] = ds->lanes.used;
+    next_queue[0] = 1;
+    emit_lane_names(b, &ds->proto, 1, ds->lanes.used);
+    for (size_t i = 0; i < e; i++)
+        emit_op(b, &b->ops[key[i].idx], b->ops[key[i].idx].lane_tid - 1);
+    *g = e;
+    return b->tl->err;
+}
+
 int bld_devices_emit(bld *b)
 {
     act_timeline *tl = b->tl;
@@ -450,7 +484,10 @@ int bld_devices_emit(bld *b)
     uint64_t *en = st + m;
     uint32_t *lane = (uint32_t *)(en + m);
     int rc = !next_tid ? ACT_E_NOMEM : 0;
-    for (size_t g = 0; !rc && g < n;) {
+    size_t g = 0;
+    if (!rc && b->ds.started)
+        rc = emit_streamed_group(b, key, n, &g, next_tid, next_queue);
+    for (; !rc && g < n;) {
         const bld_op *first = &b->ops[key[g].idx];
         size_t e = g;
         while (e < n && key[e].dev_pid == key[g].dev_pid && key[e].queue == key[g].queue) {

@@ -137,6 +137,17 @@ static uint64_t find_extcorr(const bld_proc *p, uint32_t source, uint64_t corr)
                : 0;
 }
 
+int bld_ext_known(const bld_proc *p, uint64_t ref)
+{
+    uint64_t v, seq = ref & 0xffffffffu;
+    if (!ref)
+        return 1;
+    if (!act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v))
+        return 0;
+    const bld_thread *t = &p->threads[v - 1];
+    return seq > t->seq0 && seq - t->seq0 <= t->n_seq; /* bld_resolve_ext's first case */
+}
+
 uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
 {
     uint64_t v;
@@ -156,7 +167,6 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
 void bld_join_op(bld *b, bld_proc *p, bld_op *op)
 {
     const bld_api *launch = NULL;
-    uint64_t ref = op->x.ext_ref; /* replaced by ext_id below */
     if (op->corr) {
         const bld_key *k = find_launch(p, op->source, op->corr, op->start);
         if (k)
@@ -164,7 +174,13 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
         else
             bld_ring_unlinked(b, p); /* counted: overwritten by a ring, or an error */
     }
-    op->d.launch_start = 0; /* the device handle was mapped before */
+    bld_join_launch(b, p, op, launch);
+}
+
+void bld_join_launch(bld *b, bld_proc *p, bld_op *op, const bld_api *launch)
+{
+    uint64_t ref = op->x.ext_ref; /* replaced by ext_id below */
+    op->d.launch_start = 0;       /* the device handle was mapped before */
     if (launch) {
         op->linked = 1;
         op->d.launch_start = launch->start;

@@ -9,7 +9,7 @@
 #include "timeline.h"
 
 /* Binary min-heap of (key, lane). */
-typedef struct heap_item {
+typedef struct act_lanes_item {
     uint64_t key;
     uint32_t lane;
 } heap_item;
@@ -71,6 +71,29 @@ size_t act_lanes_partition(const uint64_t *start, const uint64_t *end, size_t n,
     free(busy);
     free(free_lanes);
     return used ? used : 1;
+}
+
+uint32_t act_lanes_next(act_lanes *s, uint64_t start, uint64_t end)
+{
+    /* act_lanes_partition's loop body, with heaps that grow: every lane is
+     * in exactly one of them, so neither holds more than `used`. */
+    if (act_vec_reserve(s->busy, s->cap_busy, (size_t)s->used + 1, 16) ||
+        act_vec_reserve(s->idle, s->cap_idle, (size_t)s->used + 1, 16))
+        return UINT32_MAX;
+    while (s->n_busy && s->busy[0].key <= start) {
+        heap_item it = heap_pop(s->busy, &s->n_busy);
+        heap_push(s->idle, &s->n_idle, (heap_item){it.lane, it.lane});
+    }
+    uint32_t k = s->n_idle ? heap_pop(s->idle, &s->n_idle).lane : s->used++;
+    heap_push(s->busy, &s->n_busy, (heap_item){end > start ? end : start, k});
+    return k;
+}
+
+void act_lanes_free(act_lanes *s)
+{
+    free(s->busy);
+    free(s->idle);
+    *s = (act_lanes){0};
 }
 
 int act_nest_add(act_nest *s, uint64_t start, uint64_t end)

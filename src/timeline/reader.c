@@ -842,10 +842,16 @@ int act_spool_open_live(act_spool *sp, const char *path, char *err, size_t errle
     close(fd);
     if (rc)
         return rc;
-    /* TSC times convert with the pairs written at close: not while live. */
+    /* Refused for good (the caller stops trying): TSC times convert with
+     * the pairs written at close, and a ring recycles chunks under the
+     * reader (its records are read once, at the end, by ring_copy). */
     if (sp->hdr.clock_kind != ACT_CLOCK_MONOTONIC_RAW) {
         set_err(err, errlen, path, "TSC clock: read once the process has ended");
-        return ACT_E_FORMAT;
+        return ACT_E_UNSUPPORTED;
+    }
+    if (sp->hdr.flags & ACT_SPOOL_F_RING) {
+        set_err(err, errlen, path, "ring spool: read once the process has ended");
+        return ACT_E_UNSUPPORTED;
     }
     struct act_sp_live *l = calloc(1, sizeof(*l));
     size_t n_chunks = (sp->map_len - sp->hdr.header_size) / sp->hdr.chunk_size;

@@ -84,8 +84,10 @@ void act_spool_close(act_spool *sp);
 
 /* Live reading, for a spool its process is still writing (the launcher
  * streams, docs/architecture.md "Streaming"). act_spool_open_live maps the
- * file and checks its header only (ACT_E_IO: not there or not complete
- * yet; a TSC-clock spool is refused: its times convert only after close).
+ * file and checks its header only (ACT_E_IO or ACT_E_FORMAT: not there or
+ * its header not written yet, try again; ACT_E_UNSUPPORTED: refused for
+ * good, a TSC-clock spool (its times convert only after close) or a ring
+ * (ACT_SPOOL_F_RING: chunks are recycled under the reader)).
  * act_spool_live_scan(final) cuts what was published since the last scan
  * into segments; act_spool_live_next then hands out records in exactly
  * the order act_spool_open + act_spool_iter give them: segments in

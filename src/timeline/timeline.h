@@ -286,6 +286,9 @@ int act_timeline_build_continue(act_tl_build *s, act_spool *const *spools, size_
  * events come out in another order than a batch build's (each kind of a
  * process in its own order), event for event the same. */
 void act_timeline_build_online(act_tl_build *s);
+/* Device ops the feeds wrote (their first lane group's, docs/architecture.md
+ * "Streaming" invariant 8). */
+uint64_t act_timeline_build_devops_early(const act_tl_build *s);
 void act_timeline_build_finish(act_tl_build *s);
 
 /* ---- helpers shared by builder files (builder.c, lanes.c, flows.c) ---- */
@@ -376,6 +379,18 @@ static inline act_str act_str_c(const char *s)
  * 0 when out of memory. Intervals [start, end) sharing an endpoint do not
  * overlap. */
 size_t act_lanes_partition(const uint64_t *start, const uint64_t *end, size_t n, uint32_t *lane);
+
+/* The same partitioning one item at a time (items still sorted by start),
+ * for a queue whose work is laid out while it runs: act_lanes_next gives
+ * the item the lane act_lanes_partition would, UINT32_MAX when out of
+ * memory. Holds only the lanes (as many as the most work that overlaps). */
+typedef struct act_lanes {
+    struct act_lanes_item *busy, *idle;
+    size_t n_busy, n_idle, cap_busy, cap_idle;
+    uint32_t used;
+} act_lanes;
+uint32_t act_lanes_next(act_lanes *s, uint64_t start, uint64_t end);
+void act_lanes_free(act_lanes *s);
 
 /* Nesting check (lanes.c): slices of one lane sorted by (start asc, end
  * desc); returns how many partially overlap a slice they start inside. */

@@ -74,6 +74,34 @@ int act_u64map_get(const act_u64map *m, uint64_t key, uint64_t *val)
     return 0;
 }
 
+void act_u64map_del(act_u64map *m, uint64_t key)
+{
+    if (!key || !m->cap)
+        return;
+    size_t mask = m->cap - 1, s = slot_of(key, m->cap);
+    while (m->keys[s] && m->keys[s] != key)
+        s = (s + 1) & mask;
+    if (!m->keys[s])
+        return;
+    /* Backward shift: entries after the hole that probed past it move
+     * into it, so that no lookup stops early at an empty slot. */
+    for (size_t j = s;;) {
+        m->keys[s] = 0;
+        size_t home;
+        do {
+            j = (j + 1) & mask;
+            if (!m->keys[j]) {
+                m->n--;
+                return;
+            }
+            home = slot_of(m->keys[j], m->cap);
+        } while (s <= j ? (s < home && home <= j) : (s < home || home <= j));
+        m->keys[s] = m->keys[j];
+        m->vals[s] = m->vals[j];
+        s = j;
+    }
+}
+
 void act_u64map_free(act_u64map *m)
 {
     free(m->keys);

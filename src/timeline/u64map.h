@@ -20,6 +20,8 @@ typedef struct act_u64map {
 int act_u64map_put(act_u64map *m, uint64_t key, uint64_t val);
 /* Returns 1 and sets *val when found, else 0. */
 int act_u64map_get(const act_u64map *m, uint64_t key, uint64_t *val);
+/* Remove key (nothing when absent); the table keeps its size. */
+void act_u64map_del(act_u64map *m, uint64_t key);
 void act_u64map_free(act_u64map *m);
 
 #endif

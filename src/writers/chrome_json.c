@@ -995,7 +995,10 @@ int act_path_is_gzip(const char *path)
     return n > 3 && strcmp(path + n - 3, ".gz") == 0;
 }
 
-static int open_temp(const char *path, char *tmp, size_t tlen)
+/* A name ".BASE.XXXXXXXX.tmp" beside path, not taken yet: `make` creates
+ * it (returns >= 0, or -1 with errno; EEXIST: try another name). */
+static int named_temp(const char *path, char *tmp, size_t tlen, int (*make)(const char *, int),
+                      int arg)
 {
     char dir[4096];
     const char *base;
@@ -1010,12 +1013,55 @@ static int open_temp(const char *path, char *tmp, size_t tlen)
             errno = ENAMETOOLONG;
             return -1;
         }
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int fd = make(tmp, arg);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
     errno = EEXIST;
     return -1;
+}
+
+static int make_file(const char *tmp, int unused)
+{
+    (void)unused;
+    return open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* Give the unnamed file fd a name (linkat through /proc: no privilege). */
+static int make_link(const char *tmp, int fd)
+{
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW);
+}
+
+/* The file the trace is written to until it is complete. Unnamed where the
+ * file system allows (O_TMPFILE): a launcher killed while it streams
+ * leaves nothing beside path; it gets its name at the close
+ * (name_temp). *tmp is "" until then. */
+static int open_temp(const char *path, char *tmp, size_t tlen)
+{
+    char dir[4096];
+    const char *base;
+    split_path(path, dir, sizeof(dir), &base);
+    tmp[0] = 0;
+    if (access("/proc/self/fd", X_OK) == 0) {
+        int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            return fd;
+    }
+    return named_temp(path, tmp, tlen, make_file, 0);
+}
+
+static int name_temp(const char *path, char *tmp, size_t tlen, int fd)
+{
+    return tmp[0] ? 0 : named_temp(path, tmp, tlen, make_link, fd);
+}
+
+static void remove_temp(const char *tmp)
+{
+    if (tmp[0])
+        unlink(tmp);
 }
 
 /* Put the finished temporary file in place; never replaces `path` unless
@@ -1076,7 +1122,7 @@ int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_
     if (mode && mode != 0600 && fchmod(s->fd, mode) != 0) {
         snprintf(err, errlen, "%s: cannot set mode %04o: %s", path, mode, strerror(errno));
         close(s->fd);
-        unlink(s->tmp);
+        remove_temp(s->tmp);
         free(s->path);
         free(s);
         return ACT_E_IO;
@@ -1131,6 +1177,8 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     writer_free_errors(&s->w);
     if (!rc)
         rc = act_obuf_flush(&s->b);
+    if (!rc && ok && name_temp(s->path, s->tmp, sizeof(s->tmp), s->fd) != 0)
+        rc = ACT_E_IO;
     int saved = errno;
     free(s->w.esc);
     act_obuf_free(&s->b);
@@ -1141,7 +1189,7 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     /* What appeared at the path while the trace was made is checked
      * again: --force still replaces regular files only. */
     if (!rc && s->force && act_out_path_check(s->path, 1, err, errlen) != 0) {
-        unlink(s->tmp);
+        remove_temp(s->tmp);
         free(s->path);
         free(s);
         return ACT_E_IO;
@@ -1151,14 +1199,14 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
         rc = ACT_E_IO;
         if (saved == EEXIST) {
             snprintf(err, errlen, "%s: already exists (use --force to overwrite)", s->path);
-            unlink(s->tmp);
+            remove_temp(s->tmp);
             free(s->path);
             free(s);
             return rc;
         }
     }
     if (rc) {
-        unlink(s->tmp);
+        remove_temp(s->tmp);
         if (ok)
             snprintf(err, errlen, "%s: %s", s->path,
                      rc == ACT_E_NOMEM ? "out of memory" : strerror(saved));

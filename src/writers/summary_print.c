@@ -307,9 +307,25 @@ static double busy_of(const act_summary *s, int device, size_t *lanes)
 typedef struct pgroup {
     char label[160];
     long long rank; /* distributedInfo.rank of its trace; -1 = none */
+    uint64_t pid;   /* one trace: its process */
     uint64_t dev_slices, host_slices;
     double dev_busy, dev_total, host_busy, first, last;
 } pgroup;
+
+/* The processes of one trace in the order a batch export writes them,
+ * whatever order their events came in (a streamed trace writes device ops
+ * before later processes' events): host pids, then device pids (kineto's
+ * 0..63, or acceltrace's from 5 000 000), each ascending. */
+static uint64_t pid_order(uint64_t pid)
+{
+    return pid < 64 || pid >= 5000000 ? pid + (1ull << 40) : pid;
+}
+
+static int by_pid_order(const void *a, const void *b)
+{
+    uint64_t x = pid_order(((const pgroup *)a)->pid), y = pid_order(((const pgroup *)b)->pid);
+    return x < y ? -1 : x > y;
+}
 
 static const char *base_of(const char *p)
 {
@@ -338,6 +354,7 @@ static size_t groups_of(const act_summary *s, pgroup *out)
         o->first = g->first < o->first ? g->first : o->first;
         o->last = g->last > o->last ? g->last : o->last;
         if (!per_src) {
+            o->pid = g->pid;
             char raw[160];
             if (g->label)
                 snprintf(raw, sizeof(raw), "%s", g->label);
@@ -360,6 +377,8 @@ static size_t groups_of(const act_summary *s, pgroup *out)
     for (size_t i = 0; i < rows; i++)
         if (out[i].dev_slices || out[i].host_slices)
             out[n++] = out[i];
+    if (!per_src)
+        qsort(out, n, sizeof(*out), by_pid_order);
     return n;
 }
 

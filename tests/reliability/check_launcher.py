@@ -376,6 +376,24 @@ def sig_sent(a, name, how, want_log, want_rc, ignore_int=False):
     return log
 
 
+def writing_trace(pid, w):
+    """The launcher `pid` has its trace file open in w: a named temporary
+    file, or an unnamed one (O_TMPFILE: /proc shows "w/#INODE (deleted)")."""
+    if any(f.endswith(".tmp") for f in os.listdir(w)):
+        return True
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith(w + "/#"):
+                return True
+        except OSError:
+            pass
+    return False
+
+
 def sig_export_interrupted(a):
     """SIGINT to the group while the trace is written: a clean stop."""
     w = os.path.join(a.work, "sig", "export")
@@ -388,7 +406,7 @@ def sig_export_interrupted(a):
                                 stderr=subprocess.PIPE)
         sent = False
         while proc.poll() is None:
-            if any(f.endswith(".tmp") for f in os.listdir(w)):
+            if writing_trace(proc.pid, w):
                 os.killpg(proc.pid, signal.SIGINT)
                 sent = True
                 break

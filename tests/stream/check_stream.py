@@ -14,17 +14,28 @@ churning threads (chunks recycled between threads), one forking, exec'ing and
 spawning children on two recording threads, one exec'ing itself (a spool
 per image: the first image is the one read live), and one opening and closing
 its capture window with act_start/act_stop (--capture-range=api: which API
-calls are inside is settled after the pass).
+calls are inside is settled after the pass), and stream_app's kernel
+launches, whose device ops and flows are laid out and written while it runs
+too (the first lane group: device 0, the lowest queue): on one queue, on two
+(the second waits for the exit), and with a fork + exec child and an exec'd
+image of the same pid (their ops on the same device).
 
-usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API [CASE...]
-(CASE: vecops, threads, procs, reexec, capture_api; default all)
+usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API STREAM_APP
+       [CASE...]
+(CASE: vecops, threads, procs, reexec, capture_api, launches, queues, forkexec,
+killed; default all)
+
+killed: a launcher SIGKILLed while it streams leaves no temporary file beside
+-o (the trace file is unnamed, O_TMPFILE, until it is complete).
 """
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def fail(msg):
@@ -41,7 +52,12 @@ def summary_lines(stderr):
 # Cases whose program's host events settle while it runs (capture_api's
 # wait for its capture window; reexec's first image records one range, which
 # its thread still owns when the image ends: none is written early there).
-WRITES_EARLY = ("vecops", "threads", "procs")
+WRITES_EARLY = ("vecops", "threads", "procs", "launches", "queues", "forkexec")
+# Cases whose device ops (and their flows) are written while it runs: PoCL's
+# callback thread fills a chunk with them (~1 700 ops) before the reader may
+# read past it, which these runs do. forkexec's first image often ends
+# before (it reports what it wrote, early or not, void or not).
+DEVICE_EARLY = ("launches", "queues")
 
 
 def equivalent(name, a, b):
@@ -81,8 +97,8 @@ def check(act, name, argv, tmp, extra=()):
                         out, *extra, "--", *argv], capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         fail(f"{name}: run exited {r.returncode}: {r.stderr[-2000:]}")
-    live = re.search(r"(\d+) records were read while the program ran, (\d+) events written",
-                     r.stderr)
+    live = re.search(r"(\d+) records were read while the program ran, (\d+) events written "
+                     r"\((\d+) device ops\)", r.stderr)
     if not live or int(live.group(1)) == 0:
         fail(f"{name}: nothing was read while the program ran: {r.stderr[-2000:]}")
     m = re.search(r"spool kept in (\S+)", r.stderr)
@@ -105,25 +121,82 @@ def check(act, name, argv, tmp, extra=()):
     written = int(live.group(2))
     if name in WRITES_EARLY and written == 0:
         fail(f"{name}: no event was written while the program ran: {r.stderr[-2000:]}")
-    print(f"ok {name}: {live.group(1)} records read and {written} events written while it ran; "
-          f"{len(a)} bytes, {same}; summary identical ({len(want)} lines)")
+    devops = int(live.group(3))
+    if name in DEVICE_EARLY and devops == 0:
+        fail(f"{name}: no device op was written while the program ran: {r.stderr[-2000:]}")
+    void = " (void: rewritten at the exit)" if "written early are void" in r.stderr else ""
+    print(f"ok {name}: {live.group(1)} records read and {written} events written while it ran "
+          f"({devops} device ops){void}; {len(a)} bytes, {same}; summary identical "
+          f"({len(want)} lines)")
+
+
+def check_killed(act, app, tmp):
+    d = os.path.join(tmp, "killed")
+    os.mkdir(d)
+    out = os.path.join(d, "k.json")
+    p = subprocess.Popen([act, "run", "--stream-interval=1", "-o", out, "--", app, "launches",
+                          "8000", "8000"], env=dict(os.environ, TMPDIR=d),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    begun, deadline = None, time.time() + 30
+    while begun is None and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+        try:
+            fds = os.listdir(f"/proc/{p.pid}/fd")
+        except OSError:  # it ended meanwhile
+            break
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(d + "/#") or target.startswith(os.path.join(d, ".k.json.")):
+                begun = target
+    try:
+        kids = open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()
+    except OSError:
+        kids = []
+    p.kill()
+    p.wait()
+    for k in kids:
+        try:
+            os.kill(int(k), signal.SIGKILL)
+        except OSError:
+            pass
+    for k in kids:  # gone before the directory is removed
+        for _ in range(100):
+            if not os.path.exists(f"/proc/{k}"):
+                break
+            time.sleep(0.05)
+    if begun is None:
+        fail("killed: the launcher never began the trace file while the program ran")
+    left = [n for n in os.listdir(d) if not n.startswith("acceltrace-")]
+    if left:
+        fail(f"killed: a SIGKILLed launcher left {left} beside -o")
+    print(f"ok killed: the trace begun while the program ran ({begun}) left nothing when the "
+          "launcher was killed")
 
 
 def main():
-    if len(sys.argv) < 6:
+    if len(sys.argv) < 7:
         print(__doc__)
         return 2
-    act, vecops, churn, edge, capture = sys.argv[1:6]
+    act, vecops, churn, edge, capture, app = sys.argv[1:7]
     cases = {
         "vecops": ([vecops], []),
         "threads": ([churn, "threads", "200", "8", "300"], []),
         "procs": ([churn, "procs", "20000"], []),
         "reexec": ([edge, "reexec", "3"], []),
         "capture_api": ([capture], ["--capture-range=api"]),
+        "launches": ([app, "launches", "3000", "300"], []),
+        "queues": ([app, "queues", "1500", "300"], []),
+        "forkexec": ([app, "forkexec", "3000", "400"], []),
     }
-    wanted = sys.argv[6:] or list(cases)
+    wanted = sys.argv[7:] or list(cases) + ["killed"]
     with tempfile.TemporaryDirectory() as tmp:
         for name in wanted:
+            if name == "killed":
+                check_killed(act, app, tmp)
+                continue
             argv, extra = cases[name]
             check(act, name, argv, tmp, extra=extra)
     print("streamed traces are the batch traces")

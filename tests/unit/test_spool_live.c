@@ -249,12 +249,43 @@ static void test_live_not_ready(void **state)
     rmdir(dir);
 }
 
+/* A spool that cannot be read while it is written is refused for good
+ * (ACT_E_UNSUPPORTED): a ring (its header's flag) recycles chunks under
+ * the reader. One whose header is not written yet is only not ready. */
+static void test_live_refused(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act_live_XXXXXX", path[64], err[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/900.acts", dir);
+    sb s;
+    two_threads(&s);
+    write_step(&s, path, STEPS);
+    act_spool sp;
+    assert_int_equal(act_spool_open_live(&sp, path, err, sizeof(err)), 0);
+    act_spool_close(&sp);
+    sb_hdr(&s)->flags |= ACT_SPOOL_F_RING;
+    write_step(&s, path, STEPS);
+    assert_int_equal(act_spool_open_live(&sp, path, err, sizeof(err)), ACT_E_UNSUPPORTED);
+    assert_non_null(strstr(err, "ring"));
+    act_spool_close(&sp);
+    memset(s.buf, 0, ACT_SPOOL_HEADER_SIZE); /* no magic yet */
+    write_step(&s, path, STEPS);
+    int rc = act_spool_open_live(&sp, path, err, sizeof(err));
+    assert_true(rc == ACT_E_IO || rc == ACT_E_FORMAT);
+    act_spool_close(&sp);
+    sb_free(&s);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live_order),
         cmocka_unit_test(test_live_idle_chunk),
         cmocka_unit_test(test_live_not_ready),
+        cmocka_unit_test(test_live_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

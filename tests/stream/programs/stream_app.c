@@ -1,0 +1,96 @@
+/*
+ * stream_app.c -- the traced program of the streaming tests
+ * (tests/stream/check_stream.py): kernel launches whose device ops the
+ * launcher lays out and writes while the program runs.
+ *
+ *   stream_app launches N [MS]
+ *       N kernels on one in-order queue, each in a range "step" (clFinish
+ *       every 64); with MS, the launches are spread over MS milliseconds.
+ *   stream_app queues N
+ *       Two in-order queues, N kernels each, alternating (only the first
+ *       lane group is written early; the other's ops wait for the exit).
+ *   stream_app forkexec N [MS]
+ *       N launches, then a forked child that execs `launches N`, then this
+ *       process execs `launches N` itself (a second spool of the same pid,
+ *       its ops on the same device).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "acceltrace.h"
+#include "cl_common.h"
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* n launches of `inc` on each of the queues, alternating. */
+static void launch(tcl *t, cl_command_queue *q, int nq, long n, long ms)
+{
+    size_t g = 64;
+    cl_mem buf = tcl_buffer(t, g * sizeof(int));
+    cl_kernel k = tcl_kernel(t, "inc", buf);
+    for (long i = 0; i < n; i++) {
+        act_range_push("step");
+        for (int j = 0; j < nq; j++)
+            CHECK(clEnqueueNDRangeKernel(q[j], k, 1, NULL, &g, NULL, 0, NULL, NULL));
+        act_range_pop();
+        if (i % 64 == 63)
+            for (int j = 0; j < nq; j++)
+                CHECK(clFinish(q[j]));
+        if (ms)
+            sleep_us(ms * 1000 / n);
+    }
+    for (int j = 0; j < nq; j++)
+        CHECK(clFinish(q[j]));
+    clReleaseKernel(k);
+    clReleaseMemObject(buf);
+}
+
+static int run(const char *mode, long n, long ms)
+{
+    tcl t;
+    tcl_setup(&t, 0);
+    cl_command_queue q[2] = {t.q, NULL};
+    int nq = 1;
+    if (!strcmp(mode, "queues")) {
+        cl_int rc;
+        q[1] = clCreateCommandQueueWithProperties(t.ctx, t.dev, NULL, &rc);
+        CHECK(rc);
+        nq = 2;
+    }
+    launch(&t, q, nq, n, ms);
+    if (q[1])
+        clReleaseCommandQueue(q[1]);
+    tcl_teardown(&t);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: stream_app launches|queues|forkexec N [MS]\n");
+        return 2;
+    }
+    long n = atol(argv[2]), ms = argc > 3 ? atol(argv[3]) : 0;
+    if (strcmp(argv[1], "forkexec"))
+        return run(argv[1], n, ms);
+    run("launches", n, ms);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", argv[0], "launches", argv[2], (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+        return 1;
+    execl("/proc/self/exe", argv[0], "launches", argv[2], (char *)NULL);
+    return 1;
+}
