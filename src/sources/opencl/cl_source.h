@@ -235,8 +235,9 @@ void act_cl_failed_command(const char *name, uint64_t corr, cl_int status);
 
 /* A host slice with no device work (finish, flush, waits, queue calls,
  * clRetainEvent/clReleaseEvent), written by the recorder's cheapest
- * writer (act_rec_api_here, in place in the usual case); counted as outside when the capture window
- * closed meanwhile. Returns 1 when it was written (args of the call may follow). */
+ * writer (act_rec_api_here, in place in the usual case); counted as
+ * outside when the capture window closed meanwhile. Returns 1 when it was
+ * written (args of the call may follow). */
 static inline int act_cl_host_slice(const char *api, uint64_t start, cl_int result)
 {
     if (atomic_load_explicit(&act__recording, memory_order_relaxed)) {
