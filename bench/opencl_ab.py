@@ -5,8 +5,9 @@ Runs `act_bench_opencl --child N` (held queue, then back-to-back) untraced
 and under each layer (A, B, ...), interleaved round by round with the
 order rotated, and prints per-enqueue figures: the held loops' CPU time on
 the enqueuing thread (columns 4 and 5: without and with an event per
-enqueue; steadier than wall time on a busy machine) and wall time, as medians of the paired differences X - A with
-p10..p90, and each layer's own added cost against untraced. With
+enqueue; steadier than wall time on a busy machine) and wall time, as
+medians of the paired differences X - A (and, from a third layer on,
+X - B) with p10..p90, and each layer's own added cost against untraced. With
 --callgrind it instead counts, under callgrind, the instructions per call
 of the app's clEnqueueNDRangeKernel and clReleaseEvent (libOpenCL's entry
 points, inclusive: loader, layer and runtime) for each layer.
@@ -101,6 +102,8 @@ def main():
             show(f"{what}: {who} added", [y[col] - x for x, y in zip(u, cols[who])])
         for who in list(libs)[1:]:
             show(f"{what}: {who} - A", [y[col] - x[col] for x, y in zip(cols["A"], cols[who])])
+        for who in list(libs)[2:]:
+            show(f"{what}: {who} - B", [y[col] - x[col] for x, y in zip(cols["B"], cols[who])])
 
 
 if __name__ == "__main__":

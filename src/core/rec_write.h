@@ -150,6 +150,13 @@ int act_rec_arg_emit_vec(const char *key, uint32_t type, const uint64_t *v, uint
 /* Convenience writers used by sources. Each returns 0 or -1 (dropped). */
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
                      int32_t result, uint32_t source);
+/* act_rec_api_emit for a call that launched nothing (corr 0), inside the
+ * calling thread's innermost recorded range (act_range_current_ext()): the
+ * cheapest way to record a call, for per-command calls such as
+ * clReleaseEvent. Both write in place, without a call, when `name` is a
+ * literal already used in the thread's chunk and the chunk has room. */
+int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t result,
+                     uint32_t source);
 int act_rec_error_emit(const char *fmt, ...) ACT_PRINTF(1, 2);
 
 #endif

@@ -4,7 +4,10 @@
  * never runs backwards within a thread; the pointer cache never gives a
  * changed buffer the old name; NULL and unbalanced calls are refused and
  * counted; with no tool the inline wrappers stop entering the library and
- * resume when recording starts. Speed is measured in bench/, never here.
+ * resume when recording starts. And its sibling for API records
+ * (act_rec_api_emit, act_rec_api_here): the same records, names and range
+ * links as the general path, across chunk switches. Speed is measured in
+ * bench/, never here.
  */
 /* cmocka.h needs these first. */
 #include <setjmp.h>
@@ -139,11 +142,86 @@ static void test_clock_names_and_errors(void **state)
     spool_unwalk(&ws);
 }
 
+/* API records, written in place when the name is a literal already in
+ * the chunk: every field as given, the enclosing range (its sequence
+ * number, 0 outside any), names right for a buffer whose bytes change. */
+#define APIS 3000 /* 48 B each: several 64 KiB chunks */
+
+typedef struct api_seen {
+    char names[64][16];
+    uint32_t pushes; /* RANGE_PUSH records so far: the open range's number */
+    uint32_t serial;
+    size_t n, bad;
+    char last_name[16];
+} api_seen;
+
+static void collect_api(const act_rec_hdr *r, uint32_t serial, void *arg)
+{
+    api_seen *s = arg;
+    if (r->kind == ACT_REC_STRING) {
+        const act_rec_string *str = (const act_rec_string *)r;
+        if (r->aux < 64 && str->len < 16)
+            memcpy(s->names[r->aux], str + 1, str->len);
+    } else if (r->kind == ACT_REC_RANGE_PUSH) {
+        s->pushes++;
+    } else if (r->kind == ACT_REC_API) {
+        const act_rec_api *a = (const act_rec_api *)r;
+        size_t i = s->n++;
+        /* Records i < APIS: name "fast.api", start i, end i + 1, result -i,
+         * corr i for the act_rec_api_emit ones (odd i), inside a range for
+         * i % 4 == 1 or 2. */
+        uint64_t ext = (i % 4 == 1 || i % 4 == 2) ? ((uint64_t)serial << 32) | s->pushes : 0;
+        if (i < APIS &&
+            (strcmp(s->names[r->aux & 63], "fast.api") != 0 || a->start != i || a->end != i + 1 ||
+             a->result != -(int32_t)i || a->corr != (i % 2 ? i : 0) || a->ext != ext ||
+             a->source != ACT_SOURCE_OPENCL))
+            s->bad++;
+        memcpy(s->last_name, s->names[r->aux & 63], 16);
+    }
+}
+
+static void test_api_records(void **state)
+{
+    (void)state;
+    for (uint64_t i = 0; i < APIS; i++) {
+        int in_range = i % 4 == 1 || i % 4 == 2;
+        if (i % 4 == 1)
+            assert_int_equal(act_range_push("fast.range"), ACT_OK);
+        if (i % 2)
+            assert_int_equal(act_rec_api_emit("fast.api", i, i + 1, i,
+                                              in_range ? act_range_current_ext() : 0, -(int32_t)i,
+                                              ACT_SOURCE_OPENCL),
+                             0);
+        else
+            assert_int_equal(act_rec_api_here("fast.api", i, i + 1, -(int32_t)i, ACT_SOURCE_OPENCL),
+                             0);
+        if (i % 4 == 2)
+            assert_int_equal(act_range_pop(), ACT_OK);
+    }
+    char buf[16];
+    strcpy(buf, "first");
+    assert_int_equal(act_rec_api_here(buf, 0, 1, 0, ACT_SOURCE_OPENCL), 0);
+    strcpy(buf, "second");
+    assert_int_equal(act_rec_api_here(buf, 0, 1, 0, ACT_SOURCE_OPENCL), 0);
+
+    walk_stats ws;
+    static api_seen s;
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(spool_walk(act_recorder_path(), &ws, collect_api, &s), 0);
+    assert_int_equal(ws.torn, 0);
+    assert_true(ws.chunks > 2);
+    assert_int_equal(s.n, APIS + 2);
+    assert_int_equal(s.bad, 0);
+    assert_string_equal(s.last_name, "second");
+    spool_unwalk(&ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_off_then_on),
         cmocka_unit_test_setup_teardown(test_clock_names_and_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_records, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,8 +21,41 @@ uint64_t act_corr_next(void)
 
 /* ---- convenience writers ---------------------------------------------- */
 
-int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
-                     int32_t result, uint32_t source)
+/* The API-record hot path, as the range one (ranges.c): thread state
+ * present, the name a literal seen before in this chunk (the pointer cache
+ * is cleared with each new spool, and in ring mode with each new chunk, so
+ * a hit names a string this chunk defines), room in the chunk: the record
+ * is written and published with no call and no hashing. Anything else
+ * returns 0 having changed nothing, and the caller takes the general path
+ * (act_str_intern_literal, act_rec_reserve, act_rec_commit). Gated as the
+ * range fast path: by act__recording (the callers') and the chunk's cap. */
+static inline int api_fast(act_thread *t, const char *name, uint64_t start, uint64_t end,
+                           uint64_t corr, uint64_t ext, int32_t result, uint32_t source)
+{
+    const act_ptr_slot *ps = act_rec_ptr_slot(t, name);
+    uint32_t pos = t->pos;
+    if (ACT_UNLIKELY(ps->ptr != name || !name ||
+                     pos + sizeof(act_rec_api) >
+                         atomic_load_explicit(&t->cap, memory_order_relaxed)))
+        return 0;
+    act_rec_api *r = (act_rec_api *)(t->data + pos);
+    r->h.kind = ACT_REC_API;
+    r->h.size8 = sizeof(*r) / 8;
+    r->h.aux = ps->id;
+    r->start = start;
+    r->end = end;
+    r->corr = corr;
+    r->ext = ext;
+    r->result = result;
+    r->source = source;
+    t->pos = pos + (uint32_t)sizeof(*r);
+    atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+    return 1;
+}
+
+static __attribute__((noinline)) int api_slow(const char *name, uint64_t start, uint64_t end,
+                                              uint64_t corr, uint64_t ext, int32_t result,
+                                              uint32_t source)
 {
     uint32_t id = act_str_intern_literal(name);
     act_rec_api *r = act_rec_reserve(ACT_REC_API, sizeof(*r));
@@ -37,6 +70,44 @@ int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t co
     r->source = source;
     act_rec_commit();
     return 0;
+}
+
+int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
+                     int32_t result, uint32_t source)
+{
+    act_thread *t = act_rec_tls;
+    if (ACT_LIKELY(t != NULL) && api_fast(t, name, start, end, corr, ext, result, source))
+        return 0;
+    return api_slow(name, start, end, corr, ext, result, source);
+}
+
+static __attribute__((noinline)) int api_here_slow(const char *name, uint64_t start, uint64_t end,
+                                                   int32_t result, uint32_t source)
+{
+    return api_slow(name, start, end, 0, act_range_current_ext(), result, source);
+}
+
+/* The slow paths are calls the fast one does not make: no registers to
+ * save, the innermost range read inline when it is recorded (the usual
+ * case: none open, or one in the spool), else left to
+ * act_range_current_ext. */
+int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t result,
+                     uint32_t source)
+{
+    act_thread *t = act_rec_tls;
+    if (ACT_UNLIKELY(t == NULL))
+        return api_here_slow(name, start, end, result, source);
+    uint64_t ext = 0;
+    uint32_t d = t->range_depth;
+    if (d != 0) {
+        uint32_t seq = d <= ACT_RANGE_STACK ? (uint32_t)t->range_stack[d - 1] : RANGE_MARK_OUTSIDE;
+        if (ACT_UNLIKELY(seq == RANGE_MARK_OUTSIDE || seq == RANGE_MARK_DROPPED))
+            return api_here_slow(name, start, end, result, source);
+        ext = ((uint64_t)t->serial << 32) | seq;
+    }
+    if (ACT_LIKELY(api_fast(t, name, start, end, 0, ext, result, source)))
+        return 0;
+    return api_slow(name, start, end, 0, ext, result, source);
 }
 
 int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str)

@@ -48,6 +48,18 @@ static inline void act_cl_zero_body(void *rec, size_t size)
     memset((char *)rec + sizeof(act_rec_hdr), 0, size - sizeof(act_rec_hdr));
 }
 
+/* A handle's bits mixed (murmur3's finalizer) for the tables keyed by
+ * handle: queues (queue.c), objects (objects.c), events (evtab.c). Mask
+ * the low bits for a bucket; the high 32 bits are as good a second hash. */
+static inline uint64_t act_cl_ptr_mix(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
 /* ---- dispatch.c --------------------------------------------------------- */
 
 /* The real implementation of every entry point we call (layer: the
@@ -221,14 +233,15 @@ void act_cl_error_arg(cl_int rc);
 /* An instant event for a command whose event completed with `status` < 0. */
 void act_cl_failed_command(const char *name, uint64_t corr, cl_int status);
 
-/* A host slice with no device work (finish, flush, waits, queue calls);
- * counted as outside when the capture window closed meanwhile. Returns 1
- * when it was written (args of the call may follow). */
+/* A host slice with no device work (finish, flush, waits, queue calls,
+ * clRetainEvent/clReleaseEvent), written by the recorder's cheapest
+ * writer (act_rec_api_here, in place in the usual case); counted as
+ * outside when the capture window closed meanwhile. Returns 1 when it was
+ * written (args of the call may follow). */
 static inline int act_cl_host_slice(const char *api, uint64_t start, cl_int result)
 {
     if (atomic_load_explicit(&act__recording, memory_order_relaxed)) {
-        if (act_rec_api_emit(api, start, act_clock_now(), 0, act_range_current_ext(), result,
-                             ACT_SOURCE_OPENCL) != 0)
+        if (act_rec_api_here(api, start, act_clock_now(), result, ACT_SOURCE_OPENCL) != 0)
             return 0;
         if (ACT_UNLIKELY(result < 0))
             act_cl_error_arg(result);

@@ -421,38 +421,9 @@ cl_event CL_API_CALL act_cl_w_clCreateUserEvent(cl_context ctx, cl_int *err)
 
 /* ---- events' references: the per-command path ------------------------------
  *
- * A program that asks for an event per enqueue releases one per enqueue, so
- * clRetainEvent/clReleaseEvent write their API record in place instead of
- * through act_rec_api_emit. The name is a literal: act_str_intern_literal
- * answers it from the thread's pointer cache without hashing, and marks it
- * used, so a ring spool defines it again in every chunk that uses it. The
- * record, its error arg, drops and the capture window are as
- * act_cl_host_slice's. */
-
-static inline __attribute__((always_inline)) void act_cl_ev_slice(const char *api, uint64_t start,
-                                                                  cl_int rc)
-{
-    if (!atomic_load_explicit(&act__recording, memory_order_relaxed)) {
-        act_cl_count_outside(ACT_CL_HOST);
-        return;
-    }
-    uint64_t end = act_clock_now();
-    uint32_t id = act_str_intern_literal(api);
-    uint64_t ext = act_range_current_ext();
-    act_rec_api *r = act_rec_reserve(ACT_REC_API, sizeof *r);
-    if (!r)
-        return; /* counted as dropped */
-    r->h.aux = id;
-    r->start = start;
-    r->end = end;
-    r->corr = 0;
-    r->ext = ext;
-    r->result = rc;
-    r->source = ACT_SOURCE_OPENCL;
-    act_rec_commit();
-    if (ACT_UNLIKELY(rc < 0))
-        act_cl_error_arg(rc);
-}
+ * A program that asks for an event per enqueue releases one per enqueue:
+ * the table of events' references is evtab.c's (no lock, the thread's own
+ * line), the call's slice act_cl_host_slice's (in place). */
 
 cl_int CL_API_CALL act_cl_w_clRetainEvent(cl_event e)
 {
@@ -462,7 +433,7 @@ cl_int CL_API_CALL act_cl_w_clRetainEvent(cl_event e)
     cl_int rc = act_cl_next.clRetainEvent(e);
     if (rc == CL_SUCCESS)
         act_cl_event_retained(e);
-    act_cl_ev_slice("clRetainEvent", t0, rc);
+    (void)act_cl_host_slice("clRetainEvent", t0, rc);
     return rc;
 }
 
@@ -473,7 +444,7 @@ cl_int CL_API_CALL act_cl_w_clReleaseEvent(cl_event e)
     uint64_t t0 = act_clock_now();
     act_cl_event_released(e); /* before: the handle may be reused once released */
     cl_int rc = act_cl_next.clReleaseEvent(e);
-    act_cl_ev_slice("clReleaseEvent", t0, rc);
+    (void)act_cl_host_slice("clReleaseEvent", t0, rc);
     return rc;
 }
 

@@ -89,13 +89,9 @@ static const char *const act_cl_obj_names[ACT_CL_OBJ_TYPES] = {
     "kernel",  "event",         "sampler", "svm",   "command_buffer",
 };
 
-static uint32_t obj_hash(const void *p)
+static inline uint32_t obj_hash(const void *p)
 {
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (uint32_t)x & (ACT_CL_OBJ_BUCKETS - 1);
+    return (uint32_t)act_cl_ptr_mix(p) & (ACT_CL_OBJ_BUCKETS - 1);
 }
 
 static obj *obj_find(const void *h)

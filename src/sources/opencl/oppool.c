@@ -82,7 +82,12 @@ act_cl_op *act_cl_op_alloc(void)
     if (ACT_UNLIKELY(!op))
         op = atomic_exchange_explicit(&p->remote, NULL, memory_order_acquire);
     if (ACT_LIKELY(op != NULL)) {
+        /* The next op was last touched by a callback on another thread,
+         * maybe long ago: its lines are fetched now, while the app runs,
+         * not when the next enqueue needs them (a load miss per command). */
         p->local = op->next_free;
+        for (size_t b = 0; b < sizeof *op; b += 64)
+            __builtin_prefetch((const char *)p->local + b, 1);
     } else if ((op = malloc(sizeof *op))) {
         op->pool = p;
     }

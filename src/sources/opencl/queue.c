@@ -45,13 +45,9 @@ static act_cl_device *_Atomic act_cl_devices[ACT_CL_MAX_DEVICES];
 static _Atomic uint32_t act_cl_device_count;
 static pthread_mutex_t act_cl_queue_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint32_t act_cl_hash(const void *p)
+static inline uint32_t act_cl_hash(const void *p)
 {
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (uint32_t)x & (ACT_CL_QUEUE_SLOTS - 1);
+    return (uint32_t)act_cl_ptr_mix(p) & (ACT_CL_QUEUE_SLOTS - 1);
 }
 
 act_cl_queue *act_cl_queue_find(cl_command_queue q)
