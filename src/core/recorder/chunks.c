@@ -38,14 +38,22 @@ static void chunk_release(act_thread *t)
         /* Ring mode: the chunk stays in the ring's order, to be recycled. */
         act_rec_ring_disown(t->chunk->index);
         atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
-    } else if (t->pos + 64 < atomic_load_explicit(&t->cap, memory_order_relaxed)) {
+    } else if (t->pos + 64 < t->room) {
         act_rec_state.free_chunks[act_rec_state.free_top++] = t->chunk->index;
         atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
     }
     t->chunk = NULL;
+    t->room = 0;
     /* The fast path must never write to a chunk this thread gave up:
      * another thread may own it now, and commit needs t->chunk. */
     atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
+}
+
+/* The fast path's limit outside ring mode: the next split check, at most
+ * the chunk's room (record.h S1). */
+static uint32_t soft_cap(const act_thread *t)
+{
+    return t->room - t->pos > ACT_SEG_SPLIT_BYTES ? t->pos + ACT_SEG_SPLIT_BYTES : t->room;
 }
 
 static void thread_destroy(void *arg)
@@ -204,6 +212,8 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
     /* A segment header, then everything this thread writes. */
     act_rec_segment *s = chunk_put(t, ACT_REC_SEGMENT, sizeof(*s), t->serial);
     s->seq = atomic_fetch_add((_Atomic uint64_t *)&h->segment_seq, 1);
+    t->seg_next = s->seq + 1;
+    t->room = cap;
     if (act_rec_state.ring_chunks) {
         act_rec_ring_segment_top(t);
         t->announced = 1;
@@ -218,7 +228,38 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
         t->announced = 1;
     }
     atomic_store_explicit((_Atomic uint32_t *)&c->used, t->pos, memory_order_release);
-    atomic_store_explicit(&t->cap, cap, memory_order_relaxed);
+    atomic_store_explicit(&t->cap, soft_cap(t), memory_order_relaxed);
+    return 0;
+}
+
+/* The fast path stopped at its soft limit with `size` bytes still fitting
+ * the chunk (record.h S1): when another thread started a segment since this
+ * thread's began, close this one and start the next in the same chunk (its
+ * SEGMENT is published with the record that follows); then move the limit
+ * on. 0, or -1 when the limit was not the soft one (the spool closed or
+ * the process forked: cap was set to 0) and the caller must take the chunk
+ * path. */
+static int seg_check(act_thread *t, size_t size)
+{
+    uint32_t c = atomic_load_explicit(&t->cap, memory_order_relaxed);
+    if (!c || !t->chunk || t->pos + size > t->room)
+        return -1;
+    act_spool_header *h = act_rec_hdr_get();
+    /* Only while cap is still the soft limit: a close or fork that zeroed
+     * it must keep the thread off this chunk. */
+    if (!h || !atomic_compare_exchange_strong_explicit(&t->cap, &c, t->room, memory_order_relaxed,
+                                                       memory_order_relaxed))
+        return -1;
+    _Atomic uint64_t *seq = (_Atomic uint64_t *)&h->segment_seq;
+    if (atomic_load_explicit(seq, memory_order_relaxed) != t->seg_next &&
+        t->pos + sizeof(act_rec_segment) + size <= t->room) {
+        act_rec_segment *s = chunk_put(t, ACT_REC_SEGMENT, sizeof(*s), t->serial);
+        s->seq = atomic_fetch_add(seq, 1);
+        t->seg_next = s->seq + 1;
+    }
+    c = t->room;
+    atomic_compare_exchange_strong_explicit(&t->cap, &c, soft_cap(t), memory_order_relaxed,
+                                            memory_order_relaxed);
     return 0;
 }
 
@@ -233,6 +274,8 @@ static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
 {
     /* Room for a segment + thread record in a fresh chunk, then the record
      * (in ring mode, the top of a ring segment instead of the thread record). */
+    if (seg_check(t, size) == 0)
+        return chunk_put(t, kind, size, 0);
     size_t need = size + sizeof(act_rec_segment) +
                   (act_rec_state.ring_chunks ? act_rec_ring_top_room() : sizeof(act_rec_thread));
     if (need > act_rec_state.chunk_size - sizeof(act_chunk_header) ||
@@ -240,10 +283,9 @@ static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
         act_rec_drop(kind);
         return NULL;
     }
-    if (t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
+    if (t->pos + size > t->room) {
         /* A recycled chunk without enough room: take another. */
-        if (act_rec_chunk_acquire(t, size) != 0 ||
-            t->pos + size > atomic_load_explicit(&t->cap, memory_order_relaxed)) {
+        if (act_rec_chunk_acquire(t, size) != 0 || t->pos + size > t->room) {
             act_rec_drop(kind);
             return NULL;
         }

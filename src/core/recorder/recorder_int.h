@@ -95,7 +95,14 @@ struct act_thread {
     uint32_t n_recent;
     uint32_t n_ring_names;
     act_ring_name ring_names[ACT_RING_OPEN_MAX];
+    /* Segment splitting (chunks.c, record.h S1): outside ring mode `cap`
+     * is a soft limit ACT_SEG_SPLIT_BYTES past the last check, so the fast
+     * path needs no test of its own; `room` is the chunk's real limit. */
+    uint32_t room;     /* usable bytes of `chunk` (cap <= room) */
+    uint64_t seg_next; /* the spool's segment_seq just after this thread's segment began */
 };
+/* Bytes a thread appends between two checks for a segment split. */
+#define ACT_SEG_SPLIT_BYTES 4096u
 
 /* The recorder's state: the open spool and the threads that record. */
 struct act_rec_state {
