@@ -28,6 +28,21 @@
  * defines id -> bytes for the thread of its segment, before the first record that uses the id.
  * String id 0 means "no string".
  *
+ * Segments and readers (outside ring mode):
+ *
+ *  S1. Splitting: a thread may close its segment and start another one in
+ *      the same chunk (a new SEGMENT record, same thread serial, the next
+ *      global seq; no THREAD record follows it), so one chunk can hold
+ *      several segments of one thread, and a thread's records are the
+ *      concatenation of its segments in seq order. The recorder splits
+ *      when a thread has appended ACT_SEG_SPLIT_BYTES (recorder_int.h,
+ *      4 KiB) since its last check and another thread started a segment
+ *      since its own began: a live reader, which hands segments out in seq
+ *      order and reads past one only when it cannot grow (a later segment
+ *      in its chunk, or a later one of its thread, exists), is then held
+ *      back by a slow writer only for about its last 4 KiB of records.
+ *      In ring mode segments are not split (R1: one per chunk).
+ *
  * Timestamps are nanoseconds on the host timeline clock named in the header
  * (CLOCK_MONOTONIC_RAW unless `clock_kind` says otherwise).
  *
