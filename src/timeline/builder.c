@@ -1250,6 +1250,9 @@ static void feed_online(act_tl_build *s)
     s->emitted = 1;
     if (!tl->err && tl->sink && tl->n_ev)
         tl->err = tl->sink(tl, tl->sink_ctx);
+    /* Writing the events read their records and strings again: the
+     * pages that mapped are dropped, as the reader drops its own. */
+    act_spool_drop_pages(s->live);
 }
 
 int act_timeline_build_feed(act_tl_build *s, volatile const int *stop)
