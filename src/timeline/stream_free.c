@@ -143,6 +143,8 @@ static void lane_feed(bld *b, bld_proc *p, bld_lane *l)
         l->last = *s;
         l->fed = 1;
     }
+    if (!k)
+        return;
     memmove(l->wait, l->wait + k, (l->n_wait - k) * sizeof(*l->wait));
     l->n_wait -= k;
 }
