@@ -66,7 +66,7 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     bld_thread *t = thread_of(b, p, rec->serial);
     if (!t)
         return;
-    if (act_vec_reserve(p->ranges, p->cap_ranges, p->n_ranges + 1, 256))
+    if (act_vec_reserve(p->ranges, p->cap_ranges, p->n_ranges - p->ranges_base + 1, 256))
         b->tl->err = ACT_E_NOMEM;
     if (act_vec_reserve(t->stack, t->cap, t->depth + 1, 16)) {
         b->tl->err = ACT_E_NOMEM;
@@ -75,7 +75,7 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     if (b->tl->err)
         return;
     t->pushes++;
-    bld_range *r = &p->ranges[p->n_ranges];
+    bld_range *r = BLD_RANGE(p, p->n_ranges);
     memset(r, 0, sizeof(*r));
     r->start = act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts);
     r->name = rec->s1;
@@ -101,7 +101,7 @@ static void on_pop(bld *b, bld_proc *p, const act_sp_rec *rec)
         b->tl->counts.unbalanced_pops++;
         return;
     }
-    bld_range *r = &p->ranges[t->stack[--t->depth]];
+    bld_range *r = BLD_RANGE(p, t->stack[--t->depth]);
     r->end = act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts);
     r->open = 0;
 }
@@ -139,13 +139,13 @@ static void on_range_end(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *
 static void on_mark(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     bld_thread *t = thread_of(b, p, rec->serial);
-    if (act_vec_reserve(p->marks, p->cap_marks, p->n_marks + 1, 256))
+    if (act_vec_reserve(p->marks, p->cap_marks, p->n_marks - p->marks_base + 1, 256))
         b->tl->err = ACT_E_NOMEM;
     if (!t || b->tl->err)
         return;
     t->owner_kind = BLD_OWNER_MARK;
     t->owner_idx = (uint32_t)p->n_marks;
-    p->marks[p->n_marks++] =
+    *BLD_MARK(p, p->n_marks++) =
         (bld_mark){act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts), rec->s1, t->tid, {0, 0}};
 }
 
@@ -164,28 +164,33 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
             api_args = (bld_args){(uint32_t)(packed >> 32), (uint32_t)packed};
         args = &api_args;
     } else if (t->owner_kind == BLD_OWNER_RANGE)
-        args = &p->ranges[t->owner_idx].args;
+        args = &BLD_RANGE(p, t->owner_idx)->args;
     else if (t->owner_kind == BLD_OWNER_ASYNC)
         args = &ps->async[t->owner_idx].args;
     else if (t->owner_kind == BLD_OWNER_MARK)
-        args = &p->marks[t->owner_idx].args;
+        args = &BLD_MARK(p, t->owner_idx)->args;
     if (!args) {
         b->tl->counts.orphan_args++;
         return;
     }
-    if (act_vec_reserve(p->argrefs, p->cap_argrefs, p->n_argrefs + 1, 256))
-        b->tl->err = ACT_E_NOMEM;
-    if (b->tl->err)
-        return;
-    p->argrefs[p->n_argrefs++] = (bld_argref){*rec, 0};
-    uint32_t ref = (uint32_t)p->n_argrefs;
+    uint32_t ref = p->arg_free; /* one freed by streaming (stream_free.c) first */
+    if (ref) {
+        p->arg_free = p->argrefs[ref - 1].next;
+    } else {
+        if (act_vec_reserve(p->argrefs, p->cap_argrefs, p->n_argrefs + 1, 256))
+            b->tl->err = ACT_E_NOMEM;
+        if (b->tl->err)
+            return;
+        ref = (uint32_t)++p->n_argrefs;
+    }
+    p->argrefs[ref - 1] = (bld_argref){*rec, 0};
     if (args->tail)
         p->argrefs[args->tail - 1].next = ref;
     else
         args->head = ref;
     args->tail = ref;
     if (args == &api_args) {
-        p->api[t->owner_idx].kept |= BLD_API_ARGS;
+        bld_api_at(p, t->owner_idx)->kept |= BLD_API_ARGS;
         if (act_u64map_put(&p->api_args, (uint64_t)t->owner_idx + 1,
                            (uint64_t)api_args.head << 32 | api_args.tail))
             b->tl->err = ACT_E_NOMEM;
@@ -242,11 +247,9 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
 {
     const act_rec_api *r = (const act_rec_api *)rec->r;
     bld_thread *t = thread_of(b, p, rec->serial);
-    if (act_vec_reserve(p->api, p->cap_api, p->n_api + 1, 256))
-        b->tl->err = ACT_E_NOMEM;
-    if (!t || b->tl->err)
+    bld_api *a = t && !b->tl->err ? bld_api_push(b, p) : NULL;
+    if (!a)
         return;
-    bld_api *a = &p->api[p->n_api++];
     a->start = act_spool_ns(p->sp, r->start);
     a->end = act_spool_ns(p->sp, r->end);
     a->corr = r->corr;
@@ -266,8 +269,8 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
  * collects the CAPTURE records (a live pass cannot know them before). */
 static void api_window(bld *b, bld_proc *p)
 {
-    for (size_t i = 0; i < p->n_api; i++) {
-        bld_api *a = &p->api[i];
+    for (size_t i = p->api_base; i < p->n_api; i++) { /* those freed were written early */
+        bld_api *a = &p->api[i - p->api_base];
         if (bld_in_window(b, p, a->start, a->end > a->start ? a->end : a->start))
             a->kept |= BLD_API_KEPT;
         else
@@ -431,19 +434,27 @@ static void pass_records(bld *b, bld_proc *p, pass_state *ps)
 
 /* The live pass: the records published (and safe to read in order) since
  * the last call; with `final` the rest. */
-static void pass_live(bld *b, bld_proc *p, pass_state *ps, int final, volatile const int *stop)
+static int pass_live(bld *b, bld_proc *p, pass_state *ps, int final, volatile const int *stop,
+                     size_t limit)
 {
     act_sp_rec rec;
-    int rc = act_spool_live_scan(p->sp, final);
-    while (!b->tl->err && rc >= 0 && (rc = act_spool_live_next(p->sp, &rec, final)) > 0) {
+    int rc = p->live_scanned ? 0 : act_spool_live_scan(p->sp, final), more = 0;
+    p->live_scanned = (uint8_t) final; /* once the process ended: one scan */
+    for (size_t n = 0;
+         !b->tl->err && rc >= 0 && (rc = act_spool_live_next(p->sp, &rec, final)) > 0;) {
         pass_record(b, p, ps, &rec, p->n_read++);
         if (stop && !(p->n_read & 1023) && __atomic_load_n(stop, __ATOMIC_RELAXED))
             break; /* the rest waits for the next feed */
+        if (limit && ++n == limit) {
+            more = 1; /* what was read is settled before the rest */
+            break;
+        }
     }
     if (rc < 0)
         b->tl->err = ACT_E_NOMEM;
-    if (final)
+    if (final && (!more || b->tl->err))
         act_spool_live_end(p->sp);
+    return more && !b->tl->err;
 }
 
 /* ---- end of a process ------------------------------------------------- */
@@ -458,7 +469,7 @@ static void close_open(bld *b, bld_proc *p, pass_state *ps)
     for (size_t i = 0; i < p->n_threads; i++) {
         bld_thread *t = &p->threads[i];
         while (t->depth) {
-            bld_range *r = &p->ranges[t->stack[--t->depth]];
+            bld_range *r = BLD_RANGE(p, t->stack[--t->depth]);
             r->end = last > r->start ? last : r->start;
             r->closed_at_end = why;
             b->tl->counts.unclosed_ranges++;
@@ -670,7 +681,7 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
 
 static void emit_mark(bld *b, bld_proc *p, size_t i)
 {
-    const bld_mark *m = &p->marks[i];
+    const bld_mark *m = BLD_MARK(p, i);
     if (!bld_in_window(b, p, m->ts, m->ts)) {
         b->tl->counts.outside_window[ACT_REC_MARK]++;
         return;
@@ -682,7 +693,7 @@ static void emit_mark(bld *b, bld_proc *p, size_t i)
 static void emit_range(bld *b, bld_proc *p, size_t i)
 {
     act_timeline *tl = b->tl;
-    const bld_range *r = &p->ranges[i];
+    const bld_range *r = BLD_RANGE(p, i);
     if (!bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start)) {
         tl->counts.outside_window[ACT_REC_RANGE_PUSH]++;
         return;
@@ -710,7 +721,7 @@ static void emit_range(bld *b, bld_proc *p, size_t i)
 static void emit_api(bld *b, bld_proc *p, size_t i)
 {
     act_timeline *tl = b->tl;
-    const bld_api *a = &p->api[i];
+    const bld_api *a = bld_api_at(p, i);
     act_tl_event_add(tl, 'X', api_cat(a->source), a->name, p->pid, a->tid, a->start,
                      span(b, a->start, a->end));
     if (a->corr)
@@ -740,7 +751,7 @@ static void emit_host(bld *b, bld_proc *p, pass_state *ps)
     for (size_t i = p->ranges_out; i < p->n_ranges; i++)
         emit_range(b, p, i);
     for (size_t i = p->api_out; i < p->n_api; i++)
-        if (p->api[i].kept & BLD_API_KEPT)
+        if (p->api[i - p->api_base].kept & BLD_API_KEPT)
             emit_api(b, p, i);
     for (size_t i = 0; i < ps->n_async; i++) {
         const bld_async *r = &ps->async[i];
@@ -789,15 +800,24 @@ static void emit_online(bld *b, bld_proc *p)
     if (!online_allowed(b, p))
         return;
     size_t lim = owned_below(p, BLD_OWNER_MARK, p->n_marks);
-    while (p->marks_out < lim && !b->tl->err)
-        emit_mark(b, p, p->marks_out++);
+    for (; p->marks_out < lim && !b->tl->err; p->marks_out++) {
+        emit_mark(b, p, p->marks_out);
+        bld_settled(b, p, 2, p->marks_out);
+    }
     lim = owned_below(p, BLD_OWNER_RANGE, p->n_ranges);
-    while (p->ranges_out < lim && !p->ranges[p->ranges_out].open && !b->tl->err)
-        emit_range(b, p, p->ranges_out++);
+    for (; p->ranges_out < lim && !BLD_RANGE(p, p->ranges_out)->open && !b->tl->err;
+         p->ranges_out++) {
+        emit_range(b, p, p->ranges_out);
+        bld_settled(b, p, 0, p->ranges_out);
+    }
     lim = owned_below(p, BLD_OWNER_API, p->n_api);
-    while (p->api_out < lim && bld_ext_known(p, p->api[p->api_out].ext) && !b->tl->err) {
-        p->api[p->api_out].kept |= BLD_API_KEPT; /* no window: api_window agrees */
-        emit_api(b, p, p->api_out++);
+    while (p->api_out < lim && !b->tl->err) {
+        bld_api *a = &p->api[p->api_out - p->api_base];
+        if (!bld_ext_known(p, a->ext))
+            break;
+        a->kept |= BLD_API_KEPT; /* no window: api_window agrees */
+        emit_api(b, p, p->api_out);
+        bld_settled(b, p, 1, p->api_out++);
     }
 }
 
@@ -889,6 +909,7 @@ static void proc_free(bld *b, bld_proc *p, pass_state *ps)
     free(p->counters);
     free(p->tid_names);
     free(p->errs);
+    bld_release_free(p);
     free(ps->async);
     act_u64map_free(&ps->async_by_id);
 }
@@ -904,6 +925,7 @@ static void pass_begin(bld *b, bld_proc *p, act_spool *sp)
     p->sp = sp;
     p->pid = sp->hdr.pid;
     p->ops_begin = b->n_ops;
+    p->ext_base = b->next_ext;
 }
 
 static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp, int passed)
@@ -927,7 +949,11 @@ static void read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp, int
      * nothing reads them after the joins. */
     p->keys = NULL;
     p->n_keys = 0;
-    if (!b->tl->err)
+    if (b->tl->err)
+        return;
+    if (p->nest_live) /* lane by lane as its slices settled (stream_free.c) */
+        b->tl->err = bld_nest_end(b, p);
+    else
         check_nesting(b, p);
 }
 
@@ -984,13 +1010,13 @@ static void sort_slices(host_slice *v, size_t n)
 static int slice_of(const bld *b, const bld_proc *p, int kind, size_t i, host_slice *s)
 {
     if (kind == 0) {
-        const bld_range *r = &p->ranges[i];
+        const bld_range *r = BLD_RANGE(p, i);
         if (!bld_in_window(b, p, r->start, r->end > r->start ? r->end : r->start))
             return 0;
         *s = (host_slice){r->tid, r->start, r->end >= r->start ? r->end : r->start};
         return 1;
     }
-    const bld_api *a = &p->api[i];
+    const bld_api *a = &p->api[i - p->api_base];
     if (!(a->kept & BLD_API_KEPT))
         return 0;
     *s = (host_slice){a->tid, a->start, a->end >= a->start ? a->end : a->start};
@@ -1118,6 +1144,9 @@ static void set_clock_default(act_timeline *tl, act_spool *const *sp, size_t n)
     tl->clock_error_ns = 0;
 }
 
+/* Records a live pass reads before it settles and frees what it can. */
+#define BLD_SLICE 16384
+
 struct act_tl_build {
     bld b;
     bld_proc *procs;
@@ -1186,7 +1215,8 @@ static int reserve_touched(void **v, size_t *cap, size_t n, size_t size)
 static void prefault_exit(bld *b, const bld_proc *p)
 {
     act_timeline *tl = b->tl;
-    size_t keys = p->n_api * sizeof(bld_key), lanes = bld_devices_scratch(b->n_ops);
+    size_t keys = (p->n_api - p->api_base + p->n_held) * sizeof(bld_key),
+           lanes = bld_devices_scratch(b->n_ops);
     size_t want = keys > lanes ? keys : lanes;
     if (want > b->scratch_cap) {
         void *blk = bld_scratch(b, want + want / 4);
@@ -1212,6 +1242,7 @@ static void feed_online(act_tl_build *s)
     emit_online(&s->b, p);
     if (online_allowed(&s->b, p))
         bld_devstream_feed(&s->b, p);
+    bld_release(&s->b, p);
     if (p->marks_out + p->ranges_out + p->api_out + s->b.ds.written == before)
         return;
     if (!s->emitted)
@@ -1219,15 +1250,23 @@ static void feed_online(act_tl_build *s)
     s->emitted = 1;
     if (!tl->err && tl->sink && tl->n_ev)
         tl->err = tl->sink(tl, tl->sink_ctx);
+    /* Writing the events read their records and strings again: the
+     * pages that mapped are dropped, as the reader drops its own. */
+    act_spool_drop_pages(s->live);
 }
 
 int act_timeline_build_feed(act_tl_build *s, volatile const int *stop)
 {
     if (!s->live || s->b.tl->err)
         return s->b.tl->err ? s->b.tl->err : ACT_E_STATE;
-    pass_live(&s->b, &s->procs[0], &s->ps[0], 0, stop);
-    if (s->online && !s->b.tl->err)
-        feed_online(s);
+    /* Read in slices, each settled before the next: what is kept is what
+     * is still open, not what one feed read. */
+    int more;
+    do {
+        more = pass_live(&s->b, &s->procs[0], &s->ps[0], 0, stop, s->online ? BLD_SLICE : 0);
+        if (s->online && !s->b.tl->err)
+            feed_online(s);
+    } while (more && (!stop || !__atomic_load_n(stop, __ATOMIC_RELAXED)));
     if (!s->b.tl->err)
         prefault_exit(&s->b, &s->procs[0]);
     return s->b.tl->err;
@@ -1240,6 +1279,8 @@ void act_timeline_build_online(act_tl_build *s)
     s->online = 1;
     s->b.ds.on = 1; /* its device ops too (devstream.c) */
     s->procs[0].track_launches = 1;
+    s->procs[0].nest_live = 1; /* and what was written leaves (stream_free.c) */
+    s->procs[0].frees = 1;
 }
 
 uint64_t act_timeline_build_devops_early(const act_tl_build *s)
@@ -1271,8 +1312,10 @@ int act_timeline_build_continue(act_tl_build *s, act_spool *const *spools, size_
     bld *b = &s->b;
     b->spools = spools;
     b->n_spools = n;
-    if (s->live) /* its process has ended: the rest of its records, its times */
-        pass_live(b, &s->procs[0], &s->ps[0], 1, NULL);
+    /* Its process has ended: the rest of its records, its times, settled
+     * slice by slice as in the feeds. */
+    while (s->live && pass_live(b, &s->procs[0], &s->ps[0], 1, NULL, s->online ? BLD_SLICE : 0))
+        feed_online(s);
     uint32_t max_pid = 0, min_pid = UINT32_MAX;
     size_t n_ops = 0;
     for (size_t i = 0; i < n; i++) {

@@ -29,6 +29,7 @@ typedef struct bld_api {
 #define BLD_API_KEPT 0x1
 #define BLD_API_ARGS 0x2
 #define BLD_API_OP   0x4 /* streaming (devstream.c): its device op was read */
+#define BLD_API_DONE 0x8 /* streaming: its device op was written, nothing joins it again */
 
 /* Lookup entry: (source, corr) -> api, ordered by start. */
 typedef struct bld_key {
@@ -132,6 +133,26 @@ typedef struct bld_clock_open {
 
 #define BLD_MAX_CLOCK_OPEN 8
 
+/* A host slice waiting for the nesting check of its lane (stream_free.c);
+ * kind 0 a range, 1 an API call (ranges first on a tie, as check_nesting). */
+typedef struct bld_slice {
+    uint64_t start, end;
+    uint8_t kind;
+} bld_slice;
+
+/* The nesting check of one host lane (tid) of the live process, run as its
+ * slices settle: what was fed is behind `last`; `wait` holds the slices
+ * written early that cannot be fed yet (an earlier one may still come). */
+typedef struct bld_lane {
+    uint32_t tid;
+    uint8_t fed;
+    bld_slice last;
+    uint64_t front; /* the earliest start of its slices not settled yet */
+    act_nest nest;
+    bld_slice *wait;
+    size_t n_wait, cap_wait;
+} bld_lane;
+
 typedef struct bld_proc {
     act_spool *sp;
     act_spool_iter *iter; /* the batch pass's iterator (ring.c names ranges with it); NULL live */
@@ -183,7 +204,30 @@ typedef struct bld_proc {
     uint32_t *pend; /* launches whose device op was not read yet (api indices) */
     size_t n_pend, cap_pend;
     uint8_t track_launches;
+    /* What streaming frees once written (stream_free.c): marks, ranges and
+     * API calls below these bases are gone (index i of a kind lives at
+     * [i - base]; n_marks, n_ranges, n_api count from 0 still). A range's
+     * External id is then ext_base + its index + 1 (push order). API calls
+     * freed that a later join may still need (a launch whose op was not
+     * written) move to `held`, sorted by index (held_idx). */
+    size_t marks_base, ranges_base, api_base;
+    uint64_t ext_base;
+    bld_api *held;
+    uint32_t *held_idx;
+    size_t n_held, cap_held;
+    uint32_t arg_free; /* argrefs free list (1-based, through next) */
+    bld_lane *lanes;   /* the nesting check as slices settle */
+    size_t n_lanes;
+    act_u64map lane_by_tid; /* tid + 1 -> lanes index + 1 */
+    uint8_t nest_live;      /* this process's nesting is checked by lane (stream_free.c) */
+    uint8_t nest_broken;    /* a slice came before one already checked: void */
+    uint8_t frees;          /* what was written early is freed */
+    uint8_t live_scanned;   /* the final scan of a live spool was made */
 } bld_proc;
+
+/* The range / mark of index i (i >= its base). */
+#define BLD_RANGE(p, i) (&(p)->ranges[(i) - (p)->ranges_base])
+#define BLD_MARK(p, i)  (&(p)->marks[(i) - (p)->marks_base])
 
 /* Writing the ops reads their records (bld_op.r) again after the walk;
  * every so many ops the spools' pages are dropped (act_spool_drop_pages)
@@ -304,5 +348,23 @@ void bld_devstream_launch(bld *b, bld_proc *p, size_t api);
 void bld_devstream_op_read(bld *b, bld_proc *p, uint64_t corr);
 int bld_devstream_check(const bld *b, const bld_proc *p);
 void bld_devstream_free(bld *b);
+
+/* stream_free.c: what the live build frees once written early. */
+/* API call i, wherever it lives (NULL: freed, nothing needs it). */
+bld_api *bld_api_at(bld_proc *p, size_t i);
+/* Room for one more API call / range / mark; the new one's slot. */
+bld_api *bld_api_push(bld *b, bld_proc *p);
+/* An event made early: its args go back to the free list, its slice to
+ * its lane's nesting check (kind 0 range, 1 API call, 2 mark: no slice). */
+void bld_settled(bld *b, bld_proc *p, int kind, size_t i);
+/* Feed the lanes what can no longer move, free what nothing needs. */
+void bld_release(bld *b, bld_proc *p);
+/* The end of the live process: its remaining slices checked (the
+ * batch's check_nesting, lane by lane); ACT_E_STATE when the early part
+ * was checked out of order. */
+int bld_nest_end(bld *b, bld_proc *p);
+/* The args list's records to the free list. */
+void bld_args_release(bld_proc *p, bld_args *args);
+void bld_release_free(bld_proc *p);
 
 #endif

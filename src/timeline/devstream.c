@@ -28,12 +28,17 @@
 
 /* The small device pids (devices.c) start at 0 for a lowest pid >= 64. */
 #define DS_MIN_PID 64
+/* Writing an op reads its record again, long after its pages were
+ * dropped: each such read maps up to 64 KiB of the spool (the kernel's
+ * fault-around), so they are dropped again every so many ops. */
+#define DS_OPS_PER_DROP 64
 /* launch_by_corr: the op of the launch was read. */
 #define DS_OP_READ (1ull << 63)
 
 void bld_devstream_launch(bld *b, bld_proc *p, size_t api)
 {
-    uint64_t v, corr = p->api[api].corr;
+    bld_api *a = bld_api_at(p, api);
+    uint64_t v, corr = a->corr;
     if (!act_u64map_get(&p->launch_by_corr, corr, &v))
         v = 0;
     else if (v != DS_OP_READ)
@@ -41,7 +46,7 @@ void bld_devstream_launch(bld *b, bld_proc *p, size_t api)
     if (act_u64map_put(&p->launch_by_corr, corr, v | (api + 1)))
         b->tl->err = ACT_E_NOMEM;
     if (v & DS_OP_READ)
-        p->api[api].kept |= BLD_API_OP;
+        a->kept |= BLD_API_OP;
     else if (act_vec_reserve(p->pend, p->cap_pend, p->n_pend + 1, 256))
         b->tl->err = ACT_E_NOMEM;
     else
@@ -53,8 +58,10 @@ void bld_devstream_op_read(bld *b, bld_proc *p, uint64_t corr)
     uint64_t v;
     if (!act_u64map_get(&p->launch_by_corr, corr, &v))
         v = 0;
-    if ((v & ~DS_OP_READ) && !(v & DS_OP_READ))
-        p->api[(v & ~DS_OP_READ) - 1].kept |= BLD_API_OP; /* no longer pending */
+    bld_api *a =
+        (v & ~DS_OP_READ) && !(v & DS_OP_READ) ? bld_api_at(p, (v & ~DS_OP_READ) - 1) : NULL;
+    if (a)
+        a->kept |= BLD_API_OP; /* no longer pending */
     if (act_u64map_put(&p->launch_by_corr, corr, v | DS_OP_READ))
         b->tl->err = ACT_E_NOMEM;
 }
@@ -148,7 +155,9 @@ static int ds_join(bld *b, bld_proc *p, bld_op *op)
     if (op->corr) {
         if (!act_u64map_get(&p->launch_by_corr, op->corr, &v) || !(v & ~DS_OP_READ))
             return 0;
-        launch = &p->api[(v & ~DS_OP_READ) - 1];
+        launch = bld_api_at(p, (v & ~DS_OP_READ) - 1);
+        if (!launch)
+            return 0;
     }
     if (!bld_ext_known(p, op->x.ext_ref ? op->x.ext_ref : launch ? launch->ext : 0))
         return 0;
@@ -205,10 +214,21 @@ static void ds_write_below(bld *b, bld_proc *p, uint64_t wm)
         bld_op *op = &b->ops[k[w].idx];
         if (!ds_join(b, p, op) || ds_write(b, op))
             break;
+        uint64_t v;
+        bld_api *launch =
+            op->corr && act_u64map_get(&p->launch_by_corr, op->corr, &v) && (v & ~DS_OP_READ)
+                ? bld_api_at(p, (v & ~DS_OP_READ) - 1)
+                : NULL;
+        if (launch) /* nothing joins it again: freed once written (stream_free.c) */
+            launch->kept |= BLD_API_DONE;
         if (op->corr) /* nothing looks its launch up again */
             act_u64map_del(&p->launch_by_corr, op->corr);
         op->r = NULL; /* written: taken out below */
+        if (w % DS_OPS_PER_DROP == DS_OPS_PER_DROP - 1)
+            act_spool_drop_pages(p->sp);
     }
+    if (w)
+        act_spool_drop_pages(p->sp);
     if (!w)
         return;
     size_t out = p->ops_begin;
@@ -226,8 +246,8 @@ static uint64_t pending_start(bld_proc *p)
     uint64_t w = UINT64_MAX;
     size_t out = 0;
     for (size_t i = 0; i < p->n_pend; i++) {
-        const bld_api *a = &p->api[p->pend[i]];
-        if (a->kept & BLD_API_OP)
+        const bld_api *a = bld_api_at(p, p->pend[i]);
+        if (!a || (a->kept & BLD_API_OP))
             continue;
         if (a->start < w)
             w = a->start;

@@ -52,16 +52,22 @@ static void sort_keys(bld_key *k, size_t n, int (*cmp)(const void *, const void 
 
 int bld_joins_prepare(bld *b, bld_proc *p)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < p->n_api; i++)
-        n += p->api[i].corr != 0;
+    /* The API calls streaming freed and still holds (stream_free.c), then
+     * the rest. */
+    size_t n = p->n_held;
+    for (size_t i = p->api_base; i < p->n_api; i++)
+        n += p->api[i - p->api_base].corr != 0;
     p->keys = bld_scratch(b, (n ? n : 1) * sizeof(*p->keys));
     if (!p->keys)
         return -1;
-    for (size_t i = 0; i < p->n_api; i++)
-        if (p->api[i].corr)
-            p->keys[p->n_keys++] =
-                (bld_key){p->api[i].corr, p->api[i].start, p->api[i].source, (uint32_t)i};
+    for (size_t i = 0; i < p->n_held; i++)
+        p->keys[p->n_keys++] =
+            (bld_key){p->held[i].corr, p->held[i].start, p->held[i].source, p->held_idx[i]};
+    for (size_t i = p->api_base; i < p->n_api; i++) {
+        const bld_api *a = &p->api[i - p->api_base];
+        if (a->corr)
+            p->keys[p->n_keys++] = (bld_key){a->corr, a->start, a->source, (uint32_t)i};
+    }
     sort_keys(p->keys, p->n_keys, key_cmp);
     sort_keys(p->extcorr, p->n_extcorr, extcorr_cmp);
     return 0;
@@ -157,8 +163,11 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
     const bld_thread *t = NULL;
     if (act_u64map_get(&p->thread_by_serial, (ref >> 32) + 1, &v)) {
         t = &p->threads[v - 1];
-        if (seq > t->seq0 && seq - t->seq0 <= t->n_seq)
-            return p->ranges[t->by_seq[seq - t->seq0 - 1]].ext_id;
+        if (seq > t->seq0 && seq - t->seq0 <= t->n_seq) {
+            size_t idx = t->by_seq[seq - t->seq0 - 1];
+            /* Freed by streaming: its id was its push number (stream_free.c). */
+            return idx < p->ranges_base ? p->ext_base + idx + 1 : BLD_RANGE(p, idx)->ext_id;
+        }
     }
     /* Unresolved: before a ring's kept window (ring.c), or an error. */
     return bld_ring_ext(b, p, t, seq);
@@ -170,7 +179,7 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
     if (op->corr) {
         const bld_key *k = find_launch(p, op->source, op->corr, op->start);
         if (k)
-            launch = &p->api[k->idx];
+            launch = bld_api_at(p, k->idx);
         else
             bld_ring_unlinked(b, p); /* counted: overwritten by a ring, or an error */
     }

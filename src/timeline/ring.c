@@ -23,12 +23,12 @@ static void pre_range(bld *b, bld_proc *p, bld_thread *t, uint32_t serial,
                       const act_rec_ring_open *o)
 {
     static const char unnamed[] = "(began before the ring window)";
-    if (act_vec_reserve(p->ranges, p->cap_ranges, p->n_ranges + 1, 256) ||
+    if (act_vec_reserve(p->ranges, p->cap_ranges, p->n_ranges - p->ranges_base + 1, 256) ||
         act_vec_reserve(t->stack, t->cap, t->depth + 1, 16)) {
         b->tl->err = ACT_E_NOMEM;
         return;
     }
-    bld_range *r = &p->ranges[p->n_ranges];
+    bld_range *r = BLD_RANGE(p, p->n_ranges);
     memset(r, 0, sizeof(*r));
     r->start = p->sp->first_ts;
     r->name = o->name && p->iter ? act_spool_iter_str(p->iter, serial, o->name)
@@ -68,7 +68,7 @@ uint64_t bld_ring_ext(bld *b, const bld_proc *p, const bld_thread *t, uint64_t s
 {
     for (uint32_t i = 0; t && i < t->n_pre; i++)
         if (t->pre_seq[i] == seq)
-            return p->ranges[t->pre_idx[i]].ext_id;
+            return BLD_RANGE(p, t->pre_idx[i])->ext_id;
     if (is_ring(p->sp))
         b->tl->counts.ring_external_dropped++;
     else

@@ -21,6 +21,18 @@ uint64_t act_corr_next(void)
 
 /* ---- convenience writers ---------------------------------------------- */
 
+/* The fields an API record carries after its header (both paths). */
+static inline void api_fill(act_rec_api *r, uint64_t start, uint64_t end, uint64_t corr,
+                            uint64_t ext, int32_t result, uint32_t source)
+{
+    r->start = start;
+    r->end = end;
+    r->corr = corr;
+    r->ext = ext;
+    r->result = result;
+    r->source = source;
+}
+
 /* The API-record hot path, as the range one (ranges.c): thread state
  * present, the name a literal seen before in this chunk (the pointer cache
  * is cleared with each new spool, and in ring mode with each new chunk, so
@@ -42,12 +54,7 @@ static inline int api_fast(act_thread *t, const char *name, uint64_t start, uint
     r->h.kind = ACT_REC_API;
     r->h.size8 = sizeof(*r) / 8;
     r->h.aux = ps->id;
-    r->start = start;
-    r->end = end;
-    r->corr = corr;
-    r->ext = ext;
-    r->result = result;
-    r->source = source;
+    api_fill(r, start, end, corr, ext, result, source);
     t->pos = pos + (uint32_t)sizeof(*r);
     atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
     return 1;
@@ -62,12 +69,7 @@ static __attribute__((noinline)) int api_slow(const char *name, uint64_t start, 
     if (!r)
         return -1;
     r->h.aux = id;
-    r->start = start;
-    r->end = end;
-    r->corr = corr;
-    r->ext = ext;
-    r->result = result;
-    r->source = source;
+    api_fill(r, start, end, corr, ext, result, source);
     act_rec_commit();
     return 0;
 }
