@@ -26,7 +26,8 @@ usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_AP
 killed; default all)
 
 killed: a launcher SIGKILLed while it streams leaves no temporary file beside
--o (the trace file is unnamed, O_TMPFILE, until it is complete).
+-o (the trace file is unnamed, O_TMPFILE, until it is complete); its reading
+thread runs in the idle scheduling class (SCHED_IDLE) meanwhile.
 """
 import json
 import os
@@ -130,6 +131,23 @@ def check(act, name, argv, tmp, extra=()):
           f"({len(want)} lines)")
 
 
+def idle_thread(pid):
+    """Whether a thread of `pid` runs as SCHED_IDLE (policy 5, the 41st
+    field of /proc/PID/task/TID/stat): the launcher's reading thread."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            stat = open(f"/proc/{pid}/task/{tid}/stat").read()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[38] == "5":
+            return True
+    return False
+
+
 def check_killed(act, app, tmp):
     d = os.path.join(tmp, "killed")
     os.mkdir(d)
@@ -137,9 +155,10 @@ def check_killed(act, app, tmp):
     p = subprocess.Popen([act, "run", "--stream-interval=1", "-o", out, "--", app, "launches",
                           "8000", "8000"], env=dict(os.environ, TMPDIR=d),
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    begun, deadline = None, time.time() + 30
+    begun, idle, deadline = None, False, time.time() + 30
     while begun is None and time.time() < deadline and p.poll() is None:
         time.sleep(0.05)
+        idle = idle or idle_thread(p.pid)
         try:
             fds = os.listdir(f"/proc/{p.pid}/fd")
         except OSError:  # it ended meanwhile
@@ -169,6 +188,8 @@ def check_killed(act, app, tmp):
             time.sleep(0.05)
     if begun is None:
         fail("killed: the launcher never began the trace file while the program ran")
+    if not idle:
+        fail("killed: the launcher's reading thread was not in the idle scheduling class")
     left = [n for n in os.listdir(d) if not n.startswith("acceltrace-")]
     if left:
         fail(f"killed: a SIGKILLed launcher left {left} beside -o")
