@@ -42,7 +42,7 @@ static const hopt run_opts[] = {
      "the same)"},
     {"--stream-interval", "MS",
      "milliseconds between two reads of the spool while the program runs (1 to 10000; "
-     "default 200)"},
+     "default 50)"},
     {"--cuda", NULL,
      "trace CUDA through CUPTI: the CUDA driver loads libacceltrace.so "
      "(CUDA_INJECTION64_PATH) at cuInit"},

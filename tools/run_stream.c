@@ -2,7 +2,7 @@
  * run_stream.c -- the launcher's reading thread while the program runs
  * (run_stream.h). It wakes every ACT_RUN_STREAM_MS (--stream-interval),
  * takes what the program published since (act_export_live_poll) and
- * sleeps again: the program sees a batch of work five times a second, in the
+ * sleeps again: the program sees a batch of work twenty times a second, in the
  * idle scheduling class (nice ACT_RUN_STREAM_NICE where that is refused),
  * never a wake-up per record. Every signal is
  * blocked in it: the launcher's main thread takes them.
