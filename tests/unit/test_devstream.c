@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "acceltrace.h"
+#include "live_build.h"
 #include "spool_build.h"
 #include "timeline/spool.h"
 #include "timeline/timeline.h"
@@ -135,31 +136,11 @@ static size_t lane_of(const lines *l, const char *ph_pid_tid, char **out, size_t
     return n;
 }
 
-/* Live build of `path`: fed until a feed takes nothing more, then
- * continued to the end. Returns _continue's result; *early: device ops
- * written by the feeds. */
+/* Live build of `path` (live_build.h), fed until a feed takes nothing
+ * more; *early: device ops written by the feeds. */
 static int build_live(const char *path, lines *out, uint64_t *early)
 {
-    act_spool sp;
-    char err[256];
-    assert_int_equal(act_spool_open_live(&sp, path, err, sizeof(err)), 0);
-    act_timeline tl;
-    act_tl_build *s;
-    assert_int_equal(act_timeline_build_live(&tl, &sp, NULL, &s), 0);
-    tl.sink = collect;
-    tl.sink_ctx = out;
-    act_timeline_build_online(s);
-    for (int i = 0; i < 20; i++)
-        assert_int_equal(act_timeline_build_feed(s, NULL), 0);
-    *early = act_timeline_build_devops_early(s);
-    act_spool *const spools[1] = {&sp};
-    int rc = act_timeline_build_continue(s, spools, 1);
-    if (!rc)
-        rc = act_timeline_build_events(s);
-    act_timeline_build_finish(s);
-    act_timeline_free(&tl);
-    act_spool_close(&sp);
-    return rc;
+    return lb_build_live(path, collect, out, 20, early, NULL);
 }
 
 static void build_batch(const char *path, lines *out)

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "acceltrace.h"
+#include "live_build.h"
 #include "spool_build.h"
 #include "timeline/spool.h"
 #include "timeline/timeline.h"
@@ -75,30 +76,11 @@ static int count(act_timeline *tl, void *ctx)
     return 0;
 }
 
-/* Live build: fed until the feeds take nothing more, then continued.
- * Returns _continue's result; the nesting count in *nest. */
+/* Live build (live_build.h), fed until the feeds take nothing more; the
+ * nesting count in *nest. */
 static int build_live(const char *path, tally *out, uint64_t *nest)
 {
-    act_spool sp;
-    char err[256];
-    assert_int_equal(act_spool_open_live(&sp, path, err, sizeof(err)), 0);
-    act_timeline tl;
-    act_tl_build *s;
-    assert_int_equal(act_timeline_build_live(&tl, &sp, NULL, &s), 0);
-    tl.sink = count;
-    tl.sink_ctx = out;
-    act_timeline_build_online(s);
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(act_timeline_build_feed(s, NULL), 0);
-    act_spool *const spools[1] = {&sp};
-    int rc = act_timeline_build_continue(s, spools, 1);
-    if (!rc)
-        rc = act_timeline_build_events(s);
-    *nest = tl.counts.nesting_violations;
-    act_timeline_build_finish(s);
-    act_timeline_free(&tl);
-    act_spool_close(&sp);
-    return rc;
+    return lb_build_live(path, count, out, 4, NULL, nest);
 }
 
 static void build_batch(const char *path, tally *out, uint64_t *nest)
