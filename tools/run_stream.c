@@ -2,16 +2,14 @@
  * run_stream.c -- the launcher's reading thread while the program runs
  * (run_stream.h). It wakes every ACT_RUN_STREAM_MS (--stream-interval),
  * takes what the program published since (act_export_live_poll) and
- * sleeps again: the program sees a batch of work twenty times a second, in the
- * idle scheduling class (nice ACT_RUN_STREAM_NICE where that is refused),
- * never a wake-up per record. Every signal is
+ * sleeps again: the program sees a batch of work twenty times a second, at nice
+ * ACT_RUN_STREAM_NICE, never a wake-up per record. Every signal is
  * blocked in it: the launcher's main thread takes them.
  */
 #include "run_stream.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -31,14 +29,8 @@ struct act_run_stream {
 static void *stream_main(void *arg)
 {
     act_run_stream *s = arg;
-    /* This thread only: the main thread waits for the program at nice 0.
-     * SCHED_IDLE: it runs on what the program leaves idle and gives way at
-     * once when one of the program's threads wakes (nice 10 still took a
-     * share beside a launch-bound program on two CPUs); nice where the
-     * policy is refused. */
-    struct sched_param sp = {.sched_priority = 0};
-    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
-        (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ACT_RUN_STREAM_NICE);
+    /* This thread only: the main thread waits for the program at nice 0. */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ACT_RUN_STREAM_NICE);
     pthread_mutex_lock(&s->lock);
     while (!s->stop) {
         struct timespec until;
@@ -101,11 +93,6 @@ act_export_live *act_run_stream_stop(act_run_stream *s)
     __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED); /* read outside the lock too */
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->lock);
-    /* The program is gone and the launcher now waits for this thread:
-     * back to the normal policy, or a machine busy with other work would
-     * starve an idle-class thread while we join it. */
-    struct sched_param sp = {.sched_priority = 0};
-    (void)pthread_setschedparam(s->thread, SCHED_OTHER, &sp);
     pthread_join(s->thread, NULL);
     act_export_live *l = s->live;
     pthread_cond_destroy(&s->wake);

