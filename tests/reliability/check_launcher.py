@@ -394,6 +394,14 @@ def writing_trace(pid, w):
     return False
 
 
+def program_running(pid):
+    """The launcher `pid` still has its program (a child process)."""
+    try:
+        return bool(open("/proc/%d/task/%d/children" % (pid, pid)).read().split())
+    except OSError:
+        return False
+
+
 def sig_export_interrupted(a):
     """SIGINT to the group while the trace is written: a clean stop."""
     w = os.path.join(a.work, "sig", "export")
@@ -406,7 +414,10 @@ def sig_export_interrupted(a):
                                 stderr=subprocess.PIPE)
         sent = False
         while proc.poll() is None:
-            if writing_trace(proc.pid, w):
+            # After the program's exit: a streaming launcher opens the trace
+            # file while the program still runs (what SIGINT then stops is
+            # the program, sig_sent's case).
+            if writing_trace(proc.pid, w) and not program_running(proc.pid):
                 os.killpg(proc.pid, signal.SIGINT)
                 sent = True
                 break

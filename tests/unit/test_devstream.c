@@ -145,19 +145,7 @@ static int build_live(const char *path, lines *out, uint64_t *early)
 
 static void build_batch(const char *path, lines *out)
 {
-    act_spool sp;
-    char err[256];
-    assert_int_equal(act_spool_open(&sp, path, err, sizeof(err)), 0);
-    act_spool *const spools[1] = {&sp};
-    act_timeline tl;
-    act_tl_build *s;
-    assert_int_equal(act_timeline_build_start(&tl, spools, 1, NULL, &s), 0);
-    tl.sink = collect;
-    tl.sink_ctx = out;
-    assert_int_equal(act_timeline_build_events(s), 0);
-    act_timeline_build_finish(s);
-    act_timeline_free(&tl);
-    act_spool_close(&sp);
+    lb_build_batch(path, collect, out, NULL);
 }
 
 static void spool_file(uint64_t last_queue, char *dir, char *path, size_t len)

@@ -85,20 +85,7 @@ static int build_live(const char *path, tally *out, uint64_t *nest)
 
 static void build_batch(const char *path, tally *out, uint64_t *nest)
 {
-    act_spool sp;
-    char err[256];
-    assert_int_equal(act_spool_open(&sp, path, err, sizeof(err)), 0);
-    act_spool *const spools[1] = {&sp};
-    act_timeline tl;
-    act_tl_build *s;
-    assert_int_equal(act_timeline_build_start(&tl, spools, 1, NULL, &s), 0);
-    tl.sink = count;
-    tl.sink_ctx = out;
-    assert_int_equal(act_timeline_build_events(s), 0);
-    *nest = tl.counts.nesting_violations;
-    act_timeline_build_finish(s);
-    act_timeline_free(&tl);
-    act_spool_close(&sp);
+    lb_build_batch(path, count, out, nest);
 }
 
 static void test_freed_equals_batch(void **state)
