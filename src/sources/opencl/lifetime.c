@@ -38,10 +38,10 @@ typedef void(CL_CALLBACK *act_cl_notify_fn)(const char *, const void *, size_t, 
     if (!act_cl_gate(&act_cl_armed_##name_, ACT_CL_SETUP))                                         \
         return act_cl_next.name_(h_);                                                              \
     uint64_t t0 = act_clock_now();                                                                 \
-    if (track_ == act_cl_obj_released)                                                             \
+    if (track_ == act_cl_obj_released || track_ == act_cl_event_released)                          \
         track_(h_); /* before: the handle may be reused once released */                           \
     cl_int rc = act_cl_next.name_(h_);                                                             \
-    if (rc == CL_SUCCESS && track_ == act_cl_obj_retained)                                         \
+    if (rc == CL_SUCCESS && (track_ == act_cl_obj_retained || track_ == act_cl_event_retained))    \
         track_(h_);                                                                                \
     act_cl_host_slice(#name_, t0, rc);                                                             \
     return rc
@@ -427,25 +427,12 @@ cl_event CL_API_CALL act_cl_w_clCreateUserEvent(cl_context ctx, cl_int *err)
 
 cl_int CL_API_CALL act_cl_w_clRetainEvent(cl_event e)
 {
-    if (!act_cl_gate(&act_cl_armed_clRetainEvent, ACT_CL_SETUP))
-        return act_cl_next.clRetainEvent(e);
-    uint64_t t0 = act_clock_now();
-    cl_int rc = act_cl_next.clRetainEvent(e);
-    if (rc == CL_SUCCESS)
-        act_cl_event_retained(e);
-    (void)act_cl_host_slice("clRetainEvent", t0, rc);
-    return rc;
+    ACT_CL_REFCALL(clRetainEvent, e, act_cl_event_retained);
 }
 
 cl_int CL_API_CALL act_cl_w_clReleaseEvent(cl_event e)
 {
-    if (!act_cl_gate(&act_cl_armed_clReleaseEvent, ACT_CL_SETUP))
-        return act_cl_next.clReleaseEvent(e);
-    uint64_t t0 = act_clock_now();
-    act_cl_event_released(e); /* before: the handle may be reused once released */
-    cl_int rc = act_cl_next.clReleaseEvent(e);
-    (void)act_cl_host_slice("clReleaseEvent", t0, rc);
-    return rc;
+    ACT_CL_REFCALL(clReleaseEvent, e, act_cl_event_released);
 }
 
 cl_sampler CL_API_CALL act_cl_w_clCreateSampler(cl_context ctx, cl_bool norm,
