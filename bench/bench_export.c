@@ -122,15 +122,21 @@ static int child_generate(const char *dir, long units, int with_range)
 
 /* ---- child: export ----------------------------------------------------- */
 
+/* The export's options, the same for every arm. */
+static void export_opts(act_export_opts *o, const char *dir, const char *out)
+{
+    memset(o, 0, sizeof(*o));
+    o->spool_dir = dir;
+    o->out_path = out;
+    o->force = 1;
+    o->trace_name = "bench";
+    o->child_status = -1;
+}
+
 static int child_export(const char *dir, const char *out)
 {
     act_export_opts o;
-    memset(&o, 0, sizeof(o));
-    o.spool_dir = dir;
-    o.out_path = out;
-    o.force = 1;
-    o.trace_name = "bench";
-    o.child_status = -1;
+    export_opts(&o, dir, out);
     /* The previous repetition's trace goes before the timer, as the floor's
      * file goes after its timer: both time writing a fresh file. Replacing
      * a trace costs the kernel freeing the old file and (ext4's rename
@@ -175,12 +181,7 @@ static long spool_pid(const char *dir)
 static int child_export_live(const char *dir, const char *out, int early)
 {
     act_export_opts o;
-    memset(&o, 0, sizeof(o));
-    o.spool_dir = dir;
-    o.out_path = out;
-    o.force = 1;
-    o.trace_name = "bench";
-    o.child_status = -1;
+    export_opts(&o, dir, out);
     unlink(out);
     act_export_live *live = act_export_live_new(dir, spool_pid(dir));
     /* As `run` does: the settled events are written as they are read. */
