@@ -970,11 +970,7 @@ static int host_cmp(const void *a, const void *c)
     const host_slice *x = a, *y = c;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->end != y->end)
-        return x->end > y->end ? -1 : 1;
-    return 0;
+    return bld_span_cmp(x->start, x->end, y->start, y->end);
 }
 
 /* Proper nesting on the host lanes of one process (its ranges and API

@@ -278,6 +278,19 @@ typedef struct bld {
     bld_devstream ds;
 } bld;
 
+/* The order of slices and device ops on a lane, written once because the
+ * streamed build must lay out and check them exactly as the batch does:
+ * earlier start first, then the longer (the outer one of a pair that
+ * starts together). -1, 0 or 1; callers break ties their own way. */
+static inline int bld_span_cmp(uint64_t start_a, uint64_t end_a, uint64_t start_b, uint64_t end_b)
+{
+    if (start_a != start_b)
+        return start_a < start_b ? -1 : 1;
+    if (end_a != end_b)
+        return end_a > end_b ? -1 : 1;
+    return 0;
+}
+
 /* The scratch block with room for `bytes` (its contents are not kept);
  * NULL and tl->err set when out of memory. */
 static inline void *bld_scratch(bld *b, size_t bytes)

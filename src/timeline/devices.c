@@ -153,10 +153,9 @@ static int op_cmp(const void *a, const void *c)
         return x->dev_pid < y->dev_pid ? -1 : 1;
     if (x->queue != y->queue)
         return x->queue < y->queue ? -1 : 1;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->end != y->end)
-        return x->end > y->end ? -1 : 1;
+    int span = bld_span_cmp(x->start, x->end, y->start, y->end);
+    if (span)
+        return span;
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 

@@ -75,10 +75,9 @@ typedef struct ds_key {
 static int ds_cmp(const void *a, const void *c)
 {
     const ds_key *x = a, *y = c;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->end != y->end)
-        return x->end > y->end ? -1 : 1;
+    int span = bld_span_cmp(x->start, x->end, y->start, y->end);
+    if (span)
+        return span;
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
@@ -86,7 +85,7 @@ static int ds_cmp(const void *a, const void *c)
  * written earlier. Equal keys sort by record order: later, fine. */
 static int before_written(const bld_devstream *ds, const bld_op *op)
 {
-    return op->start < ds->last_start || (op->start == ds->last_start && op->end > ds->last_end);
+    return bld_span_cmp(op->start, op->end, ds->last_start, ds->last_end) < 0;
 }
 
 /* The device index of the op when its handle was described (0 based), or

@@ -114,10 +114,9 @@ void bld_settled(bld *b, bld_proc *p, int kind, size_t i)
 static int slice_cmp(const void *x, const void *y)
 {
     const bld_slice *a = x, *c = y;
-    if (a->start != c->start)
-        return a->start < c->start ? -1 : 1;
-    if (a->end != c->end)
-        return a->end > c->end ? -1 : 1;
+    int span = bld_span_cmp(a->start, a->end, c->start, c->end);
+    if (span)
+        return span;
     return (a->kind > c->kind) - (a->kind < c->kind);
 }
 
