@@ -187,6 +187,7 @@ typedef struct act_cl_op {
         struct act_cl_op *next_free; /* in its pool's free list (oppool.c) */
     };
     struct act_cl_op_pool *pool; /* the pool it goes back to */
+    struct act_cl_op *all_next;  /* in its pool's list of all its ops (oppool.c) */
     cl_event ev;                 /* our reference, released in the callback */
     cl_kernel k;                 /* kernel launches: args recorded with the launch (NULL: none) */
     const uint64_t *ksizes;      /* kernel launches: its argument sizes (nk of them) */

@@ -12,12 +12,17 @@
  * both are empty. A pool keeps as many ops as its thread ever had in
  * flight.
  *
- * A thread that exits frees its free list and the remote stack and marks
- * its pool dead; an op finished after that is pushed and then, seeing the
- * pool dead, the remote stack is emptied by whoever finished it (the
- * exchange hands each op to exactly one thread). Pools themselves stay on
- * a list for the life of the process (a few bytes per thread that ever
- * enqueued; reachable, for LeakSanitizer).
+ * Ops are never freed. A command can still be in flight when its thread
+ * exits, or when the process calls exit() while threads enqueue; then the
+ * op's only other reference is the runtime's callback record, which the
+ * runtime may leak at exit. So every op a pool ever malloc'ed stays on
+ * the pool's `all` list, and pools stay on a global list for the life of
+ * the process: all reachable, for LeakSanitizer. A thread that exits
+ * marks its pool dead and keeps its ops there; the next thread that needs
+ * a pool takes over a dead one (CAS dead 1 -> 0) with its ops, so thread
+ * churn does not grow memory, and an op finished after its owner exited
+ * simply waits on the remote stack for the next owner. Memory is bounded
+ * by the most ops ever in flight at once per concurrent thread.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -27,7 +32,8 @@
 typedef struct act_cl_op_pool {
     act_cl_op *local;          /* owner only */
     act_cl_op *_Atomic remote; /* finished by other threads */
-    _Atomic int dead;          /* the owner exited */
+    act_cl_op *all;            /* every op this pool malloc'ed (owner only) */
+    _Atomic int dead;          /* the owner exited: free to take over */
     struct act_cl_op_pool *next_pool;
 } act_cl_op_pool;
 
@@ -36,23 +42,11 @@ static act_cl_op_pool *_Atomic act_cl_pools;
 static pthread_key_t act_cl_pool_key;
 static pthread_once_t act_cl_pool_once = PTHREAD_ONCE_INIT;
 
-static void act_cl_ops_free(act_cl_op *op)
-{
-    while (op) {
-        act_cl_op *next = op->next_free;
-        free(op);
-        op = next;
-    }
-}
-
 static void act_cl_pool_exit(void *arg)
 {
     act_cl_op_pool *p = arg;
     act_cl_my_pool = NULL;
     atomic_store(&p->dead, 1);
-    act_cl_ops_free(p->local);
-    p->local = NULL;
-    act_cl_ops_free(atomic_exchange(&p->remote, NULL));
 }
 
 static void act_cl_pool_key_make(void)
@@ -60,15 +54,29 @@ static void act_cl_pool_key_make(void)
     (void)pthread_key_create(&act_cl_pool_key, act_cl_pool_exit);
 }
 
+/* A dead pool, now this thread's; NULL if every pool has a live owner. */
+static act_cl_op_pool *act_cl_pool_take_over(void)
+{
+    for (act_cl_op_pool *p = atomic_load(&act_cl_pools); p; p = p->next_pool) {
+        int dead = 1;
+        if (atomic_load_explicit(&p->dead, memory_order_relaxed) &&
+            atomic_compare_exchange_strong(&p->dead, &dead, 0))
+            return p;
+    }
+    return NULL;
+}
+
 static act_cl_op_pool *act_cl_pool_new(void)
 {
     pthread_once(&act_cl_pool_once, act_cl_pool_key_make);
-    act_cl_op_pool *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    p->next_pool = atomic_load(&act_cl_pools);
-    while (!atomic_compare_exchange_weak(&act_cl_pools, &p->next_pool, p))
-        ;
+    act_cl_op_pool *p = act_cl_pool_take_over();
+    if (!p) {
+        if (!(p = calloc(1, sizeof *p)))
+            return NULL;
+        p->next_pool = atomic_load(&act_cl_pools);
+        while (!atomic_compare_exchange_weak(&act_cl_pools, &p->next_pool, p))
+            ;
+    }
     (void)pthread_setspecific(act_cl_pool_key, p);
     return act_cl_my_pool = p;
 }
@@ -90,6 +98,8 @@ act_cl_op *act_cl_op_alloc(void)
             __builtin_prefetch((const char *)p->local + b, 1);
     } else if ((op = malloc(sizeof *op))) {
         op->pool = p;
+        op->all_next = p->all;
+        p->all = op;
     }
     return op;
 }
@@ -106,6 +116,4 @@ void act_cl_op_release(act_cl_op *op)
     while (!atomic_compare_exchange_weak_explicit(&p->remote, &op->next_free, op,
                                                   memory_order_seq_cst, memory_order_relaxed))
         ;
-    if (ACT_UNLIKELY(atomic_load(&p->dead)))
-        act_cl_ops_free(atomic_exchange(&p->remote, NULL));
 }
