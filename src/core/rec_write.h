@@ -80,6 +80,10 @@ int act_recorder_range_pop_fast(void);
  * API names, arg keys): a literal seen before is found by its pointer,
  * here and on the range fast path, when its bytes cannot change. */
 uint32_t act_str_intern_literal(const char *s);
+/* The same for a string that is not a literal but whose bytes the caller
+ * never changes or frees while the process lives (kernel names kept by a
+ * source): found by its pointer without the read-only check. */
+uint32_t act_str_intern_stable(const char *s);
 /* The recorder's fast timeline clock for the calling thread: the same
  * CLOCK_MONOTONIC_RAW nanoseconds as act_clock_now(), read from the TSC
  * where that is exact (clock.c, recorder/fast_clock.c), never going backwards within

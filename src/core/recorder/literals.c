@@ -2,7 +2,8 @@
  * literals.c -- literal detection: a string pointer that lies in a
  * read-only segment of a loaded object always names the same bytes, so its
  * id is cached by pointer (act_str_intern_literal), for the range fast path
- * (ranges.c) and the names of sources.
+ * (ranges.c) and the names of sources; so is a string its caller keeps
+ * unchanged for the life of the process (act_str_intern_stable).
  */
 #include <link.h>
 #include <stdint.h>
@@ -44,7 +45,10 @@ static int str_is_immutable(const char *s, size_t len)
     return q.ro;
 }
 
-uint32_t act_str_intern_literal(const char *s)
+/* Intern `s`, answering from the thread's pointer cache when `s` was seen
+ * before and its bytes cannot change: `stable` says so (the caller's
+ * promise), else a read-only segment must hold them. */
+static uint32_t intern_by_pointer(const char *s, int stable)
 {
     if (!s)
         return 0;
@@ -67,7 +71,7 @@ uint32_t act_str_intern_literal(const char *s)
         return id;
     act_ptr_slot *ps = act_rec_ptr_slot(t, s);
     if (ps->ptr != s && ps->mutable != s) {
-        if (str_is_immutable(s, len)) {
+        if (stable || str_is_immutable(s, len)) {
             ps->ptr = s;
             ps->id = id;
         } else {
@@ -75,4 +79,14 @@ uint32_t act_str_intern_literal(const char *s)
         }
     }
     return id;
+}
+
+uint32_t act_str_intern_literal(const char *s)
+{
+    return intern_by_pointer(s, 0);
+}
+
+uint32_t act_str_intern_stable(const char *s)
+{
+    return intern_by_pointer(s, 1);
 }

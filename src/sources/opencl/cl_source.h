@@ -172,7 +172,6 @@ void act_cl_clock_calibrate(act_cl_device *dev, cl_command_queue q, int queue_pr
 
 /* ---- event.c ------------------------------------------------------------ */
 
-#define ACT_CL_NAME_INLINE 96
 
 /* One traced command, from its enqueue until its completion callback. */
 typedef struct act_cl_op {
@@ -199,9 +198,7 @@ typedef struct act_cl_op {
     uint32_t slot;    /* 1 + index in event.c's table of pending commands (0: none) */
     uint8_t kind;     /* enum act_op_kind */
     uint8_t late;     /* registered after the drain at exit began: not waited for */
-    const char *name; /* static, or namebuf, or heap (name_heap) */
-    char *name_heap;
-    char namebuf[ACT_CL_NAME_INLINE];
+    const char *name; /* a literal, or kept by names.c: never freed */
 } act_cl_op;
 
 /* An op from this thread's pool, or malloc'ed (NULL: out of memory);
@@ -220,9 +217,9 @@ static inline cl_event *act_cl_op_event(act_cl_op *op, cl_event *app_ev)
 /* Finish: host slice `api`, then (on success) retain/own the event and
  * attach the completion callback. Frees `op` on failure. */
 void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_ev);
-/* A kernel launch: the name of kernel `k` copied into op (before the app
- * can release it) and its argument sizes, from this thread's cache when
- * it holds `k` (objects.c), else asked of the runtime. */
+/* A kernel launch: the name of kernel `k` (kept by names.c, so it
+ * outlives the app's release of `k`) and its argument sizes, from this
+ * thread's cache when it holds `k` (objects.c), else asked of the runtime. */
 void act_cl_op_kernel(act_cl_op *op, cl_kernel k);
 
 /* ---- errors.c ------------------------------------------------------------ */
@@ -289,11 +286,15 @@ void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size);
 typedef struct act_cl_kinfo {
     const void *k;
     uint64_t gen;
-    uint32_t n;     /* argument sizes (at most ACT_CL_KARGS_CACHED) */
-    uint32_t named; /* name holds the kernel's name (creation seen, name short) */
-    char name[ACT_CL_NAME_INLINE];
+    uint32_t n;       /* argument sizes (at most ACT_CL_KARGS_CACHED) */
+    const char *name; /* kept by names.c; NULL unless the kernel's creation was seen */
     uint64_t sizes[ACT_CL_KARGS_CACHED];
 } act_cl_kinfo;
+/* names.c: a copy of name `s` (`len` bytes) that lives as long as the
+ * process, one per distinct name (NULL: out of memory); and kernel `k`'s
+ * name asked of the runtime and kept so (NULL: it would not say). */
+const char *act_cl_name_keep(const char *s, size_t len);
+const char *act_cl_kernel_name(cl_kernel k);
 /* This thread's view of kernel `k`: valid until this thread's next call;
  * NULL when no object is tracked (nothing cached). */
 const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k);

@@ -83,14 +83,12 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
     op->kind = (uint8_t)kind;
     op->late = 0;
     op->name = name;
-    op->name_heap = NULL;
     op->start = act_clock_now();
     return op;
 }
 
 static void act_cl_op_free(act_cl_op *op)
 {
-    free(op->name_heap);
     act_cl_op_release(op);
 }
 
@@ -100,24 +98,9 @@ void act_cl_op_kernel(act_cl_op *op, cl_kernel k)
     op->k = k;
     op->nk = ki ? ki->n : 0;
     op->ksizes = ki ? ki->sizes : NULL;
-    if (ki && ki->named) {
-        memcpy(op->namebuf, ki->name, sizeof op->namebuf);
-        op->name = op->namebuf;
-        return;
-    }
-    size_t len = 0;
-    if (act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof op->namebuf, op->namebuf,
-                                    &len) == CL_SUCCESS) {
-        op->name = op->namebuf;
-        return;
-    }
-    if (act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &len) == CL_SUCCESS &&
-        len > 0 && (op->name_heap = malloc(len)) &&
-        act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, op->name_heap, NULL) ==
-            CL_SUCCESS) {
-        op->name_heap[len - 1] = 0;
-        op->name = op->name_heap;
-    }
+    /* A kernel whose creation was not seen is asked each time: its handle
+     * may have been reused for another kernel. */
+    op->name = ki && ki->name ? ki->name : act_cl_kernel_name(k);
 }
 
 static uint64_t act_cl_map_time(const act_cl_op *op, cl_ulong t, cl_ulong queued)
@@ -180,7 +163,7 @@ static void act_cl_op_record(act_cl_op *op, cl_event ev, cl_int status)
     if (op->queue->actual & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
         flags |= ACT_OPF_OOO;
 
-    uint32_t name = op->name ? act_str_intern_cstr(op->name) : 0;
+    uint32_t name = act_str_intern_stable(op->name); /* literal or kept: never freed */
     act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof *r);
     if (r) {
         act_cl_zero_body(r, sizeof *r);

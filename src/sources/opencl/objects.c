@@ -330,8 +330,7 @@ static __attribute__((noinline)) void karg_cache_fill(karg_cache *c, cl_kernel k
     c->k = k;
     c->gen = gen; /* read before the lookup: a later change misses */
     c->n = m;
-    c->named = known && act_cl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof c->name,
-                                                    c->name, NULL) == CL_SUCCESS;
+    c->name = known ? act_cl_kernel_name(k) : NULL;
 }
 
 const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k)
