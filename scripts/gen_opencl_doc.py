@@ -41,6 +41,14 @@ a failed one carries `args.error` (the error's name, e.g.
 colour (`"cname": "terrible"`). The summary lists failed calls and
 commands by name and error with counts.
 
+One exception, as kineto makes for `cudaEventCreate`/`cudaEventDestroy`:
+`clRetainEvent` and `clReleaseEvent` are drawn only when they fail (with
+their error). Those that succeed are frequent (one per command that asks
+for an event) and say nothing on a timeline; they are counted, per
+process, in the trace's top-level `opencl_calls_not_drawn`:
+`{"clRetainEvent":N,"clReleaseEvent":M}`, and the leak report follows them
+as before.
+
 Besides the timeline:
 
 - **Commands** (clEnqueue*) also get a device op on their queue's lane,

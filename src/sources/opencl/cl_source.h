@@ -172,7 +172,6 @@ void act_cl_clock_calibrate(act_cl_device *dev, cl_command_queue q, int queue_pr
 
 /* ---- event.c ------------------------------------------------------------ */
 
-
 /* One traced command, from its enqueue until its completion callback. */
 typedef struct act_cl_op {
     uint64_t corr;
@@ -206,6 +205,18 @@ typedef struct act_cl_op {
 act_cl_op *act_cl_op_alloc(void);
 void act_cl_op_release(act_cl_op *op);
 
+/* Calls that are counted, not drawn, when they succeed: event retains
+ * and releases are frequent and say nothing on a timeline (kineto drops
+ * cudaEventCreate/cudaEventDestroy for the same reason). A failed one is
+ * drawn with its error. The counts go into the metadata
+ * "opencl_calls_not_drawn" at stop (objects.c). */
+enum act_cl_undrawn { ACT_CL_UNDRAWN_RETAIN_EVENT, ACT_CL_UNDRAWN_RELEASE_EVENT };
+#define ACT_CL_UNDRAWN_KINDS 2
+void act_cl_undrawn_count(enum act_cl_undrawn kind); /* this thread, no locked instruction */
+/* Counted since the last take, by every thread (the report at stop; a
+ * forked child takes its parent's counts away). */
+uint64_t act_cl_undrawn_take(enum act_cl_undrawn kind);
+
 /* Start tracing one enqueue on `q`: ids, start time. NULL when the
  * command cannot be traced (out of memory; counted as an error). */
 act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name);
@@ -232,7 +243,7 @@ void act_cl_error_arg(cl_int rc);
 void act_cl_failed_command(const char *name, uint64_t corr, cl_int status);
 
 /* A host slice with no device work (finish, flush, waits, queue calls,
- * clRetainEvent/clReleaseEvent), written by the recorder's cheapest
+ * failed clRetainEvent/clReleaseEvent), written by the recorder's cheapest
  * writer (act_rec_api_here, in place in the usual case); counted as
  * outside when the capture window closed meanwhile. Returns 1 when it was
  * written (args of the call may follow). */

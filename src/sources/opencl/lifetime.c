@@ -3,7 +3,8 @@
  * OpenCL objects (contexts, memory objects, SVM, programs, kernels, user
  * events, samplers; queues are created in queue.c) and the SVM commands
  * that free or migrate allocations. Each records a host slice (with the
- * error name when it failed) and tells objects.c what the app now holds.
+ * error name when it failed; an event's retain or release only when it
+ * failed, else it is counted) and tells objects.c what the app now holds.
  *
  * Context error callbacks: when the app passes pfn_notify, we pass our
  * own, which records each message as an instant event "OpenCL context
@@ -38,10 +39,10 @@ typedef void(CL_CALLBACK *act_cl_notify_fn)(const char *, const void *, size_t, 
     if (!act_cl_gate(&act_cl_armed_##name_, ACT_CL_SETUP))                                         \
         return act_cl_next.name_(h_);                                                              \
     uint64_t t0 = act_clock_now();                                                                 \
-    if (track_ == act_cl_obj_released || track_ == act_cl_event_released)                          \
+    if (track_ == act_cl_obj_released)                                                             \
         track_(h_); /* before: the handle may be reused once released */                           \
     cl_int rc = act_cl_next.name_(h_);                                                             \
-    if (rc == CL_SUCCESS && (track_ == act_cl_obj_retained || track_ == act_cl_event_retained))    \
+    if (rc == CL_SUCCESS && track_ == act_cl_obj_retained)                                         \
         track_(h_);                                                                                \
     act_cl_host_slice(#name_, t0, rc);                                                             \
     return rc
@@ -425,14 +426,40 @@ cl_event CL_API_CALL act_cl_w_clCreateUserEvent(cl_context ctx, cl_int *err)
  * the table of events' references is evtab.c's (no lock, the thread's own
  * line), the call's slice act_cl_host_slice's (in place). */
 
+/* An event's retain or release that succeeded is counted, not drawn
+ * (cl_source.h); one that failed is drawn with its error. Either way the
+ * leak report follows the app's count. */
+static cl_int act_cl_event_refcall_done(const char *api, uint64_t t0, cl_int rc,
+                                        enum act_cl_undrawn kind)
+{
+    if (ACT_UNLIKELY(rc != CL_SUCCESS))
+        act_cl_host_slice(api, t0, rc);
+    else if (atomic_load_explicit(&act__recording, memory_order_relaxed))
+        act_cl_undrawn_count(kind);
+    else
+        act_cl_count_outside(ACT_CL_HOST);
+    return rc;
+}
+
 cl_int CL_API_CALL act_cl_w_clRetainEvent(cl_event e)
 {
-    ACT_CL_REFCALL(clRetainEvent, e, act_cl_event_retained);
+    if (!act_cl_gate(&act_cl_armed_clRetainEvent, ACT_CL_SETUP))
+        return act_cl_next.clRetainEvent(e);
+    uint64_t t0 = act_clock_now();
+    cl_int rc = act_cl_next.clRetainEvent(e);
+    if (rc == CL_SUCCESS)
+        act_cl_event_retained(e);
+    return act_cl_event_refcall_done("clRetainEvent", t0, rc, ACT_CL_UNDRAWN_RETAIN_EVENT);
 }
 
 cl_int CL_API_CALL act_cl_w_clReleaseEvent(cl_event e)
 {
-    ACT_CL_REFCALL(clReleaseEvent, e, act_cl_event_released);
+    if (!act_cl_gate(&act_cl_armed_clReleaseEvent, ACT_CL_SETUP))
+        return act_cl_next.clReleaseEvent(e);
+    uint64_t t0 = act_clock_now();
+    act_cl_event_released(e); /* before: the handle may be reused once released */
+    cl_int rc = act_cl_next.clReleaseEvent(e);
+    return act_cl_event_refcall_done("clReleaseEvent", t0, rc, ACT_CL_UNDRAWN_RELEASE_EVENT);
 }
 
 cl_sampler CL_API_CALL act_cl_w_clCreateSampler(cl_context ctx, cl_bool norm,

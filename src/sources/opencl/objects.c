@@ -176,6 +176,8 @@ static void act_cl_obj_atfork_child(void)
     memset(act_cl_objs, 0, sizeof act_cl_objs);
     act_cl_events_forget();
     atomic_fetch_add(&act_cl_karg_gen, 1);
+    (void)act_cl_undrawn_take(ACT_CL_UNDRAWN_RETAIN_EVENT); /* the parent's calls */
+    (void)act_cl_undrawn_take(ACT_CL_UNDRAWN_RELEASE_EVENT);
 }
 
 static void act_cl_obj_register_stop(void)
@@ -374,4 +376,8 @@ void act_cl_obj_report(void)
     }
     snprintf(json + len, sizeof json - len, ",\"total\":%llu}", (unsigned long long)total);
     act_metadata_set_json("opencl_leaks", json);
+    snprintf(json, sizeof json, "{\"clRetainEvent\":%llu,\"clReleaseEvent\":%llu}",
+             (unsigned long long)act_cl_undrawn_take(ACT_CL_UNDRAWN_RETAIN_EVENT),
+             (unsigned long long)act_cl_undrawn_take(ACT_CL_UNDRAWN_RELEASE_EVENT));
+    act_metadata_set_json("opencl_calls_not_drawn", json);
 }

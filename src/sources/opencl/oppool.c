@@ -23,6 +23,11 @@
  * churn does not grow memory, and an op finished after its owner exited
  * simply waits on the remote stack for the next owner. Memory is bounded
  * by the most ops ever in flight at once per concurrent thread.
+ *
+ * The pool is also where its thread counts the calls it does not draw
+ * (successful clRetainEvent/clReleaseEvent, cl_source.h): per thread, so
+ * that counting takes no locked instruction, summed over all pools when
+ * the report is written.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -33,7 +38,10 @@ typedef struct act_cl_op_pool {
     act_cl_op *local;          /* owner only */
     act_cl_op *_Atomic remote; /* finished by other threads */
     act_cl_op *all;            /* every op this pool malloc'ed (owner only) */
-    _Atomic int dead;          /* the owner exited: free to take over */
+    /* Calls not drawn (act_cl_undrawn_count): the owner adds without a
+     * locked instruction, the report at stop sums every pool's. */
+    _Atomic uint64_t undrawn[ACT_CL_UNDRAWN_KINDS];
+    _Atomic int dead; /* the owner exited: free to take over */
     struct act_cl_op_pool *next_pool;
 } act_cl_op_pool;
 
@@ -116,4 +124,33 @@ void act_cl_op_release(act_cl_op *op)
     while (!atomic_compare_exchange_weak_explicit(&p->remote, &op->next_free, op,
                                                   memory_order_seq_cst, memory_order_relaxed))
         ;
+}
+
+/* Calls counted on a thread whose pool could not be made (out of memory). */
+static _Atomic uint64_t act_cl_undrawn_spill[ACT_CL_UNDRAWN_KINDS];
+
+void act_cl_undrawn_count(enum act_cl_undrawn kind)
+{
+    act_cl_op_pool *p = act_cl_my_pool;
+    if (ACT_UNLIKELY(!p) && !(p = act_cl_pool_new())) {
+        atomic_fetch_add_explicit(&act_cl_undrawn_spill[kind], 1, memory_order_relaxed);
+        return;
+    }
+    /* Only the owner writes: a load and a store, not a read-modify-write. */
+    atomic_store_explicit(&p->undrawn[kind],
+                          atomic_load_explicit(&p->undrawn[kind], memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* Counted by the time of the last take (a session's report, a fork). */
+static uint64_t act_cl_undrawn_taken[ACT_CL_UNDRAWN_KINDS];
+
+uint64_t act_cl_undrawn_take(enum act_cl_undrawn kind)
+{
+    uint64_t n = atomic_load_explicit(&act_cl_undrawn_spill[kind], memory_order_relaxed);
+    for (act_cl_op_pool *p = atomic_load(&act_cl_pools); p; p = p->next_pool)
+        n += atomic_load_explicit(&p->undrawn[kind], memory_order_relaxed);
+    uint64_t since = n - act_cl_undrawn_taken[kind];
+    act_cl_undrawn_taken[kind] = n;
+    return since;
 }
