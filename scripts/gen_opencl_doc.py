@@ -43,7 +43,7 @@ commands by name and error with counts.
 
 One exception, as kineto makes for `cudaEventCreate`/`cudaEventDestroy`:
 `clRetainEvent` and `clReleaseEvent` are drawn only when they fail (with
-their error). Those that succeed are frequent (one per command that asks
+their error, as a slice of no length at the time the call returned). Those that succeed are frequent (one per command that asks
 for an event) and say nothing on a timeline; they are counted, per
 process, in the trace's top-level `opencl_calls_not_drawn`:
 `{"clRetainEvent":N,"clReleaseEvent":M}`, and the leak report follows them

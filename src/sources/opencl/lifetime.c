@@ -427,13 +427,14 @@ cl_event CL_API_CALL act_cl_w_clCreateUserEvent(cl_context ctx, cl_int *err)
  * line), the call's slice act_cl_host_slice's (in place). */
 
 /* An event's retain or release that succeeded is counted, not drawn
- * (cl_source.h); one that failed is drawn with its error. Either way the
- * leak report follows the app's count. */
-static cl_int act_cl_event_refcall_done(const char *api, uint64_t t0, cl_int rc,
-                                        enum act_cl_undrawn kind)
+ * (cl_source.h); one that failed is drawn with its error, as a slice of
+ * no length when it returned (the clock is not read before the call: a
+ * failed release is a bug to point at, its duration says nothing). Either
+ * way the leak report follows the app's count. */
+static cl_int act_cl_event_refcall_done(const char *api, cl_int rc, enum act_cl_undrawn kind)
 {
     if (ACT_UNLIKELY(rc != CL_SUCCESS))
-        act_cl_host_slice(api, t0, rc);
+        act_cl_host_slice(api, act_clock_now(), rc);
     else if (atomic_load_explicit(&act__recording, memory_order_relaxed))
         act_cl_undrawn_count(kind);
     else
@@ -445,21 +446,19 @@ cl_int CL_API_CALL act_cl_w_clRetainEvent(cl_event e)
 {
     if (!act_cl_gate(&act_cl_armed_clRetainEvent, ACT_CL_SETUP))
         return act_cl_next.clRetainEvent(e);
-    uint64_t t0 = act_clock_now();
     cl_int rc = act_cl_next.clRetainEvent(e);
     if (rc == CL_SUCCESS)
         act_cl_event_retained(e);
-    return act_cl_event_refcall_done("clRetainEvent", t0, rc, ACT_CL_UNDRAWN_RETAIN_EVENT);
+    return act_cl_event_refcall_done("clRetainEvent", rc, ACT_CL_UNDRAWN_RETAIN_EVENT);
 }
 
 cl_int CL_API_CALL act_cl_w_clReleaseEvent(cl_event e)
 {
     if (!act_cl_gate(&act_cl_armed_clReleaseEvent, ACT_CL_SETUP))
         return act_cl_next.clReleaseEvent(e);
-    uint64_t t0 = act_clock_now();
     act_cl_event_released(e); /* before: the handle may be reused once released */
     cl_int rc = act_cl_next.clReleaseEvent(e);
-    return act_cl_event_refcall_done("clReleaseEvent", t0, rc, ACT_CL_UNDRAWN_RELEASE_EVENT);
+    return act_cl_event_refcall_done("clReleaseEvent", rc, ACT_CL_UNDRAWN_RELEASE_EVENT);
 }
 
 cl_sampler CL_API_CALL act_cl_w_clCreateSampler(cl_context ctx, cl_bool norm,
