@@ -17,18 +17,57 @@
 #include "acceltrace.h"
 #include "rt_internal.h"
 
-static _Thread_local char last_error[768];
+/* The calling thread's last-error text: on the heap, made at the thread's
+ * first failure and freed when it exits. Only a pointer is thread-local:
+ * the library's static TLS must stay small, or a second dlopen'ed copy
+ * cannot load (init.tls_budget). */
+#define LAST_ERROR_LEN 768
+static _Thread_local char *last_error;
+static pthread_key_t last_error_key;
+static pthread_once_t last_error_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit (on that thread): a later destructor's failure makes a
+ * new buffer, not a write into this one. */
+static void last_error_free(void *p)
+{
+    free(p);
+    last_error = NULL;
+}
+
+static void last_error_key_make(void)
+{
+    (void)pthread_key_create(&last_error_key, last_error_free);
+}
+
+/* This thread's buffer; NULL when it cannot be had (out of memory). */
+static char *last_error_buf(void)
+{
+    if (!last_error) {
+        pthread_once(&last_error_once, last_error_key_make);
+        last_error = malloc(LAST_ERROR_LEN);
+        if (last_error)
+            (void)pthread_setspecific(last_error_key, last_error);
+    }
+    return last_error;
+}
 
 ACT_EXPORT const char *act_rt_last_error(void)
 {
-    return last_error;
+    return last_error ? last_error : "";
+}
+
+static void last_error_vset(const char *fmt, va_list ap)
+{
+    char *b = last_error_buf();
+    if (b)
+        vsnprintf(b, LAST_ERROR_LEN, fmt, ap);
 }
 
 void act_rt__set_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    last_error_vset(fmt, ap);
     va_end(ap);
 }
 
@@ -36,7 +75,7 @@ int act_rt__fail(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    last_error_vset(fmt, ap);
     va_end(ap);
     return code;
 }
