@@ -439,6 +439,47 @@ static void test_event_slice_names(void **state)
     assert_int_equal(undrawn[1], 1);
 }
 
+/* A fake clGetKernelInfo: kernel handle 1 is named "k_short", 2 has a
+ * name longer than the first buffer the layer offers, 3 has none. */
+static char long_name[301];
+
+static cl_int CL_API_CALL fake_kernel_info(cl_kernel k, cl_kernel_info what, size_t size,
+                                           void *value, size_t *ret)
+{
+    const char *name = (uintptr_t)k == 1 ? "k_short" : (uintptr_t)k == 2 ? long_name : NULL;
+    if (what != CL_KERNEL_FUNCTION_NAME || !name)
+        return CL_INVALID_KERNEL;
+    size_t need = strlen(name) + 1;
+    if (ret)
+        *ret = need;
+    if (value && size < need)
+        return CL_INVALID_VALUE;
+    if (value)
+        memcpy(value, name, need);
+    return CL_SUCCESS;
+}
+
+/* Kernel names are kept once per distinct name, whole whatever their
+ * length (names.c): a command carries the pointer past the kernel's
+ * release, and equal names share one copy. */
+static void test_kept_names(void **state)
+{
+    (void)state;
+    memset(long_name, 'n', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    act_cl_next.clGetKernelInfo = fake_kernel_info;
+    const char *a = act_cl_kernel_name((cl_kernel)1);
+    assert_non_null(a);
+    assert_string_equal(a, "k_short");
+    assert_ptr_equal(act_cl_kernel_name((cl_kernel)1), a);
+    assert_ptr_equal(act_cl_name_keep("k_short", 7), a);
+    assert_ptr_not_equal(act_cl_name_keep("k_shor", 6), a);
+    const char *l = act_cl_kernel_name((cl_kernel)2);
+    assert_non_null(l);
+    assert_string_equal(l, long_name);
+    assert_null(act_cl_kernel_name((cl_kernel)3));
+}
+
 static void test_error_names(void **state)
 {
     (void)state;
@@ -458,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_command_buffer_unknown_queue),
         cmocka_unit_test(test_event_refs),
         cmocka_unit_test(test_event_slice_names),
+        cmocka_unit_test(test_kept_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

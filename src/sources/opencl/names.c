@@ -27,6 +27,19 @@ typedef struct kept_name {
 
 static kept_name *act_cl_names[ACT_CL_NAME_BUCKETS];
 static pthread_mutex_t act_cl_names_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t act_cl_names_once = PTHREAD_ONCE_INIT;
+
+/* A child forked while another thread held the lock must not wait for it
+ * for ever; the names themselves stay valid in the child. */
+static void act_cl_names_atfork_child(void)
+{
+    pthread_mutex_init(&act_cl_names_lock, NULL);
+}
+
+static void act_cl_names_register(void)
+{
+    pthread_atfork(NULL, NULL, act_cl_names_atfork_child);
+}
 
 static uint32_t name_hash(const char *s, size_t len)
 {
@@ -39,6 +52,7 @@ static uint32_t name_hash(const char *s, size_t len)
 const char *act_cl_name_keep(const char *s, size_t len)
 {
     kept_name **b = &act_cl_names[name_hash(s, len) % ACT_CL_NAME_BUCKETS];
+    pthread_once(&act_cl_names_once, act_cl_names_register);
     pthread_mutex_lock(&act_cl_names_lock);
     kept_name *n = *b;
     while (n && (n->len != len || memcmp(n->s, s, len) != 0))
