@@ -670,10 +670,11 @@ int act_cmd_run(int argc, char **argv)
     if (live && run_log_level >= ACT_LOG_DEBUG)
         fprintf(stderr,
                 "acceltrace: run: %llu records were read while the program ran, %llu events "
-                "written (%llu device ops)\n",
+                "written (%llu device ops), spool pages dropped %llu times\n",
                 (unsigned long long)act_export_live_records(live),
                 (unsigned long long)act_export_live_written(live),
-                (unsigned long long)act_export_live_devops(live));
+                (unsigned long long)act_export_live_devops(live),
+                (unsigned long long)act_export_live_drops(live));
     int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
     if (act_export_live_voided(live) && run_log_level >= ACT_LOG_DEBUG)
         fprintf(stderr, "acceltrace: run: the events written early are void: the trace was "

@@ -230,6 +230,12 @@ int act_export_live_poll(act_export_live *l, volatile const int *stop)
     return act_timeline_build_feed(l->bs, stop);
 }
 
+uint64_t act_export_live_drops(const act_export_live *l)
+{
+    (void)l; /* one live export per launcher: the process's count is its */
+    return act_spool_drop_count();
+}
+
 uint64_t act_export_live_records(const act_export_live *l)
 {
     uint64_t n = 0;

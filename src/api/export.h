@@ -42,6 +42,8 @@ uint64_t act_export_live_records(const act_export_live *l);
 uint64_t act_export_live_written(const act_export_live *l);
 /* Of them, device ops (their flows not counted). */
 uint64_t act_export_live_devops(const act_export_live *l);
+/* Times the spool's pages were dropped so far (each unmaps the mapping). */
+uint64_t act_export_live_drops(const act_export_live *l);
 /* 1 when the export found what was written early void and wrote anew. */
 int act_export_live_voided(const act_export_live *l);
 void act_export_live_free(act_export_live *l);

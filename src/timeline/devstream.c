@@ -28,10 +28,6 @@
 
 /* The small device pids (devices.c) start at 0 for a lowest pid >= 64. */
 #define DS_MIN_PID 64
-/* Writing an op reads its record again, long after its pages were
- * dropped: each such read maps up to 64 KiB of the spool (the kernel's
- * fault-around), so they are dropped again every so many ops. */
-#define DS_OPS_PER_DROP 64
 /* launch_by_corr: the op of the launch was read. */
 #define DS_OP_READ (1ull << 63)
 
@@ -222,12 +218,9 @@ static void ds_write_below(bld *b, bld_proc *p, uint64_t wm)
             launch->kept |= BLD_API_DONE;
         if (op->corr) /* nothing looks its launch up again */
             act_u64map_del(&p->launch_by_corr, op->corr);
-        op->r = NULL; /* written: taken out below */
-        if (w % DS_OPS_PER_DROP == DS_OPS_PER_DROP - 1)
-            act_spool_drop_pages(p->sp);
+        act_spool_touch(p->sp, op->r, op->r->h.size8 * 8u); /* its record, read again */
+        op->r = NULL;                                       /* written: taken out below */
     }
-    if (w)
-        act_spool_drop_pages(p->sp);
     if (!w)
         return;
     size_t out = p->ops_begin;

@@ -127,11 +127,26 @@ static void problem(act_spool *sp, const char *fmt, ...)
  * Pointers into the mapping (strings, records) stay valid. */
 #define DROP_EVERY (4u << 20)
 
+static void live_untouch(const act_spool *sp);
+
+/* Drops in this process: each is a system call that unmaps the whole
+ * mapping (pages touched again fault back in), a cost a live reader pays
+ * while the program runs (act_spool_drop_count). */
+static _Atomic uint64_t act_spool_drops;
+
 static void drop_pages(const act_spool *sp)
 {
     /* A private copy is anonymous memory: dropping it would zero it. */
-    if (sp->map && sp->map_len && !sp->private_copy)
+    if (sp->map && sp->map_len && !sp->private_copy) {
         (void)madvise((void *)sp->map, sp->map_len, MADV_DONTNEED);
+        atomic_fetch_add_explicit(&act_spool_drops, 1, memory_order_relaxed);
+    }
+    live_untouch(sp);
+}
+
+uint64_t act_spool_drop_count(void)
+{
+    return atomic_load_explicit(&act_spool_drops, memory_order_relaxed);
 }
 
 void act_spool_drop_pages(const act_spool *sp)
@@ -141,15 +156,17 @@ void act_spool_drop_pages(const act_spool *sp)
 
 /* A live spool is read while the program writes it, in many places at
  * once (each thread's chunk, the records and strings of the events
- * written early, each read mapping up to 64 KiB around it): dropped more
- * often, so that the launcher's resident size stays small (measured:
- * 1 MiB let the peak creep with the run's length, 256 KiB does not). */
-#define LIVE_DROP_EVERY (256u << 10)
+ * written early): its windows are counted as they map (live_touch), each
+ * once, and the pages dropped once LIVE_DROP_EVERY of them are resident.
+ * What a read maps: up to 64 KiB around it (the kernel's
+ * fault_around_bytes). */
+#define LIVE_PAGE       (64u << 10)
+#define LIVE_DROP_EVERY (1u << 20)
 
 static void note_read(reader *rd, size_t bytes)
 {
     rd->read_since_drop += bytes;
-    if (rd->read_since_drop >= (rd->sp->live ? LIVE_DROP_EVERY : DROP_EVERY)) {
+    if (rd->read_since_drop >= DROP_EVERY) {
         drop_pages(rd->sp);
         rd->read_since_drop = 0;
     }
@@ -728,7 +745,55 @@ struct act_sp_live {
     uint64_t next_seq;
     act_u64map last_seq;   /* thread serial + 1 -> seq + 1 of its latest segment */
     act_u64map last_chunk; /* thread serial + 1 -> chunk + 1 of that segment */
+    /* The mapping's LIVE_PAGE windows touched since the last drop, one bit
+     * each, and their bytes (act_spool_touch): what is resident, counted
+     * once per window, not once per read. */
+    uint8_t *touched;
+    size_t n_windows, touched_bytes;
 };
+
+/* The mapping was dropped: nothing of it is resident. */
+static void live_untouch(const act_spool *sp)
+{
+    struct act_sp_live *l = sp->live;
+    if (l && l->touched && l->touched_bytes) {
+        memset(l->touched, 0, (l->n_windows + 7) / 8);
+        l->touched_bytes = 0;
+    }
+}
+
+/* Bytes [off, off + len) of a live spool's mapping were read: each
+ * LIVE_PAGE window among them not touched since the last drop now maps
+ * (the kernel's fault-around), and the pages are dropped once
+ * LIVE_DROP_EVERY of them are. A drop unmaps the whole mapping and what
+ * is read again faults back in, so counting a window once, however often
+ * it is read, keeps drops to what the resident size needs (a count per
+ * read dropped the mapping every few KiB read: thousands of system calls
+ * and refaults a second while the program ran). */
+static void live_touch(const act_spool *sp, size_t off, size_t len)
+{
+    struct act_sp_live *l = sp->live;
+    if (!l || !l->touched || !len || off >= sp->map_len)
+        return;
+    size_t w = off / LIVE_PAGE, last = (off + len - 1) / LIVE_PAGE;
+    if (last >= l->n_windows)
+        last = l->n_windows - 1;
+    for (; w <= last; w++) {
+        uint8_t bit = (uint8_t)(1u << (w % 8));
+        if (l->touched[w / 8] & bit)
+            continue;
+        l->touched[w / 8] |= bit;
+        l->touched_bytes += LIVE_PAGE;
+    }
+    if (l->touched_bytes >= LIVE_DROP_EVERY)
+        drop_pages(sp);
+}
+
+void act_spool_touch(const act_spool *sp, const void *p, size_t len)
+{
+    if (sp->live && p)
+        live_touch(sp, (size_t)((const unsigned char *)p - sp->map), len);
+}
 
 /* Close the segment `seq` in chunk c if it is still that chunk's last one
  * (else a later segment in the chunk closed it already). */
@@ -771,10 +836,6 @@ static int live_seg_add(reader *rd, struct act_sp_live *l, segment *s, size_t *i
     return 0;
 }
 
-/* What a look at a chunk's header costs in resident pages: the kernel
- * maps up to 64 KiB around a read fault of a file (fault_around_bytes). */
-#define LIVE_PAGE (64u << 10)
-
 /* The part of chunk idx published since the last scan, into segments. */
 static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
 {
@@ -784,7 +845,7 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
     const act_chunk_header *ch = (const act_chunk_header *)(const void *)(sp->map + base);
     if (lc->dead)
         return 0;
-    note_read(rd, LIVE_PAGE); /* the header's page, touched on every scan */
+    live_touch(sp, base, sizeof(act_chunk_header)); /* touched on every scan */
     uint32_t magic = __atomic_load_n(&ch->magic, __ATOMIC_ACQUIRE);
     if (magic != ACT_CHUNK_MAGIC) {
         if (!lc->dead && magic) {
@@ -835,10 +896,10 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
         if (cur != SIZE_MAX)
             sp->segs[cur].end = start + off;
     }
-    /* The walk faulted its pages in: counted as read (as the header's
-     * page above), so that a scan of many chunks does not hold them all;
-     * the records are mapped again from the page cache when read. */
-    note_read(rd, off - lc->scanned);
+    /* The walk faulted its pages in: counted (as the header above), so
+     * that a scan of many chunks does not hold them all; the records are
+     * mapped again from the page cache when read. */
+    live_touch(sp, start + lc->scanned, off - lc->scanned);
     lc->scanned = (uint32_t)off;
     return 0;
 }
@@ -878,10 +939,14 @@ int act_spool_open_live(act_spool *sp, const char *path, char *err, size_t errle
                 n_chunks, sp->hdr.chunk_count);
     if (sp->hdr.chunk_count < n_chunks)
         n_chunks = sp->hdr.chunk_count;
-    if (l)
+    if (l) {
         l->chunks = calloc(n_chunks ? n_chunks : 1, sizeof(*l->chunks));
-    if (!l || !l->chunks || parse_cmdline(sp)) {
+        l->n_windows = sp->map_len / LIVE_PAGE + 1;
+        l->touched = calloc((l->n_windows + 7) / 8, 1);
+    }
+    if (!l || !l->chunks || !l->touched || parse_cmdline(sp)) {
         free(l ? l->chunks : NULL);
+        free(l ? l->touched : NULL);
         free(l);
         set_err(err, errlen, path, "out of memory");
         return ACT_E_NOMEM;
@@ -933,8 +998,7 @@ int act_spool_live_next(act_spool *sp, act_sp_rec *rec, int final)
          * it end: that scan's loads see every record its thread wrote. */
         if (!final && !(sg->closed && sg->closed < l->chunks[sg->chunk].round))
             return 0; /* it may grow: what follows it waits */
-        /* At least the fault-around window its first read mapped. */
-        note_read(&l->rd, sg->end - sg->begin > LIVE_PAGE ? sg->end - sg->begin : LIVE_PAGE);
+        live_touch(sp, sg->begin, sg->end - sg->begin);
         l->next_seq = sg->seq + 1;
         l->seg++;
         l->off = 0;
@@ -952,6 +1016,7 @@ void act_spool_live_end(act_spool *sp)
     act_u64map_free(&l->last_seq);
     act_u64map_free(&l->last_chunk);
     free(l->chunks);
+    free(l->touched);
     free(l);
     sp->live = NULL;
 }

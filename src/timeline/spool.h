@@ -130,6 +130,12 @@ act_str act_spool_iter_str(act_spool_iter *it, uint32_t serial, uint32_t id);
  * next comes back from the page cache). Keeps the spool from becoming
  * resident whole while such a user walks it. */
 void act_spool_drop_pages(const act_spool *sp);
+/* A live spool's bytes [p, p + len) were read again (a record written
+ * long after it was read): counted towards its next drop (reader.c); a
+ * spool not read live counts its reads itself. */
+void act_spool_touch(const act_spool *sp, const void *p, size_t len);
+/* How many times this process dropped a spool's pages (any spool). */
+uint64_t act_spool_drop_count(void);
 
 /* Thread of a serial (NULL when unknown). */
 const act_sp_thread *act_spool_thread(const act_spool *sp, uint32_t serial);
