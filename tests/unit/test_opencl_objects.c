@@ -172,6 +172,27 @@ static json_t *session_trace(const char *path)
     return doc;
 }
 
+/* An in-process session whose spool goes to a fresh directory ($TMPDIR). */
+static void session_open(char *dir)
+{
+    assert_non_null(mkdtemp(dir));
+    setenv("TMPDIR", dir, 1);
+    assert_int_equal(act_session_begin(NULL), ACT_OK);
+}
+
+/* End it and return its trace (json_decref it); the directory is removed. */
+static json_t *session_close(const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    assert_int_equal(act_session_end(path), ACT_OK);
+    json_t *doc = session_trace(path);
+    unlink(path);
+    rmdir(dir);
+    unsetenv("TMPDIR");
+    return doc;
+}
+
 /* Counter samples of `name`, in trace order. */
 static size_t counter_values(json_t *doc, const char *name, double *v, size_t max)
 {
@@ -191,9 +212,7 @@ static void test_lifetimes(void **state)
 {
     (void)state;
     char dir[] = "/tmp/act-clobj-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    setenv("TMPDIR", dir, 1);
-    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    session_open(dir);
     act_cl_next.clCreateContext = fake_create_context;
     act_cl_next.clCreateBuffer = fake_create_buffer;
     act_cl_next.clCreateSubBuffer = fake_create_sub;
@@ -237,10 +256,7 @@ static void test_lifetimes(void **state)
     assert_non_null(alloc(ctx, NULL, NULL, 333, 0, &rc));         /* leaked USM: counted as svm */
     assert_int_equal(act_cl_w_clReleaseContext(ctx), CL_SUCCESS); /* b keeps its counter */
 
-    char path[256];
-    snprintf(path, sizeof path, "%s/t.json", dir);
-    assert_int_equal(act_session_end(path), ACT_OK);
-    json_t *doc = session_trace(path);
+    json_t *doc = session_close(dir);
 
     json_t *leaks = json_object_get(doc, "opencl_leaks");
     assert_non_null(leaks);
@@ -282,9 +298,6 @@ static void test_lifetimes(void **state)
     assert_int_equal(notes, 1);
     assert_int_equal(failed, 1);
     json_decref(doc);
-    unlink(path);
-    rmdir(dir);
-    unsetenv("TMPDIR");
 }
 
 /* A command buffer created behind our back, enqueued without a queue: the
@@ -294,9 +307,7 @@ static void test_command_buffer_unknown_queue(void **state)
 {
     (void)state;
     char dir[] = "/tmp/act-clcb-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    setenv("TMPDIR", dir, 1);
-    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    session_open(dir);
     act_cl_next.clGetExtensionFunctionAddressForPlatform = fake_ext_address;
     act_cl_next.clGetCommandQueueInfo = fake_queue_info_never;
     void *got = act_cl_w_clGetExtensionFunctionAddressForPlatform((cl_platform_id)1,
@@ -307,10 +318,7 @@ static void test_command_buffer_unknown_queue(void **state)
     assert_int_equal(enq(0, NULL, (cl_command_buffer_khr)0x7000, 0, NULL, NULL), CL_SUCCESS);
     assert_int_equal(cb_enqueued, 1);
 
-    char path[256];
-    snprintf(path, sizeof path, "%s/t.json", dir);
-    assert_int_equal(act_session_end(path), ACT_OK);
-    json_t *doc = session_trace(path);
+    json_t *doc = session_close(dir);
     int slices = 0;
     size_t i;
     json_t *ev;
@@ -325,9 +333,6 @@ static void test_command_buffer_unknown_queue(void **state)
     }
     assert_int_equal(slices, 1);
     json_decref(doc);
-    unlink(path);
-    rmdir(dir);
-    unsetenv("TMPDIR");
 }
 
 /* Events' references without a lock (evtab.c), past the table's room
@@ -336,9 +341,7 @@ static void test_event_refs(void **state)
 {
     (void)state;
     char dir[] = "/tmp/act-clev-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    setenv("TMPDIR", dir, 1);
-    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    session_open(dir);
     act_cl_next.clRetainEvent = fake_ok_event;
     act_cl_next.clReleaseEvent = fake_ok_event;
     enum { N = 10000 };
@@ -353,18 +356,12 @@ static void test_event_refs(void **state)
     act_cl_event_created((cl_event)(0x100000 + 16 * 20), NULL);
     assert_int_equal(act_cl_w_clReleaseEvent((cl_event)(0x100000 + 16 * 20)), CL_SUCCESS);
 
-    char path[256];
-    snprintf(path, sizeof path, "%s/t.json", dir);
-    assert_int_equal(act_session_end(path), ACT_OK);
-    json_t *doc = session_trace(path);
+    json_t *doc = session_close(dir);
     json_t *leaks = json_object_get(doc, "opencl_leaks");
     /* The 10 retained once more and the 5 never released. */
     assert_int_equal(json_integer_value(json_object_get(json_object_get(leaks, "event"), "count")),
                      15);
     json_decref(doc);
-    unlink(path);
-    rmdir(dir);
-    unsetenv("TMPDIR");
 }
 
 static cl_int CL_API_CALL fake_bad_event(cl_event e)
@@ -379,9 +376,7 @@ static cl_int CL_API_CALL fake_bad_event(cl_event e)
 static void event_session(int retain_fails, char names[4][32], int *n, json_int_t *undrawn)
 {
     char dir[] = "/tmp/act-clevn-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    setenv("TMPDIR", dir, 1);
-    assert_int_equal(act_session_begin(NULL), ACT_OK);
+    session_open(dir);
     act_cl_next.clRetainEvent = retain_fails ? fake_bad_event : fake_ok_event;
     act_cl_next.clReleaseEvent = fake_ok_event;
     assert_int_equal(act_cl_w_clRetainEvent((cl_event)0x5000),
@@ -389,10 +384,7 @@ static void event_session(int retain_fails, char names[4][32], int *n, json_int_
     assert_int_equal(act_cl_w_clReleaseEvent((cl_event)0x5000), CL_SUCCESS);
     act_cl_next.clReleaseEvent = fake_bad_event;
     assert_int_equal(act_cl_w_clReleaseEvent((cl_event)0x5000), CL_INVALID_EVENT);
-    char path[256];
-    snprintf(path, sizeof path, "%s/t.json", dir);
-    assert_int_equal(act_session_end(path), ACT_OK);
-    json_t *doc = session_trace(path);
+    json_t *doc = session_close(dir);
     size_t i;
     json_t *ev;
     *n = 0;
@@ -410,9 +402,6 @@ static void event_session(int retain_fails, char names[4][32], int *n, json_int_
     undrawn[0] = json_integer_value(json_object_get(nd, "clRetainEvent"));
     undrawn[1] = json_integer_value(json_object_get(nd, "clReleaseEvent"));
     json_decref(doc);
-    unlink(path);
-    rmdir(dir);
-    unsetenv("TMPDIR");
 }
 
 /* Events' retains and releases are drawn only when they fail (with the
