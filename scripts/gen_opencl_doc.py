@@ -46,8 +46,8 @@ One exception, as kineto makes for `cudaEventCreate`/`cudaEventDestroy`:
 their error, as a slice of no length at the time the call returned). Those that succeed are frequent (one per command that asks
 for an event) and say nothing on a timeline; they are counted, per
 process, in the trace's top-level `opencl_calls_not_drawn`:
-`{"clRetainEvent":N,"clReleaseEvent":M}`, and the leak report follows them
-as before.
+`{"clRetainEvent":N,"clReleaseEvent":M}` (and a line of the summary), and
+the leak report follows them as before.
 
 Besides the timeline:
 

@@ -112,8 +112,11 @@ static int cap_add(loader *L, json_t *v)
     if (L->cap_depth == 0) {
         if (L->cap_what == 2)
             act_summary_source_counters(L->s, v);
-        else if (L->cap_what == 4) {
-            act_summary_source_cl_leaks(L->s, v);
+        else if (L->cap_what == 4 || L->cap_what == 5) {
+            if (L->cap_what == 4)
+                act_summary_source_cl_leaks(L->s, v);
+            else
+                act_summary_source_cl_undrawn(L->s, v);
             json_decref(v);
         } else {
             json_t *r = json_object_get(v, "rank");
@@ -310,11 +313,12 @@ static int cb_key(void *c, const unsigned char *k, size_t n)
         return !L->nomem;
     }
     if (w == W_TOP_OBJ) {
-        L->top_key = key_is(k, n, "traceEvents")       ? 1
-                     : key_is(k, n, "acceltrace")      ? 2
-                     : key_is(k, n, "distributedInfo") ? 3
-                     : key_is(k, n, "opencl_leaks")    ? 4
-                                                       : 0;
+        L->top_key = key_is(k, n, "traceEvents")              ? 1
+                     : key_is(k, n, "acceltrace")             ? 2
+                     : key_is(k, n, "distributedInfo")        ? 3
+                     : key_is(k, n, "opencl_leaks")           ? 4
+                     : key_is(k, n, "opencl_calls_not_drawn") ? 5
+                                                              : 0;
     } else if (w == W_EVENT) {
         L->key = key_is(k, n, "ph")     ? F_PH
                  : key_is(k, n, "cat")  ? F_CAT

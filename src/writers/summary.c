@@ -48,6 +48,7 @@ void act_summary_free(act_summary *s)
     free(s->rg_idx);
     json_decref(s->cl_failed);
     json_decref(s->cl_leaks);
+    json_decref(s->cl_undrawn);
     free(s);
 }
 
@@ -597,13 +598,23 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
     return rc;
 }
 
+static int meta_key_is(const act_str *k, const char *key)
+{
+    return k->n == strlen(key) && !memcmp(k->p, key, k->n);
+}
+
 void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
                                 size_t errors, FILE *f, int by_range)
 {
-    for (size_t i = 0; i < tl->n_meta && !s->cl_leaks; i++)
-        if (tl->meta[i].is_json && tl->meta[i].key.n == 12 &&
-            !memcmp(tl->meta[i].key.p, "opencl_leaks", 12))
-            s->cl_leaks = json_loadb(tl->meta[i].value.p, tl->meta[i].value.n, 0, NULL);
+    for (size_t i = 0; i < tl->n_meta; i++) {
+        const act_tl_meta *m = &tl->meta[i];
+        json_t **into = !m->is_json                                      ? NULL
+                        : meta_key_is(&m->key, "opencl_leaks")           ? &s->cl_leaks
+                        : meta_key_is(&m->key, "opencl_calls_not_drawn") ? &s->cl_undrawn
+                                                                         : NULL;
+        if (into && !*into)
+            *into = json_loadb(m->value.p, m->value.n, 0, NULL);
+    }
     json_t *counters =
         counters_of(tl, invalid_utf8, errors); /* NULL (no memory): printed as none */
     act_summary_set_counters(s, counters);
@@ -635,4 +646,10 @@ void act_summary_source_cl_leaks(act_summary *s, json_t *leaks)
 {
     if (!s->cl_leaks && json_is_object(leaks))
         s->cl_leaks = json_incref(leaks);
+}
+
+void act_summary_source_cl_undrawn(act_summary *s, json_t *undrawn)
+{
+    if (!s->cl_undrawn && json_is_object(undrawn))
+        s->cl_undrawn = json_incref(undrawn);
 }

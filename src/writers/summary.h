@@ -49,6 +49,8 @@ void act_summary_source_counters(act_summary *s, json_t *acceltrace);
 void act_summary_add_failure(act_summary *s, const char *name, size_t len, const char *err,
                              size_t errlen);
 void act_summary_source_cl_leaks(act_summary *s, json_t *leaks);
+/* The trace's "opencl_calls_not_drawn" object (referenced, not stolen). */
+void act_summary_source_cl_undrawn(act_summary *s, json_t *undrawn);
 /* The current source's process `pid` is called `label` (process_name). */
 int act_summary_process_label(act_summary *s, uint64_t pid, const char *label, size_t len);
 /* Counters to print underneath: an "acceltrace" object as written in

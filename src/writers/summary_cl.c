@@ -85,7 +85,25 @@ static void print_leaks(FILE *f, json_t *leaks)
     fprintf(f, "%s\n", *sep == ',' ? ")" : "");
 }
 
-void act_summary_cl_print(FILE *f, json_t *failed, json_t *leaks, uint64_t builds, double build_us)
+/* The calls counted, not drawn (the trace's "opencl_calls_not_drawn"). */
+static void print_undrawn(FILE *f, json_t *undrawn)
+{
+    long long total = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(undrawn, k, v) total += json_integer_value(v);
+    fprintf(f, "  %-34s %lld", "calls counted, not drawn", total);
+    const char *sep = " (";
+    json_object_foreach(undrawn, k, v)
+    {
+        fprintf(f, "%s%s %lld", sep, k, (long long)json_integer_value(v));
+        sep = ", ";
+    }
+    fprintf(f, "%s\n", *sep == ',' ? ")" : "");
+}
+
+void act_summary_cl_print(FILE *f, json_t *failed, json_t *leaks, json_t *undrawn, uint64_t builds,
+                          double build_us)
 {
     if (!failed && !leaks && !builds)
         return;
@@ -97,4 +115,6 @@ void act_summary_cl_print(FILE *f, json_t *failed, json_t *leaks, uint64_t build
         print_leaks(f, leaks);
     else
         fprintf(f, "  %-34s unknown (no leak report in this trace)\n", "objects never released");
+    if (json_is_object(undrawn))
+        print_undrawn(f, undrawn);
 }

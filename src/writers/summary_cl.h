@@ -18,6 +18,7 @@ void act_summary_cl_failure(json_t **failed, const char *name, size_t len, const
 /* The same for an event flagged ACT_EVF_ERROR of a built timeline. */
 void act_summary_cl_failure_event(json_t **failed, const act_timeline *tl, const act_tl_event *e);
 /* Print the section (nothing when there is nothing OpenCL to say). */
-void act_summary_cl_print(FILE *f, json_t *failed, json_t *leaks, uint64_t builds, double build_us);
+void act_summary_cl_print(FILE *f, json_t *failed, json_t *leaks, json_t *undrawn, uint64_t builds,
+                          double build_us);
 
 #endif

@@ -104,9 +104,10 @@ struct act_summary {
     int want_ranges;
     int finished;
     int nomem;
-    json_t *counters;  /* borrowed (set_counters), else the sources' */
-    json_t *cl_failed; /* OpenCL section (summary_cl.c): {name: {error: n}} */
-    json_t *cl_leaks;  /* a trace's "opencl_leaks" (owned) */
+    json_t *counters;   /* borrowed (set_counters), else the sources' */
+    json_t *cl_failed;  /* OpenCL section (summary_cl.c): {name: {error: n}} */
+    json_t *cl_leaks;   /* a trace's "opencl_leaks" (owned) */
+    json_t *cl_undrawn; /* a trace's "opencl_calls_not_drawn" (owned) */
 };
 
 /* Drain the reorder window and close every open slice (before printing). */

@@ -647,7 +647,7 @@ static void print_opencl(const act_summary *s, FILE *f)
             build_us += x->total;
         }
     }
-    act_summary_cl_print(f, s->cl_failed, s->cl_leaks, builds, build_us);
+    act_summary_cl_print(f, s->cl_failed, s->cl_leaks, s->cl_undrawn, builds, build_us);
 }
 
 static void print_table(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow *rows)

@@ -116,6 +116,12 @@ def check_fail(doc, sec):
     check_summary_line(sec, r"^\s+program builds\s+2 \(\d+\.\d+ ms\)$", "build time")
     check_summary_line(sec, r"^\s+objects never released\s+2 \(buffer 1 = 4096 bytes, kernel 1\)$",
                        "leaks per type")
+    # The two successful event releases are counted, not drawn.
+    check(doc.get("opencl_calls_not_drawn") == {"clRetainEvent": 0, "clReleaseEvent": 2},
+          f"calls not drawn: {doc.get('opencl_calls_not_drawn')}")
+    check(not events(doc, "X", "clReleaseEvent"), "no slice for a successful clReleaseEvent")
+    check_summary_line(sec, r"^\s+calls counted, not drawn\s+2 \(clRetainEvent 0, "
+                       r"clReleaseEvent 2\)$", "calls not drawn in the summary")
 
 
 def linked_ops(doc, api):
@@ -162,6 +168,17 @@ def check_clean(doc, sec, out):
                                           if k != "total"), f"no leak reported: {leaks}")
     check_summary_line(sec, r"^\s+objects never released\s+0$", "no leak in the summary")
     check_summary_line(sec, r"^\s+failed calls and commands\s+0$", "no failure in the summary")
+    nd = doc.get("opencl_calls_not_drawn", {})
+    check(nd.get("clRetainEvent", 0) >= 1 and nd.get("clReleaseEvent", 0) >= 3,
+          f"event retains and releases counted, not drawn: {nd}")
+    check(not events(doc, "X", "clRetainEvent") and not events(doc, "X", "clReleaseEvent"),
+          "no slice for a successful event retain or release")
+    check_summary_line(sec, r"^\s+calls counted, not drawn\s+%d \(clRetainEvent %d, "
+                       r"clReleaseEvent %d\)$" % (nd.get("clRetainEvent", 0)
+                                                   + nd.get("clReleaseEvent", 0),
+                                                   nd.get("clRetainEvent", 0),
+                                                   nd.get("clReleaseEvent", 0)),
+                       "calls not drawn in the summary")
 
 
 def check_cmdbuf(doc, sec, out):
