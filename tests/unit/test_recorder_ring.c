@@ -177,11 +177,77 @@ static void test_strings_reinterned(void **state)
     spool_unwalk(&ws);
 }
 
+typedef struct ids_seen {
+    const char *def[4096]; /* string id -> bytes, this segment only */
+    uint32_t len[4096];
+    uint64_t marks, unresolved, wrong;
+} ids_seen;
+
+/* Every mark names "inner", defined in its own segment (R3). */
+static void on_inner(const act_rec_hdr *r, uint32_t serial, void *arg)
+{
+    (void)serial;
+    ids_seen *s = arg;
+    if (r->kind == ACT_REC_SEGMENT) {
+        memset(s->def, 0, sizeof(s->def));
+    } else if (r->kind == ACT_REC_STRING && r->aux < 4096) {
+        s->def[r->aux] = (const char *)((const act_rec_string *)r + 1);
+        s->len[r->aux] = ((const act_rec_string *)r)->len;
+    } else if (r->kind == ACT_REC_MARK) {
+        s->marks++;
+        if (r->aux >= 4096 || !s->def[r->aux])
+            s->unresolved++;
+        else if (s->len[r->aux] != 5 || memcmp(s->def[r->aux], "inner", 5))
+            s->wrong++;
+    }
+}
+
+/* A literal found by its pointer (act_str_intern_literal) whose bytes the
+ * string cache has since lost (other strings took its slot) is still
+ * defined again atop the next chunk when the record that ran out of room
+ * uses it (R3). longrun.ring_trigger saw "string id used before it was
+ * defined" for a range push that started a chunk. */
+static void test_literal_redefined_after_eviction(void **state)
+{
+    (void)state;
+    enum { BIG = 64 * 1024 };
+    act_recorder_set_ring(4 * BIG);
+    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * BIG, BIG), 0);
+    char path[256];
+    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    mark(act_str_intern_literal("inner"), 0);
+    /* 1 500 other names in the same chunk: the cache's slot of "inner" is
+     * taken (its pointer is still cached). */
+    char buf[32];
+    for (int i = 0; i < 1500; i++) {
+        snprintf(buf, sizeof(buf), "evict-%d", i);
+        (void)act_str_intern_cstr(buf);
+    }
+    /* Marks of "inner" (found by its pointer) past the chunk's end: the
+     * mark that starts the second chunk is the one to check, so the ring
+     * (four chunks) must not have recycled that chunk yet. */
+    for (uint64_t i = 1; i < 3000; i++)
+        mark(act_str_intern_literal("inner"), i);
+    act_recorder_close();
+
+    walk_stats ws;
+    ids_seen *s = calloc(1, sizeof(*s));
+    assert_non_null(s);
+    assert_int_equal(spool_walk(path, &ws, on_inner, s), 0);
+    assert_true(ws.hdr->chunks_used >= 2);
+    assert_true(s->marks == 3000);
+    assert_int_equal(s->unresolved, 0);
+    assert_int_equal(s->wrong, 0);
+    spool_unwalk(&ws);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_recycling_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strings_reinterned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_literal_redefined_after_eviction, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

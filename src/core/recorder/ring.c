@@ -362,8 +362,26 @@ static uint32_t put_string(act_thread *t, const char *s, uint32_t len)
     return id;
 }
 
+/* The bytes of a string the thread finds by its pointer (a literal, or
+ * one its caller keeps unchanged; literals.c): the pointer cache outlives
+ * the string cache's copy, which another string may have taken the slot
+ * of since (NULL if gone). */
+static const char *ptr_by_id(act_thread *t, uint32_t id, uint32_t *len)
+{
+    for (size_t i = 0; id && i < ACT_PTR_CACHE; i++) {
+        if (t->ptrs[i].ptr && t->ptrs[i].id == id) {
+            size_t n = strlen(t->ptrs[i].ptr);
+            *len = (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX);
+            return t->ptrs[i].ptr;
+        }
+    }
+    return NULL;
+}
+
 /* The bytes of the thread's string `id`: an open range's name kept from the
- * previous chunk, or the string cache. */
+ * previous chunk, the string cache, or the pointer cache (a record about to
+ * be written may use an id found by its pointer whose copy the string
+ * cache lost: it must be defined again all the same, R3). */
 static const char *string_bytes(act_thread *t, uint32_t id, uint32_t *len)
 {
     for (uint32_t i = 0; id && i < t->n_ring_names; i++) {
@@ -373,8 +391,12 @@ static const char *string_bytes(act_thread *t, uint32_t id, uint32_t *len)
         }
     }
     const act_str_slot *s = slot_by_id(t, id);
-    *len = s ? s->len : 0;
-    return s ? s->copy : NULL;
+    if (s) {
+        *len = s->len;
+        return s->copy;
+    }
+    *len = 0;
+    return ptr_by_id(t, id, len);
 }
 
 /* Define string `id` again in this chunk if its bytes are known and fit in
