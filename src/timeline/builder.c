@@ -641,7 +641,7 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
         act_str key = rec->s1;
         static const char *const builder_keys[] = {"External id", "truncated", "unclosed"};
         for (size_t k = 0; k < sizeof(builder_keys) / sizeof(builder_keys[0]); k++)
-            if (key.n == strlen(builder_keys[k]) && !memcmp(key.p, builder_keys[k], key.n))
+            if (act_str_is(key, builder_keys[k]))
                 key = act_tl_printf(tl, "%s (recorded)", builder_keys[k]);
         if (r->type == ACT_RECARG_LAUNCH) {
             emit_launch_args(tl, r);
@@ -663,7 +663,7 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
         case ACT_RECARG_STR:
             a->type = ACT_ARG_STR;
             a->v.s = rec->s2;
-            if (key.n == 5 && !memcmp(key.p, "error", 5) && tl->n_ev)
+            if (act_str_is(key, "error") && tl->n_ev)
                 tl->ev[tl->n_ev - 1].flags |= ACT_EVF_ERROR;
             break;
         case ACT_RECARG_NULL: a->type = ACT_ARG_NULL; break;

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "record.h"
 #include "spool.h"
@@ -372,6 +373,13 @@ static inline act_str act_str_c(const char *s)
     while (s[n])
         n++;
     return (act_str){s, (uint32_t)n};
+}
+
+/* Whether `s` holds exactly the bytes of the C string `c` (a key, a name). */
+static inline int act_str_is(act_str s, const char *c)
+{
+    size_t n = strlen(c);
+    return s.n == n && !memcmp(s.p, c, n);
 }
 
 /* Greedy interval partitioning (lanes.c): items sorted by start; writes the

@@ -767,8 +767,7 @@ static void write_anchor(writer *w)
     json_t *best = NULL;
     for (size_t i = 0; i < tl->n_meta; i++) {
         const act_tl_meta *m = &tl->meta[i];
-        if (!(m->is_json & ACT_META_INTERNAL) ||
-            !key_is(&m->key, ACT_ANCHOR_META_KEY, strlen(ACT_ANCHOR_META_KEY)))
+        if (!(m->is_json & ACT_META_INTERNAL) || !act_str_is(m->key, ACT_ANCHOR_META_KEY))
             continue;
         json_t *a = json_loadb(m->value.p, m->value.n, 0, NULL);
         if (!json_is_integer(json_object_get(a, "monotonic_ns")) ||

@@ -557,7 +557,7 @@ static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
 {
     for (uint32_t i = 0; i < e->nargs; i++) {
         const act_tl_arg *a = &tl->args[e->arg0 + i];
-        if (a->type == ACT_ARG_U64 && a->key.n == 11 && !memcmp(a->key.p, "External id", 11))
+        if (a->type == ACT_ARG_U64 && act_str_is(a->key, "External id"))
             return a->v.u;
     }
     return 0;
@@ -572,8 +572,8 @@ static int is_process_slice_tl(const act_timeline *tl, const act_tl_event *e)
     if (e->cat != ACT_CAT_CPU_OP || e->nargs != 1)
         return 0;
     const act_tl_arg *a = &tl->args[e->arg0];
-    return a->type == ACT_ARG_STR && a->key.n == 10 && !memcmp(a->key.p, "acceltrace", 10) &&
-           a->v.s.n == strlen(ACT_PROCESS_SLICE) && !memcmp(a->v.s.p, ACT_PROCESS_SLICE, a->v.s.n);
+    return a->type == ACT_ARG_STR && act_str_is(a->key, "acceltrace") &&
+           act_str_is(a->v.s, ACT_PROCESS_SLICE);
 }
 
 int act_summary_add_events(act_summary *s, const act_timeline *tl)
@@ -598,20 +598,15 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
     return rc;
 }
 
-static int meta_key_is(const act_str *k, const char *key)
-{
-    return k->n == strlen(key) && !memcmp(k->p, key, k->n);
-}
-
 void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
                                 size_t errors, FILE *f, int by_range)
 {
     for (size_t i = 0; i < tl->n_meta; i++) {
         const act_tl_meta *m = &tl->meta[i];
-        json_t **into = !m->is_json                                      ? NULL
-                        : meta_key_is(&m->key, "opencl_leaks")           ? &s->cl_leaks
-                        : meta_key_is(&m->key, "opencl_calls_not_drawn") ? &s->cl_undrawn
-                                                                         : NULL;
+        json_t **into = !m->is_json                                    ? NULL
+                        : act_str_is(m->key, "opencl_leaks")           ? &s->cl_leaks
+                        : act_str_is(m->key, "opencl_calls_not_drawn") ? &s->cl_undrawn
+                                                                       : NULL;
         if (into && !*into)
             *into = json_loadb(m->value.p, m->value.n, 0, NULL);
     }

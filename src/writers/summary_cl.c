@@ -32,11 +32,11 @@ void act_summary_cl_failure_event(json_t **failed, const act_timeline *tl, const
 {
     for (uint32_t i = 0; i < e->nargs; i++) {
         const act_tl_arg *a = &tl->args[e->arg0 + i];
-        if (a->type == ACT_ARG_STR && a->key.n == 5 && !memcmp(a->key.p, "error", 5)) {
+        if (a->type == ACT_ARG_STR && act_str_is(a->key, "error")) {
             act_summary_cl_failure(failed, e->name.p, e->name.n, a->v.s.p, a->v.s.n);
             return;
         }
-        if (a->type == ACT_ARG_I64 && a->key.n == 6 && !memcmp(a->key.p, "status", 6)) {
+        if (a->type == ACT_ARG_I64 && act_str_is(a->key, "status")) {
             char st[32];
             int n = snprintf(st, sizeof st, "status %lld", (long long)a->v.i);
             act_summary_cl_failure(failed, e->name.p, e->name.n, st, (size_t)n);
