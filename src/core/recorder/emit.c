@@ -83,31 +83,12 @@ int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t co
     return api_slow(name, start, end, corr, ext, result, source);
 }
 
-static __attribute__((noinline)) int api_here_slow(const char *name, uint64_t start, uint64_t end,
-                                                   int32_t result, uint32_t source)
-{
-    return api_slow(name, start, end, 0, act_range_current_ext(), result, source);
-}
-
-/* The slow paths are calls the fast one does not make: no registers to
- * save, the innermost range read inline when it is recorded (the usual
- * case: none open, or one in the spool), else left to
- * act_range_current_ext. */
 int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t result,
                      uint32_t source)
 {
     act_thread *t = act_rec_tls;
-    if (ACT_UNLIKELY(t == NULL))
-        return api_here_slow(name, start, end, result, source);
-    uint64_t ext = 0;
-    uint32_t d = t->range_depth;
-    if (d != 0) {
-        uint32_t seq = d <= ACT_RANGE_STACK ? (uint32_t)t->range_stack[d - 1] : RANGE_MARK_OUTSIDE;
-        if (ACT_UNLIKELY(seq == RANGE_MARK_OUTSIDE || seq == RANGE_MARK_DROPPED))
-            return api_here_slow(name, start, end, result, source);
-        ext = ((uint64_t)t->serial << 32) | seq;
-    }
-    if (ACT_LIKELY(api_fast(t, name, start, end, 0, ext, result, source)))
+    uint64_t ext = t ? act_rec_range_ext(t) : 0;
+    if (ACT_LIKELY(t != NULL) && ACT_LIKELY(api_fast(t, name, start, end, 0, ext, result, source)))
         return 0;
     return api_slow(name, start, end, 0, ext, result, source);
 }

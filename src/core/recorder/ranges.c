@@ -31,18 +31,8 @@ void act_recorder_count_invalid_range_end(void)
 
 uint64_t act_range_current_ext(void)
 {
-    act_thread *t = act_rec_tls;
-    if (!t)
-        return 0;
-    uint32_t d = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
-    /* Usually the top entry; skip ranges that are not in the spool. */
-    while (d > 0) {
-        uint32_t seq = (uint32_t)t->range_stack[d - 1];
-        if (seq != RANGE_MARK_OUTSIDE && seq != RANGE_MARK_DROPPED)
-            return ((uint64_t)t->serial << 32) | seq;
-        d--;
-    }
-    return 0;
+    const act_thread *t = act_rec_tls;
+    return t ? act_rec_range_ext(t) : 0;
 }
 
 /* Called by act_range_push after its record was written (or not); `name`

@@ -157,6 +157,22 @@ extern _Atomic int act_rec_exhausted;
 /* The calling thread's state (NULL before its first record). */
 extern __thread act_thread *act_rec_tls __attribute__((tls_model("initial-exec")));
 
+/* Thread t's innermost recorded open range as an external reference:
+ * (serial << 32) | push sequence, skipping ranges not in the spool (0:
+ * none). Usually the top entry: inlined into act_rec_api_here's fast path
+ * and act_range_current_ext. */
+static inline uint64_t act_rec_range_ext(const act_thread *t)
+{
+    uint32_t d = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
+    while (d > 0) {
+        uint32_t seq = (uint32_t)t->range_stack[d - 1];
+        if (seq != RANGE_MARK_OUTSIDE && seq != RANGE_MARK_DROPPED)
+            return ((uint64_t)t->serial << 32) | seq;
+        d--;
+    }
+    return 0;
+}
+
 /* ---- chunks.c ---- */
 act_thread *act_rec_thread_new(void);
 static inline act_thread *act_rec_thread_get(void)

@@ -87,11 +87,6 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
     return op;
 }
 
-static void act_cl_op_free(act_cl_op *op)
-{
-    act_cl_op_release(op);
-}
-
 void act_cl_op_kernel(act_cl_op *op, cl_kernel k)
 {
     const act_cl_kinfo *ki = act_cl_obj_kernel(k);
@@ -200,7 +195,7 @@ static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *use
         int early = !op->late;
         if (!atomic_load(&act_cl_sweeping)) {
             act_cl_next.clReleaseEvent(op->ev);
-            act_cl_op_free(op);
+            act_cl_op_release(op);
         }
         act_cl_pending_add(-1); /* last: the drain trusts what was recorded by now */
         if (early)
@@ -308,7 +303,7 @@ static void act_cl_op_end_slow(act_cl_op *op, cl_int result, int written, cl_eve
         else
             act_cl_next.clReleaseEvent(op->ev);
     }
-    act_cl_op_free(op);
+    act_cl_op_release(op);
 }
 
 /* clSetEventCallback refused: the command is not traced (said, not lost
@@ -317,7 +312,7 @@ static void act_cl_callback_refused(act_cl_op *op, const char *api, cl_int rc, i
 {
     act_rec_error_emit("opencl: clSetEventCallback failed (%d) for %s", (int)rc, api);
     act_cl_next.clReleaseEvent(op->ev);
-    act_cl_op_free(op);
+    act_cl_op_release(op);
     act_cl_pending_add(-1);
     if (!late)
         atomic_fetch_sub(&act_cl_pending_early, 1);

@@ -424,7 +424,7 @@ cl_event CL_API_CALL act_cl_w_clCreateUserEvent(cl_context ctx, cl_int *err)
  *
  * A program that asks for an event per enqueue releases one per enqueue:
  * the table of events' references is evtab.c's (no lock, the thread's own
- * line), the call's slice act_cl_host_slice's (in place). */
+ * line), and a call that succeeded is only counted (oppool.c), not drawn. */
 
 /* An event's retain or release that succeeded is counted, not drawn
  * (cl_source.h); one that failed is drawn with its error, as a slice of
