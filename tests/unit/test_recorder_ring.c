@@ -108,15 +108,18 @@ static void test_recycling_order(void **state)
     spool_unwalk(&ws);
 }
 
+#define IDS 4096 /* string ids these tests may use */
+
 typedef struct strings_seen {
-    const char *def[256]; /* string id -> bytes, this segment only */
-    uint32_t len[256];
+    const char *def[IDS]; /* string id -> bytes, this segment only */
+    uint32_t len[IDS];
+    const char *(*want)(uint64_t ts); /* the name of the mark at ts */
     uint64_t marks, unresolved, wrong, metadata;
 } strings_seen;
 
 static int is(const strings_seen *s, uint32_t id, const char *want)
 {
-    return id < 256 && s->def[id] && s->len[id] == strlen(want) &&
+    return id < IDS && s->def[id] && s->len[id] == strlen(want) &&
            !memcmp(s->def[id], want, s->len[id]);
 }
 
@@ -127,15 +130,14 @@ static void on_strings(const act_rec_hdr *r, uint32_t serial, void *arg)
     strings_seen *s = arg;
     if (r->kind == ACT_REC_SEGMENT) {
         memset(s->def, 0, sizeof(s->def));
-    } else if (r->kind == ACT_REC_STRING && r->aux < 256) {
+    } else if (r->kind == ACT_REC_STRING && r->aux < IDS) {
         s->def[r->aux] = (const char *)((const act_rec_string *)r + 1);
         s->len[r->aux] = ((const act_rec_string *)r)->len;
     } else if (r->kind == ACT_REC_MARK) {
-        uint64_t i = ((const act_rec_ts *)r)->ts;
         s->marks++;
-        if (r->aux >= 256 || !s->def[r->aux])
+        if (r->aux >= IDS || !s->def[r->aux])
             s->unresolved++;
-        else if (!is(s, r->aux, i % 3 == 0 ? "alpha" : i % 3 == 1 ? "beta" : "gamma-long-name"))
+        else if (!is(s, r->aux, s->want(((const act_rec_ts *)r)->ts)))
             s->wrong++;
     } else if (r->kind == ACT_REC_METADATA) {
         const act_rec_metadata *m = (const act_rec_metadata *)r;
@@ -143,6 +145,22 @@ static void on_strings(const act_rec_hdr *r, uint32_t serial, void *arg)
         assert_true(is(s, m->value, "imagenet"));
         s->metadata++;
     }
+}
+
+/* The spool at path walked with on_strings (free the result). */
+static strings_seen *walk_strings(const char *path, walk_stats *ws,
+                                  const char *(*want)(uint64_t ts))
+{
+    strings_seen *s = calloc(1, sizeof(*s));
+    assert_non_null(s);
+    s->want = want;
+    assert_int_equal(spool_walk(path, ws, on_strings, s), 0);
+    return s;
+}
+
+static const char *abc(uint64_t i)
+{
+    return i % 3 == 0 ? "alpha" : i % 3 == 1 ? "beta" : "gamma-long-name";
 }
 
 /* Names interned before the ring wrapped are defined again in each chunk
@@ -166,40 +184,20 @@ static void test_strings_reinterned(void **state)
     act_recorder_close();
 
     walk_stats ws;
-    strings_seen s;
-    memset(&s, 0, sizeof(s));
-    assert_int_equal(spool_walk(path, &ws, on_strings, &s), 0);
+    strings_seen *s = walk_strings(path, &ws, abc);
     assert_true(ws.hdr->chunks_overwritten > 3);
-    assert_true(s.marks > 100);
-    assert_int_equal(s.unresolved, 0);
-    assert_int_equal(s.wrong, 0);
-    assert_true(s.metadata >= 1); /* R5: carried from chunk to chunk */
+    assert_true(s->marks > 100);
+    assert_int_equal(s->unresolved, 0);
+    assert_int_equal(s->wrong, 0);
+    assert_true(s->metadata >= 1); /* R5: carried from chunk to chunk */
     spool_unwalk(&ws);
+    free(s);
 }
 
-typedef struct ids_seen {
-    const char *def[4096]; /* string id -> bytes, this segment only */
-    uint32_t len[4096];
-    uint64_t marks, unresolved, wrong;
-} ids_seen;
-
-/* Every mark names "inner", defined in its own segment (R3). */
-static void on_inner(const act_rec_hdr *r, uint32_t serial, void *arg)
+static const char *inner(uint64_t i)
 {
-    (void)serial;
-    ids_seen *s = arg;
-    if (r->kind == ACT_REC_SEGMENT) {
-        memset(s->def, 0, sizeof(s->def));
-    } else if (r->kind == ACT_REC_STRING && r->aux < 4096) {
-        s->def[r->aux] = (const char *)((const act_rec_string *)r + 1);
-        s->len[r->aux] = ((const act_rec_string *)r)->len;
-    } else if (r->kind == ACT_REC_MARK) {
-        s->marks++;
-        if (r->aux >= 4096 || !s->def[r->aux])
-            s->unresolved++;
-        else if (s->len[r->aux] != 5 || memcmp(s->def[r->aux], "inner", 5))
-            s->wrong++;
-    }
+    (void)i;
+    return "inner";
 }
 
 /* A literal found by its pointer (act_str_intern_literal) whose bytes the
@@ -231,9 +229,7 @@ static void test_literal_redefined_after_eviction(void **state)
     act_recorder_close();
 
     walk_stats ws;
-    ids_seen *s = calloc(1, sizeof(*s));
-    assert_non_null(s);
-    assert_int_equal(spool_walk(path, &ws, on_inner, s), 0);
+    strings_seen *s = walk_strings(path, &ws, inner);
     assert_true(ws.hdr->chunks_used >= 2);
     assert_true(s->marks == 3000);
     assert_int_equal(s->unresolved, 0);
