@@ -8,6 +8,10 @@
  * elements. The capacity doubles (from `first` when the array is empty)
  * until it holds `need`; on failure the array and its capacity are left as
  * they were.
+ *
+ * Arrays of ACT_VEC_HUGE_MIN bytes or more, grown here or allocated with
+ * act_vec_alloc, are backed by transparent huge pages where the system
+ * allows it (vec.c says why).
  */
 #ifndef ACT_VEC_H
 #define ACT_VEC_H
@@ -18,6 +22,10 @@
 #define act_vec_reserve(arr, cap, need, first)                                                     \
     act_vec__reserve((void *)&(arr), &(cap), (need), sizeof(*(arr)), (first))
 
+#define ACT_VEC_HUGE_MIN ((size_t)8 << 20)
+
+/* malloc for a block that may be large (its contents are undefined). */
+void *act_vec_alloc(size_t bytes);
 int act_vec__reserve(void *arrp, size_t *cap, size_t need, size_t size, size_t first);
 
 #endif

@@ -368,7 +368,7 @@ static void on_queue(bld *b, bld_proc *p, const act_sp_rec *rec)
  * the array again and again. */
 static void *presize(bld *b, size_t n, size_t size, size_t *cap)
 {
-    void *a = malloc((n ? n : 1) * size);
+    void *a = act_vec_alloc((n ? n : 1) * size);
     if (!a)
         b->tl->err = ACT_E_NOMEM;
     *cap = a ? (n ? n : 1) : 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "acceltrace.h"
+#include "core/vec.h"
 #include "timeline.h"
 #include "u64map.h"
 
@@ -299,7 +300,7 @@ static inline void *bld_scratch(bld *b, size_t bytes)
         return b->scratch;
     /* realloc would copy contents nobody needs: a new block instead. */
     free(b->scratch);
-    b->scratch = malloc(bytes);
+    b->scratch = act_vec_alloc(bytes);
     b->scratch_cap = b->scratch ? bytes : 0;
     if (!b->scratch)
         b->tl->err = ACT_E_NOMEM;
