@@ -7,7 +7,8 @@
  * `arr` is any T *array and `cap` a size_t lvalue holding its capacity in
  * elements. The capacity doubles (from `first` when the array is empty)
  * until it holds `need`; on failure the array and its capacity are left as
- * they were.
+ * they were. The test for room is inline: it runs once per record. `need`
+ * is evaluated once or twice, so it must have no side effects.
  *
  * Arrays of ACT_VEC_HUGE_MIN bytes or more, grown here or allocated with
  * act_vec_alloc, are backed by transparent huge pages where the system
@@ -20,7 +21,9 @@
 
 /* Returns 0, or ACT_E_NOMEM. */
 #define act_vec_reserve(arr, cap, need, first)                                                     \
-    act_vec__reserve((void *)&(arr), &(cap), (need), sizeof(*(arr)), (first))
+    ((size_t)(need) <= (cap)                                                                       \
+         ? 0                                                                                       \
+         : act_vec__reserve((void *)&(arr), &(cap), (need), sizeof(*(arr)), (first)))
 
 #define ACT_VEC_HUGE_MIN ((size_t)8 << 20)
 

@@ -2,7 +2,8 @@
  * test_chrome_writer.c -- the Chrome trace writer and the export entry
  * point: the trace's top-level shape, user metadata (raw JSON after
  * validation, invalid JSON kept as a string, reserved keys refused, last
- * value wins), invalid UTF-8 counted, three-decimal timestamps, writing
+ * value wins), invalid UTF-8 counted, exact compact timestamps (every
+ * nanosecond remainder), writing
  * through a temporary file that never replaces an existing trace without
  * force, and act_trace_export() on a spool directory with a bad spool.
  */
@@ -288,6 +289,68 @@ static void test_written_early(void **state)
 /* Integers are written digit by digit into place: every length, and the
  * edges around each power of ten, read back as the value written (above
  * INT64_MAX as a decimal string). */
+/* Every nanosecond remainder 0..999 of a time and of a duration (i * 1001
+ * ns after the first: remainder i whatever the base's): the
+ * text is the exact decimal (fewest digits, no trailing zero), so a
+ * reader's ts * 1000 gives back the nanoseconds. */
+static void test_time_fractions(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    sb_init(&s, 811, 1u << 20, 1);
+    sb_open_thread(&s, 0, 1, 811);
+    sb_str(&s, 1, "r");
+    const uint64_t base = 2000000;
+    for (uint64_t i = 0; i < 1000; i++) {
+        /* start i * 1001 ns after the base (remainder i), lasting 3000 + 999 - i ns */
+        sb_ts(&s, ACT_REC_RANGE_PUSH, 1, base + i * 1001);
+        sb_ts(&s, ACT_REC_RANGE_POP, 0, base + i * 1001 + 3999 - i);
+    }
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    act_build_opts o = {0, 0};
+    assert_int_equal(act_timeline_build(&b.tl, b.ptr, b.n, &o), 0);
+    act_chrome_opts co = {NULL, NULL, 0, NULL, -1, NULL, 0};
+    size_t len;
+    char *text = tu_trace_text(&b.tl, &co, &len);
+    assert_non_null(text);
+    assert_no_trailing_zeros(text, "\"ts\":");
+    assert_no_trailing_zeros(text, "\"dur\":");
+    size_t seen = 0;
+    uint64_t first = 0;
+    for (const char *p = strstr(text, "\"name\":\"r\""); p; p = strstr(p + 1, "\"name\":\"r\"")) {
+        unsigned long long ts_us = 0, dur_us = 0;
+        unsigned ts_f = 0, dur_f = 0;
+        int ts_nf = 0, dur_nf = 0;
+        const char *t = strstr(p, "\"ts\":"), *d = strstr(p, "\"dur\":");
+        assert_non_null(t);
+        assert_non_null(d);
+        assert_true(sscanf(t, "\"ts\":%llu.%n", &ts_us, &ts_nf) >= 1);
+        assert_true(sscanf(d, "\"dur\":%llu.%n", &dur_us, &dur_nf) >= 1);
+        /* the fraction's digits, scaled to nanoseconds */
+        const char *tf = strchr(t, '.'), *df = strchr(d, '.');
+        const char *tend = t + strcspn(t, ",}"), *dend = d + strcspn(d, ",}");
+        for (int k = 0; k < 3; k++) {
+            ts_f = ts_f * 10 +
+                   (tf && tf < tend && tf + 1 + k < tend ? (unsigned)(tf[1 + k] - '0') : 0);
+            dur_f = dur_f * 10 +
+                    (df && df < dend && df + 1 + k < dend ? (unsigned)(df[1 + k] - '0') : 0);
+        }
+        assert_true(!tf || tf >= tend || tend - tf <= 4);
+        assert_true(!df || df >= dend || dend - df <= 4);
+        uint64_t i = seen++, ts = ts_us * 1000 + ts_f;
+        if (!i)
+            first = ts; /* the time base may differ from the first record */
+        assert_true(ts - first == i * 1001);
+        assert_true(dur_us * 1000 + dur_f == 3999 - i);
+    }
+    assert_int_equal(seen, 1000);
+    free(text);
+    tu_free(&b);
+}
+
 static void test_integer_args(void **state)
 {
     (void)state;
@@ -566,6 +629,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shape_and_metadata),
+        cmocka_unit_test(test_time_fractions),
         cmocka_unit_test(test_integer_args),
         cmocka_unit_test(test_write_file_no_overwrite),
         cmocka_unit_test(test_export_entry_point),
