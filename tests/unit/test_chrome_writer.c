@@ -3,9 +3,9 @@
  * point: the trace's top-level shape, user metadata (raw JSON after
  * validation, invalid JSON kept as a string, reserved keys refused, last
  * value wins), invalid UTF-8 counted, exact compact timestamps (every
- * nanosecond remainder), writing
- * through a temporary file that never replaces an existing trace without
- * force, and act_trace_export() on a spool directory with a bad spool.
+ * nanosecond remainder), writing through a temporary file that never
+ * replaces an existing trace without force, and act_trace_export() on a
+ * spool directory with a bad spool.
  */
 #include <setjmp.h>
 #include <stdarg.h>
