@@ -501,7 +501,8 @@ static inline void note_times(reader *rd, const act_rec_hdr *h)
 }
 
 /* Resolve the strings of a record that is handed out. */
-static void rec_decode(reader *rd, const act_rec_hdr *h, uint32_t serial, act_sp_rec *r)
+static inline __attribute__((always_inline)) void rec_decode(reader *rd, const act_rec_hdr *h,
+                                                             uint32_t serial, act_sp_rec *r)
 {
     r->r = h;
     r->serial = serial;
