@@ -31,6 +31,8 @@
 
 typedef struct esc_slot esc_slot;
 
+#define KEY_MEMO 16 /* arg positions remembered per category (the rest share the last) */
+
 typedef struct writer {
     act_timeline *tl;
     act_obuf *b;
@@ -59,6 +61,9 @@ typedef struct writer {
         uint8_t invalid;
         char txt[58];
     } keys[64];
+    /* the keys slot each arg position of a category's events used last:
+     * events of one kind list the same keys in the same order */
+    uint8_t key_memo[ACT_CAT_MAX][KEY_MEMO];
 } writer;
 
 static void writer_init(writer *w, act_timeline *tl, act_obuf *b);
@@ -112,7 +117,8 @@ static void wcstr(writer *w, const char *s)
  * written straight into place. EV_ROOM covers an event's fixed members
  * and each arg's fixed part (at most three 20-digit numbers and their
  * punctuation) plus the fixed-size copies of cached pieces; strings
- * reserve their own room. */
+ * reserve their own room, but for the event's name when it is cached (an
+ * ESC_MAX copy, reserved with EV_ROOM). */
 #define EV_ROOM  192
 #define ARG_ROOM 128
 
@@ -253,14 +259,28 @@ typedef struct esc_slot {
     char esc[ESC_MAX - 2];
 } esc_slot;
 
+static inline esc_slot *esc_slot_of(writer *w, const char *s, size_t n)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)s ^ n) * 0x9e3779b97f4a7c15ull;
+    return &w->esc[(h >> 40) & (ESC_SLOTS - 1)];
+}
+
+/* The cached escape of an event string, or NULL. */
+static inline const esc_slot *esc_hit(writer *w, const char *s, size_t n)
+{
+    if (!w->esc)
+        return NULL;
+    const esc_slot *e = esc_slot_of(w, s, n);
+    return e->p == s && e->n == n && e->len ? e : NULL;
+}
+
 static void wstr_event(writer *w, const char *s, size_t n)
 {
     if (!w->esc || n > ESC_MAX_SRC) {
         wstr(w, s, n);
         return;
     }
-    uint64_t h = ((uint64_t)(uintptr_t)s ^ n) * 0x9e3779b97f4a7c15ull;
-    esc_slot *e = &w->esc[(h >> 40) & (ESC_SLOTS - 1)];
+    esc_slot *e = esc_slot_of(w, s, n);
     act_obuf *b = w->b;
     if (e->p == s && e->n == n && e->len) {
         /* a fixed-size copy (no call); the bytes past len are scratch */
@@ -354,23 +374,31 @@ static inline int key_in(const struct key_txt *k, act_str key)
     return k->p == key.p && k->n == key.n && k->len;
 }
 
-static void write_key(writer *w, act_str key, int first)
+/* The cached piece of `key`: first the slot this arg position used last
+ * (*memo), then the key's two ways; NULL when it is not cached. */
+static inline const struct key_txt *key_cached(writer *w, act_str key, uint8_t *memo)
+{
+    const struct key_txt *k = &w->keys[*memo];
+    if (key_in(k, key))
+        return k;
+    size_t i = cache_index((uintptr_t)key.p ^ key.n, 64);
+    if (!key_in(&w->keys[i], key) && !key_in(&w->keys[i ^= 1], key))
+        return NULL;
+    *memo = (uint8_t)i;
+    return &w->keys[i];
+}
+
+/* A key that is not cached: escaped and written, and cached in one of its
+ * two ways (an empty one first) when it is an event string (w->esc). */
+static void write_key_slow(writer *w, act_str key, int first)
 {
     act_obuf *b = w->b;
     struct key_txt *k = NULL;
     if (w->esc) {
         size_t i = cache_index((uintptr_t)key.p ^ key.n, 64);
         k = &w->keys[i];
-        if (!key_in(k, key) && (key_in(&w->keys[i ^ 1], key) || (k->len && !w->keys[i ^ 1].len)))
-            k = &w->keys[i ^ 1]; /* the other way: the key's, or an empty slot */
-    }
-    if (k && key_in(k, key)) {
-        if (act_obuf_reserve(b, sizeof(k->txt)))
-            return;
-        memcpy(b->buf + b->len, k->txt + first, sizeof(k->txt) - 1);
-        b->len += (size_t)k->len - (size_t)first;
-        w->invalid += k->invalid;
-        return;
+        if (k->len && !w->keys[i ^ 1].len)
+            k = &w->keys[i ^ 1];
     }
     /* Room for all of it first: no flush may move the bytes before they
      * are copied into the slot (wstr_event reserves at most this). */
@@ -395,15 +423,37 @@ static void write_key(writer *w, act_str key, int first)
     k->invalid = (uint8_t)inv;
 }
 
+/* The args object. A cached key and an integer value, the common case,
+ * go through the cursor with one reserve; anything else takes the
+ * general path. */
 static void write_args(writer *w, const act_tl_event *e)
 {
-    act_obuf_lit(w->b, ",\"args\":{");
-    for (uint32_t i = 0; i < e->nargs; i++) {
-        const act_tl_arg *a = &w->tl->args[e->arg0 + i];
-        write_key(w, a->key, i == 0);
+    act_obuf *b = w->b;
+    const act_tl_arg *a = &w->tl->args[e->arg0];
+    const uint32_t n = e->nargs;
+    uint8_t *memo = w->key_memo[e->cat < ACT_CAT_MAX ? e->cat : 0];
+    act_obuf_lit(b, ",\"args\":{");
+    for (uint32_t i = 0; i < n; i++, a++) {
+        const struct key_txt *k =
+            w->esc ? key_cached(w, a->key, &memo[i < KEY_MEMO ? i : KEY_MEMO - 1]) : NULL;
+        if (!k) {
+            write_key_slow(w, a->key, i == 0);
+        } else {
+            if (act_obuf_reserve(b, sizeof(k->txt) + ARG_ROOM))
+                return;
+            char *p = b->buf + b->len;
+            memcpy(p, k->txt + (i == 0), sizeof(k->txt) - 1);
+            p += k->len - (i == 0);
+            w->invalid += k->invalid;
+            if (a->type == ACT_ARG_U64) {
+                b->len = (size_t)(cur_u64_arg(p, a->v.u) - b->buf);
+                continue;
+            }
+            b->len = (size_t)(p - b->buf);
+        }
         write_arg_value(w, a);
     }
-    act_obuf_putc(w->b, '}');
+    act_obuf_putc(b, '}');
 }
 
 /* ',"pid":P' and, unless no_tid, ',"tid":T', from the small cache of
@@ -435,7 +485,7 @@ static char *put_lane(writer *w, char *p, uint32_t pid, uint32_t tid, int no_tid
 static void write_event(writer *w, const act_tl_event *e)
 {
     act_obuf *b = w->b;
-    if (act_obuf_reserve(b, EV_ROOM))
+    if (act_obuf_reserve(b, EV_ROOM + ESC_MAX))
         return;
     char *p = b->buf + b->len;
     p = CUR_LIT(p, "{\"ph\":\"X\"");
@@ -447,16 +497,23 @@ static void write_event(writer *w, const act_tl_event *e)
         p = CUR_LIT(p, ",\"cat\":");
         b->len = (size_t)(p - b->buf);
         wstr_event(w, act_cat_name(e->cat), strlen(act_cat_name(e->cat)));
-        if (act_obuf_reserve(b, EV_ROOM))
+        if (act_obuf_reserve(b, EV_ROOM + ESC_MAX))
             return;
         p = b->buf + b->len;
     }
     p = CUR_LIT(p, ",\"name\":");
-    b->len = (size_t)(p - b->buf);
-    wstr_event(w, e->name.p, e->name.n);
-    if (act_obuf_reserve(b, EV_ROOM))
-        return;
-    p = b->buf + b->len;
+    const esc_slot *nm = esc_hit(w, e->name.p, e->name.n);
+    if (nm) { /* the common case: a fixed-size copy, room reserved above */
+        memcpy(p, nm->esc, sizeof(nm->esc));
+        p += nm->len;
+        w->invalid += nm->invalid;
+    } else {
+        b->len = (size_t)(p - b->buf);
+        wstr_event(w, e->name.p, e->name.n);
+        if (act_obuf_reserve(b, EV_ROOM))
+            return;
+        p = b->buf + b->len;
+    }
     p = put_lane(w, p, e->pid, e->tid, (e->flags & ACT_EVF_NO_TID) != 0);
     if (e->ph != 'M') {
         p = CUR_LIT(p, ",\"ts\":");
