@@ -115,11 +115,12 @@ static void wcstr(writer *w, const char *s)
 /* The event loop formats into the buffer through a cursor: one reserve
  * per event (and per string) instead of one per field, and numbers are
  * written straight into place. EV_ROOM covers an event's fixed members
+ * (the separator before it and the args' opening included)
  * and each arg's fixed part (at most three 20-digit numbers and their
  * punctuation) plus the fixed-size copies of cached pieces; strings
  * reserve their own room, but for the event's name when it is cached (an
  * ESC_MAX copy, reserved with EV_ROOM). */
-#define EV_ROOM  192
+#define EV_ROOM  224
 #define ARG_ROOM 128
 
 static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930"
@@ -423,16 +424,14 @@ static void write_key_slow(writer *w, act_str key, int first)
     k->invalid = (uint8_t)inv;
 }
 
-/* The args object. A cached key and an integer value, the common case,
- * go through the cursor with one reserve; anything else takes the
- * general path. */
+/* The args object's members (write_event writes the braces). A cached key and an integer value, the
+ * common case, go through the cursor with one reserve; anything else takes the general path. */
 static void write_args(writer *w, const act_tl_event *e)
 {
     act_obuf *b = w->b;
     const act_tl_arg *a = &w->tl->args[e->arg0];
     const uint32_t n = e->nargs;
     uint8_t *memo = w->key_memo[e->cat < ACT_CAT_MAX ? e->cat : 0];
-    act_obuf_lit(b, ",\"args\":{");
     for (uint32_t i = 0; i < n; i++, a++) {
         const struct key_txt *k =
             w->esc ? key_cached(w, a->key, &memo[i < KEY_MEMO ? i : KEY_MEMO - 1]) : NULL;
@@ -453,7 +452,6 @@ static void write_args(writer *w, const act_tl_event *e)
         }
         write_arg_value(w, a);
     }
-    act_obuf_putc(b, '}');
 }
 
 /* ',"pid":P' and, unless no_tid, ',"tid":T', from the small cache of
@@ -482,12 +480,15 @@ static char *put_lane(writer *w, char *p, uint32_t pid, uint32_t tid, int no_tid
     return p + l->len;
 }
 
-static void write_event(writer *w, const act_tl_event *e)
+/* One event; `sep`: the ",\n" that follows the one before. */
+static void write_event(writer *w, const act_tl_event *e, int sep)
 {
     act_obuf *b = w->b;
     if (act_obuf_reserve(b, EV_ROOM + ESC_MAX))
         return;
     char *p = b->buf + b->len;
+    if (sep)
+        p = CUR_LIT(p, ",\n");
     p = CUR_LIT(p, "{\"ph\":\"X\"");
     p[-2] = e->ph;
     if (e->cat && e->cat < ACT_CAT_MAX && w->cat_len[e->cat]) {
@@ -539,10 +540,15 @@ static void write_event(writer *w, const act_tl_event *e)
     /* Chrome's reserved colour for failures (Perfetto keeps the arg). */
     if (e->flags & ACT_EVF_ERROR)
         p = CUR_LIT(p, ",\"cname\":\"terrible\"");
+    if (!e->nargs) {
+        *p++ = '}';
+        b->len = (size_t)(p - b->buf);
+        return;
+    }
+    p = CUR_LIT(p, ",\"args\":{");
     b->len = (size_t)(p - b->buf);
-    if (e->nargs)
-        write_args(w, e);
-    act_obuf_putc(b, '}');
+    write_args(w, e);
+    act_obuf_lit(b, "}}");
 }
 
 /* ---- top-level members ------------------------------------------------ */
@@ -1044,9 +1050,7 @@ static void write_events(writer *w)
 {
     act_timeline *tl = w->tl;
     for (size_t i = 0; i < tl->n_ev; i++) {
-        if (w->events++)
-            act_obuf_lit(w->b, ",\n");
-        write_event(w, &tl->ev[i]);
+        write_event(w, &tl->ev[i], w->events++ != 0);
     }
 }
 
