@@ -424,8 +424,9 @@ static void write_key_slow(writer *w, act_str key, int first)
     k->invalid = (uint8_t)inv;
 }
 
-/* The args object's members (write_event writes the braces). A cached key and an integer value, the
- * common case, go through the cursor with one reserve; anything else takes the general path. */
+/* The args object's members (write_event writes the braces). A cached
+ * key and an integer value, the common case, go through the cursor with
+ * one reserve; anything else takes the general path. */
 static void write_args(writer *w, const act_tl_event *e)
 {
     act_obuf *b = w->b;
