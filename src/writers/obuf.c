@@ -6,7 +6,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <libdeflate.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +15,7 @@
 
 #include "acceltrace.h"
 #include "core/config.h"
+#include "writers/gz.h"
 
 int act_obuf_init(act_obuf *b, int fd, size_t cap)
 {
@@ -51,15 +51,16 @@ static int write_all(int fd, const char *p, size_t n)
 
 /* Each flushed buffer becomes one complete gzip member (RFC 1952 2.2: a
  * gzip file is a series of members, and gzip, zlib, Python's gzip module
- * and Perfetto read them all). Whole-buffer compression with libdeflate
- * runs at about 1.7x zlib's streaming speed at a better ratio on trace
- * JSON (BENCHMARKS.md), the members need no trailer at the end, and
- * being independent they are compressed in parallel (the pool below).
+ * and Perfetto read them all). Whole-buffer compression (gz.h: ISA-L, or
+ * libdeflate) runs several times faster than zlib's streaming deflate at
+ * the same ratio on trace JSON (BENCHMARKS.md), the members need no
+ * trailer at the end, and being independent they are compressed in
+ * parallel (the pool below).
  * This compressor is the caller's, for a buffer that writes itself and
  * for the empty member; `members` is counted under the pool's mutex when
  * there is a pool. */
 struct act_obuf_gz {
-    struct libdeflate_compressor *c;
+    act_gz *c;
     char *out;
     size_t out_cap;
     int level;
@@ -69,7 +70,7 @@ struct act_obuf_gz {
 /* Compress p[0..n) as one member and write it; 0 or an errno. */
 static int gz_write(int fd, act_obuf_gz *g, const char *p, size_t n)
 {
-    size_t bound = libdeflate_gzip_compress_bound(g->c, n);
+    size_t bound = act_gz_bound(n);
     if (bound > g->out_cap) {
         char *o = realloc(g->out, bound);
         if (!o)
@@ -77,9 +78,9 @@ static int gz_write(int fd, act_obuf_gz *g, const char *p, size_t n)
         g->out = o;
         g->out_cap = bound;
     }
-    size_t z = libdeflate_gzip_compress(g->c, p, n, g->out, g->out_cap);
+    size_t z = act_gz_compress(g->c, p, n, g->out, g->out_cap);
     if (!z)
-        return EIO; /* cannot happen within the bound */
+        return ENOMEM; /* within the bound: only memory can fail */
     g->members++;
     return write_all(fd, g->out, z);
 }
@@ -116,7 +117,7 @@ typedef struct bg_slot {
 typedef struct bg_worker {
     act_obuf_bg *g;
     pthread_t thread;
-    struct libdeflate_compressor *c; /* gzip only */
+    act_gz *c; /* gzip only */
 } bg_worker;
 
 struct act_obuf_bg {
@@ -140,9 +141,9 @@ struct act_obuf_bg {
 };
 
 /* Compress a slot's bytes into its member; 0 or an errno. */
-static int slot_compress(struct libdeflate_compressor *c, bg_slot *s)
+static int slot_compress(act_gz *c, bg_slot *s)
 {
-    size_t bound = libdeflate_gzip_compress_bound(c, s->raw_len);
+    size_t bound = act_gz_bound(s->raw_len);
     if (bound > s->out_cap) {
         char *o = realloc(s->out, bound);
         if (!o)
@@ -150,8 +151,8 @@ static int slot_compress(struct libdeflate_compressor *c, bg_slot *s)
         s->out = o;
         s->out_cap = bound;
     }
-    s->out_len = libdeflate_gzip_compress(c, s->raw, s->raw_len, s->out, s->out_cap);
-    return s->out_len ? 0 : EIO; /* 0 cannot happen within the bound */
+    s->out_len = act_gz_compress(c, s->raw, s->raw_len, s->out, s->out_cap);
+    return s->out_len ? 0 : ENOMEM; /* within the bound: only memory can fail */
 }
 
 /* Called with the mutex held: write the finished slots at the head of
@@ -258,9 +259,9 @@ static void bg_start(act_obuf_bg *g)
     for (int i = 0; i < g->want; i++) {
         bg_worker *w = &g->workers[g->nthreads];
         w->g = g;
-        w->c = g->gz ? libdeflate_alloc_compressor(g->gz->level) : NULL;
+        w->c = g->gz ? act_gz_new(g->gz->level, ACT_GZ_AUTO) : NULL;
         if ((g->gz && !w->c) || pthread_create(&w->thread, NULL, bg_main, w)) {
-            libdeflate_free_compressor(w->c);
+            act_gz_free(w->c);
             w->c = NULL;
             break;
         }
@@ -338,7 +339,7 @@ static void bg_free(act_obuf_bg *g)
     pthread_mutex_unlock(&g->mu);
     for (int i = 0; i < g->nthreads; i++) {
         pthread_join(g->workers[i].thread, NULL); /* finish pending writes first */
-        libdeflate_free_compressor(g->workers[i].c);
+        act_gz_free(g->workers[i].c);
     }
     for (int i = 0; i < g->nslots; i++) {
         free(g->slots[i].raw);
@@ -357,7 +358,7 @@ int act_obuf_gzip_threads(act_obuf *b, int level, int threads)
     assert(b->fd >= 0 && !b->len && !b->written && !b->gz); /* before the first byte */
     act_obuf_gz *g = calloc(1, sizeof(*g));
     if (g)
-        g->c = libdeflate_alloc_compressor(level);
+        g->c = act_gz_new(level, ACT_GZ_AUTO);
     if (!g || !g->c) {
         free(g);
         b->err = ACT_E_NOMEM;
@@ -459,7 +460,7 @@ void act_obuf_free(act_obuf *b)
         b->bg = NULL;
     }
     if (b->gz) {
-        libdeflate_free_compressor(b->gz->c);
+        act_gz_free(b->gz->c);
         free(b->gz->out);
         free(b->gz);
         b->gz = NULL;
