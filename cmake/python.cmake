@@ -9,7 +9,8 @@
 # In a wheel the library's one dependency outside Debian's base system,
 # libjansson, goes beside it (found through libacceltrace's RUNPATH $ORIGIN),
 # with its licence, so the wheel needs only libc and, for OpenCL programs,
-# the OpenCL ICD loader the traced program brings.
+# the OpenCL ICD loader the traced program brings. ISA-L (gzip output,
+# loaded at run time) goes beside it too.
 option(ACT_INSTALL_PYTHON "Install the Python package with the library" ON)
 if(SKBUILD)
   set(_act_pydir_default ".")
@@ -39,6 +40,18 @@ if(SKBUILD)
   foreach(_c /usr/share/doc/libjansson4/copyright ${JANSSON_PREFIX}/share/doc/jansson/LICENSE)
     if(EXISTS "${_c}")
       install(FILES "${_c}" DESTINATION ${CMAKE_INSTALL_LIBDIR} RENAME libjansson.LICENSE)
+      break()
+    endif()
+  endforeach()
+  # ISA-L, which writes gzip traces (src/writers/gz.h): not NEEDED, dlopen'ed
+  # by libacceltrace when the first gzip trace is written, found through the
+  # same RUNPATH; it needs only libc.
+  find_library(ACT_ISAL_SO NAMES libisal.so.2 isal HINTS ${ISAL_LIBRARY_DIRS} REQUIRED)
+  file(REAL_PATH "${ACT_ISAL_SO}" _act_isal_real)
+  install(FILES "${_act_isal_real}" DESTINATION ${CMAKE_INSTALL_LIBDIR} RENAME libisal.so.2)
+  foreach(_c /usr/share/doc/libisal2/copyright ${ISAL_PREFIX}/share/doc/isa-l/LICENSE)
+    if(EXISTS "${_c}")
+      install(FILES "${_c}" DESTINATION ${CMAKE_INSTALL_LIBDIR} RENAME libisal.LICENSE)
       break()
     endif()
   endforeach()

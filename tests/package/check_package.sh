@@ -156,6 +156,14 @@ layer=$("${clean[@]}" "${py[@]}" -c 'import acceltrace; print(acceltrace.library
 check t-inproc.json "$version" "user step"
 
 if [ "$mode" = wheel ]; then
+  step "-o NAME.json.gz: compressed by the wheel's own ISA-L (dlopen'ed through the RUNPATH)"
+  [ -f "$pkg/lib/libisal.so.2" ] || fail "the wheel carries no lib/libisal.so.2"
+  "${clean[@]}" LD_DEBUG=files "${at[@]}" run --no-summary -f -o t-gz.json.gz -- ./vecops \
+    >/dev/null 2>"$tmp/ld-debug.log"
+  isal=$(sed -n 's/.*calling init: \(.*libisal\.so\.2\).*/\1/p' "$tmp/ld-debug.log" | head -1)
+  [ -n "$isal" ] && [ "$(readlink -f "$isal")" = "$(readlink -f "$pkg/lib/libisal.so.2")" ] ||
+    fail "gzip output did not load the wheel's libisal.so.2: $(grep isal "$tmp/ld-debug.log")"
+  check t-gz.json.gz "$version"
   step "torch.profiler with the plugin from the wheel (torch made visible from the project venv)"
   site=$("$root/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   "$venv_py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' >"$site/project-venv-torch.pth"

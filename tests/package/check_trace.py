@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """check_trace.py TRACE VERSION [RANGE] [--torch] -- a trace written by an
-installed acceltrace: it passes the project's validator, says it was written
+installed acceltrace (plain, or gzip for a name ending in .gz): it passes the project's validator, says it was written
 by acceltrace VERSION, has device kernels and (when given) a range named
 RANGE enclosing work. --torch: a torch.profiler export with the acceltrace
 plugin (kernels and the record_function scope, no acceltrace member)."""
+import gzip
 import json
 import os
 import sys
@@ -15,7 +16,7 @@ import validate_trace  # noqa: E402
 def main(argv):
     path, version = argv[1], argv[2]
     rng = next((a for a in argv[3:] if not a.startswith("--")), None)
-    with open(path, encoding="utf-8") as f:
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
         doc = json.load(f)
     ev = doc["traceEvents"]
     problems = []
