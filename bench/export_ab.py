@@ -8,8 +8,9 @@ swapped every round, plainly and to .json.gz. Each export prints its wall
 time and the CPU time of the exporting thread (the builder and the
 formatter; writes and compression are on the writer's threads). Printed:
 each build's events per CPU-second of that thread (the issue-17 measure,
-"5 M events/s on one core"), medians with p10..p90, and the paired ratio
-B / A of each round, which is what a noisy machine cannot fake. With
+"5 M events/s on one core") and per second of wall time (what the
+compressor threads keep up with), medians with p10..p90, and the paired
+ratio B / A of each round, which is what a noisy machine cannot fake. With
 --callgrind it counts instead each build's instructions for one plain
 export (repeatable whatever the load). The two traces must be identical
 byte for byte (checked once): a faster exporter that writes another trace
@@ -45,7 +46,7 @@ def export(bench, spool, out):
 
 
 def show(label, v, unit):
-    print(f"{label:44s} median {statistics.median(v):7.3f} {unit}  p10..p90 "
+    print(f"{label:48s} median {statistics.median(v):7.3f} {unit}  p10..p90 "
           f"{pct(v, 0.1):7.3f}..{pct(v, 0.9):7.3f}  (n={len(v)})")
 
 
@@ -90,19 +91,21 @@ def main(argv):
             print(f"instructions per event: A {ia / events:.1f}  B {ib / events:.1f}  "
                   f"B / A {ib / ia:.4f}")
             return 0
-        res = {(k, v): [] for k in "AB" for v in ("plain", "gzip")}
+        res = {(k, v, m): [] for k in "AB" for v in ("plain", "gzip") for m in ("cpu", "wall")}
         for r in range(rounds):
             order = [("A", a), ("B", b)] if r % 2 == 0 else [("B", b), ("A", a)]
             for name, bench in order:
                 for variant, out in (("plain", "t.json"), ("gzip", "t.json.gz")):
-                    _, cpu = export(bench, spool, os.path.join(d, out))
-                    res[(name, variant)].append(events / cpu / 1e6)
+                    wall, cpu = export(bench, spool, os.path.join(d, out))
+                    res[(name, variant, "cpu")].append(events / cpu / 1e6)
+                    res[(name, variant, "wall")].append(events / wall / 1e6)
         print(f"# load average {os.getloadavg()[0]:.2f} at the end")
         for variant in ("plain", "gzip"):
-            show(f"A {variant}: M events per CPU-second", res[("A", variant)], "M/s")
-            show(f"B {variant}: M events per CPU-second", res[("B", variant)], "M/s")
-            ratio = [y / x for x, y in zip(res[("A", variant)], res[("B", variant)])]
-            show(f"B / A {variant}, paired", ratio, "x  ")
+            for m, what in (("cpu", "per CPU-second"), ("wall", "per second (wall)")):
+                show(f"A {variant}: M events {what}", res[("A", variant, m)], "M/s")
+                show(f"B {variant}: M events {what}", res[("B", variant, m)], "M/s")
+                ratio = [y / x for x, y in zip(res[("A", variant, m)], res[("B", variant, m)])]
+                show(f"B / A {variant} {m}, paired", ratio, "x  ")
     return 0
 
 
