@@ -11,10 +11,23 @@ setting for others. :func:`teach_launch_names` maps the launch calls of
 the other runtimes onto those names inside an analyser's data frames only;
 the trace file keeps its own names.
 
+And one thing HTA gets wrong on any trace with fractional microseconds
+(kineto's nanosecond times as well as these): it rounds them to microseconds with
+the start rounded up and the end down (``round_down_time_stamps``), so
+every event shorter than a microsecond that does not cross a microsecond
+boundary comes out -1 us long, and on a trace of many short kernels its
+temporal breakdown fails an assertion (idle time longer than the whole).
+:func:`TraceAnalysis` has HTA round both ends down instead while it reads
+the traces: a monotone rounding, which keeps order, nesting and
+adjacency and makes no duration negative (HTA_DISABLE_NS_ROUNDING=1 is
+still obeyed).
+
     from acceltrace.hta import TraceAnalysis
     analyzer = TraceAnalysis(trace_dir="traces/")
     analyzer.get_queue_length_summary()
 """
+
+import contextlib
 
 # HTA's name -> the launch calls of other runtimes that do the same.
 LAUNCH_ALIASES = {
@@ -70,11 +83,44 @@ def teach_launch_names(analyzer):
     return mapped
 
 
+def floor_time_stamps(df):
+    """Round a parsed trace's float ``ts`` and ``ts + dur`` (us) down to
+    whole microseconds, in place: what HTA's ``round_down_time_stamps``
+    is for, without its negative durations (see the module's note)."""
+    import numpy as np
+    from hta.configs import env_options
+
+    if df["ts"].dtype != np.dtype("float64") or env_options.disable_ns_rounding():
+        return
+    end = np.floor(df["ts"] + df["dur"])
+    df["ts"] = np.floor(df["ts"])
+    df["end"] = end
+    df["dur"] = end - df["ts"]
+
+
+@contextlib.contextmanager
+def _monotone_rounding():
+    """HTA's parser rounds with floor_time_stamps while inside."""
+    from hta.common import trace_parser
+
+    saved = getattr(trace_parser, "round_down_time_stamps", None)
+    if saved is None:  # another HTA: leave it as it is
+        yield
+        return
+    trace_parser.round_down_time_stamps = floor_time_stamps
+    try:
+        yield
+    finally:
+        trace_parser.round_down_time_stamps = saved
+
+
 def TraceAnalysis(trace_dir, **kwargs):
     """``hta.trace_analysis.TraceAnalysis`` over ``trace_dir`` (one trace
-    per rank), with :func:`teach_launch_names` applied."""
+    per rank), read with monotone microsecond rounding and with
+    :func:`teach_launch_names` applied."""
     from hta.trace_analysis import TraceAnalysis as _HtaTraceAnalysis
 
-    analyzer = _HtaTraceAnalysis(trace_dir=trace_dir, **kwargs)
+    with _monotone_rounding():
+        analyzer = _HtaTraceAnalysis(trace_dir=trace_dir, **kwargs)
     teach_launch_names(analyzer)
     return analyzer

@@ -6,15 +6,19 @@ pyopencl kernels and copies; torch_steps_workload.py). On each, HTA's kernel
 breakdown, temporal breakdown, idle-time breakdown, queue-length summary and
 kernel-launch statistics return results whose kernel counts and device time
 match the trace, and the TensorBoard plugin loads it with no warning and a
-positive step time. The pinned versions are in scripts/python-env.sh.
+positive step time. A run trace written as .json.gz (several gzip members) is
+read the same way by both, each through its own file reader. The pinned versions are in scripts/python-env.sh.
 """
 
+import gzip
 import json
 import logging
 import os
 import re
 import subprocess
 import sys
+import tempfile
+import zlib
 
 import pytest
 
@@ -87,8 +91,36 @@ def torch_trace(tmp_path_factory):
 
 
 def load(path):
-    with open(path) as f:
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
         return json.load(f)
+
+
+def gzip_members(path):
+    """How many gzip members the file is made of."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = 0
+    while data:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        d.decompress(data)
+        assert d.eof, "a cut gzip member"
+        data = d.unused_data
+        n += 1
+    return n
+
+
+@pytest.fixture(scope="module")
+def gz_trace(tmp_path_factory):
+    """`acceltrace run -o NAME.json.gz` of 6 000 launches: ~3 MB of JSON,
+    so several gzip members (one per 1 MiB buffer, docs/trace-format.md)."""
+    need_build()
+    d = tmp_path_factory.mktemp("gz")
+    path = str(d / "launches.json.gz")
+    r = subprocess.run([os.path.join(BIN, "acceltrace"), "run", "--no-summary", "-o", path, "--",
+                        os.path.join(BIN, "stream_app"), "launches", "6000"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return str(d), path
 
 
 def hta_checks(folder, trace):
@@ -150,7 +182,8 @@ def tensorboard_checks(path):
     h = Keep(level=logging.WARNING)
     logger.addHandler(h)
     try:
-        data = RunProfileData.from_json("worker0", 0, load(path))
+        # the plugin's own file reader (it inflates a .gz name)
+        data = RunProfileData.parse("worker0", 0, path, tempfile.gettempdir())
         run = RunGenerator("worker0", 0, data).generate_run_profile()
     finally:
         logger.removeHandler(h)
@@ -170,6 +203,46 @@ def test_hta_on_a_run_trace(run_trace):
 
 def test_tensorboard_on_a_run_trace(run_trace):
     tensorboard_checks(run_trace[1])
+
+
+def test_hta_reads_a_gzip_trace(gz_trace):
+    folder, path = gz_trace
+    assert gzip_members(path) >= 2
+    trace = load(path)
+    assert len(device_ops(trace)) > 0
+    hta_checks(folder, trace)  # HTA opens the folder's .json.gz itself
+
+
+def test_tensorboard_reads_a_gzip_trace(gz_trace):
+    tensorboard_checks(gz_trace[1])
+
+
+def test_hta_with_kernels_shorter_than_a_microsecond(tmp_path):
+    """HTA's own rounding (start up, end down) makes each of these -1 us
+    long and its temporal breakdown assert; acceltrace.hta's reads them
+    0 us long, in order, and every analysis runs."""
+    need_module("hta")
+    from acceltrace.hta import TraceAnalysis
+    ev = []
+    for i in range(50):
+        ts = 1000 + 2.0 * i + 0.3
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "clEnqueueNDRangeKernel", "pid": 100,
+                   "tid": 100, "ts": ts - 0.2, "dur": 0.1, "args": {"correlation": i + 1}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": ts,
+                   "dur": 0.4, "args": {"stream": 7, "device": 0, "correlation": i + 1}})
+    with open(tmp_path / "t.json", "w") as f:
+        json.dump({"schemaVersion": 1, "distributedInfo": {"rank": 0}, "traceEvents": ev}, f)
+    analyzer = TraceAnalysis(str(tmp_path), include_last_profiler_step=True)
+    df = analyzer.t.get_trace(0)
+    assert (df["dur"] >= 0).all()
+    kernels = df[df["stream"].ne(-1)]
+    # floor(start), from the first event at floor(1000.1)
+    assert sorted(kernels["ts"]) == [2 * i for i in range(50)]
+    row = analyzer.get_temporal_breakdown(visualize=False).iloc[0]
+    assert 0 <= row["idle_time(us)"] <= 98  # first start 1000 to last end 1098
+    by_name = analyzer.get_gpu_kernel_breakdown(visualize=False)[1]
+    assert (by_name["sum (us)"] >= 0).all()
+    assert len(analyzer.get_cuda_kernel_launch_stats(visualize=False)[0]) == 50
 
 
 def test_hta_on_a_torch_profiler_trace_with_steps(torch_trace):
