@@ -5,9 +5,10 @@
  * Design notes:
  *  1. ISA-L is resolved once per process: dlopen("libisal.so.2") and two
  *     symbols. The result is published with a release store after the
- *     pointers; two threads that race both resolve the same pointers (a
- *     second dlopen only counts a reference), and no thread ever waits (a
- *     pthread_once would leave a child forked mid-way waiting forever).
+ *     pointers (atomic stores); two threads that race both resolve the
+ *     same pointers (a second dlopen only counts a reference), and no
+ *     thread ever waits (a pthread_once would leave a child forked mid-way
+ *     waiting forever). Each compressor keeps its own copy of them.
  *  2. The layout of struct isal_zstream is the header's, for the soname
  *     2 that is loaded: the build needs ISA-L's header, not its library.
  *  3. act_gz_bound covers both engines, so that a buffer ISA-L refuses
@@ -29,39 +30,51 @@ typedef struct isal_api {
     int (*stateless)(struct isal_zstream *);
 } isal_api;
 
-static isal_api isal;
+/* dlsym's results, published by isal_state (note 1): atomic stores, so
+ * that two first loads racing write them without a data race */
+static void *isal_sym_init, *isal_sym_run;
 static int isal_state; /* 0: not tried; 1: loaded; -1: not there */
 
-static int isal_load(void)
+/* Load ISA-L once; 1 and its entry points in *api, or 0. */
+static int isal_load(isal_api *api)
 {
     int st = __atomic_load_n(&isal_state, __ATOMIC_ACQUIRE);
-    if (st)
-        return st > 0;
-    void *h = dlopen(ISAL_SONAME, RTLD_NOW | RTLD_LOCAL);
-    void *init = h ? dlsym(h, "isal_deflate_stateless_init") : NULL;
-    void *run = h ? dlsym(h, "isal_deflate_stateless") : NULL;
-    if (init && run) {
-        /* POSIX: a data pointer from dlsym converts to a function pointer */
-        memcpy(&isal.stateless_init, &init, sizeof(init));
-        memcpy(&isal.stateless, &run, sizeof(run));
-        st = 1;
-    } else {
-        if (h)
-            dlclose(h);
-        st = -1;
+    if (!st) {
+        void *h = dlopen(ISAL_SONAME, RTLD_NOW | RTLD_LOCAL);
+        void *init = h ? dlsym(h, "isal_deflate_stateless_init") : NULL;
+        void *run = h ? dlsym(h, "isal_deflate_stateless") : NULL;
+        if (init && run) {
+            __atomic_store_n(&isal_sym_init, init, __ATOMIC_RELAXED);
+            __atomic_store_n(&isal_sym_run, run, __ATOMIC_RELAXED);
+            st = 1;
+        } else {
+            if (h)
+                dlclose(h);
+            st = -1;
+        }
+        __atomic_store_n(&isal_state, st, __ATOMIC_RELEASE);
     }
-    __atomic_store_n(&isal_state, st, __ATOMIC_RELEASE);
-    return st > 0;
+    if (st < 0)
+        return 0;
+    if (api) {
+        /* POSIX: a data pointer from dlsym converts to a function pointer */
+        void *init = __atomic_load_n(&isal_sym_init, __ATOMIC_RELAXED);
+        void *run = __atomic_load_n(&isal_sym_run, __ATOMIC_RELAXED);
+        memcpy(&api->stateless_init, &init, sizeof(init));
+        memcpy(&api->stateless, &run, sizeof(run));
+    }
+    return 1;
 }
 
 int act_gz_isal_available(void)
 {
-    return isal_load();
+    return isal_load(NULL);
 }
 
 struct act_gz {
     int level;
     act_gz_engine engine;
+    isal_api isal;           /* ISA-L's entry points */
     unsigned char *isal_buf; /* ISA-L's level buffer */
     size_t isal_buf_size;
     struct libdeflate_compressor *ld; /* libdeflate, or ISA-L's fallback (made when needed) */
@@ -82,14 +95,16 @@ act_gz *act_gz_new(int level, act_gz_engine engine)
 {
     if (level < 1 || level > 12)
         return NULL;
-    int use_isal =
-        engine == ACT_GZ_ISAL || (engine == ACT_GZ_AUTO && level <= ISAL_MAX_LEVEL && isal_load());
-    if (engine == ACT_GZ_ISAL && (level > ISAL_MAX_LEVEL || !isal_load()))
+    isal_api api = {NULL, NULL};
+    int use_isal = engine != ACT_GZ_LIBDEFLATE && level <= ISAL_MAX_LEVEL && isal_load(&api);
+    if (engine == ACT_GZ_ISAL && !use_isal)
         return NULL;
     act_gz *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
     c->level = level;
+    if (use_isal)
+        c->isal = api;
     c->engine = use_isal ? ACT_GZ_ISAL : ACT_GZ_LIBDEFLATE;
     if (use_isal) {
         c->isal_buf_size = isal_level_buf_size(level);
@@ -123,7 +138,7 @@ static size_t isal_compress(act_gz *c, const void *in, size_t n, void *out, size
     if (n > UINT32_MAX || cap > UINT32_MAX)
         return 0; /* avail_in / avail_out are 32-bit: libdeflate takes it */
     struct isal_zstream s;
-    isal.stateless_init(&s);
+    c->isal.stateless_init(&s);
     s.level = (uint32_t)c->level;
     s.level_buf = c->isal_buf;
     s.level_buf_size = (uint32_t)c->isal_buf_size;
@@ -134,7 +149,7 @@ static size_t isal_compress(act_gz *c, const void *in, size_t n, void *out, size
     s.avail_in = (uint32_t)n;
     s.next_out = out;
     s.avail_out = (uint32_t)cap;
-    if (isal.stateless(&s) != COMP_OK || s.avail_in)
+    if (c->isal.stateless(&s) != COMP_OK || s.avail_in)
         return 0;
     return s.total_out;
 }
