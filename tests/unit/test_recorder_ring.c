@@ -7,6 +7,7 @@
  * strings are interned again per chunk), definitions (metadata) survive the
  * chunk they were written in, and the seqlock marks end even.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include "core/internal.h"
 #include "core/rec_write.h"
 #include "core/record.h"
+#include "core/recorder/recorder_int.h"
 #include "spool_walk.h"
 #include "tmpdir.h"
 
@@ -238,10 +240,72 @@ static void test_literal_redefined_after_eviction(void **state)
     free(s);
 }
 
+/* The pre-fault helper surveying the oldest chunk (ring.c's state 2) at
+ * the moment a thread needs a chunk, played by the test: the oldest chunk
+ * is marked surveyed for 30 ms, records go on meanwhile, then the
+ * survey ends. The ring must still recycle oldest first (the writer waits
+ * for the survey), not write over a newer chunk and keep the oldest. */
+static _Atomic uint32_t surveyed_chunk;
+
+static void *survey_ends_later(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 30 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    atomic_store_explicit(&act_rec_state.ring_owned[atomic_load(&surveyed_chunk)], 0,
+                          memory_order_release);
+    return NULL;
+}
+
+static void test_oldest_recycled_while_surveyed(void **state)
+{
+    (void)state;
+    const uint64_t n = 4000;
+    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * CHUNK, CHUNK), 0);
+    char path[256];
+    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    uint64_t i = 0;
+    for (; i < n / 2; i++) /* every ring chunk used, some recycled */
+        mark(0, i);
+    /* The helper's own work done, take the oldest chunk no thread owns. */
+    uint32_t idx = UINT32_MAX;
+    for (int tries = 0; idx == UINT32_MAX && tries < 1000; tries++) {
+        pthread_mutex_lock(&act_rec_state.lock);
+        for (uint32_t k = 0; k < act_rec_state.ring_n && idx == UINT32_MAX; k++) {
+            uint32_t c = act_rec_state.ring_order[k];
+            uint8_t st = atomic_load(&act_rec_state.ring_owned[c]);
+            if (st == 2)
+                break; /* the real helper is at it: try again */
+            if (st == 0)
+                idx = c;
+        }
+        if (idx != UINT32_MAX)
+            atomic_store(&act_rec_state.ring_owned[idx], 2);
+        pthread_mutex_unlock(&act_rec_state.lock);
+    }
+    assert_int_not_equal(idx, UINT32_MAX);
+    atomic_store(&surveyed_chunk, idx);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, survey_ends_later, NULL), 0);
+    for (; i < n; i++) /* two chunks' worth and more: recycles meanwhile */
+        mark(0, i);
+    pthread_join(t, NULL);
+    act_recorder_close();
+
+    walk_stats ws;
+    order o = {0};
+    assert_int_equal(spool_walk(path, &ws, on_order, &o), 0);
+    assert_int_equal(ws.torn, 0);
+    assert_int_equal(o.out_of_order, 0); /* the kept records: one run, the newest */
+    assert_int_equal(o.last, n - 1);
+    spool_unwalk(&ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_recycling_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_oldest_recycled_while_surveyed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strings_reinterned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_literal_redefined_after_eviction, setup, teardown),
     };

@@ -134,6 +134,11 @@ void act_rec_prefault_stop(void)
     prefaulter.running = 0;
 }
 
+int act_rec_prefault_running(void)
+{
+    return atomic_load(&prefaulter.running);
+}
+
 uint32_t act_recorder_prefaulted(void)
 {
     return atomic_load(&prefaulter.done);

@@ -126,7 +126,8 @@ struct act_rec_state {
     uint32_t *ring_order; /* chunks handed out, oldest first */
     /* Per chunk: 1 a thread writes to it, 2 the pre-fault helper surveys
      * it (ring.c), 0 neither; written under `lock`, but for the helper's
-     * 2 -> 0 (release: its survey is published with it). */
+     * 2 -> 0 (release: its survey is published with it), which a thread
+     * that needs that chunk (the oldest) waits for. */
     _Atomic uint8_t *ring_owned;
     /* Per chunk: its survey, made ahead by the helper (NULL: not yet). */
     struct act_ring_survey **ring_surveys;
@@ -215,6 +216,8 @@ void act_rec_space_atfork_child(void);
 void act_rec_prefault_start(void);
 void act_rec_prefault_stop(void);
 void act_rec_prefault_kick(void);
+/* Whether the helper thread runs (it can end a survey, ring.c). */
+int act_rec_prefault_running(void);
 void act_rec_chunk_prefault(act_chunk_header *c);
 void act_rec_prefault_atfork_child(void);
 

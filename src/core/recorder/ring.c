@@ -11,8 +11,10 @@
  * new segment, write the thread's range state (R4) and the strings the
  * pending record uses (R3), write the definitions again, mark it even.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "acceltrace.h"
 #include "core/recorder/recorder_int.h"
@@ -59,10 +61,45 @@ int act_rec_ring_setup(act_spool_header *h)
     return 0;
 }
 
+/* How long a thread that needs the oldest chunk waits for the pre-fault
+ * helper to finish surveying it (a few microseconds of reading, unless the
+ * helper is descheduled) before it takes the next one instead. */
+#define RING_SURVEY_WAIT_NS (20u * 1000u * 1000u)
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Chunk idx's state once the helper is no longer surveying it: the helper
+ * ends a survey without the lock (its 2 -> 0), so the caller may wait for
+ * it under the lock. A helper that is gone (a forked child's) never ends
+ * one: its chunk is free. Past the bound, 2 (the caller skips the chunk). */
+static uint8_t survey_wait(uint32_t idx)
+{
+    uint64_t start = 0;
+    uint8_t st;
+    while ((st = atomic_load_explicit(&act_rec_state.ring_owned[idx], memory_order_acquire)) == 2) {
+        if (!act_rec_prefault_running())
+            return 0;
+        uint64_t now = now_ns();
+        if (!start)
+            start = now;
+        else if (now - start > RING_SURVEY_WAIT_NS)
+            return 2;
+        sched_yield();
+    }
+    return st;
+}
+
 /* Caller holds the lock. The chunk to write over: the oldest one no thread
- * owns, taken off the ring's order; UINT32_MAX while the ring still has
- * fresh chunks, or when every chunk is owned (then a fresh chunk beyond
- * the ring is used, if the spool has one). */
+ * owns, taken off the ring's order (once the helper has finished surveying
+ * it, if it is at it: skipping it would write over a newer chunk and keep
+ * an older one, a hole in the kept window); UINT32_MAX while the ring
+ * still has fresh chunks, or when every chunk is owned (then a fresh chunk
+ * beyond the ring is used, if the spool has one). */
 uint32_t act_rec_ring_victim(uint64_t chunks_used)
 {
     if (chunks_used < act_rec_state.ring_chunks)
@@ -70,7 +107,7 @@ uint32_t act_rec_ring_victim(uint64_t chunks_used)
     uint32_t *o = act_rec_state.ring_order;
     for (uint32_t i = 0; i < act_rec_state.ring_n; i++) {
         uint32_t idx = o[i];
-        if (!atomic_load_explicit(&act_rec_state.ring_owned[idx], memory_order_acquire)) {
+        if (!survey_wait(idx)) {
             memmove(o + i, o + i + 1, (act_rec_state.ring_n - i - 1) * sizeof(*o));
             act_rec_state.ring_n--;
             return idx;
