@@ -48,7 +48,9 @@
  *
  * Ring mode (flight recorder, ACT_SPOOL_F_RING): the spool keeps only the
  * most recent `ring_chunks` chunks; when they are all used, a thread that
- * needs a chunk takes the oldest one no thread owns and writes over it.
+ * needs a chunk takes the oldest one no thread owns and writes over it
+ * (if the recorder's helper is reading that one ahead, the thread waits
+ * for it, up to 20 ms, so that the kept chunks are the newest).
  * Numbered invariants a reader relies on:
  *
  *  R1. Order: every chunk begins with one SEGMENT record whose `seq` is
