@@ -10,26 +10,37 @@
  *     thread ever waits (a pthread_once would leave a child forked mid-way
  *     waiting forever). Each compressor keeps its own copy of them.
  *  2. The layout of struct isal_zstream is the header's, for the soname
- *     2 that is loaded: the build needs ISA-L's header, not its library.
+ *     2 that is loaded: the build needs ISA-L's header, not its library
+ *     (without the header, ACT_HAVE_ISAL unset, libdeflate does all).
  *  3. act_gz_bound covers both engines, so that a buffer ISA-L refuses
  *     (it cannot happen within the bound) still fits libdeflate's output.
  */
 #include "gz.h"
 
 #include <dlfcn.h>
-#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* ACT_HAVE_ISAL: the build found ISA-L's header (CMakeLists.txt); without
+ * it, every compressor is libdeflate's. */
+#ifdef ACT_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#else
+#define ISAL_DEF_MAX_HDR_SIZE 328 /* igzip_lib.h's, for act_gz_bound */
+#endif
+
 #define ISAL_SONAME    "libisal.so.2"
 #define ISAL_MAX_LEVEL 3
+
+struct isal_zstream;
 
 typedef struct isal_api {
     void (*stateless_init)(struct isal_zstream *);
     int (*stateless)(struct isal_zstream *);
 } isal_api;
 
+#ifdef ACT_HAVE_ISAL
 /* dlsym's results, published by isal_state (note 1): atomic stores, so
  * that two first loads racing write them without a data race */
 static void *isal_sym_init, *isal_sym_run;
@@ -65,6 +76,13 @@ static int isal_load(isal_api *api)
     }
     return 1;
 }
+#else
+static int isal_load(isal_api *api)
+{
+    (void)api;
+    return 0;
+}
+#endif
 
 int act_gz_isal_available(void)
 {
@@ -83,12 +101,17 @@ struct act_gz {
 
 static size_t isal_level_buf_size(int level)
 {
+#ifdef ACT_HAVE_ISAL
     switch (level) {
     case 1: return ISAL_DEF_LVL1_DEFAULT;
     case 2: return ISAL_DEF_LVL2_DEFAULT;
     case 3: return ISAL_DEF_LVL3_DEFAULT;
     default: return 0;
     }
+#else
+    (void)level;
+    return 0;
+#endif
 }
 
 act_gz *act_gz_new(int level, act_gz_engine engine)
@@ -135,6 +158,10 @@ size_t act_gz_bound(size_t n)
 
 static size_t isal_compress(act_gz *c, const void *in, size_t n, void *out, size_t cap)
 {
+#ifndef ACT_HAVE_ISAL
+    (void)c, (void)in, (void)n, (void)out, (void)cap;
+    return 0;
+#else
     if (n > UINT32_MAX || cap > UINT32_MAX)
         return 0; /* avail_in / avail_out are 32-bit: libdeflate takes it */
     struct isal_zstream s;
@@ -152,6 +179,7 @@ static size_t isal_compress(act_gz *c, const void *in, size_t n, void *out, size
     if (c->isal.stateless(&s) != COMP_OK || s.avail_in)
         return 0;
     return s.total_out;
+#endif
 }
 
 size_t act_gz_compress(act_gz *c, const void *in, size_t n, void *out, size_t cap)
