@@ -55,6 +55,13 @@ static void mark(uint32_t name, uint64_t ts)
     act_rec_commit();
 }
 
+/* Open a ring spool of 64 chunks of `chunk` bytes; its path into path. */
+static void ring_open(uint32_t chunk, char *path, size_t len)
+{
+    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * (size_t)chunk, chunk), 0);
+    snprintf(path, len, "%s", act_recorder_path());
+}
+
 typedef struct order {
     uint64_t n, first, last;
     int out_of_order;
@@ -81,9 +88,8 @@ static void test_recycling_order(void **state)
 {
     (void)state;
     const uint64_t n = 5000;
-    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * CHUNK, CHUNK), 0);
     char path[256];
-    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    ring_open(CHUNK, path, sizeof(path));
     for (uint64_t i = 0; i < n; i++)
         mark(0, i);
     act_recorder_close();
@@ -170,9 +176,8 @@ static const char *abc(uint64_t i)
 static void test_strings_reinterned(void **state)
 {
     (void)state;
-    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * CHUNK, CHUNK), 0);
     char path[256];
-    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    ring_open(CHUNK, path, sizeof(path));
     uint32_t k = act_str_intern_cstr("dataset"), v = act_str_intern_cstr("imagenet");
     act_rec_metadata *m = act_rec_reserve(ACT_REC_METADATA, sizeof(*m));
     assert_non_null(m);
@@ -212,9 +217,8 @@ static void test_literal_redefined_after_eviction(void **state)
     (void)state;
     enum { BIG = 64 * 1024 };
     act_recorder_set_ring(4 * BIG);
-    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * BIG, BIG), 0);
     char path[256];
-    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    ring_open(BIG, path, sizeof(path));
     mark(act_str_intern_literal("inner"), 0);
     /* 1 500 other names in the same chunk: the cache's slot of "inner" is
      * taken (its pointer is still cached). */
@@ -261,9 +265,8 @@ static void test_oldest_recycled_while_surveyed(void **state)
 {
     (void)state;
     const uint64_t n = 4000;
-    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * CHUNK, CHUNK), 0);
     char path[256];
-    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    ring_open(CHUNK, path, sizeof(path));
     uint64_t i = 0;
     for (; i < n / 2; i++) /* every ring chunk used, some recycled */
         mark(0, i);
