@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* cmocka needs the headers above first. */
 #include <cmocka.h>
@@ -42,6 +43,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
+    act_recorder_close(); /* after a failed assertion too: the next test opens its own */
     act_recorder_set_ring(0);
     return tmpdir_remove(dir);
 }
@@ -270,9 +272,15 @@ static void test_oldest_recycled_while_surveyed(void **state)
     uint64_t i = 0;
     for (; i < n / 2; i++) /* every ring chunk used, some recycled */
         mark(0, i);
-    /* The helper's own work done, take the oldest chunk no thread owns. */
+    /* Take the oldest chunk no thread owns, once the real helper is not
+     * surveying it (it may be descheduled mid-survey on a busy machine:
+     * up to 5 s of 1 ms retries). */
     uint32_t idx = UINT32_MAX;
-    for (int tries = 0; idx == UINT32_MAX && tries < 1000; tries++) {
+    for (int tries = 0; idx == UINT32_MAX && tries < 5000; tries++) {
+        if (tries) {
+            struct timespec ms = {0, 1000 * 1000};
+            nanosleep(&ms, NULL);
+        }
         pthread_mutex_lock(&act_rec_state.lock);
         for (uint32_t k = 0; k < act_rec_state.ring_n && idx == UINT32_MAX; k++) {
             uint32_t c = act_rec_state.ring_order[k];
