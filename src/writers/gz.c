@@ -126,10 +126,9 @@ act_gz *act_gz_new(int level, act_gz_engine engine)
     if (!c)
         return NULL;
     c->level = level;
-    if (use_isal)
-        c->isal = api;
     c->engine = use_isal ? ACT_GZ_ISAL : ACT_GZ_LIBDEFLATE;
     if (use_isal) {
+        c->isal = api;
         c->isal_buf_size = isal_level_buf_size(level);
         c->isal_buf = malloc(c->isal_buf_size);
     } else {

@@ -15,6 +15,7 @@
 
 #include "acceltrace.h"
 #include "core/config.h"
+#include "core/vec.h"
 #include "writers/gz.h"
 
 int act_obuf_init(act_obuf *b, int fd, size_t cap)
@@ -67,20 +68,24 @@ struct act_obuf_gz {
     uint64_t members; /* members written */
 };
 
+/* Compress in[0..n) with c as one member into *out, grown to the bound
+ * (capacity *cap); its size in *len. 0 or an errno. */
+static int member_make(act_gz *c, const char *in, size_t n, char **out, size_t *cap, size_t *len)
+{
+    size_t bound = act_gz_bound(n);
+    if (act_vec_reserve(*out, *cap, bound, bound))
+        return ENOMEM;
+    *len = act_gz_compress(c, in, n, *out, *cap);
+    return *len ? 0 : ENOMEM; /* within the bound: only memory can fail */
+}
+
 /* Compress p[0..n) as one member and write it; 0 or an errno. */
 static int gz_write(int fd, act_obuf_gz *g, const char *p, size_t n)
 {
-    size_t bound = act_gz_bound(n);
-    if (bound > g->out_cap) {
-        char *o = realloc(g->out, bound);
-        if (!o)
-            return ENOMEM;
-        g->out = o;
-        g->out_cap = bound;
-    }
-    size_t z = act_gz_compress(g->c, p, n, g->out, g->out_cap);
-    if (!z)
-        return ENOMEM; /* within the bound: only memory can fail */
+    size_t z;
+    int e = member_make(g->c, p, n, &g->out, &g->out_cap, &z);
+    if (e)
+        return e;
     g->members++;
     return write_all(fd, g->out, z);
 }
@@ -143,16 +148,7 @@ struct act_obuf_bg {
 /* Compress a slot's bytes into its member; 0 or an errno. */
 static int slot_compress(act_gz *c, bg_slot *s)
 {
-    size_t bound = act_gz_bound(s->raw_len);
-    if (bound > s->out_cap) {
-        char *o = realloc(s->out, bound);
-        if (!o)
-            return ENOMEM;
-        s->out = o;
-        s->out_cap = bound;
-    }
-    s->out_len = act_gz_compress(c, s->raw, s->raw_len, s->out, s->out_cap);
-    return s->out_len ? 0 : ENOMEM; /* within the bound: only memory can fail */
+    return member_make(c, s->raw, s->raw_len, &s->out, &s->out_cap, &s->out_len);
 }
 
 /* Called with the mutex held: write the finished slots at the head of

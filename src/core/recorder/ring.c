@@ -14,7 +14,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "acceltrace.h"
 #include "core/recorder/recorder_int.h"
@@ -66,13 +65,6 @@ int act_rec_ring_setup(act_spool_header *h)
  * helper is descheduled) before it takes the next one instead. */
 #define RING_SURVEY_WAIT_NS (20u * 1000u * 1000u)
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Chunk idx's state once the helper is no longer surveying it: the helper
  * ends a survey without the lock (its 2 -> 0), so the caller may wait for
  * it under the lock. A helper that is gone (a forked child's) never ends
@@ -84,7 +76,7 @@ static uint8_t survey_wait(uint32_t idx)
     while ((st = atomic_load_explicit(&act_rec_state.ring_owned[idx], memory_order_acquire)) == 2) {
         if (!act_rec_prefault_running())
             return 0;
-        uint64_t now = now_ns();
+        uint64_t now = act_clock_now();
         if (!start)
             start = now;
         else if (now - start > RING_SURVEY_WAIT_NS)
