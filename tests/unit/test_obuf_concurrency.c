@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <zlib.h>
 
 #include "acceltrace.h"
+#include "gunzip.h"
 #include "writers/obuf.h"
 
 /* Deterministic pieces of 1..300 bytes (the buffer below holds 256). */
@@ -108,43 +108,18 @@ static void test_free_while_pending(void **state)
     unlink(path);
 }
 
-/* Inflate the whole gzip file at fd (every member) into a malloc'd
- * buffer; *n its size, *members how many members it held. */
+/* Inflate the whole gzip file at fd (every member, ending on a member
+ * boundary) into a malloc'd buffer; *n its size, *members how many
+ * members it held. */
 static char *gunzip_fd(int fd, size_t *n, int *members)
 {
     off_t sz = lseek(fd, 0, SEEK_END);
     unsigned char *in = malloc((size_t)sz + 1);
     assert_non_null(in);
     assert_int_equal(pread(fd, in, (size_t)sz, 0), (ssize_t)sz);
-    z_stream z;
-    memset(&z, 0, sizeof(z));
-    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
-    size_t cap = 1 << 20, len = 0;
-    char *out = malloc(cap);
+    char *out = gunzip_mem(in, (size_t)sz, n, members);
     assert_non_null(out);
-    z.next_in = in;
-    z.avail_in = (uInt)sz;
-    *members = 0;
-    while (z.avail_in) {
-        if (cap - len < 65536) {
-            cap *= 2;
-            out = realloc(out, cap);
-            assert_non_null(out);
-        }
-        z.next_out = (Bytef *)out + len;
-        z.avail_out = (uInt)(cap - len);
-        int r = inflate(&z, Z_NO_FLUSH);
-        assert_true(r == Z_OK || r == Z_STREAM_END);
-        len = cap - z.avail_out;
-        if (r == Z_STREAM_END) {
-            ++*members;
-            assert_int_equal(inflateReset(&z), Z_OK);
-        }
-    }
-    assert_int_equal(z.total_in, 0); /* ended on a member boundary */
-    inflateEnd(&z);
     free(in);
-    *n = len;
     return out;
 }
 
