@@ -7,7 +7,8 @@ breakdown, temporal breakdown, idle-time breakdown, queue-length summary and
 kernel-launch statistics return results whose kernel counts and device time
 match the trace, and the TensorBoard plugin loads it with no warning and a
 positive step time. A run trace written as .json.gz (several gzip members) is
-read the same way by both, each through its own file reader. The pinned versions are in scripts/python-env.sh.
+read the same way by both, each through its own file reader. The pinned
+versions are in scripts/python-env.sh.
 """
 
 import gzip
