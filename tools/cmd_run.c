@@ -466,6 +466,24 @@ static void on_trigger(void *arg)
 
 /* The trace was not written: the spool stays, with what the later export
  * needs (run.json), and the command that writes the trace from it. */
+/* Where the time from the program's exit to the launcher's return went
+ * (--log=debug; bench/bench_workload.sh reads the line): the tail is what
+ * the reading thread had not taken when the program exited. */
+static void print_after_exit(const act_export_times *t, uint64_t stop_ns, uint64_t live_records,
+                             uint64_t total_ns)
+{
+    uint64_t tail = t->records > live_records ? t->records - live_records : 0;
+    uint64_t parts = stop_ns + t->read_ns + t->events_ns + t->close_ns + t->summary_ns;
+    fprintf(stderr,
+            "acceltrace: run: after the exit: %.1f ms in all; reader stopped %.1f ms, tail of "
+            "%llu records (of %llu) read %.1f ms, events written %.1f ms, file closed %.1f ms, "
+            "summary %.1f ms, spool removed %.1f ms\n",
+            (double)total_ns / 1e6, (double)stop_ns / 1e6, (unsigned long long)tail,
+            (unsigned long long)t->records, (double)t->read_ns / 1e6, (double)t->events_ns / 1e6,
+            (double)t->close_ns / 1e6, (double)t->summary_ns / 1e6,
+            (double)(total_ns > parts ? total_ns - parts : 0) / 1e6);
+}
+
 static void keep_for_export(const char *spool, const act_export_opts *eo, const run_opts *o)
 {
     int src = act_run_info_save(spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
@@ -654,6 +672,10 @@ int act_cmd_run(int argc, char **argv)
     int status = wait_program(pid, &sigmask);
     uint64_t t_exit = act_clock_now();
     act_export_live *live = act_run_stream_stop(stream);
+    uint64_t stop_ns = act_clock_now() - t_exit;
+    uint64_t live_records = act_export_live_records(live);
+    act_export_times times;
+    eo.times = &times;
     int code = WIFEXITED(status)     ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                      : 1;
@@ -695,9 +717,10 @@ int act_cmd_run(int argc, char **argv)
         return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
     }
     /* The two times tell the program's run from what tracing adds after it. */
+    uint64_t written_ns = act_clock_now() - t_exit;
     if (!per_process && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: trace written to %s in %.0f ms (program ran %.3f s)\n",
-                o.out, (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
+                o.out, (double)written_ns / 1e6, (double)(t_exit - t_start) / 1e9);
 
     /* A kept spool holds what `acceltrace export` needs to write this
      * trace again (run.json): the same file, streamed or not. */
@@ -708,5 +731,7 @@ int act_cmd_run(int argc, char **argv)
         fprintf(stderr, "acceltrace: run: spool kept in %s\n", spool);
     else if (!o.keep_spool)
         remove_dir(spool);
+    if (!per_process && run_log_level >= ACT_LOG_DEBUG)
+        print_after_exit(&times, stop_ns, live_records, act_clock_now() - t_exit);
     return code;
 }

@@ -425,6 +425,25 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const act_e
     }
 }
 
+/* Nanoseconds since *t, which moves to now. */
+static uint64_t lap(uint64_t *t)
+{
+    uint64_t now = act_clock_now();
+    uint64_t d = now - *t;
+    *t = now;
+    return d;
+}
+
+/* Records of every spool of the set (the live one included), all kinds. */
+static uint64_t set_records(const spool_set *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        for (int k = 0; k < ACT_REC_KIND_MAX; k++)
+            n += s->ptr[i]->records[k];
+    return n;
+}
+
 /* The trace is written while the events are made, a batch at a time
  * (timeline.h, chrome_json.h): the events never all sit in memory. The
  * summary keeps only its slices (summary.h), fed from the same batches,
@@ -455,6 +474,8 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
     }
     x->progress = progress;
     act_export_progress_phase(progress, "writing events");
+    act_export_times tm = {0};
+    uint64_t t = act_clock_now();
     if (!rc) {
         tl->sink = export_sink_fn;
         tl->sink_ctx = x;
@@ -462,16 +483,26 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         tl->sink = NULL;
         tl->sink_ctx = NULL;
     }
+    tm.events_ns = lap(&t);
     act_export_progress_phase(progress, "closing the file");
     int crc = act_chrome_stream_close(x->cs, !rc, err, sizeof(err));
     if (!rc && crc)
         rc = crc;
     if (rc && err[0])
         act_log("%s", err);
+    tm.close_ns = lap(&t);
     act_export_progress_stop(progress); /* its line is cleared before the summary */
-    if (!rc && x->sum)
+    if (!rc && x->sum) {
         act_summary_print_timeline(x->sum, tl, x->stats.invalid_utf8, x->stats.errors, o->summary,
                                    o->summary_by_range);
+        tm.summary_ns = lap(&t);
+    }
+    if (o->times) {
+        o->times->events_ns = tm.events_ns;
+        o->times->close_ns = tm.close_ns;
+        o->times->summary_ns = tm.summary_ns;
+        o->times->events = x->written;
+    }
     act_summary_free(x->sum);
     free(x);
     return rc;
@@ -486,6 +517,9 @@ int act_trace_export(const act_export_opts *o)
         act_log("%s: already exists (use --force to overwrite)", o->out_path);
         return ACT_E_IO;
     }
+    uint64_t t0 = act_clock_now();
+    if (o->times)
+        *o->times = (act_export_times){0};
     act_export_progress *progress = act_export_progress_start(o->progress);
     spool_set set = {0};
     act_timeline own, *tlp = &own;
@@ -523,6 +557,10 @@ int act_trace_export(const act_export_opts *o)
     }
     if (!rc && o->cancel && *o->cancel)
         rc = ACT_E_STATE;
+    if (o->times) {
+        o->times->read_ns = act_clock_now() - t0;
+        o->times->records = set_records(&set);
+    }
     if (!rc) {
         act_chrome_opts co = chrome_opts(o, o->child_status, NULL, 0);
         rc = write_trace(tl, bs, o, &co, progress, begun);

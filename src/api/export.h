@@ -48,6 +48,19 @@ uint64_t act_export_live_drops(const act_export_live *l);
 int act_export_live_voided(const act_export_live *l);
 void act_export_live_free(act_export_live *l);
 
+/* Where one export's time went (act_export_opts.times), for `run
+ * --log=debug` and the benchmarks: what the export read and wrote itself
+ * (after a live export, the tail the program left at its exit) against
+ * what finishing the file costs whatever the run's length. */
+typedef struct act_export_times {
+    uint64_t read_ns;    /* opening the spools and reading the rest of their records */
+    uint64_t events_ns;  /* making the remaining events and handing them to the writer */
+    uint64_t close_ns;   /* the file's last buffers, its header facts, flush and rename */
+    uint64_t summary_ns; /* printing the summary (0: none) */
+    uint64_t records;    /* records of all spools, those read while the program ran too */
+    uint64_t events;     /* trace events written, those written while it ran too */
+} act_export_times;
+
 struct act_export_opts {
     const char *spool_dir;   /* reads every <pid>.acts file in it */
     const char *out_path;    /* Chrome trace JSON destination */
@@ -70,6 +83,7 @@ struct act_export_opts {
      * spool is the first of the run and no capture window is given (the
      * export reads everything itself otherwise); emptied either way. */
     act_export_live *live;
+    act_export_times *times; /* filled in when not NULL, whatever the result */
 };
 
 /* Returns 0 or a negative ACT_E_* code (ACT_E_IO: could not write;

@@ -128,6 +128,7 @@ def check(act, name, argv, tmp, extra=()):
                      r"\((\d+) device ops\)", r.stderr)
     if not live or int(live.group(1)) == 0:
         fail(f"{name}: nothing was read while the program ran: {r.stderr[-2000:]}")
+    after = check_after_exit(name, r.stderr, int(live.group(1)))
     m = re.search(r"spool kept in (\S+)", r.stderr)
     if not m:
         fail(f"{name}: no 'spool kept in' line: {r.stderr[-2000:]}")
@@ -154,7 +155,29 @@ def check(act, name, argv, tmp, extra=()):
     void = " (void: rewritten at the exit)" if "written early are void" in r.stderr else ""
     print(f"ok {name}: {live.group(1)} records read and {written} events written while it ran "
           f"({devops} device ops){void}; {len(a)} bytes, {same}; summary identical "
-          f"({len(want)} lines)")
+          f"({len(want)} lines); {after}")
+
+
+AFTER_EXIT = re.compile(
+    r"after the exit: ([\d.]+) ms in all; reader stopped ([\d.]+) ms, tail of (\d+) records "
+    r"\(of (\d+)\) read ([\d.]+) ms, events written ([\d.]+) ms, file closed ([\d.]+) ms, "
+    r"summary ([\d.]+) ms, spool removed ([\d.]+) ms")
+
+
+def check_after_exit(name, stderr, read_live):
+    """The debug line that splits the time after the exit (what
+    bench_workload reads): the tail is exactly the records the reading thread
+    had not taken, and the parts add up to the whole."""
+    m = AFTER_EXIT.search(stderr)
+    if not m:
+        fail(f"{name}: no 'after the exit' line: {stderr[-2000:]}")
+    total, tail, records = float(m.group(1)), int(m.group(3)), int(m.group(4))
+    parts = sum(float(m.group(i)) for i in (2, 5, 6, 7, 8, 9))
+    if tail + read_live != records:
+        fail(f"{name}: tail {tail} + {read_live} read while it ran != {records} records")
+    if abs(parts - total) > 0.35:  # six parts, each rounded to 0.1 ms
+        fail(f"{name}: the parts after the exit add up to {parts:.1f} ms, not {total} ms")
+    return f"tail {tail} of {records} records, {total} ms after the exit"
 
 
 def idle_thread(pid):
