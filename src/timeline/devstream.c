@@ -31,9 +31,46 @@
 /* launch_by_corr: the op of the launch was read. */
 #define DS_OP_READ (1ull << 63)
 
+/* A call of `tid` starting at `start` was read: a launch (`launch`), or
+ * any other, which moves on a launching thread only. */
+static void ds_launcher(bld *b, uint32_t tid, uint64_t start, int launch)
+{
+    bld_devstream *ds = &b->ds;
+    size_t i = 0;
+    while (i < ds->n_launchers && ds->launchers[i].tid != tid)
+        i++;
+    if (i == ds->n_launchers) {
+        if (!launch)
+            return;
+        if (act_vec_reserve(ds->launchers, ds->cap_launchers, i + 1, 4)) {
+            b->tl->err = ACT_E_NOMEM;
+            return;
+        }
+        ds->launchers[ds->n_launchers++] = (bld_launcher){tid, start};
+    }
+    if (start > ds->launchers[i].start)
+        ds->launchers[i].start = start;
+}
+
+/* No op of a launch not read yet starts before this (UINT64_MAX: none
+ * read): a thread's calls are read in its order, one after another, and
+ * an op starts after its launch (not after an earlier launch's op: PoCL's
+ * in-order queues report STARTs out of launch order). A thread that
+ * launched nothing read yet is not known (the check at the end); one that
+ * stops calling holds the early writes back until the exit. */
+static uint64_t unread_start(const bld_devstream *ds)
+{
+    uint64_t w = UINT64_MAX;
+    for (size_t i = 0; i < ds->n_launchers; i++)
+        if (ds->launchers[i].start < w)
+            w = ds->launchers[i].start;
+    return w;
+}
+
 void bld_devstream_launch(bld *b, bld_proc *p, size_t api)
 {
     bld_api *a = bld_api_at(p, api);
+    ds_launcher(b, a->tid, a->start, 1);
     uint64_t v, corr = a->corr;
     if (!act_u64map_get(&p->launch_by_corr, corr, &v))
         v = 0;
@@ -47,6 +84,11 @@ void bld_devstream_launch(bld *b, bld_proc *p, size_t api)
         b->tl->err = ACT_E_NOMEM;
     else
         p->pend[p->n_pend++] = (uint32_t)api;
+}
+
+void bld_devstream_call(bld *b, uint32_t tid, uint64_t start)
+{
+    ds_launcher(b, tid, start, 0);
 }
 
 void bld_devstream_op_read(bld *b, bld_proc *p, uint64_t corr)
@@ -103,8 +145,6 @@ static void ds_look(bld *b, bld_proc *p, const bld_op *op)
     int in_group = dev == 0 && op->queue == ds->queue;
     if (ds->started && dev == 0 && (op->queue < ds->queue || (in_group && before_written(ds, op))))
         ds->broken = 1;
-    if (in_group && op->start > ds->latest)
-        ds->latest = op->start;
     uint64_t v;
     /* An op the feeds will not write: the exit joins it (joins.c). */
     if (ds->started && !in_group && op->corr && act_u64map_get(&p->launch_by_corr, op->corr, &v) &&
@@ -135,9 +175,6 @@ static int ds_choose(bld *b, bld_proc *p)
     }
     ds->queue = q;
     ds->queue_ref = ref;
-    for (size_t i = p->ops_begin; i < b->n_ops; i++)
-        if (op_dev(p, &b->ops[i]) == 0 && b->ops[i].queue == q && b->ops[i].start > ds->latest)
-            ds->latest = b->ops[i].start;
     return 1;
 }
 
@@ -261,11 +298,12 @@ void bld_devstream_feed(bld *b, bld_proc *p)
         ds->scanned = b->n_ops;
         return;
     }
-    /* Below the latest start read (a straggler read later that starts
-     * before what was written voids it all) and the earliest launch whose
-     * op was not read (an in-order queue runs it before what it launched
-     * later). */
-    uint64_t launched = pending_start(p), wm = ds->latest < launched ? ds->latest : launched;
+    /* Below every op not read yet (one read later that sorts before what
+     * was written voids it all): that of a launch read (it starts after
+     * the launch) and that of a launch not read (after its thread's latest
+     * launch read). */
+    uint64_t launched = pending_start(p), unread = unread_start(ds);
+    uint64_t wm = unread < launched ? unread : launched;
     if (!ds->broken)
         ds_write_below(b, p, wm);
     ds->scanned = b->n_ops;
@@ -295,4 +333,5 @@ int bld_devstream_check(const bld *b, const bld_proc *p)
 void bld_devstream_free(bld *b)
 {
     act_lanes_free(&b->ds.lanes);
+    free(b->ds.launchers);
 }
