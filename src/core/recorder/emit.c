@@ -44,11 +44,10 @@ static inline void api_fill(act_rec_api *r, uint64_t start, uint64_t end, uint64
 static inline int api_fast(act_thread *t, const char *name, uint64_t start, uint64_t end,
                            uint64_t corr, uint64_t ext, int32_t result, uint32_t source)
 {
-    const act_ptr_slot *ps = act_rec_ptr_slot(t, name);
+    const act_ptr_slot *ps = name ? act_rec_ptr_find(t, name) : NULL;
     uint32_t pos = t->pos;
-    if (ACT_UNLIKELY(ps->ptr != name || !name ||
-                     pos + sizeof(act_rec_api) >
-                         atomic_load_explicit(&t->cap, memory_order_relaxed)))
+    if (ACT_UNLIKELY(!ps || pos + sizeof(act_rec_api) >
+                                atomic_load_explicit(&t->cap, memory_order_relaxed)))
         return 0;
     act_rec_api *r = (act_rec_api *)(t->data + pos);
     r->h.kind = ACT_REC_API;

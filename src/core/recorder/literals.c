@@ -58,8 +58,8 @@ static uint32_t intern_by_pointer(const char *s, int stable)
     act_thread *t = act_rec_tls;
     if (ACT_LIKELY(t && t->chunk &&
                    t->gen == atomic_load_explicit(&act_rec_state.gen, memory_order_relaxed))) {
-        const act_ptr_slot *hit = act_rec_ptr_slot(t, s);
-        if (hit->ptr == s) {
+        const act_ptr_slot *hit = act_rec_ptr_find(t, s);
+        if (hit) {
             act_rec_str_used(t, hit->id);
             return hit->id;
         }
@@ -69,14 +69,19 @@ static uint32_t intern_by_pointer(const char *s, int stable)
     t = act_rec_tls; /* made by act_str_intern on a thread's first record */
     if (!id || !t || t->gen != atomic_load_explicit(&act_rec_state.gen, memory_order_relaxed))
         return id;
-    act_ptr_slot *ps = act_rec_ptr_slot(t, s);
-    if (ps->ptr != s && ps->mutable != s) {
-        if (stable || str_is_immutable(s, len)) {
-            ps->ptr = s;
-            ps->id = id;
-        } else {
-            ps->mutable = s;
-        }
+    act_ptr_slot *set = act_rec_ptr_set(t, s);
+    if (act_rec_ptr_find(t, s) || set[0].mutable == s || set[1].mutable == s)
+        return id;
+    /* The newest first, in each of the two columns: a literal's (ptr, id)
+     * and a writable pointer's memo. */
+    if (stable || str_is_immutable(s, len)) {
+        set[1].ptr = set[0].ptr;
+        set[1].id = set[0].id;
+        set[0].ptr = s;
+        set[0].id = id;
+    } else {
+        set[1].mutable = set[0].mutable;
+        set[0].mutable = s;
     }
     return id;
 }

@@ -127,10 +127,10 @@ int act_recorder_range_push_fast(const char *name)
     act_thread *t = act_rec_tls;
     if (ACT_UNLIKELY(t == NULL || name == NULL))
         return ACT_RANGE_SLOW;
-    act_ptr_slot *ps = act_rec_ptr_slot(t, name);
+    const act_ptr_slot *ps = act_rec_ptr_find(t, name);
     uint32_t pos = t->pos;
-    if (ACT_UNLIKELY(ps->ptr != name || pos + sizeof(act_rec_ts) >
-                                            atomic_load_explicit(&t->cap, memory_order_relaxed)))
+    if (ACT_UNLIKELY(!ps || pos + sizeof(act_rec_ts) >
+                                atomic_load_explicit(&t->cap, memory_order_relaxed)))
         return ACT_RANGE_SLOW;
     put_ts(t, pos, ACT_REC_RANGE_PUSH, ps->id);
     uint32_t seq = ++t->range_seq;

@@ -50,8 +50,11 @@ typedef struct act_str_slot {
 
 /* Pointer cache of the range fast path: a caller's string pointer that
  * lies in a read-only segment of a loaded object (a literal) always names
- * the same bytes, so its id can be found without reading the string. */
-#define ACT_PTR_CACHE 64 /* power of 2 */
+ * the same bytes, so its id can be found without reading the string.
+ * Two-way: two names a thread uses in turn that hash alike both stay (one
+ * way each, the newest first); direct-mapped, they evicted each other and
+ * every call paid the full intern and the segment walk. */
+#define ACT_PTR_CACHE 64 /* power of 2: ACT_PTR_CACHE / 2 sets of two */
 typedef struct act_ptr_slot {
     const char *ptr;     /* immutable string whose id is `id` */
     const char *mutable; /* last pointer found writable: skip the segment lookup */
@@ -257,10 +260,18 @@ static inline uint64_t act_rec_thread_clock(act_thread *t)
 }
 
 /* ---- literals.c: the pointer cache ---- */
-static inline act_ptr_slot *act_rec_ptr_slot(act_thread *t, const char *s)
+/* The set of two slots where `s` may be cached. */
+static inline act_ptr_slot *act_rec_ptr_set(act_thread *t, const char *s)
 {
     uintptr_t p = (uintptr_t)s;
-    return &t->ptrs[(p ^ (p >> 6)) & (ACT_PTR_CACHE - 1)];
+    return &t->ptrs[((p ^ (p >> 6)) & (ACT_PTR_CACHE / 2 - 1)) * 2];
+}
+
+/* The slot caching `s`, or NULL. */
+static inline const act_ptr_slot *act_rec_ptr_find(act_thread *t, const char *s)
+{
+    const act_ptr_slot *set = act_rec_ptr_set(t, s);
+    return set[0].ptr == s ? &set[0] : set[1].ptr == s ? &set[1] : NULL;
 }
 
 #endif
