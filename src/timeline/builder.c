@@ -264,7 +264,7 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
     if (p->track_launches && a->corr && a->source == ACT_SOURCE_OPENCL)
         bld_devstream_launch(b, p, p->n_api - 1);
     else if (p->track_launches)
-        bld_devstream_call(b, a->tid, a->start);
+        bld_devstream_call(b, a->tid, a->end);
 }
 
 /* Which API calls are inside the capture window: after the pass, which

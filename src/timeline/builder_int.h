@@ -238,11 +238,11 @@ typedef struct bld_proc {
 /* Device ops written while the live process runs (devstream.c): the first
  * lane group of the batch layout -- device 0, the live process, its lowest
  * queue handle -- below a watermark, once joined. */
-/* A launching thread and the start of its latest call read: a launch of
- * it not read yet starts after, and so does its op (devstream.c). */
+/* A launching thread and the end of its latest call read: a launch of it
+ * not read yet starts after, and so does its op (devstream.c). */
 typedef struct bld_launcher {
     uint32_t tid;
-    uint64_t start;
+    uint64_t end;
 } bld_launcher;
 
 typedef struct bld_devstream {
@@ -255,6 +255,7 @@ typedef struct bld_devstream {
     act_lanes lanes;     /* its sub-lanes so far */
     uint64_t last_start; /* the last op written: what follows sorts after */
     uint64_t last_end;
+    uint64_t latest;         /* the latest start of its ops read so far */
     bld_launcher *launchers; /* each launching thread's latest call read */
     size_t n_launchers, cap_launchers;
     size_t scanned;   /* ops of bld.ops looked at */
@@ -368,8 +369,8 @@ void bld_devstream_feed(bld *b, bld_proc *p);
 /* The pass read an OpenCL launch (api index) / device op (its corr). */
 void bld_devstream_launch(bld *b, bld_proc *p, size_t api);
 /* Another call of thread `tid` was read (it moves the thread's launches
- * not read yet past `start`). */
-void bld_devstream_call(bld *b, uint32_t tid, uint64_t start);
+ * not read yet past `end`). */
+void bld_devstream_call(bld *b, uint32_t tid, uint64_t end);
 void bld_devstream_op_read(bld *b, bld_proc *p, uint64_t corr);
 int bld_devstream_check(const bld *b, const bld_proc *p);
 void bld_devstream_free(bld *b);

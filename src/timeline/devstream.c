@@ -31,9 +31,9 @@
 /* launch_by_corr: the op of the launch was read. */
 #define DS_OP_READ (1ull << 63)
 
-/* A call of `tid` starting at `start` was read: a launch (`launch`), or
- * any other, which moves on a launching thread only. */
-static void ds_launcher(bld *b, uint32_t tid, uint64_t start, int launch)
+/* A call of `tid` ending at `end` was read: a launch (`launch`), or any
+ * other, which moves on a launching thread only. */
+static void ds_launcher(bld *b, uint32_t tid, uint64_t end, int launch)
 {
     bld_devstream *ds = &b->ds;
     size_t i = 0;
@@ -46,31 +46,39 @@ static void ds_launcher(bld *b, uint32_t tid, uint64_t start, int launch)
             b->tl->err = ACT_E_NOMEM;
             return;
         }
-        ds->launchers[ds->n_launchers++] = (bld_launcher){tid, start};
+        ds->launchers[ds->n_launchers++] = (bld_launcher){tid, end};
     }
-    if (start > ds->launchers[i].start)
-        ds->launchers[i].start = start;
+    if (end > ds->launchers[i].end)
+        ds->launchers[i].end = end;
 }
+
+/* A launching thread whose last call read ended this long before the
+ * latest op read started is taken as idle (it waits, or it is gone). */
+#define DS_IDLE_NS 100000000ull
 
 /* No op of a launch not read yet starts before this (UINT64_MAX: none
  * read): a thread's calls are read in its order, one after another, and
  * an op starts after its launch (not after an earlier launch's op: PoCL's
- * in-order queues report STARTs out of launch order). A thread that
- * launched nothing read yet is not known (the check at the end); one that
- * stops calling holds the early writes back until the exit. */
+ * in-order queues report STARTs out of launch order). An idle thread
+ * bounds nothing: its next launch starts after the ops read so far did,
+ * unless it is a call in progress since (over DS_IDLE_NS: a blocking
+ * transfer, say). That, and a thread that launched nothing read yet, is
+ * for the check at the end. */
 static uint64_t unread_start(const bld_devstream *ds)
 {
     uint64_t w = UINT64_MAX;
-    for (size_t i = 0; i < ds->n_launchers; i++)
-        if (ds->launchers[i].start < w)
-            w = ds->launchers[i].start;
+    for (size_t i = 0; i < ds->n_launchers; i++) {
+        uint64_t end = ds->launchers[i].end;
+        if (end < w && end + DS_IDLE_NS > ds->latest)
+            w = end;
+    }
     return w;
 }
 
 void bld_devstream_launch(bld *b, bld_proc *p, size_t api)
 {
     bld_api *a = bld_api_at(p, api);
-    ds_launcher(b, a->tid, a->start, 1);
+    ds_launcher(b, a->tid, a->end, 1);
     uint64_t v, corr = a->corr;
     if (!act_u64map_get(&p->launch_by_corr, corr, &v))
         v = 0;
@@ -86,9 +94,9 @@ void bld_devstream_launch(bld *b, bld_proc *p, size_t api)
         p->pend[p->n_pend++] = (uint32_t)api;
 }
 
-void bld_devstream_call(bld *b, uint32_t tid, uint64_t start)
+void bld_devstream_call(bld *b, uint32_t tid, uint64_t end)
 {
-    ds_launcher(b, tid, start, 0);
+    ds_launcher(b, tid, end, 0);
 }
 
 void bld_devstream_op_read(bld *b, bld_proc *p, uint64_t corr)
@@ -145,6 +153,8 @@ static void ds_look(bld *b, bld_proc *p, const bld_op *op)
     int in_group = dev == 0 && op->queue == ds->queue;
     if (ds->started && dev == 0 && (op->queue < ds->queue || (in_group && before_written(ds, op))))
         ds->broken = 1;
+    if (in_group && op->start > ds->latest)
+        ds->latest = op->start;
     uint64_t v;
     /* An op the feeds will not write: the exit joins it (joins.c). */
     if (ds->started && !in_group && op->corr && act_u64map_get(&p->launch_by_corr, op->corr, &v) &&
@@ -175,6 +185,9 @@ static int ds_choose(bld *b, bld_proc *p)
     }
     ds->queue = q;
     ds->queue_ref = ref;
+    for (size_t i = p->ops_begin; i < b->n_ops; i++)
+        if (op_dev(p, &b->ops[i]) == 0 && b->ops[i].queue == q && b->ops[i].start > ds->latest)
+            ds->latest = b->ops[i].start;
     return 1;
 }
 

@@ -280,12 +280,78 @@ static void test_start_before_the_last_written(void **state)
     rmdir(dir);
 }
 
+/* A thread that launched once and then made no call (it set something
+ * up, then waited) must not hold back what the others launch: its next
+ * launch, if any, starts after the ops read since, which started long
+ * after its last call. Thread 1 launches at 1 us; thread 3 launches
+ * twelve kernels two seconds later; their ops are read. Some of them are
+ * written early (none were, and the launcher kept every op of a long run
+ * in memory, while only the first thread's last call bounded what could
+ * be written). */
+static void scenario_idle_launcher(sb *s)
+{
+    sb_init(s, 100, 4096, 6);
+    sb_open_thread(s, 0, 1, 100);
+    sb_str(s, 2, "clEnqueueNDRangeKernel");
+    sb_api(s, 2, T(1), T(5), 1, 0, ACT_SOURCE_OPENCL);
+    sb_open_thread(s, 1, 2, 101);
+    sb_str(s, 1, "inc");
+    sb_str(s, 2, "OpenCL");
+    sb_str(s, 3, "cpu");
+    sb_device(s, 3, DEV, 2, ACT_SOURCE_OPENCL, 0);
+    sb_op(s, 1, ACT_OP_KERNEL, DEV, QA, T(10), T(15), 1, ACT_SOURCE_OPENCL);
+    sb_open_thread(s, 2, 3, 102);
+    sb_str(s, 2, "clEnqueueNDRangeKernel");
+    for (uint32_t i = 0; i < 12; i++)
+        sb_api(s, 2, T(2000000 + 10 * i), T(2000000 + 10 * i + 5), i + 2, 0, ACT_SOURCE_OPENCL);
+    sb_open_thread(s, 3, 2, 101);
+    sb_str(s, 1, "inc");
+    for (uint32_t i = 0; i < 12; i++)
+        sb_op(s, 1, ACT_OP_KERNEL, DEV, QA, T(2000000 + 10 * i + 100), T(2000000 + 10 * i + 105),
+              i + 2, ACT_SOURCE_OPENCL);
+    sb_open_thread(s, 4, 3, 102); /* thread 3 goes on */
+    sb_str(s, 2, "clFinish");
+    sb_api(s, 2, T(2000300), T(2000400), 0, 0, ACT_SOURCE_OPENCL);
+    /* Thread 1's next segment (a mark, no call), the newest: the reader
+     * reads past its first one, and no call of it after 5 us is read. */
+    sb_open_thread(s, 5, 1, 100);
+    sb_str(s, 1, "tick");
+    sb_ts(s, ACT_REC_MARK, 1, T(2000500));
+}
+
+static void test_idle_launcher(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act_devstream_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/100.acts", dir);
+    sb s;
+    scenario_idle_launcher(&s);
+    assert_int_equal(sb_write(&s, path), 0);
+    sb_free(&s);
+    lines live = {0}, batch = {0};
+    uint64_t early = 0;
+    assert_int_equal(build_live(path, &live, &early), 0);
+    build_batch(path, &batch);
+    assert_true(early > 1); /* the first op and some of thread 3's */
+    assert_int_equal(live.n, batch.n);
+    qsort(live.v, live.n, sizeof(*live.v), line_cmp);
+    qsort(batch.v, batch.n, sizeof(*batch.v), line_cmp);
+    for (size_t i = 0; i < live.n; i++)
+        assert_string_equal(live.v[i], batch.v[i]);
+    lines_free(&live);
+    lines_free(&batch);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equals_batch),
         cmocka_unit_test(test_void_lower_queue),
         cmocka_unit_test(test_start_before_the_last_written),
+        cmocka_unit_test(test_idle_launcher),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
