@@ -313,8 +313,8 @@ void bld_devstream_feed(bld *b, bld_proc *p)
     }
     /* Below every op not read yet (one read later that sorts before what
      * was written voids it all): that of a launch read (it starts after
-     * the launch) and that of a launch not read (after its thread's latest
-     * launch read). */
+     * the launch) and that of a launch not read (after the end of its
+     * thread's latest call read, unless the thread is idle). */
     uint64_t launched = pending_start(p), unread = unread_start(ds);
     uint64_t wm = unread < launched ? unread : launched;
     if (!ds->broken)
