@@ -1142,8 +1142,10 @@ static void set_clock_default(act_timeline *tl, act_spool *const *sp, size_t n)
     tl->clock_error_ns = 0;
 }
 
-/* Records a live pass reads before it settles and frees what it can. */
-#define BLD_SLICE 16384
+/* Records a live pass reads before it settles and frees what it can
+ * (16384 before BENCHMARKS.md item 23: on a shared vCPU the launcher left
+ * twice as much for after the exit). */
+#define BLD_SLICE 4096
 
 struct act_tl_build {
     bld b;
