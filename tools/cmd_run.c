@@ -464,8 +464,6 @@ static void on_trigger(void *arg)
                 (double)(act_clock_now() - now) / 1e6);
 }
 
-/* The trace was not written: the spool stays, with what the later export
- * needs (run.json), and the command that writes the trace from it. */
 /* Where the time from the program's exit to the launcher's return went
  * (--log=debug; bench/bench_workload.sh reads the line): the tail is what
  * the reading thread had not taken when the program exited. */
@@ -484,6 +482,8 @@ static void print_after_exit(const act_export_times *t, uint64_t stop_ns, uint64
             (double)(total_ns > parts ? total_ns - parts : 0) / 1e6);
 }
 
+/* The trace was not written: the spool stays, with what the later export
+ * needs (run.json), and the command that writes the trace from it. */
 static void keep_for_export(const char *spool, const act_export_opts *eo, const run_opts *o)
 {
     int src = act_run_info_save(spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
@@ -717,10 +717,9 @@ int act_cmd_run(int argc, char **argv)
         return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
     }
     /* The two times tell the program's run from what tracing adds after it. */
-    uint64_t written_ns = act_clock_now() - t_exit;
     if (!per_process && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: trace written to %s in %.0f ms (program ran %.3f s)\n",
-                o.out, (double)written_ns / 1e6, (double)(t_exit - t_start) / 1e9);
+                o.out, (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
 
     /* A kept spool holds what `acceltrace export` needs to write this
      * trace again (run.json): the same file, streamed or not. */

@@ -474,7 +474,7 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
     }
     x->progress = progress;
     act_export_progress_phase(progress, "writing events");
-    act_export_times tm = {0};
+    act_export_times unused = {0}, *tm = o->times ? o->times : &unused;
     uint64_t t = act_clock_now();
     if (!rc) {
         tl->sink = export_sink_fn;
@@ -483,25 +483,19 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         tl->sink = NULL;
         tl->sink_ctx = NULL;
     }
-    tm.events_ns = lap(&t);
+    tm->events_ns = lap(&t);
     act_export_progress_phase(progress, "closing the file");
     int crc = act_chrome_stream_close(x->cs, !rc, err, sizeof(err));
     if (!rc && crc)
         rc = crc;
     if (rc && err[0])
         act_log("%s", err);
-    tm.close_ns = lap(&t);
+    tm->close_ns = lap(&t);
     act_export_progress_stop(progress); /* its line is cleared before the summary */
     if (!rc && x->sum) {
         act_summary_print_timeline(x->sum, tl, x->stats.invalid_utf8, x->stats.errors, o->summary,
                                    o->summary_by_range);
-        tm.summary_ns = lap(&t);
-    }
-    if (o->times) {
-        o->times->events_ns = tm.events_ns;
-        o->times->close_ns = tm.close_ns;
-        o->times->summary_ns = tm.summary_ns;
-        o->times->events = x->written;
+        tm->summary_ns = lap(&t);
     }
     act_summary_free(x->sum);
     free(x);

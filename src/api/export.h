@@ -58,7 +58,6 @@ typedef struct act_export_times {
     uint64_t close_ns;   /* the file's last buffers, its header facts, flush and rename */
     uint64_t summary_ns; /* printing the summary (0: none) */
     uint64_t records;    /* records of all spools, those read while the program ran too */
-    uint64_t events;     /* trace events written, those written while it ran too */
 } act_export_times;
 
 struct act_export_opts {

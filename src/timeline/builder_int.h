@@ -235,9 +235,6 @@ typedef struct bld_proc {
  * so that the spools do not become resident whole again. */
 #define BLD_OPS_PER_DROP 16384
 
-/* Device ops written while the live process runs (devstream.c): the first
- * lane group of the batch layout -- device 0, the live process, its lowest
- * queue handle -- below a watermark, once joined. */
 /* A launching thread and the end of its latest call read: a launch of it
  * not read yet starts after, and so does its op (devstream.c). */
 typedef struct bld_launcher {
@@ -245,6 +242,9 @@ typedef struct bld_launcher {
     uint64_t end;
 } bld_launcher;
 
+/* Device ops written while the live process runs (devstream.c): the first
+ * lane group of the batch layout -- device 0, the live process, its lowest
+ * queue handle -- below a watermark, once joined. */
 typedef struct bld_devstream {
     uint8_t on;      /* the live process is streamed with its device ops */
     uint8_t started; /* ops were written: the group below is fixed */
