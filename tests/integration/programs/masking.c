@@ -3,7 +3,8 @@
  * a queue created without profiling reports no profiling bit in
  * CL_QUEUE_PROPERTIES (and CL_QUEUE_PROPERTIES_ARRAY as given), and its
  * events answer CL_PROFILING_INFO_NOT_AVAILABLE; a queue created with
- * profiling reports it and its events give timestamps. Prints what it saw
+ * profiling reports it and its events give timestamps, read before and
+ * after a queue without profiling exists. Prints what it saw
  * (identical with and without tracing) and exits 0 only if all held.
  */
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -31,23 +32,34 @@ static void run_one(tcl *t, cl_command_queue q, cl_mem a, cl_event *ev)
 int main(void)
 {
     tcl t;
-    tcl_setup(&t, 0); /* t.q: no properties at all */
+    /* A profiling queue first: its events are read while no queue hides
+     * profiling yet (the layer's fast path), and again after one does. */
+    tcl_setup(&t, CL_QUEUE_PROFILING_ENABLE);
     cl_int rc;
     cl_mem a = tcl_buffer(&t, 16 * sizeof(int));
+    cl_event ev, first;
+    cl_ulong ts = 0;
+    run_one(&t, t.q, a, &first);
+    rc = clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_END, sizeof ts, &ts, NULL);
+    expect(rc == CL_SUCCESS && ts > 0, "first queue, profiling: timestamps available");
 
+    cl_command_queue q0 = clCreateCommandQueueWithProperties(t.ctx, t.dev, NULL, &rc);
+    CHECK(rc);
     cl_command_queue_properties props = 99;
-    CHECK(clGetCommandQueueInfo(t.q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL));
+    CHECK(clGetCommandQueueInfo(q0, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL));
     expect(props == 0, "plain queue: CL_QUEUE_PROPERTIES == 0");
     size_t len = 99;
-    CHECK(clGetCommandQueueInfo(t.q, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &len));
+    CHECK(clGetCommandQueueInfo(q0, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &len));
     expect(len == 0, "plain queue: CL_QUEUE_PROPERTIES_ARRAY is empty");
 
-    cl_event ev;
-    cl_ulong ts = 0;
-    run_one(&t, t.q, a, &ev);
+    run_one(&t, q0, a, &ev);
     rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof ts, &ts, NULL);
     expect(rc == CL_PROFILING_INFO_NOT_AVAILABLE, "plain queue: profiling info not available");
     clReleaseEvent(ev);
+    ts = 0;
+    rc = clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof ts, &ts, NULL);
+    expect(rc == CL_SUCCESS && ts > 0, "first queue, asked again: timestamps available");
+    clReleaseEvent(first);
 
     cl_command_queue q1 =
         clCreateCommandQueue(t.ctx, t.dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &rc);
@@ -75,6 +87,7 @@ int main(void)
     expect(start > 0 && end >= start, "profiling queue: timestamps available");
     clReleaseEvent(ev);
 
+    clReleaseCommandQueue(q0);
     clReleaseCommandQueue(q1);
     clReleaseCommandQueue(q2);
     clReleaseMemObject(a);
