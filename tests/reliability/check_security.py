@@ -24,6 +24,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 import json
 
 failures = []
@@ -49,6 +50,11 @@ def spool_dir(a, work):
     check(r.returncode == 0, "spool probe exit %d" % r.returncode)
     check(mode == "0o700" and isdir == "True", "spool directory mode %s" % mode)
     check(not os.path.exists(d), "spool directory %s left behind" % d)
+    # Renamed aside at once and removed by a detached child: gone soon.
+    deadline = time.monotonic() + 10
+    while os.path.exists(d + ".removing") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    check(not os.path.exists(d + ".removing"), "spool directory %s.removing left behind" % d)
     # The spool files themselves: keep the directory to look at them.
     r = run(a.acceltrace, ["--keep-spool", "-f", "-o", out, "--", a.churn, "child", "k", "10"])
     kept = [l.split("spool kept in ", 1)[1] for l in r.stderr.decode().splitlines()

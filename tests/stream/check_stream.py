@@ -161,7 +161,7 @@ def check(act, name, argv, tmp, extra=()):
 AFTER_EXIT = re.compile(
     r"after the exit: ([\d.]+) ms in all; reader stopped ([\d.]+) ms, tail of (\d+) records "
     r"\(of (\d+)\) read ([\d.]+) ms, events written ([\d.]+) ms, file closed ([\d.]+) ms, "
-    r"summary ([\d.]+) ms, spool removed ([\d.]+) ms")
+    r"summary ([\d.]+) ms, spool handed off ([\d.]+) ms")
 
 
 def check_after_exit(name, stderr, read_live):
