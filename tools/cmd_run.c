@@ -418,29 +418,51 @@ static void remove_dir(const char *dir)
 }
 
 /*
- * The spool's removal is the largest part of what `run` did after the
- * trace was complete: unlinking a spool frees its page cache and its
- * extents, 2.5-9 ms for the 13 MB of a 20 000-launch run on this ext4
- * (BENCHMARKS.md item 24), seconds for a long run's. The trace is written
- * by then, so nobody needs to wait for it: the directory is renamed aside
- * at once (its path is gone when `run` returns) and a child in a session
- * of its own removes it. It keeps stderr (a removal that fails is still
- * said) but not stdin and stdout, so `$(acceltrace run ...)` does not wait
- * for it. Done in place if the rename or the fork fails.
+ * Freeing files is the largest part of what `run` did after the trace was
+ * complete: unlinking the spool frees its page cache and extents (2.5-9 ms
+ * for the 13 MB of a 20 000-launch run on this ext4, BENCHMARKS.md item
+ * 24; seconds for a long run's), and a trace replaced with --force is
+ * freed by the rename (5-8 ms for 15 MB). Nobody needs to wait for either:
+ * the spool directory is renamed aside at once (its path is gone when
+ * `run` returns), the replaced trace is held open (replaced_fd), and a
+ * child in a session of its own frees both. The parent closes its copy of
+ * the replaced trace first and only then lets the child go on (a pipe it
+ * closes), so the child's close is the last, the one that frees. The child
+ * keeps stderr when it is a terminal or a file (a removal that fails is
+ * still said), never stdin, stdout or a pipe: whoever reads `run`'s output
+ * to its end (`$(acceltrace run ...)`, subprocess pipes) does not wait for
+ * it. Done in place if the rename, the pipe or the fork fails. `dir` NULL:
+ * no spool to remove.
  */
-static void remove_dir_detached(const char *dir)
+static void free_detached(const char *dir, int replaced_fd)
 {
     char aside[PATH_MAX];
-    if ((size_t)snprintf(aside, sizeof aside, "%s.removing", dir) >= sizeof aside ||
-        rename(dir, aside) != 0) {
+    if (dir && ((size_t)snprintf(aside, sizeof aside, "%s.removing", dir) >= sizeof aside ||
+                rename(dir, aside) != 0)) {
         remove_dir(dir);
+        dir = NULL;
+    }
+    if (!dir && replaced_fd < 0)
+        return;
+    int gate[2];
+    pid_t pid = pipe2(gate, O_CLOEXEC) == 0 ? fork() : -2;
+    if (pid != 0) { /* the parent, or no child: the pipe (if any) and the file go now */
+        if (pid != -2) {
+            close(gate[0]);
+            if (replaced_fd >= 0)
+                close(replaced_fd); /* before the gate opens: not the last reference */
+            close(gate[1]);
+        } else if (replaced_fd >= 0) {
+            close(replaced_fd);
+        }
+        if (pid < 0 && dir)
+            remove_dir(aside);
         return;
     }
-    pid_t pid = fork();
-    if (pid < 0)
-        remove_dir(aside);
-    if (pid != 0)
-        return;
+    close(gate[1]);
+    char c;
+    while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+        ; /* end of file: the parent closed its copy */
     sigset_t none;
     sigemptyset(&none);
     for (int sig = 1; sig < NSIG; sig++)
@@ -448,12 +470,16 @@ static void remove_dir_detached(const char *dir)
     sigprocmask(SIG_SETMASK, &none, NULL);
     (void)setsid();
     int null = open("/dev/null", O_RDWR);
+    struct stat err;
     if (null >= 0) {
         dup2(null, STDIN_FILENO);
         dup2(null, STDOUT_FILENO);
+        if (fstat(STDERR_FILENO, &err) == 0 && (S_ISFIFO(err.st_mode) || S_ISSOCK(err.st_mode)))
+            dup2(null, STDERR_FILENO); /* its reader would wait for us */
     }
-    closefrom(STDERR_FILENO + 1);
-    remove_dir(aside);
+    closefrom(STDERR_FILENO + 1); /* the replaced trace's last reference: freed here */
+    if (dir)
+        remove_dir(aside);
     _exit(0);
 }
 
@@ -737,6 +763,9 @@ int act_cmd_run(int argc, char **argv)
                 (unsigned long long)act_export_live_written(live),
                 (unsigned long long)act_export_live_devops(live),
                 (unsigned long long)act_export_live_drops(live));
+    int replaced = -1; /* a trace replaced with --force, freed once `run` returns */
+    if (!per_process)
+        eo.replaced_fd = &replaced;
     int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
     if (act_export_live_voided(live) && run_log_level >= ACT_LOG_DEBUG)
         fprintf(stderr, "acceltrace: run: the events written early are void: the trace was "
@@ -753,6 +782,8 @@ int act_cmd_run(int argc, char **argv)
         else /* the line before says why, when it was a file error */
             fprintf(stderr, "acceltrace: run: the trace '%s' was not written%s%s\n", o.out,
                     rc == ACT_E_IO ? "" : ": ", rc == ACT_E_IO ? "" : act_strerror(rc));
+        if (replaced >= 0)
+            close(replaced);
         keep_for_export(spool, &eo, &o);
         return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
     }
@@ -768,8 +799,7 @@ int act_cmd_run(int argc, char **argv)
                                 eo.child_status, eo.trace_mode);
     if (o.keep_spool && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: spool kept in %s\n", spool);
-    else if (!o.keep_spool)
-        remove_dir_detached(spool);
+    free_detached(o.keep_spool ? NULL : spool, replaced);
     if (!per_process && run_log_level >= ACT_LOG_DEBUG)
         print_after_exit(&times, stop_ns, live_records, act_clock_now() - t_exit);
     return code;

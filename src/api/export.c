@@ -485,6 +485,7 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
     }
     tm->events_ns = lap(&t);
     act_export_progress_phase(progress, "closing the file");
+    act_chrome_stream_keep_replaced(x->cs, o->replaced_fd);
     int crc = act_chrome_stream_close(x->cs, !rc, err, sizeof(err));
     if (!rc && crc)
         rc = crc;

@@ -83,6 +83,10 @@ struct act_export_opts {
      * export reads everything itself otherwise); emptied either way. */
     act_export_live *live;
     act_export_times *times; /* filled in when not NULL, whatever the result */
+    /* Not NULL, with force: a trace the export replaces is left open here
+     * (-1: none) for the caller to close, which frees it
+     * (act_chrome_stream_keep_replaced). */
+    int *replaced_fd;
 };
 
 /* Returns 0 or a negative ACT_E_* code (ACT_E_IO: could not write;

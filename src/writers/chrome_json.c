@@ -1183,9 +1183,18 @@ struct act_chrome_stream {
     act_chrome_opts o;
     int fd;
     int force;
+    int *replaced; /* act_chrome_stream_keep_replaced: where the replaced file goes */
     char *path;
     char tmp[4200];
 };
+
+void act_chrome_stream_keep_replaced(act_chrome_stream *s, int *fd)
+{
+    if (fd)
+        *fd = -1;
+    if (s)
+        s->replaced = fd;
+}
 
 int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o,
                            const char *path, int force, unsigned mode, char *err, size_t errlen)
@@ -1291,6 +1300,9 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
         free(s);
         return ACT_E_IO;
     }
+    /* A file replaced is held open, so that the rename does not free it
+     * (O_PATH pins the inode; a symlink named as output is itself held). */
+    int held = !rc && s->force && s->replaced ? open(s->path, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
     if (!rc && install(s->tmp, s->path, s->force)) {
         saved = errno;
         rc = ACT_E_IO;
@@ -1308,6 +1320,12 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
             snprintf(err, errlen, "%s: %s", s->path,
                      rc == ACT_E_NOMEM ? "out of memory" : strerror(saved));
     }
+    if (rc && held >= 0) { /* nothing was replaced: closing it frees nothing */
+        close(held);
+        held = -1;
+    }
+    if (s->replaced)
+        *s->replaced = held;
     free(s->path);
     free(s);
     return rc;

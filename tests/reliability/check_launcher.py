@@ -124,9 +124,38 @@ def part_output(a):
     reg = os.path.join(w, "reg.json")
     with open(reg, "w") as f:
         f.write("old")
+    # A second name of the old file (a hard link) sees it untouched, and no
+    # process is left holding it: the replaced trace is freed by run's
+    # detached child once run returned (docs/cli.md), not kept open.
+    keep = os.path.join(w, "reg.keep")
+    os.link(reg, keep)
+    st = os.stat(reg)
+    old_ino = (st.st_dev, st.st_ino)
     r = run(a, ["-f", "-o", reg, "--", "true"])
     check(r.returncode == 0 and json.load(open(reg)).get("traceEvents") is not None,
           "--force did not replace a regular file: %r" % lines(r))
+    check(open(keep).read() == "old", "the replaced file was written to")
+    deadline = time.monotonic() + 10
+    while holders(old_ino) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    check(not holders(old_ino), "the replaced trace is still held open by %r" % holders(old_ino))
+
+
+def holders(ino):
+    """Processes with a descriptor on the file ino = (st_dev, st_ino)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            for fd in os.listdir("/proc/%s/fd" % pid):
+                try:
+                    t = os.stat("/proc/%s/fd/%s" % (pid, fd))
+                    if (t.st_dev, t.st_ino) == ino:
+                        found.append(int(pid))
+                except OSError:
+                    pass
+        except OSError:
+            pass
+    return found
 
 
 def unwritable_as_nobody(a, unwritable):
