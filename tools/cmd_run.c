@@ -417,6 +417,33 @@ static void remove_dir(const char *dir)
                 strerror(-rc));
 }
 
+/* The child of free_detached: waits for the gate to close, lets go of
+ * everything of `run`'s but a terminal or file stderr, frees. */
+static _Noreturn void free_detached_child(int gate, const char *aside)
+{
+    char c;
+    while (read(gate, &c, 1) < 0 && errno == EINTR)
+        ; /* end of file: the parent closed its copy */
+    sigset_t none;
+    sigemptyset(&none);
+    for (int sig = 1; sig < NSIG; sig++)
+        (void)signal(sig, SIG_DFL); /* SIGKILL and SIGSTOP refuse: no matter */
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    (void)setsid();
+    int null = open("/dev/null", O_RDWR);
+    struct stat err;
+    if (null >= 0) {
+        dup2(null, STDIN_FILENO);
+        dup2(null, STDOUT_FILENO);
+        if (fstat(STDERR_FILENO, &err) == 0 && (S_ISFIFO(err.st_mode) || S_ISSOCK(err.st_mode)))
+            dup2(null, STDERR_FILENO); /* its reader would wait for us */
+    }
+    closefrom(STDERR_FILENO + 1); /* the replaced trace's last reference: freed here */
+    if (aside)
+        remove_dir(aside);
+    _exit(0);
+}
+
 /*
  * Freeing files is the largest part of what `run` did after the trace was
  * complete: unlinking the spool frees its page cache and extents (2.5-9 ms
@@ -460,27 +487,7 @@ static void free_detached(const char *dir, int replaced_fd)
         return;
     }
     close(gate[1]);
-    char c;
-    while (read(gate[0], &c, 1) < 0 && errno == EINTR)
-        ; /* end of file: the parent closed its copy */
-    sigset_t none;
-    sigemptyset(&none);
-    for (int sig = 1; sig < NSIG; sig++)
-        (void)signal(sig, SIG_DFL); /* SIGKILL and SIGSTOP refuse: no matter */
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    (void)setsid();
-    int null = open("/dev/null", O_RDWR);
-    struct stat err;
-    if (null >= 0) {
-        dup2(null, STDIN_FILENO);
-        dup2(null, STDOUT_FILENO);
-        if (fstat(STDERR_FILENO, &err) == 0 && (S_ISFIFO(err.st_mode) || S_ISSOCK(err.st_mode)))
-            dup2(null, STDERR_FILENO); /* its reader would wait for us */
-    }
-    closefrom(STDERR_FILENO + 1); /* the replaced trace's last reference: freed here */
-    if (dir)
-        remove_dir(aside);
-    _exit(0);
+    free_detached_child(gate[0], dir ? aside : NULL);
 }
 
 /* What a trigger needs to write a trace of the spool as it is now. */
