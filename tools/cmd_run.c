@@ -408,11 +408,13 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
     _exit(errno == ENOENT ? 127 : 126);
 }
 
-/* The spool directory is ours (mkdtemp, 0700) and flat. */
+/* The spool directory is ours (mkdtemp, 0700) and flat. One already gone
+ * (a caller that cleans $TMPDIR as soon as `run` returns races the
+ * detached removal below) is what was wanted: not an error. */
 static void remove_dir(const char *dir)
 {
     int rc = act_dir_remove_flat(dir);
-    if (rc < 0)
+    if (rc < 0 && rc != -ENOENT)
         fprintf(stderr, "acceltrace: run: could not remove the spool directory %s: %s\n", dir,
                 strerror(-rc));
 }
