@@ -236,12 +236,18 @@ uint64_t act_export_live_drops(const act_export_live *l)
     return act_spool_drop_count();
 }
 
-uint64_t act_export_live_records(const act_export_live *l)
+/* Records of one spool, all kinds. */
+static uint64_t spool_records(const act_spool *sp)
 {
     uint64_t n = 0;
-    for (int k = 0; l && l->opened && k < ACT_REC_KIND_MAX; k++)
-        n += l->sp.records[k];
+    for (int k = 0; k < ACT_REC_KIND_MAX; k++)
+        n += sp->records[k];
     return n;
+}
+
+uint64_t act_export_live_records(const act_export_live *l)
+{
+    return l && l->opened ? spool_records(&l->sp) : 0;
 }
 
 uint64_t act_export_live_written(const act_export_live *l)
@@ -439,8 +445,7 @@ static uint64_t set_records(const spool_set *s)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < s->n; i++)
-        for (int k = 0; k < ACT_REC_KIND_MAX; k++)
-            n += s->ptr[i]->records[k];
+        n += spool_records(s->ptr[i]);
     return n;
 }
 
