@@ -473,23 +473,22 @@ static void free_detached(const char *dir, int replaced_fd)
     }
     if (!dir && replaced_fd < 0)
         return;
-    int gate[2];
-    pid_t pid = pipe2(gate, O_CLOEXEC) == 0 ? fork() : -2;
-    if (pid != 0) { /* the parent, or no child: the pipe (if any) and the file go now */
-        if (pid != -2) {
-            close(gate[0]);
-            if (replaced_fd >= 0)
-                close(replaced_fd); /* before the gate opens: not the last reference */
-            close(gate[1]);
-        } else if (replaced_fd >= 0) {
-            close(replaced_fd);
-        }
-        if (pid < 0 && dir)
-            remove_dir(aside);
-        return;
+    int gate[2] = {-1, -1};
+    pid_t pid = pipe2(gate, O_CLOEXEC) == 0 ? fork() : -1;
+    if (pid == 0) {
+        close(gate[1]);
+        free_detached_child(gate[0], dir ? aside : NULL);
     }
-    close(gate[1]);
-    free_detached_child(gate[0], dir ? aside : NULL);
+    /* The parent, or no child: the pipe (if any) and the file go now, the
+     * file before the gate opens (not the last reference then). */
+    if (gate[0] >= 0)
+        close(gate[0]);
+    if (replaced_fd >= 0)
+        close(replaced_fd);
+    if (gate[1] >= 0)
+        close(gate[1]);
+    if (pid < 0 && dir)
+        remove_dir(aside);
 }
 
 /* What a trigger needs to write a trace of the spool as it is now. */
