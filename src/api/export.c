@@ -16,7 +16,7 @@
 
 #include "acceltrace.h"
 #include "core/internal.h"
-#include "timeline/export_progress.h"
+#include "export_progress.h"
 #include "timeline/timeline.h"
 #include "writers/chrome_json.h"
 #include "writers/summary.h"
