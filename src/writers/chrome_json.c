@@ -2,20 +2,18 @@
  * chrome_json.c -- Chrome trace writer (see chrome_json.h). One pass over
  * the events into a large buffer with hand-formatted numbers; the
  * "acceltrace" object comes after traceEvents so that it can report how
- * many invalid UTF-8 sequences the events contained.
+ * many invalid UTF-8 sequences the events contained. The output file's
+ * life (temporary file, mode, --force, rename) is outfile.c's.
  */
 #include "chrome_json.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "acceltrace.h"
@@ -24,6 +22,7 @@
 #include "core/record.h"
 #include "core/vec.h"
 #include "json_escape.h"
+#include "outfile.h"
 
 #ifndef ACT_VERSION
 #define ACT_VERSION ACT_VERSION_STRING
@@ -1071,177 +1070,47 @@ static void write_tail(writer *w, const act_chrome_opts *o)
 
 /* ---- file ------------------------------------------------------------- */
 
-static void split_path(const char *path, char *dir, size_t dlen, const char **base)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) {
-        snprintf(dir, dlen, ".");
-        *base = path;
-    } else if (slash == path) {
-        snprintf(dir, dlen, "/");
-        *base = slash + 1;
-    } else {
-        snprintf(dir, dlen, "%.*s", (int)(slash - path), path);
-        *base = slash + 1;
-    }
-}
-
 int act_path_is_gzip(const char *path)
 {
     size_t n = strlen(path);
     return n > 3 && strcmp(path + n - 3, ".gz") == 0;
 }
 
-/* A name ".BASE.XXXXXXXX.tmp" beside path, not taken yet: `make` creates
- * it (returns >= 0, or -1 with errno; EEXIST: try another name). */
-static int named_temp(const char *path, char *tmp, size_t tlen, int (*make)(const char *, int),
-                      int arg)
-{
-    char dir[4096];
-    const char *base;
-    split_path(path, dir, sizeof(dir), &base);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    unsigned long r = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 16);
-    for (int attempt = 0; attempt < 100; attempt++) {
-        r = r * 6364136223846793005UL + 1442695040888963407UL;
-        int n = snprintf(tmp, tlen, "%s/.%s.%08lx.tmp", dir, base, (r >> 32) & 0xfffffffful);
-        if (n < 0 || (size_t)n >= tlen) {
-            errno = ENAMETOOLONG;
-            return -1;
-        }
-        int fd = make(tmp, arg);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-static int make_file(const char *tmp, int unused)
-{
-    (void)unused;
-    return open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-}
-
-/* Give the unnamed file fd a name (linkat through /proc: no privilege). */
-static int make_link(const char *tmp, int fd)
-{
-    char proc[64];
-    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-    return linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW);
-}
-
-/* The file the trace is written to until it is complete. Unnamed where the
- * file system allows (O_TMPFILE): a launcher killed while it streams
- * leaves nothing beside path; it gets its name at the close
- * (name_temp). *tmp is "" until then. */
-static int open_temp(const char *path, char *tmp, size_t tlen)
-{
-    char dir[4096];
-    const char *base;
-    split_path(path, dir, sizeof(dir), &base);
-    tmp[0] = 0;
-    if (access("/proc/self/fd", X_OK) == 0) {
-        int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            return fd;
-    }
-    return named_temp(path, tmp, tlen, make_file, 0);
-}
-
-static int name_temp(const char *path, char *tmp, size_t tlen, int fd)
-{
-    return tmp[0] ? 0 : named_temp(path, tmp, tlen, make_link, fd);
-}
-
-static void remove_temp(const char *tmp)
-{
-    if (tmp[0])
-        unlink(tmp);
-}
-
-/* Put the finished temporary file in place; never replaces `path` unless
- * force. link() fails with EEXIST atomically; filesystems without hard
- * links fall back to renameat2(RENAME_NOREPLACE). */
-static int install(const char *tmp, const char *path, int force)
-{
-    if (force)
-        return rename(tmp, path);
-    if (link(tmp, path) == 0) {
-        unlink(tmp);
-        return 0;
-    }
-    if (errno == EEXIST)
-        return -1;
-    return renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE);
-}
-
 struct act_chrome_stream {
     writer w;
     act_obuf b;
     act_chrome_opts o;
-    int fd;
-    int force;
-    int *replaced; /* act_chrome_stream_keep_replaced: where the replaced file goes */
-    char *path;
-    char tmp[4200];
+    act_outfile *file; /* NULL: in memory */
 };
 
 void act_chrome_stream_keep_replaced(act_chrome_stream *s, int *fd)
 {
-    if (fd)
-        *fd = -1;
-    if (s)
-        s->replaced = fd;
+    act_outfile_keep_replaced(s ? s->file : NULL, fd);
 }
 
 int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o,
                            const char *path, int force, unsigned mode, char *err, size_t errlen)
 {
     *out = NULL;
-    struct stat st;
-    if (!force && lstat(path, &st) == 0) {
-        snprintf(err, errlen, "%s: already exists (use --force to overwrite)", path);
-        return ACT_E_IO;
-    }
-    if (force && act_out_path_check(path, force, err, errlen) != 0)
-        return ACT_E_IO; /* --force replaces regular files only */
+    act_outfile *file;
+    int rc = act_outfile_open(&file, path, force, mode, 0, err, errlen);
+    if (rc)
+        return rc;
     act_chrome_stream *s = calloc(1, sizeof(*s));
-    if (s)
-        s->path = strdup(path);
-    if (!s || !s->path) {
-        free(s);
+    if (!s) {
+        act_outfile_close(file, 0, 0, 0, err, errlen);
         snprintf(err, errlen, "%s: out of memory", path);
         return ACT_E_NOMEM;
     }
-    s->fd = open_temp(path, s->tmp, sizeof(s->tmp));
-    if (s->fd < 0) {
-        snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
-                 strerror(errno));
-        free(s->path);
-        free(s);
-        return ACT_E_IO;
-    }
-    /* Created 0600; another mode only when the user asked for it (set on
-     * the descriptor: exact, whatever the umask, never through a path). */
-    if (mode && mode != 0600 && fchmod(s->fd, mode) != 0) {
-        snprintf(err, errlen, "%s: cannot set mode %04o: %s", path, mode, strerror(errno));
-        close(s->fd);
-        remove_temp(s->tmp);
-        free(s->path);
-        free(s);
-        return ACT_E_IO;
-    }
+    s->file = file;
     s->o = *o;
-    s->force = force;
     *out = s;
     /* 1 MiB: large enough that write(2) calls cost nothing, small enough
      * to stay in cache between formatting and the copy into the page
      * cache (4 MiB measured no faster and cost 3 MB more). Written by a
      * thread of the buffer's: the copy into the page cache was a quarter
      * to a half of the export's time, and overlaps the formatting. */
-    act_obuf_init_bg(&s->b, s->fd, 1u << 20);
+    act_obuf_init_bg(&s->b, act_outfile_fd(file), 1u << 20);
     if (act_path_is_gzip(path))
         act_obuf_gzip(&s->b, ACT_GZIP_LEVEL);
     writer_init(&s->w, tl, &s->b);
@@ -1283,50 +1152,10 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     writer_free_errors(&s->w);
     if (!rc)
         rc = act_obuf_flush(&s->b);
-    if (!rc && ok && name_temp(s->path, s->tmp, sizeof(s->tmp), s->fd) != 0)
-        rc = ACT_E_IO;
     int saved = errno;
     free(s->w.esc);
     act_obuf_free(&s->b);
-    if (close(s->fd) && !rc) {
-        saved = errno;
-        rc = ACT_E_IO;
-    }
-    /* What appeared at the path while the trace was made is checked
-     * again: --force still replaces regular files only. */
-    if (!rc && s->force && act_out_path_check(s->path, 1, err, errlen) != 0) {
-        remove_temp(s->tmp);
-        free(s->path);
-        free(s);
-        return ACT_E_IO;
-    }
-    /* A file replaced is held open, so that the rename does not free it
-     * (O_PATH pins the inode; a symlink named as output is itself held). */
-    int held = !rc && s->force && s->replaced ? open(s->path, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
-    if (!rc && install(s->tmp, s->path, s->force)) {
-        saved = errno;
-        rc = ACT_E_IO;
-        if (saved == EEXIST) {
-            snprintf(err, errlen, "%s: already exists (use --force to overwrite)", s->path);
-            remove_temp(s->tmp);
-            free(s->path);
-            free(s);
-            return rc;
-        }
-    }
-    if (rc) {
-        remove_temp(s->tmp);
-        if (ok)
-            snprintf(err, errlen, "%s: %s", s->path,
-                     rc == ACT_E_NOMEM ? "out of memory" : strerror(saved));
-    }
-    if (rc && held >= 0) { /* nothing was replaced: closing it frees nothing */
-        close(held);
-        held = -1;
-    }
-    if (s->replaced)
-        *s->replaced = held;
-    free(s->path);
+    rc = act_outfile_close(s->file, ok, rc, saved, err, errlen);
     free(s);
     return rc;
 }
@@ -1339,7 +1168,6 @@ int act_chrome_stream_open_mem(act_chrome_stream **out, act_timeline *tl, const 
     *out = s;
     if (!s)
         return ACT_E_NOMEM;
-    s->fd = -1;
     s->o = *o;
     act_obuf_init(&s->b, -1, 1u << 16);
     writer_init(&s->w, tl, &s->b);

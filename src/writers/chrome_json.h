@@ -44,8 +44,8 @@ int act_path_is_gzip(const char *path);
 /* The trace is written while the timeline is built (streaming, so that
  * the events never all sit in memory). _open writes the header from what
  * tl holds then (after act_timeline_build_start: devices, metadata, time
- * base) into a temporary file created beside `path` (O_EXCL|O_NOFOLLOW,
- * mode 0600, or `mode` when not 0, set on the descriptor);
+ * base) into a temporary file created beside `path` (outfile.h: mode
+ * 0600, or `mode` when not 0);
  * act_chrome_stream_sink, set as tl->sink, writes each batch of events and
  * empties tl->ev/args (act_chrome_stream_write writes what tl holds and
  * keeps it); _close with ok writes the tool metadata (the counters as they
@@ -63,10 +63,8 @@ int act_chrome_stream_sink(act_timeline *tl, void *ctx);
  * layout stays the one the head was written in. */
 void act_chrome_stream_set_opts(act_chrome_stream *s, const act_chrome_opts *o);
 int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errlen);
-/* With force, the file _close replaces is not freed by the rename: it is
- * left open in *fd (-1 when nothing was replaced or the close failed), and
- * closing it frees it. Freeing a trace of some MB takes milliseconds (5-8
- * ms for 15 MB on ext4 here), which `run` spends after it returned. */
+/* With force, the file _close replaces is left open in *fd for the caller
+ * to free (act_outfile_keep_replaced). */
 void act_chrome_stream_keep_replaced(act_chrome_stream *s, int *fd);
 
 /* The same stream into memory instead of a file (tests and fuzzing use the
