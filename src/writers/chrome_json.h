@@ -3,7 +3,10 @@
  * Chrome Trace Event JSON object (DESIGN.md "Trace shape") that opens in
  * Perfetto and follows torch.profiler conventions. Every string, keys
  * included, is escaped losslessly (json_escape.h); invalid UTF-8 is
- * replaced and counted in the trace's "acceltrace" object.
+ * replaced and counted in the trace's "acceltrace" object. Its files:
+ * chrome_event.c (the events), chrome_members.c (the members around
+ * them), this stream (chrome_json.c); the output file's life is
+ * outfile.c's.
  */
 #ifndef ACT_CHROME_JSON_H
 #define ACT_CHROME_JSON_H
