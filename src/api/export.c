@@ -1,6 +1,7 @@
 /*
  * export.c -- act_trace_export(): every spool of a run -> built timeline
- * -> Chrome trace file (+ summary). A spool that cannot be read is
+ * -> its writers (writers/writer.h: the trace file the output's name
+ * picks, and the summary when wanted). A spool that cannot be read is
  * reported in the trace's error list and the result is ACT_E_FORMAT, but
  * the trace of the other processes is still written.
  */
@@ -18,8 +19,7 @@
 #include "core/internal.h"
 #include "export_progress.h"
 #include "timeline/timeline.h"
-#include "writers/chrome_json.h"
-#include "writers/summary.h"
+#include "writers/writer.h"
 
 typedef struct spool_set {
     act_spool *sp; /* opened spools */
@@ -62,41 +62,123 @@ static void note_no_space(const spool_set *s, const char *dir)
                 dir, strerror(err), (unsigned long long)lost);
 }
 
-/* The sink while a summary is wanted: the summary takes the slices of
- * each batch before the Chrome writer writes the batch and empties it. */
+/* The export's writers, fed every batch of events the build makes: each
+ * takes the batch, then it is emptied. */
 typedef struct export_sink {
-    act_chrome_stream *cs;
-    act_summary *sum;                    /* NULL: no summary */
-    act_chrome_stats stats;              /* what the writer found, for the summary */
+    act_writer_pick pick[ACT_WRITERS_MAX]; /* the writers the output asks for */
+    size_t n_pick;
+    act_writer *w[ACT_WRITERS_MAX]; /* those open, in the order picked */
+    size_t n;
+    act_writer_found found;              /* what the trace writer found, for the summary */
     volatile const sig_atomic_t *cancel; /* stop early once set */
     act_export_progress *progress;       /* NULL: none */
-    uint64_t written;                    /* events handed to the writer */
+    uint64_t written;                    /* events handed to the writers */
 } export_sink;
+
+/* A sink for the output o asks for (its name; a summary or not). */
+static export_sink *sink_new(const act_export_opts *o)
+{
+    export_sink *x = calloc(1, sizeof(*x));
+    if (x)
+        x->n_pick = act_writers_pick(o->out_path, o->summary != NULL, x->pick);
+    return x;
+}
 
 static int export_sink_fn(act_timeline *tl, void *ctx)
 {
     export_sink *x = ctx;
     if (x->cancel && *x->cancel)
-        return ACT_E_STATE; /* the writer removes its temporary file */
+        return ACT_E_STATE; /* the writers remove their temporary files */
     act_export_progress_events(x->progress, tl->n_ev);
     x->written += tl->n_ev;
-    int rc = x->sum ? act_summary_add_events(x->sum, tl) : 0;
-    int wrc = act_chrome_stream_sink(tl, x->cs);
-    return rc ? rc : wrc;
+    int rc = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        int wrc = x->w[i]->ops->batch(x->w[i], tl);
+        rc = rc ? rc : wrc;
+    }
+    tl->n_ev = 0;
+    tl->n_args = 0;
+    return rc;
 }
 
-/* The writer's options from the export's (the live trace and the one at
- * the exit must name the same trace). */
-static act_chrome_opts chrome_opts(const act_export_opts *o, int status, act_chrome_stats *stats,
-                                   int events_first)
+/* The writers' facts from the export's options (the live trace and the
+ * one at the exit must name the same trace). */
+static act_writer_facts writer_facts(const act_export_opts *o, int status, act_writer_found *found,
+                                     int events_first)
 {
-    return (act_chrome_opts){.trace_name = o->trace_name,
-                             .argv = o->argv,
-                             .argc = o->argc,
-                             .extra_metadata = o->extra_metadata,
-                             .child_status = status,
-                             .stats = stats,
-                             .events_first = events_first};
+    return (act_writer_facts){.path = o->out_path,
+                              .force = o->force,
+                              .mode = o->trace_mode,
+                              .replaced_fd = o->replaced_fd,
+                              .trace_name = o->trace_name,
+                              .argv = o->argv,
+                              .argc = o->argc,
+                              .extra_metadata = o->extra_metadata,
+                              .child_status = status,
+                              .events_first = events_first,
+                              .report = o->summary,
+                              .by_range = o->summary_by_range,
+                              .found = found};
+}
+
+/* Open every writer picked, in order; on failure the caller closes those
+ * open (sink_close with ok 0). */
+static int sink_open(export_sink *x, act_timeline *tl, const act_writer_facts *facts, char *err,
+                     size_t errlen)
+{
+    for (size_t i = 0; i < x->n_pick; i++) {
+        act_writer_facts f = *facts;
+        f.options = x->pick[i].options;
+        act_writer *w = NULL;
+        int rc = x->pick[i].ops->open(&w, tl, &f, err, errlen);
+        if (w)
+            x->w[x->n++] = w;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The facts learnt at the end, for writers opened while the program ran. */
+static void sink_set_facts(export_sink *x, const act_writer_facts *facts)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        act_writer_facts f = *facts;
+        f.options = x->pick[i].options;
+        x->w[i]->ops->set_facts(x->w[i], &f);
+    }
+}
+
+/* Close the writers in order, each with ok while all before it succeeded:
+ * the files first, then the reports (the progress line cleared before
+ * them, their time in summary_ns). Returns the first error (its reason
+ * logged). */
+static int sink_close(export_sink *x, act_timeline *tl, int rc, act_export_progress **progress,
+                      act_export_times *tm)
+{
+    uint64_t t = act_clock_now();
+    for (size_t i = 0; i < x->n; i++) {
+        act_writer *w = x->w[i];
+        int report = (w->ops->flags & ACT_WRITER_REPORT) != 0;
+        if (report && progress) {
+            act_export_progress_stop(*progress); /* its line is cleared before a report */
+            *progress = NULL;
+        }
+        char err[512] = "";
+        int crc = w->ops->close(w, tl, !rc, err, sizeof(err));
+        if (!rc && crc)
+            rc = crc;
+        if (rc && err[0])
+            act_log("%s", err);
+        uint64_t d = act_clock_now() - t;
+        t += d;
+        if (tm && !report)
+            tm->close_ns += d;
+        else if (tm && !rc) /* a report's time only when it printed */
+            tm->summary_ns += d;
+    }
+    x->n = 0;
+    return rc;
 }
 
 struct act_export_live {
@@ -130,9 +212,10 @@ static void sink_discard(export_sink *x)
 {
     if (!x)
         return;
-    char err[8];
-    act_chrome_stream_close(x->cs, 0, err, sizeof(err));
-    act_summary_free(x->sum);
+    for (size_t i = 0; i < x->n; i++) {
+        char err[8];
+        x->w[i]->ops->close(x->w[i], NULL, 0, err, sizeof(err));
+    }
     free(x);
 }
 
@@ -174,30 +257,31 @@ static int live_sink_fn(act_timeline *tl, void *ctx)
 {
     act_export_live *l = ctx;
     export_sink *x = l->x;
-    const act_export_opts *o = &l->out;
-    if (!x->cs) {
-        act_chrome_opts co = chrome_opts(o, -1, &x->stats, 1);
+    if (!x->n) {
+        act_writer_facts f = writer_facts(&l->out, -1, &x->found, 1);
         char err[512];
-        int rc = act_chrome_stream_open(&x->cs, tl, &co, o->out_path, o->force, o->trace_mode, err,
-                                        sizeof(err));
+        int rc = sink_open(x, tl, &f, err, sizeof(err));
         if (rc) {
-            act_chrome_stream_close(x->cs, 0, err, sizeof(err));
-            x->cs = NULL;
+            sink_close(x, tl, rc, NULL, NULL);
             return rc;
         }
     }
     return export_sink_fn(tl, x);
 }
 
-/* The builder makes the live process's settled host events as it feeds. */
+/* The builder makes the live process's settled host events as it feeds,
+ * when every writer of the output can take them early. */
 static void live_want_output(act_export_live *l)
 {
-    const act_export_opts *o = &l->out;
-    export_sink *x = calloc(1, sizeof(*x));
-    if (!x || (o->summary && !(x->sum = act_summary_new()))) {
-        free(x);
-        return;
+    export_sink *x = sink_new(&l->out);
+    for (size_t i = 0; x && i < x->n_pick; i++) {
+        if (!(x->pick[i].ops->flags & ACT_WRITER_EARLY)) {
+            free(x);
+            return;
+        }
     }
+    if (!x)
+        return;
     l->x = x;
     l->tl.sink = live_sink_fn;
     l->tl.sink_ctx = l;
@@ -282,12 +366,12 @@ static act_export_live *live_usable(act_export_live *l, const act_export_opts *o
     if (!l || !l->opened || !l->bs || l->tl.err || o->window_start_ns || o->window_end_ns || !n ||
         strcmp(paths[0], l->path))
         return NULL;
-    if (l->x && !l->x->cs)
+    if (l->x && !l->x->n)
         live_drop_output(l); /* nothing was written early */
     /* A trace begun while it ran is this export's only when written to
      * the same file the same way, with the summary fed from the start. */
     if (l->x && (strcmp(o->out_path, l->out.out_path) || o->force != l->out.force ||
-                 o->trace_mode != l->out.trace_mode || !o->summary != !l->x->sum))
+                 o->trace_mode != l->out.trace_mode || !o->summary != !l->out.summary))
         return NULL;
     return l;
 }
@@ -431,15 +515,6 @@ static void add_export_notes(act_timeline *tl, const spool_set *set, const act_e
     }
 }
 
-/* Nanoseconds since *t, which moves to now. */
-static uint64_t lap(uint64_t *t)
-{
-    uint64_t now = act_clock_now();
-    uint64_t d = now - *t;
-    *t = now;
-    return d;
-}
-
 /* Records of every spool of the set (the live one included), all kinds. */
 static uint64_t set_records(const spool_set *s)
 {
@@ -450,33 +525,31 @@ static uint64_t set_records(const spool_set *s)
 }
 
 /* The trace is written while the events are made, a batch at a time
- * (timeline.h, chrome_json.h): the events never all sit in memory. The
+ * (timeline.h, writer.h): the events never all sit in memory. The
  * summary keeps only its slices (summary.h), fed from the same batches,
- * and is printed once the file is in place (the writer's counters, such
- * as invalid UTF-8, are final then): the same output as
+ * and is printed once the file is in place (the trace writer's counters,
+ * such as invalid UTF-8, are final then): the same output as
  * act_summary_from_timeline on the whole timeline. */
 static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts *o,
-                       const act_chrome_opts *co, act_export_progress *progress, export_sink *begun)
+                       act_export_progress *progress, export_sink *begun)
 {
     char err[512] = "";
     /* On the heap: tl keeps a pointer to it while the events are built. */
-    export_sink *x = begun ? begun : calloc(1, sizeof(*x));
-    if (!x || (!begun && o->summary && !(x->sum = act_summary_new()))) {
-        free(x);
+    export_sink *x = begun ? begun : sink_new(o);
+    if (!x) {
         act_export_progress_stop(progress);
         return ACT_E_NOMEM;
     }
     x->cancel = o->cancel;
-    act_chrome_opts cwo = *co;
-    cwo.stats = &x->stats;
+    act_writer_facts facts = writer_facts(o, o->child_status, &x->found, 0);
     int rc = 0;
-    if (begun) { /* written while the program ran: the rest, then the header's facts
-                  * (the stream keeps the layout it was opened with) */
-        act_chrome_stream_set_opts(x->cs, &cwo);
-    } else {
-        rc = act_chrome_stream_open(&x->cs, tl, &cwo, o->out_path, o->force, o->trace_mode, err,
-                                    sizeof(err));
-    }
+    if (begun) /* written while the program ran: the rest, then the header's facts
+                * (each writer keeps the layout it was opened with) */
+        sink_set_facts(x, &facts);
+    else
+        rc = sink_open(x, tl, &facts, err, sizeof(err));
+    if (rc && err[0])
+        act_log("%s", err);
     x->progress = progress;
     act_export_progress_phase(progress, "writing events");
     act_export_times unused = {0}, *tm = o->times ? o->times : &unused;
@@ -488,22 +561,10 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
         tl->sink = NULL;
         tl->sink_ctx = NULL;
     }
-    tm->events_ns = lap(&t);
+    tm->events_ns = act_clock_now() - t;
     act_export_progress_phase(progress, "closing the file");
-    act_chrome_stream_keep_replaced(x->cs, o->replaced_fd);
-    int crc = act_chrome_stream_close(x->cs, !rc, err, sizeof(err));
-    if (!rc && crc)
-        rc = crc;
-    if (rc && err[0])
-        act_log("%s", err);
-    tm->close_ns = lap(&t);
-    act_export_progress_stop(progress); /* its line is cleared before the summary */
-    if (!rc && x->sum) {
-        act_summary_print_timeline(x->sum, tl, x->stats.invalid_utf8, x->stats.errors, o->summary,
-                                   o->summary_by_range);
-        tm->summary_ns = lap(&t);
-    }
-    act_summary_free(x->sum);
+    rc = sink_close(x, tl, rc, &progress, tm);
+    act_export_progress_stop(progress);
     free(x);
     return rc;
 }
@@ -562,8 +623,7 @@ int act_trace_export(const act_export_opts *o)
         o->times->records = set_records(&set);
     }
     if (!rc) {
-        act_chrome_opts co = chrome_opts(o, o->child_status, NULL, 0);
-        rc = write_trace(tl, bs, o, &co, progress, begun);
+        rc = write_trace(tl, bs, o, progress, begun);
         progress = NULL; /* stopped there */
     } else {
         sink_discard(begun);

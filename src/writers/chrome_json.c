@@ -1,7 +1,8 @@
 /*
  * chrome_json.c -- the Chrome trace writer's stream (see chrome_json.h):
  * the encoder (chrome_event.c, chrome_members.c) into a buffered file
- * whose life is outfile.c's, or into memory.
+ * whose life is outfile.c's, or into memory; and the same stream as the
+ * writer seam's "chrome-json" writer (writer.h), the one the export uses.
  */
 #include "chrome_json.h"
 
@@ -15,10 +16,12 @@
 #include "outfile.h"
 
 struct act_chrome_stream {
+    act_writer base; /* the writer seam's view (act_writer_chrome_json) */
     act_chrome_enc w;
     act_obuf b;
     act_chrome_opts o;
     act_outfile *file; /* NULL: in memory */
+    int *replaced_fd;  /* the writer's facts: where the close leaves a replaced file */
 };
 
 int act_path_is_gzip(const char *path)
@@ -32,20 +35,21 @@ void act_chrome_stream_keep_replaced(act_chrome_stream *s, int *fd)
     act_outfile_keep_replaced(s ? s->file : NULL, fd);
 }
 
-int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o,
-                           const char *path, int force, unsigned mode, char *err, size_t errlen)
+static int stream_open(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o,
+                       const act_writer_facts *f, char *err, size_t errlen)
 {
     *out = NULL;
     act_outfile *file;
-    int rc = act_outfile_open(&file, path, force, mode, 0, err, errlen);
+    int rc = act_outfile_open(&file, f->path, f->force, f->mode, 0, err, errlen);
     if (rc)
         return rc;
     act_chrome_stream *s = calloc(1, sizeof(*s));
     if (!s) {
         act_outfile_close(file, 0, 0, 0, err, errlen);
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s: out of memory", f->path);
         return ACT_E_NOMEM;
     }
+    s->base.ops = &act_writer_chrome_json;
     s->file = file;
     s->o = *o;
     *out = s;
@@ -55,11 +59,21 @@ int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_
      * thread of the buffer's: the copy into the page cache was a quarter
      * to a half of the export's time, and overlaps the formatting. */
     act_obuf_init_bg(&s->b, act_outfile_fd(file), 1u << 20);
-    if (act_path_is_gzip(path))
+    if (f->options & ACT_WRITER_GZIP)
         act_obuf_gzip(&s->b, ACT_GZIP_LEVEL);
     act_chrome_enc_init(&s->w, tl, &s->b);
     act_chrome_head_write(&s->w, &s->o);
     return s->b.err;
+}
+
+int act_chrome_stream_open(act_chrome_stream **out, act_timeline *tl, const act_chrome_opts *o,
+                           const char *path, int force, unsigned mode, char *err, size_t errlen)
+{
+    act_writer_facts f = {.path = path,
+                          .force = force,
+                          .mode = mode,
+                          .options = act_path_is_gzip(path) ? ACT_WRITER_GZIP : 0};
+    return stream_open(out, tl, o, &f, err, errlen);
 }
 
 int act_chrome_stream_write(act_chrome_stream *s, act_timeline *tl)
@@ -112,6 +126,7 @@ int act_chrome_stream_open_mem(act_chrome_stream **out, act_timeline *tl, const 
     *out = s;
     if (!s)
         return ACT_E_NOMEM;
+    s->base.ops = &act_writer_chrome_json;
     s->o = *o;
     act_obuf_init(&s->b, -1, 1u << 16);
     act_chrome_enc_init(&s->w, tl, &s->b);
@@ -139,3 +154,59 @@ int act_chrome_stream_close_mem(act_chrome_stream *s, char **text, size_t *len)
     free(s);
     return rc;
 }
+
+/* ---- the writer seam -------------------------------------------------- */
+
+/* The stream's options from the writer's facts. */
+static act_chrome_opts opts_of(const act_writer_facts *f)
+{
+    return (act_chrome_opts){.trace_name = f->trace_name,
+                             .argv = f->argv,
+                             .argc = f->argc,
+                             .extra_metadata = f->extra_metadata,
+                             .child_status = f->child_status,
+                             .stats = f->found,
+                             .events_first = f->events_first};
+}
+
+static int chrome_writer_open(act_writer **out, act_timeline *tl, const act_writer_facts *f,
+                              char *err, size_t errlen)
+{
+    act_chrome_opts o = opts_of(f);
+    act_chrome_stream *s;
+    int rc = stream_open(&s, tl, &o, f, err, errlen);
+    if (s)
+        s->replaced_fd = f->replaced_fd;
+    *out = s ? &s->base : NULL;
+    return rc;
+}
+
+static int chrome_writer_batch(act_writer *w, act_timeline *tl)
+{
+    return act_chrome_stream_write((act_chrome_stream *)w, tl);
+}
+
+static void chrome_writer_set_facts(act_writer *w, const act_writer_facts *f)
+{
+    act_chrome_stream *s = (act_chrome_stream *)w;
+    act_chrome_opts o = opts_of(f);
+    act_chrome_stream_set_opts(s, &o);
+    s->replaced_fd = f->replaced_fd;
+}
+
+static int chrome_writer_close(act_writer *w, act_timeline *tl, int ok, char *err, size_t errlen)
+{
+    (void)tl; /* the stream's: the one its events came from */
+    act_chrome_stream *s = (act_chrome_stream *)w;
+    act_chrome_stream_keep_replaced(s, s->replaced_fd);
+    return act_chrome_stream_close(s, ok, err, errlen);
+}
+
+const act_writer_ops act_writer_chrome_json = {
+    .name = "chrome-json",
+    .flags = ACT_WRITER_EARLY,
+    .open = chrome_writer_open,
+    .batch = chrome_writer_batch,
+    .set_facts = chrome_writer_set_facts,
+    .close = chrome_writer_close,
+};

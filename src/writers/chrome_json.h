@@ -5,21 +5,19 @@
  * included, is escaped losslessly (json_escape.h); invalid UTF-8 is
  * replaced and counted in the trace's "acceltrace" object. Its files:
  * chrome_event.c (the events), chrome_members.c (the members around
- * them), this stream (chrome_json.c); the output file's life is
- * outfile.c's.
+ * them), this stream (chrome_json.c, also the export's "chrome-json"
+ * writer, writer.h); the output file's life is outfile.c's.
  */
 #ifndef ACT_CHROME_JSON_H
 #define ACT_CHROME_JSON_H
 
 #include "obuf.h"
 #include "timeline/timeline.h"
+#include "writer.h"
 
 /* What the writer found while writing: it only reads the timeline, so a
  * later reader of the run (the summary) takes these from here. */
-typedef struct act_chrome_stats {
-    uint64_t invalid_utf8; /* invalid UTF-8 sequences replaced by U+FFFD */
-    size_t errors;         /* error lines listed: the timeline's, then the writer's own */
-} act_chrome_stats;
+typedef act_writer_found act_chrome_stats;
 
 typedef struct act_chrome_opts {
     const char *trace_name;  /* NULL: derived from argv[0] */

@@ -1,0 +1,70 @@
+/*
+ * summary_writer.c -- the summary table as one more writer (writer.h):
+ * it keeps only the slices of each batch (summary.h, memory bounded by
+ * names and lanes) and prints once the trace file is in place, with the
+ * trace writer's counts (invalid UTF-8, error lines) final then: the same
+ * output as act_summary_from_timeline on the whole timeline.
+ */
+#include <stdlib.h>
+
+#include "acceltrace.h"
+#include "summary.h"
+#include "writer.h"
+
+typedef struct summary_writer {
+    act_writer base;
+    act_summary *sum;
+    act_writer_facts f; /* report, by_range, found */
+} summary_writer;
+
+static int summary_writer_open(act_writer **out, act_timeline *tl, const act_writer_facts *f,
+                               char *err, size_t errlen)
+{
+    (void)tl;
+    (void)err;
+    (void)errlen;
+    *out = NULL;
+    summary_writer *s = calloc(1, sizeof(*s));
+    if (!s || !(s->sum = act_summary_new())) {
+        free(s);
+        return ACT_E_NOMEM;
+    }
+    s->base.ops = &act_writer_summary;
+    s->f = *f;
+    *out = &s->base;
+    return 0;
+}
+
+static int summary_writer_batch(act_writer *w, act_timeline *tl)
+{
+    return act_summary_add_events(((summary_writer *)w)->sum, tl);
+}
+
+static void summary_writer_set_facts(act_writer *w, const act_writer_facts *f)
+{
+    ((summary_writer *)w)->f = *f;
+}
+
+static int summary_writer_close(act_writer *w, act_timeline *tl, int ok, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    summary_writer *s = (summary_writer *)w;
+    if (ok && s->f.report) {
+        act_writer_found none = {0, 0}, *found = s->f.found ? s->f.found : &none;
+        act_summary_print_timeline(s->sum, tl, found->invalid_utf8, found->errors, s->f.report,
+                                   s->f.by_range);
+    }
+    act_summary_free(s->sum);
+    free(s);
+    return ok ? 0 : ACT_E_INVAL;
+}
+
+const act_writer_ops act_writer_summary = {
+    .name = "summary",
+    .flags = ACT_WRITER_EARLY | ACT_WRITER_REPORT,
+    .open = summary_writer_open,
+    .batch = summary_writer_batch,
+    .set_facts = summary_writer_set_facts,
+    .close = summary_writer_close,
+};
