@@ -49,6 +49,9 @@ from ._version import __version__  # noqa: E402  (CMakeLists.txt's project VERSI
 # Annotation results that mean "not recorded, and that is fine": nothing is
 # recording, or the recorder is full (the C side counted the drop).
 _QUIET = (ACT_E_DISABLED, ACT_E_FULL)
+# What leaving a range does: nothing (its push changed nothing), pop, or
+# pop without raising (its push was outside the capture window).
+_EXIT_NONE, _EXIT_POP, _EXIT_POP_QUIET = 0, 1, 2
 
 
 _INT_MIN, _INT_MAX = -2 ** 31, 2 ** 31 - 1
@@ -233,17 +236,25 @@ class range:  # noqa: A001  (the name users expect: acceltrace.range)
         if stack is None:
             stack = self._tls.stack = []
         # The library moves its range stack even when the record was
-        # dropped for lack of space (ACT_E_FULL), so that pop stays
-        # balanced; only a push that did nothing must not be popped.
-        stack.append(rc == 0 or rc == ACT_E_FULL)
+        # dropped for lack of space (ACT_E_FULL), and, with a tool attached,
+        # when the capture window is closed (ACT_E_DISABLED, counted outside
+        # the window), so that the pop stays balanced; only a push that did
+        # nothing (no tool) must not be popped.
+        if rc == 0 or rc == ACT_E_FULL:
+            stack.append(_EXIT_POP)
+        elif rc == ACT_E_DISABLED and not _lib.idle():
+            stack.append(_EXIT_POP_QUIET)
+        else:
+            stack.append(_EXIT_NONE)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        pushed = self._tls.stack.pop()
-        if pushed:
+        how = self._tls.stack.pop()
+        if how != _EXIT_NONE:
             rc = _lib.require("act_range_pop")()
-            # A session that ended inside the range leaves nothing to pop.
-            if rc < 0 and rc not in _QUIET and exc_type is None:
+            # A session that ended inside the range leaves nothing to pop;
+            # a range begun outside the window is counted there, not raised.
+            if rc < 0 and rc not in _QUIET and how == _EXIT_POP and exc_type is None:
                 _check(rc, "act_range_pop")
         return False
 

@@ -154,6 +154,23 @@ def require(name):
     return getattr(_lib, name)
 
 
+_idle = None
+
+
+def idle():
+    """Whether the library found no tool attached (``act__idle``): a call
+    that answered ACT_E_DISABLED then changed nothing, where with a tool
+    attached it was outside the capture window (and a push still moved the
+    range stack). False when this build does not export the flag."""
+    global _idle
+    if _idle is None:
+        try:
+            _idle = ctypes.c_int.in_dll(_load(), "act__idle")
+        except ValueError:
+            _idle = ctypes.c_int(0)
+    return bool(_idle.value)
+
+
 def encode(text, what):
     """A Python str as the NUL-terminated UTF-8 bytes C expects."""
     if isinstance(text, bytes):
