@@ -119,6 +119,8 @@ static __attribute__((noinline)) int range_pop_slow(void)
         return rc;
     }
     switch (act_recorder_range_popped()) {
+    /* Deeper than the tracked stack: recorded while recording (ranges.c). */
+    case ACT_RANGE_RECORDED: return emit_ts(ACT_REC_RANGE_POP, 0);
     case ACT_RANGE_OUTSIDE: act_capture_count_outside(ACT_REC_RANGE_POP); return ACT_E_DISABLED;
     case ACT_RANGE_DROPPED: act_rec_drop(ACT_REC_RANGE_POP); return ACT_E_FULL;
     default: return ACT_E_UNBALANCED;

@@ -2,9 +2,10 @@
  * test_annotate.c -- the annotation API against the recorder, checked in
  * the spool with the independent walker: behaviour with no tool attached,
  * hostile strings kept byte for byte, 100-level nesting and External ids,
- * unbalanced pops counted, the capture window (outside events absent and
- * counted, ranges and device ops begun inside kept), metadata validation,
- * and in-process sessions (repeatable, private spool removed).
+ * nesting past the tracked depth, unbalanced pops counted, the capture
+ * window (outside events absent and counted, ranges and device ops begun
+ * inside kept), metadata validation, and in-process sessions (repeatable,
+ * private spool removed).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -179,6 +180,28 @@ static void test_nesting_and_unbalanced(void **state)
         snprintf(name, sizeof(name), "level-%zu", k++);
         assert_true(cstring_eq(c->ev[i].name, name, strlen(name)));
     }
+    collect_free(c);
+}
+
+/* Ranges nested deeper than the stack the recorder tracks (256 levels,
+ * for External ids) are still written whole: every pop is ACT_OK and in
+ * the spool, none counted unbalanced. (A recursive Python function under
+ * @acceltrace.range gets there.) */
+static void test_nesting_past_the_tracked_depth(void **state)
+{
+    (void)state;
+    rec_open(0);
+    enum { DEPTH = 300 };
+    for (int i = 0; i < DEPTH; i++)
+        assert_int_equal(act_range_push("deep"), ACT_OK);
+    for (int i = 0; i < DEPTH; i++)
+        assert_int_equal(act_range_pop(), ACT_OK);
+    assert_int_equal(act_range_current_ext(), 0);
+    assert_int_equal(act_range_pop(), ACT_E_UNBALANCED);
+    collect *c = rec_close_collect();
+    assert_int_equal(collect_count(c, ACT_REC_RANGE_PUSH), DEPTH);
+    assert_int_equal(collect_count(c, ACT_REC_RANGE_POP), DEPTH);
+    assert_int_equal(c->ws.hdr->unbalanced_pops, 1);
     collect_free(c);
 }
 
@@ -515,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_no_tool),
         cmocka_unit_test(test_hostile_strings),
         cmocka_unit_test(test_nesting_and_unbalanced),
+        cmocka_unit_test(test_nesting_past_the_tracked_depth),
         cmocka_unit_test(test_capture_api_window),
         cmocka_unit_test(test_metadata_json),
         cmocka_unit_test(test_sessions),
