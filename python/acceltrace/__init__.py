@@ -1,5 +1,6 @@
 """acceltrace -- Python interface to acceltrace, a vendor-neutral accelerator
-profiler (ctypes over libacceltrace; no compiled extension).
+profiler: ctypes over libacceltrace, with the annotation calls in a compiled
+extension (acceltrace._native) where it loads (_binding.py).
 
     import acceltrace
 
@@ -11,22 +12,22 @@ profiler (ctypes over libacceltrace; no compiled extension).
         acceltrace.metadata("run", {"lr": 0.1})
 
 ``profile`` opens an in-process session (act_session_begin) and writes the
-Chrome trace when it ends (act_session_end). ``range``, ``mark`` and
-``counter`` are annotations: with nothing recording they cost one C call and
-do nothing, as in C. ``metadata`` raises when nothing records it, because a
-value the user asked for must not vanish silently. ``rt()`` is the runtime
+Chrome trace when it ends (act_session_end). ``range`` (also ``push`` /
+``pop``), ``mark`` and ``counter`` are annotations: with nothing recording
+they do nothing, at about the cost of calling a C function from Python.
+``metadata`` raises when nothing records it, because a value the user asked
+for must not vanish silently. ``rt()`` is the runtime
 API table (the counterpart of ``torch.cuda.cudart()`` / ``torch.npu.npurt()``).
 Errors are raised as :class:`AcceltraceError` subclasses named after the
 ACT_E_* code, with the library's text. ``import acceltrace.torch`` adds the
 torch.profiler integration.
 """
 
-import functools
 import json
 import os
 import threading
 
-from . import _lib
+from . import _binding, _lib
 from ._errors import (  # noqa: F401  (re-exported)
     ACT_E_CONFIG, ACT_E_CONFLICT, ACT_E_DISABLED, ACT_E_FORMAT, ACT_E_FULL,
     ACT_E_INVAL, ACT_E_IO, ACT_E_JSON, ACT_E_NOMEM, ACT_E_NOTFOUND,
@@ -39,19 +40,12 @@ from ._rt import rt  # noqa: F401
 
 __all__ = [
     "profile", "start", "stop", "capture_start", "capture_stop", "range",
-    "mark", "counter", "metadata", "metadata_json", "rt", "version",
-    "library_version", "is_enabled", "strerror", "library_path",
-    "AcceltraceError",
+    "push", "pop", "mark", "counter", "metadata", "metadata_json", "rt",
+    "version", "library_version", "is_enabled", "strerror", "library_path",
+    "binding", "AcceltraceError",
 ]
 
 from ._version import __version__  # noqa: E402  (CMakeLists.txt's project VERSION)
-
-# Annotation results that mean "not recorded, and that is fine": nothing is
-# recording, or the recorder is full (the C side counted the drop).
-_QUIET = (ACT_E_DISABLED, ACT_E_FULL)
-# What leaving a range does: nothing (its push changed nothing), pop, or
-# pop without raising (its push was outside the capture window).
-_EXIT_NONE, _EXIT_POP, _EXIT_POP_QUIET = 0, 1, 2
 
 
 _INT_MIN, _INT_MAX = -2 ** 31, 2 ** 31 - 1
@@ -211,71 +205,24 @@ def capture_stop():
 
 
 # ---- annotations ------------------------------------------------------------
+#
+# range, push, pop, mark and counter are the binding's own functions (the
+# extension's in C, or the ctypes fallback's: _binding.py), with no Python
+# layer in between: a call costs what calling them costs.
 
-class range:  # noqa: A001  (the name users expect: acceltrace.range)
-    """A named range on the calling thread: ``with acceltrace.range("x"):``
-    or ``@acceltrace.range("x")`` (also bare ``@acceltrace.range``, which
-    uses the function's qualified name). Ranges nest."""
-
-    def __init__(self, name):
-        self.name = name
-        self._name = _lib.encode(name, "range name")
-        self._tls = threading.local()
-
-    def __new__(cls, name):
-        if callable(name) and not isinstance(name, (str, bytes)):
-            # Bare decorator: @acceltrace.range
-            return cls(getattr(name, "__qualname__", getattr(name, "__name__", "?")))(name)
-        return super().__new__(cls)
-
-    def __enter__(self):
-        rc = _lib.require("act_range_push")(self._name)
-        if rc < 0 and rc not in _QUIET:
-            _check(rc, "act_range_push")
-        stack = getattr(self._tls, "stack", None)
-        if stack is None:
-            stack = self._tls.stack = []
-        # The library moves its range stack even when the record was
-        # dropped for lack of space (ACT_E_FULL), and, with a tool attached,
-        # when the capture window is closed (ACT_E_DISABLED, counted outside
-        # the window), so that the pop stays balanced; only a push that did
-        # nothing (no tool) must not be popped.
-        if rc == 0 or rc == ACT_E_FULL:
-            stack.append(_EXIT_POP)
-        elif rc == ACT_E_DISABLED and not _lib.idle():
-            stack.append(_EXIT_POP_QUIET)
-        else:
-            stack.append(_EXIT_NONE)
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        how = self._tls.stack.pop()
-        if how != _EXIT_NONE:
-            rc = _lib.require("act_range_pop")()
-            # A session that ended inside the range leaves nothing to pop;
-            # a range begun outside the window is counted there, not raised.
-            if rc < 0 and rc not in _QUIET and how == _EXIT_POP and exc_type is None:
-                _check(rc, "act_range_pop")
-        return False
-
-    def __call__(self, fn):
-        name = self.name
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with range(name):
-                return fn(*args, **kwargs)
-        return wrapper
+range = _binding.impl.range  # noqa: A001  (the name users expect: acceltrace.range)
+push = _binding.impl.push
+pop = _binding.impl.pop
+mark = _binding.impl.mark
+counter = _binding.impl.counter
+_metadata_set = _binding.impl.metadata_set
 
 
-def mark(name):
-    """An instant event named ``name``."""
-    _lib.require("act_mark")(_lib.encode(name, "mark name"))
-
-
-def counter(name, value):
-    """One sample of the counter ``name``."""
-    _lib.require("act_counter")(_lib.encode(name, "counter name"), float(value))
+def binding():
+    """How the annotation calls reach the library: "extension" (the compiled
+    acceltrace._native) or "ctypes" (the fallback; see
+    ACCELTRACE_PYTHON_BINDING in docs/configuration.md)."""
+    return _binding.NAME
 
 
 METADATA_MAX_DEPTH = 64  # ACT_METADATA_MAX_DEPTH
@@ -303,21 +250,16 @@ def _check_depth(value):
 def metadata(key, value):
     """Add a top-level member to the trace: a str is stored as a string,
     anything else as the JSON of ``json.dumps(value)``."""
-    k = _lib.encode(key, "metadata key")
     if isinstance(value, str):
-        _check(_lib.require("act_metadata_set")(k, _lib.encode(value, "metadata value")),
-               "act_metadata_set")
+        _metadata_set(key, value, False)
     else:
+        _lib.encode(key, "metadata key")  # the key's errors first, as for a str
         _check_depth(value)
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        _check(_lib.require("act_metadata_set_json")(k, _lib.encode(text, "metadata value")),
-               "act_metadata_set_json")
+        _metadata_set(key, json.dumps(value, ensure_ascii=False, allow_nan=False), True)
 
 
 def metadata_json(key, text):
     """Add a top-level member whose value is the JSON text ``text``
     (validated by the library: InvalidJSONError when it does not parse)."""
-    _check(_lib.require("act_metadata_set_json")(
-        _lib.encode(key, "metadata key"), _lib.encode(text, "metadata JSON")),
-        "act_metadata_set_json")
+    _metadata_set(key, text, True)
 

@@ -305,6 +305,14 @@ static int parse_log(const char *v, act_config *cfg)
     return -1;
 }
 
+/* Read by the Python package only (acceltrace/_binding.py): checked here so
+ * that `run` refuses a bad value before the program starts. */
+static int parse_python_binding(const char *v, act_config *cfg)
+{
+    (void)cfg;
+    return strcmp(v, "auto") && strcmp(v, "extension") && strcmp(v, "ctypes") ? -1 : 0;
+}
+
 static const char *getenv_const(const char *name)
 {
     return getenv(name);
@@ -376,6 +384,8 @@ static const act_var vars[] = {
      "an integer from 1 to 16: threads compressing a .gz trace"},
     {"ACCELTRACE_LIBRARY", parse_file_path,
      "the path of libacceltrace.so (read by the Python package)"},
+    {"ACCELTRACE_PYTHON_BINDING", parse_python_binding,
+     "auto, extension or ctypes (read by the Python package)"},
     {"ACCELTRACE_TORCH_PLUGIN", parse_file_path,
      "the path of the torch.profiler plugin library (read by the Python package)"},
     {"ACCELTRACE_TORCH_TRACE", parse_file_path,

@@ -140,6 +140,8 @@ VARIABLES = [
     ("ACCELTRACE_SPOOL_DIR", None, ["", "relative", "/tmp/x "], []),
     ("ACCELTRACE_SOURCES", None, ["", "Ascend", "ascend,", " cuda", "npu", "ascend, cuda"],
      ["ascend", "cuda,ascend"]),
+    ("ACCELTRACE_PYTHON_BINDING", None, ["", "native", "Ctypes", " auto"],
+     ["auto", "extension", "ctypes"]),
 ] + [(v, None, ["", " libx.so", "libx.so "], ["libx.so", "/opt/lib/libx.so.1"])
      for v in ("ACCELTRACE_LIBRARY", "ACCELTRACE_TORCH_PLUGIN", "ACCELTRACE_CUDART_LIB",
                "ACCELTRACE_ASCENDCL_LIB", "ACCELTRACE_CUDART_PATH", "ACCELTRACE_ASCENDCL_PATH",

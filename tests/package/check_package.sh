@@ -64,8 +64,9 @@ case $mode in
     quiet "$tmp/wheel.log" "$venv_py" -m pip wheel --no-build-isolation --no-deps \
       -w "$tmp/dist" "$tmp/src"
     rm -rf "$tmp/src"
-    whl=$(echo "$tmp"/dist/acceltrace-"$version"-py3-none-linux_*.whl)
-    [ -f "$whl" ] || fail "no wheel acceltrace-$version-py3-none-linux_*: $(ls "$tmp/dist")"
+    # The extension (limited API 3.10) makes it a cp310-abi3 wheel.
+    whl=$(echo "$tmp"/dist/acceltrace-"$version"-cp310-abi3-linux_*.whl)
+    [ -f "$whl" ] || fail "no wheel acceltrace-$version-cp310-abi3-linux_*: $(ls "$tmp/dist")"
     step "fresh venv, pip install $(basename "$whl")"
     "$venv_py" -m venv "$tmp/venv"
     quiet "$tmp/install.log" "$tmp/venv/bin/pip" install --no-index --no-deps "$whl"
@@ -77,7 +78,8 @@ case $mode in
     # glibc, the C++ runtime (plugin), what the wheel carries itself, and
     # torch's libraries (the plugin runs inside a process that imported torch).
     allowed='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s|libz|libjansson|libacceltrace|libtorch_cpu|libc10)\.so'
-    for f in "$pkg"/bin/* "$pkg"/lib/*.so "$pkg"/lib/*.so.[0-9]; do
+    [ -f "$pkg/_native.abi3.so" ] || fail "the wheel carries no acceltrace/_native.abi3.so"
+    for f in "$pkg"/bin/* "$pkg"/lib/*.so "$pkg"/lib/*.so.[0-9] "$pkg"/_native.abi3.so; do
       readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev "$allowed" &&
         fail "$f needs a library outside the base system"
     done
@@ -137,6 +139,12 @@ step "versions"
 [ "$("${clean[@]}" "${at[@]}" version)" = "acceltrace $version" ] || fail "acceltrace version"
 [ "$("${clean[@]}" "${py[@]}" -c 'import acceltrace; print(acceltrace.__version__)')" = "$version" ] ||
   fail "acceltrace.__version__ is not $version"
+# The annotation calls go through the compiled extension installed with the
+# package, which binds the installed library (user_program.py checks that
+# nothing is mapped from outside the installation).
+[ "$("${clean[@]}" "${py[@]}" -c 'import acceltrace; print(acceltrace.binding())')" = extension ] ||
+  fail "acceltrace.binding() is not 'extension': $("${clean[@]}" "${py[@]}" -c \
+    'import acceltrace, acceltrace._binding as b; print(b.WHY_NOT_EXTENSION)')"
 
 step "acceltrace run -- ./vecops (the bundled example)"
 "${clean[@]}" "${at[@]}" run --no-summary -f -o t-example.json -- ./vecops >/dev/null

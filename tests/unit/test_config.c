@@ -412,6 +412,17 @@ static void test_library_paths(void **state)
     }
 }
 
+static void test_python_binding(void **state)
+{
+    (void)state;
+    expect_valid("ACCELTRACE_PYTHON_BINDING", "auto");
+    expect_valid("ACCELTRACE_PYTHON_BINDING", "extension");
+    expect_valid("ACCELTRACE_PYTHON_BINDING", "ctypes");
+    expect_invalid("ACCELTRACE_PYTHON_BINDING", "native");
+    expect_invalid("ACCELTRACE_PYTHON_BINDING", "Ctypes");
+    expect_common_invalid("ACCELTRACE_PYTHON_BINDING", "auto");
+}
+
 static void test_sources(void **state)
 {
     (void)state;
@@ -545,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_log),
         cmocka_unit_test(test_library_dir),
         cmocka_unit_test(test_library_paths),
+        cmocka_unit_test(test_python_binding),
         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_unknown_variable),
         cmocka_unit_test(test_error_leaves_config),
