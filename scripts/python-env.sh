@@ -15,7 +15,7 @@
 act_python_env() {
   local root=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
   local venv=$root/.venv
-  local want="torch==2.13.0 pytest numpy scikit-build-core==1.1.0 pyopencl==2026.1.4 opencv-python-headless==4.12.0.88 HolisticTraceAnalysis==0.5.0 pandas<3 torch-tb-profiler==0.4.3; editable $root/python"
+  local want="torch==2.13.0 pytest numpy scikit-build-core==1.1.0 pyopencl==2026.1.4 opencv-python-headless==4.12.0.88 HolisticTraceAnalysis==0.5.0 pandas<3 torch-tb-profiler==0.4.3 nvtx==0.2.16; editable $root/python"
   local stamp=$venv/.acceltrace-env
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
@@ -32,6 +32,9 @@ act_python_env() {
   # transform_correlation_to_index); 2.x works.
   "$venv/bin/pip" install -q torch==2.13.0 pyopencl==2026.1.4 opencv-python-headless==4.12.0.88 \
     HolisticTraceAnalysis==0.5.0 'pandas<3' torch-tb-profiler==0.4.3
+  # nvtx: the NVTX Python package, the peer bench/python_annotate.py
+  # measures acceltrace's Python annotations against (no tool attached).
+  "$venv/bin/pip" install -q nvtx==0.2.16
   "$venv/bin/pip" install -q --no-build-isolation -e "$root/python"
   printf '%s' "$want" >"$stamp"
 }
