@@ -40,7 +40,7 @@ quiet() { # quiet LOG CMD...: run, show the log's tail only when it fails
   "$@" >"$log" 2>&1 || { grep -v 'WARNING: Location' "$log" | tail -40; fail "$* ($log)"; }
 }
 # Nothing from the developer's environment may point back into a checkout.
-clean=(env -u ACCELTRACE_LIBRARY -u ACCELTRACE_LIBRARY_DIR -u ACCELTRACE_TORCH_PLUGIN
+clean=(env -u ACCELTRACE_LIBRARY -u ACCELTRACE_LIBRARY_DIR -u ACCELTRACE_TORCH_PLUGIN -u ACCELTRACE_PYTHON_BINDING
        -u OPENCL_LAYERS -u LD_LIBRARY_PATH -u LD_PRELOAD -u PYTHONPATH -u PYTHONHOME)
 
 copy_source() {
