@@ -249,6 +249,39 @@ def test_without_the_extension_auto_falls_back_and_extension_says_why(tmp_path):
     assert "ACCELTRACE_PYTHON_BINDING=auto" in err[0]
 
 
+def test_an_extension_that_cannot_load_leaves_the_ctypes_binding_working(lib, tmp_path):
+    """A broken extension beside the library (here: not an ELF file): auto
+    says why and records through ctypes; extension is an ImportError."""
+    need_trace_writer(tmp_path)
+    import shutil
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "python" / "acceltrace").mkdir(parents=True)
+    libcopy = tmp_path / "lib" / "libacceltrace.so"
+    shutil.copy(acceltrace.library_path(), libcopy)
+    (tmp_path / "python" / "acceltrace" / "_native.abi3.so").write_bytes(b"not an ELF file")
+    out = tmp_path / "t.json"
+    code = ("import sys, acceltrace, acceltrace._binding as b\n"
+            "print(acceltrace.binding())\n"
+            "print(b.WHY_NOT_EXTENSION)\n"
+            "with acceltrace.profile(output=sys.argv[1]):\n"
+            "    with acceltrace.range('through ctypes'):\n"
+            "        acceltrace.mark('m')\n")
+    env = dict(os.environ, ACCELTRACE_LIBRARY=str(libcopy), ACCELTRACE_PYTHON_BINDING="auto")
+    p = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    binding, why = p.stdout.splitlines()[:2]
+    assert binding == "ctypes"
+    assert "cannot be loaded" in why and str(tmp_path / "python" / "acceltrace") in why
+    trace = json.loads(out.read_text(encoding="utf-8"))
+    assert sorted(e["name"] for e in trace["traceEvents"]
+                  if e.get("cat") == "user_annotation") == ["m", "through ctypes"]
+    env["ACCELTRACE_PYTHON_BINDING"] = "extension"
+    p = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert p.returncode != 0 and "cannot be loaded" in p.stderr
+
+
 def test_the_extension_binds_the_library_the_package_loaded(lib, tmp_path):
     """One libacceltrace in the process: the extension resolves its
     functions from the copy ctypes loaded, never links a second one."""
