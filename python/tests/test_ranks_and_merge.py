@@ -214,3 +214,139 @@ def test_merge_refuses_what_is_not_a_trace(tmp_path):
     assert r.returncode == 2 and "not a Chrome trace" in r.stderr
     bad.write_text("{")
     assert run(["merge", "-o", str(tmp_path / "m.json"), str(bad)]).returncode == 2
+
+
+def _torch_trace(tmp_path):
+    """A real torch.profiler trace (CPU only), made by this venv's torch."""
+    from test_analysers import need_module
+    need_module("torch")
+    out = str(tmp_path / "torch.json")
+    code = ("import torch\n"
+            "from torch.profiler import profile, ProfilerActivity\n"
+            "with profile(activities=[ProfilerActivity.CPU]) as p:\n"
+            "    x = torch.ones(32, 32)\n"
+            "    (x @ x).sum()\n"
+            "p.export_chrome_trace(%r)\n" % out)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+def _merged_ok(inputs, out):
+    """merge exits 0 and its trace holds every object event of every input."""
+    r = run(["merge", "-o", out] + inputs)
+    assert r.returncode == 0, (inputs, r.returncode, r.stderr)
+    m = load(out)
+    want = sum(sum(isinstance(e, dict) for e in load(i)["traceEvents"]) for i in inputs)
+    assert len(m["traceEvents"]) == want
+    for e in m["traceEvents"]:
+        if "ts" in e:
+            assert isinstance(e["ts"], (int, float)) and abs(e["ts"]) < 1e15, e
+    return m
+
+
+def test_merge_takes_a_torch_profiler_trace_in_every_order(tmp_path):
+    """A foreign trace first used to crash merge (a NULL boot id compared
+    with the acceltrace trace's): every order of inputs merges."""
+    need_build()
+    t = _torch_trace(tmp_path)
+    a, b = _two_traces(tmp_path)
+    orders = [[t, a], [a, t], [t, a, b], [a, t, b], [a, b, t], [t, t]]
+    for k, ins in enumerate(orders):
+        m = _merged_ok(ins, str(tmp_path / ("m%d.json" % k)))
+        al = m["acceltrace"]["merge"]["alignment"]
+        assert al["method"] == "wall clock" and al["error_bound_ns"] is None, (ins, al)
+        assert [i["file"] for i in m["acceltrace"]["merge"]["inputs"]] == ins
+
+
+BASE = 1790000000000000000  # a wall clock (ns) for the foreign traces that state one
+
+FOREIGN = [
+    # (what, document, refused beside an acceltrace trace, refused alone): None merges, a
+    # word is what the one line of the refusal names
+    ("bare events", {"baseTimeNanoseconds": BASE, "traceEvents": [
+        {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}, None, None),
+    ("no clock at all", {"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1,
+                                          "dur": 2}]}, "no clock", None),
+    ("bare array", [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}],
+     "no clock", None),
+    ("acceltrace member of other types",
+     {"baseTimeNanoseconds": BASE, "acceltrace": {"host": {"boot_id": 7}, "clock": "x"},
+      "traceEvents": []}, None, None),
+    ("a boot id without a clock", {"baseTimeNanoseconds": BASE,
+                                   "acceltrace": {"host": {"boot_id": "BOOT"}, "clock": {}},
+                                   "traceEvents": [{"ph": "i", "name": "i", "pid": 2, "ts": 0}]},
+     None, None),
+    ("events that are not objects", {"baseTimeNanoseconds": BASE,
+                                     "traceEvents": [1, None, "x", [], {"ph": "M"}]}, None, None),
+    ("ids and pids at the limits",
+     {"baseTimeNanoseconds": BASE, "traceEvents": [
+         {"ph": "s", "name": "f", "id": 9223372036854775807, "pid": 4, "ts": 1},
+         {"ph": "f", "name": "f", "id": -5, "pid": -1, "ts": 2, "bp": "e"},
+         {"ph": "b", "name": "g", "id": "0x1", "pid": 4, "ts": 2},
+         {"ph": "X", "name": "p", "pid": 1.5, "tid": 1, "ts": 3, "dur": 1},
+         {"ph": "X", "name": "q", "pid": "s" * 400, "tid": 1, "ts": 3, "dur": 1},
+         {"ph": "M", "name": "process_name", "pid": 9, "args": {"name": "\u00e9" * 600}}]},
+     None, None),
+    ("rank that is not a number", {"baseTimeNanoseconds": BASE, "distributedInfo": {"rank": "x"},
+                                   "traceEvents": [{"ph": "i", "name": "i", "pid": 2, "ts": 0}]},
+     None, None),
+    ("huge rank", {"baseTimeNanoseconds": BASE, "distributedInfo": {"rank": 1e300},
+                   "traceEvents": []}, "rank", "rank"),
+    ("huge ts", {"baseTimeNanoseconds": BASE, "traceEvents": [
+        {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1e308, "dur": 1}]}, "ts", "ts"),
+    ("huge base time", {"baseTimeNanoseconds": 1e30, "traceEvents": []},
+     "baseTimeNanoseconds", "baseTimeNanoseconds"),
+    ("negative base time", {"baseTimeNanoseconds": -5, "traceEvents": []},
+     "baseTimeNanoseconds", "baseTimeNanoseconds"),
+    ("huge monotonic base", {"baseTimeNanoseconds": BASE, "acceltrace": {
+        "host": {"boot_id": "BOOT"}, "clock": {"base_monotonic_ns": 1e300}}, "traceEvents": []},
+     "base_monotonic_ns", "base_monotonic_ns"),
+    ("huge anchor", {"baseTimeNanoseconds": BASE, "acceltrace": {
+        "host": {"boot_id": "other"}, "clock": {"base_monotonic_ns": 5, "anchor": {
+            "monotonic_ns": -9e18, "realtime_ns": 9e18, "error_ns": 1}}}, "traceEvents": []},
+     "anchor", "anchor"),
+]
+
+
+def _merged_checks(what, m):
+    for e in m["traceEvents"]:
+        if isinstance(e.get("ts"), (int, float)):
+            assert abs(e["ts"]) < 1e15, (what, e)
+    names = [e["args"]["name"] for e in m["traceEvents"]
+             if e.get("name") == "process_name" and "name" in e.get("args", {})]
+    assert all(n.startswith("rank ") for n in names), (what, names)
+    strs = [e["pid"] for e in m["traceEvents"] if isinstance(e.get("pid"), str)]
+    assert all(len(p) > 400 for p in strs), (what, strs)
+    ids = [e["id"] for e in m["traceEvents"] if isinstance(e.get("id"), int)]
+    assert all(-2 ** 63 <= i < 2 ** 63 for i in ids), (what, ids)
+
+
+@pytest.mark.parametrize("what,doc,mixed,alone", FOREIGN, ids=[f[0] for f in FOREIGN])
+def test_merge_of_foreign_json_works_or_is_refused_with_a_reason(tmp_path, what, doc, mixed,
+                                                                 alone):
+    need_build()
+    a, _ = _two_traces(tmp_path)
+    boot = load(a)["acceltrace"]["host"]["boot_id"]
+    f = str(tmp_path / "foreign.json")
+    with open(f, "w") as out:
+        json.dump(json.loads(json.dumps(doc).replace("BOOT", boot)), out)
+    for k, (ins, refused) in enumerate((([f, a], mixed), ([a, f], mixed), ([f], alone))):
+        out = str(tmp_path / ("m%d.json" % k))
+        r = run(["merge", "-o", out] + ins)
+        assert r.returncode in (0, 2), (what, ins, r.returncode, r.stderr)
+        if refused is None:
+            assert r.returncode == 0, (what, ins, r.stderr)
+            _merged_checks(what, load(out))
+        else:
+            lines = r.stderr.strip().splitlines()
+            assert r.returncode == 2 and len(lines) == 1, (what, ins, r.stderr)
+            assert f in lines[0] and refused in lines[0], (what, lines)
+            assert not os.path.exists(out)
+
+
+def test_merge_says_why_it_cannot_write(tmp_path):
+    need_build()
+    a, b = _two_traces(tmp_path)
+    r = run(["merge", "-o", str(tmp_path / "no" / "m.json"), a, b])
+    assert r.returncode == 2 and "No such file or directory" in r.stderr, r.stderr
