@@ -8,6 +8,10 @@
  * exit status and --metadata of the run come from run.json beside the
  * spools when run saved one. The spool directory is left as it is.
  *
+ * Nothing it opens can block it (a FIFO where a spool or run.json should
+ * be is named and skipped), and the first SIGINT, SIGTERM or SIGHUP ends
+ * it (interrupting any call that waits).
+ *
  * Exit status: 0 written, 2 usage or unreadable input, 74 (EX_IOERR) the
  * trace could not be written, 128+N interrupted by signal N.
  */
@@ -34,7 +38,22 @@ static void on_interrupt(int sig)
 {
     if (!export_interrupted)
         export_interrupted = sig;
-    signal(sig, SIG_DFL); /* a second one has its default effect */
+}
+
+/* The first of these signals stops the export (no trace written); a
+ * second has its default effect (SA_RESETHAND). Without SA_RESTART: a
+ * call that waits returns (EINTR) instead of swallowing the signal.
+ * SIGXFSZ is ignored: a write past RLIMIT_FSIZE fails with EFBIG, said. */
+static void signals_install(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        sigaction(sigs[i], &sa, NULL);
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGXFSZ, &ign, NULL);
 }
 
 /* A directory holding at least one spool file (*.acts). */
@@ -93,6 +112,7 @@ int act_cmd_export(int argc, char **argv)
         fprintf(stderr, "acceltrace: %s\n", err);
         return 2;
     }
+    signals_install();
     if (check_spool_dir(dir) != 0)
         return 2;
     if (act_out_path_check(out, force, err, sizeof(err)) != 0 ||
@@ -105,9 +125,6 @@ int act_cmd_export(int argc, char **argv)
         fprintf(stderr, "acceltrace: export: %s\n", err);
         return 2;
     }
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
-    signal(SIGHUP, on_interrupt);
     act_export_opts eo = {
         .spool_dir = dir,
         .out_path = out,

@@ -92,7 +92,8 @@ int act_run_info_load(const char *dir, act_run_info *ri, char *err, size_t len)
     ri->wait_status = -1;
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", dir, ACT_RUN_INFO_FILE);
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO in its place is refused below, never waited on. */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT)
         return 0;
     struct stat st;
@@ -103,6 +104,7 @@ int act_run_info_load(const char *dir, act_run_info *ri, char *err, size_t len)
             close(fd);
         return -1;
     }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     json_error_t je;
     json_t *o = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
     close(fd);

@@ -909,7 +909,7 @@ int act_spool_open_live(act_spool *sp, const char *path, char *err, size_t errle
 {
     memset(sp, 0, sizeof(*sp));
     sp->path = strdup(path);
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC); /* act_spool_open's */
     struct stat st;
     if (!sp->path || fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
         (uint64_t)st.st_size < ACT_SPOOL_HEADER_SIZE) {
@@ -1034,7 +1034,9 @@ void act_spool_live_times(const act_spool *sp, uint64_t *first, uint64_t *last)
 int act_spool_open(act_spool *sp, const char *path, char *err, size_t errlen)
 {
     memset(sp, 0, sizeof(*sp));
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO (or device) under a spool's name is refused by
+     * act_spool_open_fd, never waited on; a regular file ignores it. */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         sp->path = strdup(path);
         set_err(err, errlen, path, strerror(errno));

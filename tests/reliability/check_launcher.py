@@ -21,6 +21,9 @@ file, its signals and crashes (docs/reliability.md, "The launcher").
   crash    a program that dies of a signal has "process N died of SIGSEGV"
            in the trace's errors and in both summaries; a descendant that
            did not finish is named there too.
+  export   `acceltrace export` opens nothing that can block: a FIFO named
+           *.acts or run.json in the spool directory is named and skipped,
+           never waited on; the first SIGTERM ends the command.
 
 usage: check_launcher.py ACCELTRACE CHURN_WORKLOAD LIBACCELTRACE WORKDIR PART...
 """
@@ -288,6 +291,69 @@ def late_enospc(a, w):
         check_kept(a, r, "ENOSPC", os.path.join(w, "enospc.json"), 20000, 3, sys.executable)
     finally:
         subprocess.run(["umount", small])
+
+
+# ---- export: helpers --------------------------------------------------------
+
+def ranges_in(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        t = json.load(f)
+    return sum(1 for e in t["traceEvents"] if e.get("ph") == "X" and e.get("name") == "late")
+
+
+# ---- export: nothing that blocks, a signal ends it ------------------------
+
+def export_bounded(a, args, what):
+    """`acceltrace export ARGS`, given 30 s before one SIGTERM."""
+    proc = subprocess.Popen([a.acceltrace, "export", "--no-summary"] + args,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        check(False, "%s: export still waits after 30 s (a blocking open)" % what)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            check(False, "%s: export survived the first SIGTERM" % what)
+            proc.kill()
+            out, err = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def part_export(a):
+    w = os.path.join(a.work, "export")
+    os.makedirs(w)
+    r = run(a, ["--keep-spool", "-o", os.path.join(w, "t.json"), "--", a.churn, "child", "late",
+                "100"])
+    kept = [l for l in lines(r) if "spool kept in " in l]
+    if not check(r.returncode == 0 and kept, "export: no kept spool: %r" % lines(r)):
+        return
+    spool = kept[0].split("spool kept in ", 1)[1]
+    fifo = os.path.join(spool, "1.acts")
+    os.mkfifo(fifo)
+    out = os.path.join(w, "fifo.json")
+    x = export_bounded(a, [spool, "-o", out], "FIFO 1.acts")
+    err = lines(x)
+    check(x.returncode == 0 and ranges_in(out) == 100, "FIFO 1.acts: exit %d %r"
+          % (x.returncode, err))
+    check(any("1.acts" in l and "not a regular file" in l for l in err),
+          "FIFO 1.acts: not named: %r" % err)
+    check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "FIFO 1.acts was replaced")
+    os.unlink(fifo)
+    info = os.path.join(spool, "run.json")
+    if os.path.exists(info):
+        os.unlink(info)
+    os.mkfifo(info)
+    out = os.path.join(w, "info.json")
+    x = export_bounded(a, [spool, "-o", out], "FIFO run.json")
+    err = lines(x)
+    check(x.returncode == 2 and any("run.json" in l and "not a regular file" in l for l in err),
+          "FIFO run.json: exit %d %r" % (x.returncode, err))
+    check(not os.path.exists(out), "FIFO run.json: a trace was written")
+    shutil.rmtree(spool)
 
 
 # ---- signals --------------------------------------------------------------
