@@ -713,6 +713,13 @@ int act_cmd_run(int argc, char **argv)
         child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o, &sigmask,
                    &saved_mask);
     child_pid = pid;
+    /* Our writes past the launcher's RLIMIT_FSIZE fail with EFBIG, said
+     * and handled as any write error (exit 74, the spool kept), instead of
+     * killing the launcher; set after the fork, the program keeps its own
+     * disposition. */
+    struct sigaction no_xfsz = {.sa_handler = SIG_IGN};
+    sigemptyset(&no_xfsz.sa_mask);
+    sigaction(SIGXFSZ, &no_xfsz, NULL);
     /* Streaming: the program's spool is read while it runs. Not with a
      * trace per process (each is written by its own export), with
      * trigger windows (known only at the end) nor with a ring (--ring: its

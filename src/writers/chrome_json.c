@@ -103,6 +103,9 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     if (!s)
         return ok ? 0 : ACT_E_INVAL;
     int rc = ok ? 0 : ACT_E_INVAL;
+    /* A write that failed while the events were made is why ok is 0: its
+     * reason (ENOSPC, EFBIG) is said all the same. */
+    int write_errno = !ok && s->b.err == ACT_E_IO ? s->b.sys_errno : 0;
     if (!rc) {
         act_chrome_tail_write(&s->w, &s->o);
         rc = s->b.err ? s->b.err : s->w.err ? s->w.err : s->w.tl->err;
@@ -113,7 +116,7 @@ int act_chrome_stream_close(act_chrome_stream *s, int ok, char *err, size_t errl
     int saved = errno;
     free(s->w.esc);
     act_obuf_free(&s->b);
-    rc = act_outfile_close(s->file, ok, rc, saved, err, errlen);
+    rc = act_outfile_close(s->file, ok, rc, ok ? saved : write_errno, err, errlen);
     free(s);
     return rc;
 }

@@ -234,7 +234,7 @@ int act_outfile_close(act_outfile *f, int ok, int rc, int sys_errno, char *err, 
     }
     if (rc) {
         remove_temp(f->tmp);
-        if (ok)
+        if (ok || sys_errno) /* a writer that failed says why (ENOSPC, EFBIG) */
             snprintf(err, errlen, "%s: %s", f->path,
                      rc == ACT_E_NOMEM ? "out of memory" : strerror(saved));
     }

@@ -41,7 +41,8 @@ void act_outfile_keep_replaced(act_outfile *f, int *fd);
  * every byte reached the descriptor; `sys_errno` says why for ACT_E_IO):
  * not 0, the file is removed and err says why. Returns 0 or the first
  * error (ACT_E_IO, ACT_E_NOMEM, ACT_E_INVAL), with a one-line reason in err
- * when ok. */
+ * when ok, or when !ok with a non-zero `sys_errno`: a writer that gave up
+ * because a write failed says why (ENOSPC, EFBIG). */
 int act_outfile_close(act_outfile *f, int ok, int rc, int sys_errno, char *err, size_t errlen);
 
 #endif

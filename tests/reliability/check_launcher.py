@@ -8,9 +8,10 @@ file, its signals and crashes (docs/reliability.md, "The launcher").
            output that cannot be written (empty name, missing or unwritable
            directory) is refused up front with exit 2 and one line.
   late     a trace that cannot be written at the end (a file appeared at the
-           path; ENOSPC on a small tmpfs, as root) keeps the spool, says
-           where, exits 74, and the printed `acceltrace export` command
-           writes the complete trace from it.
+           path; ENOSPC on a small tmpfs, as root; EFBIG under the
+           launcher's RLIMIT_FSIZE) keeps the spool, says why and where,
+           exits 74, and the printed `acceltrace export` command writes the
+           complete trace from it.
   signals  Ctrl-C on a terminal (a pseudo-terminal) and SIGINT sent to the
            process group reach the program once: its `except
            KeyboardInterrupt:` cleanup completes exactly once; SIGTERM and
@@ -30,6 +31,7 @@ usage: check_launcher.py ACCELTRACE CHURN_WORKLOAD LIBACCELTRACE WORKDIR PART...
 import json
 import os
 import pty
+import resource
 import select
 import shlex
 import shutil
@@ -241,6 +243,7 @@ def part_late(a):
     check_kept(a, r, "file appeared", os.path.join(w, "later.json"), 501, 0, sys.executable)
     export_bad_input(a, w)
     late_enospc(a, w)
+    late_efbig(a, w)
 
 
 def export_bad_input(a, w):
@@ -288,9 +291,49 @@ def late_enospc(a, w):
         check(not os.path.exists(out), "ENOSPC: a partial trace was left")
         left = [f for f in os.listdir(small) if f not in ("fill",)]
         check(not left, "ENOSPC: files left behind: %r" % left)
+        check(any("No space left on device" in l for l in lines(r)),
+              "ENOSPC: the reason is not said: %r" % lines(r))
         check_kept(a, r, "ENOSPC", os.path.join(w, "enospc.json"), 20000, 3, sys.executable)
     finally:
         subprocess.run(["umount", small])
+
+
+WAIT_GO = ("import os,subprocess,sys,time\nsubprocess.run(sys.argv[1:])\nopen(%r,'w').close()\n"
+           "while not os.path.exists(%r): time.sleep(0.01)\n")
+
+
+def limited_run(a, args, w, ranges, fsize):
+    """`run ARGS -- (churn child late RANGES)`, the launcher limited to
+    fsize bytes of file (RLIMIT_FSIZE, set on its pid once the program has
+    recorded): the trace written at the end hits EFBIG."""
+    ready, go = os.path.join(w, "ready"), os.path.join(w, "go")
+    for f in (ready, go):
+        if os.path.exists(f):
+            os.unlink(f)
+    proc = subprocess.Popen([a.acceltrace, "run", "--no-summary"] + args +
+                            ["--", sys.executable, "-c", WAIT_GO % (ready, go), a.churn, "child",
+                             "late", str(ranges)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if check(wait_for(ready, lambda: proc.poll() is None), "EFBIG: the program did not start"):
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (fsize, fsize))
+    open(go, "w").close()
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def late_efbig(a, w):
+    """The launcher's own RLIMIT_FSIZE (ulimit -f) below the trace's size:
+    EFBIG, said, exit 74, never a SIGXFSZ death of the launcher."""
+    out = os.path.join(w, "big.json")
+    r = limited_run(a, ["-o", out], w, 20000, 65536)
+    check(r.returncode != 128 + signal.SIGXFSZ, "EFBIG: the launcher died of SIGXFSZ")
+    check(any("File too large" in l for l in lines(r)), "EFBIG: the reason is not said: %r"
+          % lines(r))
+    check(not os.path.exists(out), "EFBIG: a partial trace was left")
+    check_kept(a, r, "EFBIG", os.path.join(w, "efbig.json"), 20000, 0, sys.executable)
 
 
 # ---- export: helpers --------------------------------------------------------

@@ -234,7 +234,7 @@ static int bin_close(act_writer *aw, act_timeline *tl, int ok, char *err, size_t
             fwrite(w->names[i], strlen(w->names[i]) + 1, 1, f);
         rc = fclose(f) ? ACT_E_IO : 0;
     }
-    rc = act_outfile_close(w->file, ok, rc, errno, err, errlen);
+    rc = act_outfile_close(w->file, ok, rc, ok ? errno : 0, err, errlen);
     for (size_t i = 0; i < w->n_names; i++)
         free(w->names[i]);
     free(w->names);
