@@ -125,6 +125,7 @@ int act_cmd_export(int argc, char **argv)
         fprintf(stderr, "acceltrace: export: %s\n", err);
         return 2;
     }
+    act_export_times times = {0};
     act_export_opts eo = {
         .spool_dir = dir,
         .out_path = out,
@@ -139,6 +140,7 @@ int act_cmd_export(int argc, char **argv)
         .trace_mode = getenv("ACCELTRACE_TRACE_MODE") || !ri.mode ? cfg.trace_mode : ri.mode,
         .child_pid = ri.pid,
         .cancel = &export_interrupted,
+        .times = &times,
     };
     int rc = act_trace_export(&eo);
     act_run_info_free(&ri);
@@ -151,6 +153,8 @@ int act_cmd_export(int argc, char **argv)
         fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", out, act_strerror(rc));
         return 74;
     }
+    if (!times.events) /* instead of an empty summary */
+        fprintf(stderr, "acceltrace: export: nothing was recorded in %s\n", dir);
     fprintf(stderr, "acceltrace: trace written to %s\n", out);
     return 0;
 }

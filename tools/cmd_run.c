@@ -85,6 +85,10 @@ static const struct {
  * too, error keeps only failures (docs/configuration.md). */
 static int run_log_level = ACT_LOG_INFO;
 
+/* The write end of the pipe on which the child reports a failed execvp
+ * (its errno); close-on-exec, so a started program closes it. */
+static int exec_report_fd = -1;
+
 /* Directory holding this executable, for finding the library beside it. */
 static int self_dir(char *buf, size_t len)
 {
@@ -404,8 +408,37 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
     signals_restore(sigmask);
     act_trigger_child_reset(trigger_mask);
     execvp(prog[0], prog);
-    fprintf(stderr, "acceltrace: run: cannot run '%s': %s\n", prog[0], strerror(errno));
-    _exit(errno == ENOENT ? 127 : 126);
+    int e = errno;
+    if (exec_report_fd >= 0 && write(exec_report_fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
+        exec_report_fd = -1; /* unreported: the launcher takes it for a program that ran */
+    fprintf(stderr, "acceltrace: run: cannot run '%s': %s\n", prog[0], strerror(e));
+    _exit(e == ENOENT ? 127 : 126);
+}
+
+/* Whether the program never started (the child said why): read once the
+ * child is reaped, when the pipe's write end is closed (at the exec, or at
+ * the child's exit), so the read never waits. */
+static int exec_failed(int fd)
+{
+    if (fd < 0)
+        return 0;
+    int e = 0;
+    ssize_t n;
+    while ((n = read(fd, &e, sizeof(e))) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    return n == (ssize_t)sizeof(e);
+}
+
+/* One line instead of an empty summary (as nsys says "No CUDA events
+ * collected"): what was traced, and what else could have been. */
+static void say_nothing_recorded(const char *prog, const run_opts *o)
+{
+    fprintf(stderr,
+            "acceltrace: run: nothing was recorded: '%s' made no traced call (OpenCL%s%s) and "
+            "no annotation (NVTX, acceltrace API)%s\n",
+            prog, o->cuda ? ", CUDA" : "", o->ascend ? ", Ascend" : "",
+            o->cuda || o->ascend ? "" : "; CUDA is traced with --cuda, Ascend with --ascend");
 }
 
 /* The spool directory is ours (mkdtemp, 0700) and flat. One already gone
@@ -703,6 +736,10 @@ int act_cmd_run(int argc, char **argv)
     sigset_t sigmask;
     signals_install(&sigmask);
     uint64_t t_start = act_clock_now();
+    int report[2] = {-1, -1};
+    if (pipe2(report, O_CLOEXEC) != 0)
+        report[0] = report[1] = -1; /* a failed exec then looks like a program that ran */
+    exec_report_fd = report[1];
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "acceltrace: run: fork: %s\n", strerror(errno));
@@ -713,6 +750,8 @@ int act_cmd_run(int argc, char **argv)
         child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o, &sigmask,
                    &saved_mask);
     child_pid = pid;
+    if (report[1] >= 0)
+        close(report[1]);
     /* Our writes past the launcher's RLIMIT_FSIZE fail with EFBIG, said
      * and handled as any write error (exit 74, the spool kept), instead of
      * killing the launcher; set after the fork, the program keeps its own
@@ -754,8 +793,13 @@ int act_cmd_run(int argc, char **argv)
     uint64_t t_exit = act_clock_now();
     act_export_live *live = act_run_stream_stop(stream);
     uint64_t stop_ns = act_clock_now() - t_exit;
+    if (exec_failed(report[0])) { /* the child said why; nothing ran, nothing to write */
+        act_export_live_free(live);
+        remove_dir(spool);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
+    }
     uint64_t live_records = act_export_live_records(live);
-    act_export_times times;
+    act_export_times times = {0};
     eo.times = &times;
     int code = WIFEXITED(status)     ? WEXITSTATUS(status)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
@@ -802,6 +846,8 @@ int act_cmd_run(int argc, char **argv)
         keep_for_export(spool, &eo, &o);
         return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
     }
+    if (!per_process && !times.events && run_log_level >= ACT_LOG_INFO)
+        say_nothing_recorded(prog[0], &o);
     /* The two times tell the program's run from what tracing adds after it. */
     if (!per_process && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: trace written to %s in %.0f ms (program ran %.3f s)\n",

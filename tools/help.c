@@ -119,7 +119,8 @@ static const hcmd cmds[] = {
      "passed through (death by signal N exits with 128+N). Options given as VALUE map onto "
      "the ACCELTRACE_* variable in brackets.",
      "Exit status: PROGRAM's, or 2 for a usage error or an invalid configuration value "
-     "(nothing is started then).",
+     "(nothing is started then), 127 (126) when PROGRAM cannot be started, 74 when a trace "
+     "could not be written (the spool is kept and the export command printed).",
      run_opts},
     {"summary", "acceltrace summary [OPTIONS] TRACE...", "print the summary of traces",
      "Print, per name, for device ops and for host calls: count, total, self, mean, min "

@@ -621,6 +621,7 @@ int act_trace_export(const act_export_opts *o)
     if (o->times) {
         o->times->read_ns = act_clock_now() - t0;
         o->times->records = set_records(&set);
+        o->times->events = act_tl_counts_events(&tl->counts);
     }
     if (!rc) {
         rc = write_trace(tl, bs, o, progress, begun);

@@ -58,6 +58,8 @@ typedef struct act_export_times {
     uint64_t close_ns;   /* the file's last buffers, its header facts, flush and rename */
     uint64_t summary_ns; /* printing the summary (0: none) */
     uint64_t records;    /* records of all spools, those read while the program ran too */
+    uint64_t events;     /* of them, what a trace shows (act_tl_counts_events; 0: nothing
+                          * was recorded, and no summary was printed) */
 } act_export_times;
 
 struct act_export_opts {

@@ -85,6 +85,17 @@ const char *act_rec_kind_name(int kind)
     return kind >= 0 && kind < ACT_REC_KIND_MAX && names[kind] ? names[kind] : "unknown";
 }
 
+uint64_t act_tl_counts_events(const act_tl_counts *c)
+{
+    static const int kinds[] = {ACT_REC_RANGE_PUSH, ACT_REC_RANGE_POP, ACT_REC_RANGE_START,
+                                ACT_REC_RANGE_END,  ACT_REC_MARK,      ACT_REC_COUNTER,
+                                ACT_REC_API,        ACT_REC_DEVICE_OP, ACT_REC_ERROR};
+    uint64_t n = 0;
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        n += c->records[kinds[i]] + c->dropped[kinds[i]] + c->outside_window[kinds[i]];
+    return n;
+}
+
 static int ends_with(const char *s, const char *suf)
 {
     size_t n = strlen(s), m = strlen(suf);

@@ -189,6 +189,11 @@ typedef struct act_tl_counter {
 extern const act_tl_counter act_tl_counters[];
 extern const size_t act_tl_n_counters;
 
+/* Records of what a trace shows (ranges, marks, counters, host calls,
+ * device ops) and of the sources' error lines, those dropped included:
+ * 0 when the run recorded nothing to show. */
+uint64_t act_tl_counts_events(const act_tl_counts *c);
+
 static inline uint64_t act_tl_counter_value(const act_tl_counts *c, const act_tl_counter *k)
 {
     return *(const uint64_t *)((const char *)c + k->offset);

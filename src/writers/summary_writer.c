@@ -50,7 +50,8 @@ static int summary_writer_close(act_writer *w, act_timeline *tl, int ok, char *e
     (void)err;
     (void)errlen;
     summary_writer *s = (summary_writer *)w;
-    if (ok && s->f.report) {
+    /* Nothing recorded: no table of zeros (the caller says so in a line). */
+    if (ok && s->f.report && act_tl_counts_events(&tl->counts)) {
         act_writer_found none = {0, 0}, *found = s->f.found ? s->f.found : &none;
         act_summary_print_timeline(s->sum, tl, found->invalid_utf8, found->errors, s->f.report,
                                    s->f.by_range);

@@ -22,6 +22,9 @@ file, its signals and crashes (docs/reliability.md, "The launcher").
   crash    a program that dies of a signal has "process N died of SIGSEGV"
            in the trace's errors and in both summaries; a descendant that
            did not finish is named there too.
+  nothing  a run that recorded nothing says so in one line instead of an
+           empty summary; a program that cannot be started exits 127
+           (126) with no trace and no summary.
   export   `acceltrace export` opens nothing that can block: a FIFO named
            *.acts or run.json in the spool directory is named and skipped,
            never waited on; the first SIGTERM ends the command.
@@ -334,6 +337,41 @@ def late_efbig(a, w):
           % lines(r))
     check(not os.path.exists(out), "EFBIG: a partial trace was left")
     check_kept(a, r, "EFBIG", os.path.join(w, "efbig.json"), 20000, 0, sys.executable)
+
+
+# ---- nothing: a run that recorded nothing, a program that never ran --------
+
+def part_nothing(a):
+    w = os.path.join(a.work, "nothing")
+    os.makedirs(w)
+    # A program that touches no device: one line says so, no empty table.
+    for what, out in (("plain", os.path.join(w, "n.json")),):
+        r = subprocess.run([a.acceltrace, "run", "-o", out, "--", "true"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        err = lines(r)
+        check(r.returncode == 0, "nothing (%s): exit %d %r" % (what, r.returncode, err))
+        said = [l for l in err if "nothing was recorded" in l]
+        check(len(said) == 1, "nothing (%s): not said in one line: %r" % (what, err))
+        check(not any("Device ops" in l or "Counters" in l for l in err),
+              "nothing (%s): an empty summary was printed: %r" % (what, err))
+    check(json.load(open(os.path.join(w, "n.json"))).get("traceEvents") is not None,
+          "nothing: the plain run's trace is not valid")
+    # A program that cannot be started: its exit status, nothing else.
+    notexe = os.path.join(w, "notexe")
+    open(notexe, "w").close()
+    for prog, rc in (("no_such_program_acceltrace", 127), (notexe, 126)):
+        out = os.path.join(w, "x%d.json" % rc)
+        r = subprocess.run([a.acceltrace, "run", "-o", out, "--", prog], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        err = lines(r)
+        check(r.returncode == rc, "%s: exit %d, not %d: %r" % (prog, r.returncode, rc, err))
+        check(not os.path.exists(out), "%s: a trace was written" % prog)
+        check(len(err) == 1 and "cannot run" in err[0], "%s: not one line: %r" % (prog, err))
+    # A program that exits 127 itself is traced as any other.
+    out = os.path.join(w, "127.json")
+    r = run(a, ["-o", out, "--", "sh", "-c", "exit 127"])
+    check(r.returncode == 127 and os.path.exists(out),
+          "a program exiting 127: exit %d, trace %s" % (r.returncode, os.path.exists(out)))
 
 
 # ---- export: helpers --------------------------------------------------------
