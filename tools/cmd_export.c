@@ -7,6 +7,7 @@
  * export was interrupted, or because of --keep-spool. The command line,
  * exit status and --metadata of the run come from run.json beside the
  * spools when run saved one. The spool directory is left as it is.
+ * FILE may be an output name template, as for run (one trace per process).
  *
  * Nothing it opens can block it (a FIFO where a spool or run.json should
  * be is named and skipped), and the first SIGINT, SIGTERM or SIGHUP ends
@@ -28,8 +29,10 @@
 #include "api/export.h"
 #include "cmd.h"
 #include "core/config.h"
+#include "core/dist.h"
 #include "core/internal.h"
 #include "help.h"
+#include "outname.h"
 #include "run_info.h"
 
 static volatile sig_atomic_t export_interrupted;
@@ -54,6 +57,19 @@ static void signals_install(void)
     struct sigaction ign = {.sa_handler = SIG_IGN};
     sigemptyset(&ign.sa_mask);
     sigaction(SIGXFSZ, &ign, NULL);
+}
+
+/* With a template: one trace per process, named as the run named them
+ * when it is the run's own template (run.json), else as it expands now. */
+static int export_each(const act_export_opts *eo, const char *tmpl, const act_run_info *ri)
+{
+    int missing = 0;
+    unsigned flags = ri->output && !strcmp(ri->output, tmpl) ? 0 : ACT_EACH_RENAME;
+    int rc = act_run_export_each(eo, tmpl, flags, &missing);
+    if (rc < 0 && rc != ACT_E_FORMAT && !export_interrupted)
+        fprintf(stderr, "acceltrace: export: %d trace%s of '%s' %s not written\n", missing,
+                missing == 1 ? "" : "s", tmpl, missing == 1 ? "was" : "were");
+    return rc;
 }
 
 /* A directory holding at least one spool file (*.acts). */
@@ -115,14 +131,21 @@ int act_cmd_export(int argc, char **argv)
     signals_install();
     if (check_spool_dir(dir) != 0)
         return 2;
-    if (act_out_path_check(out, force, err, sizeof(err)) != 0 ||
-        act_out_dir_probe(out, err, sizeof(err)) != 0) {
-        fprintf(stderr, "acceltrace: %s\n", err);
-        return 2;
-    }
     act_run_info ri;
     if (act_run_info_load(dir, &ri, err, sizeof(err)) < 0) {
         fprintf(stderr, "acceltrace: export: %s\n", err);
+        return 2;
+    }
+    /* A template: names recorded by the run's processes are checked as
+     * they are written; a template expanded now is checked as run does. */
+    int each = act_outname_is_template(out);
+    int named = each && ri.output && !strcmp(ri.output, out);
+    if (each ? !named && act_run_template_check(out, err, sizeof(err)) != 0
+             : act_out_path_check(out, force, err, sizeof(err)) != 0 ||
+                   act_out_dir_probe(out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: %s%s%s%s\n", each ? "export: -o '" : "", each ? out : "",
+                each ? "': " : "", err);
+        act_run_info_free(&ri);
         return 2;
     }
     act_export_times times = {0};
@@ -142,7 +165,7 @@ int act_cmd_export(int argc, char **argv)
         .cancel = &export_interrupted,
         .times = &times,
     };
-    int rc = act_trace_export(&eo);
+    int rc = each ? export_each(&eo, out, &ri) : act_trace_export(&eo);
     act_run_info_free(&ri);
     if (export_interrupted) {
         fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
@@ -150,11 +173,14 @@ int act_cmd_export(int argc, char **argv)
         return 128 + export_interrupted;
     }
     if (rc < 0 && rc != ACT_E_FORMAT) {
-        fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", out, act_strerror(rc));
+        if (!each)
+            fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", out,
+                    act_strerror(rc));
         return 74;
     }
     if (!times.events) /* instead of an empty summary */
         fprintf(stderr, "acceltrace: export: nothing was recorded in %s\n", dir);
-    fprintf(stderr, "acceltrace: trace written to %s\n", out);
+    if (!each)
+        fprintf(stderr, "acceltrace: trace written to %s\n", out);
     return 0;
 }

@@ -594,13 +594,14 @@ static void print_after_exit(const act_export_times *t, uint64_t stop_ns, uint64
 static void keep_for_export(const char *spool, const act_export_opts *eo, const run_opts *o)
 {
     int src = act_run_info_save(spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
-                                eo->child_status, eo->trace_mode);
+                                eo->child_status, eo->trace_mode, o->out);
     if (src < 0)
         fprintf(stderr,
                 "acceltrace: could not save the command line and exit status beside the "
                 "spool: %s\n",
                 strerror(-src));
-    fprintf(stderr, "acceltrace: the spool is kept in %s; to write the trace from it:\n", spool);
+    fprintf(stderr, "acceltrace: the spool is kept in %s; to write the %s from it:\n", spool,
+            act_outname_is_template(o->out) ? "missing traces" : "trace");
     fprintf(stderr, "acceltrace:   acceltrace export ");
     act_shell_word_print(stderr, spool);
     fprintf(stderr, " -o ");
@@ -825,7 +826,9 @@ int act_cmd_run(int argc, char **argv)
     int replaced = -1; /* a trace replaced with --force, freed once `run` returns */
     if (!per_process)
         eo.replaced_fd = &replaced;
-    int rc = per_process ? act_run_export_each(&eo, o.out) : act_trace_export(&eo);
+    int missing = 0; /* with a template: traces not written */
+    int rc = per_process ? act_run_export_each(&eo, o.out, ACT_EACH_KEEP_MISSING, &missing)
+                         : act_trace_export(&eo);
     if (act_export_live_voided(live) && run_log_level >= ACT_LOG_DEBUG)
         fprintf(stderr, "acceltrace: run: the events written early are void: the trace was "
                         "written anew at the exit\n");
@@ -833,11 +836,14 @@ int act_cmd_run(int argc, char **argv)
     struct rusage ru;
     if (run_log_level >= ACT_LOG_DEBUG && getrusage(RUSAGE_SELF, &ru) == 0)
         fprintf(stderr, "acceltrace: run: launcher peak memory %ld KiB\n", ru.ru_maxrss);
-    if (interrupted || (!per_process && rc < 0 && rc != ACT_E_FORMAT)) {
+    if (interrupted || (rc < 0 && rc != ACT_E_FORMAT)) {
         /* Failures are said whatever the log level. */
         if (interrupted)
             fprintf(stderr, "acceltrace: run: interrupted by SIG%s: the trace was not written\n",
                     sigabbrev_np(interrupted) ? sigabbrev_np(interrupted) : "?");
+        else if (per_process) /* each was named with why */
+            fprintf(stderr, "acceltrace: run: %d trace%s of '%s' %s not written\n", missing,
+                    missing == 1 ? "" : "s", o.out, missing == 1 ? "was" : "were");
         else /* the line before says why, when it was a file error */
             fprintf(stderr, "acceltrace: run: the trace '%s' was not written%s%s\n", o.out,
                     rc == ACT_E_IO ? "" : ": ", rc == ACT_E_IO ? "" : act_strerror(rc));
@@ -846,7 +852,7 @@ int act_cmd_run(int argc, char **argv)
         keep_for_export(spool, &eo, &o);
         return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
     }
-    if (!per_process && !times.events && run_log_level >= ACT_LOG_INFO)
+    if (!times.events && run_log_level >= ACT_LOG_INFO)
         say_nothing_recorded(prog[0], &o);
     /* The two times tell the program's run from what tracing adds after it. */
     if (!per_process && run_log_level >= ACT_LOG_INFO)
@@ -857,7 +863,7 @@ int act_cmd_run(int argc, char **argv)
      * trace again (run.json): the same file, streamed or not. */
     if (o.keep_spool)
         (void)act_run_info_save(spool, eo.argv, eo.argc, eo.extra_metadata, eo.child_pid,
-                                eo.child_status, eo.trace_mode);
+                                eo.child_status, eo.trace_mode, o.out);
     if (o.keep_spool && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: spool kept in %s\n", spool);
     free_detached(o.keep_spool ? NULL : spool, replaced);

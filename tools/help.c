@@ -88,7 +88,9 @@ static const hopt rt_opts[] = {
 };
 
 static const hopt export_opts[] = {
-    {"-o, --output", "FILE", "trace file (required)"},
+    {"-o, --output", "FILE",
+     "trace file (required); a name template (%p %h %r %q{VAR}) writes one trace per "
+     "process, as run does"},
     {"-f, --force", NULL, "overwrite FILE if it is a regular file"},
     {"--no-summary", NULL, "do not print the summary on stderr"},
     {"--summary-by-range", NULL,

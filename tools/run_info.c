@@ -24,7 +24,8 @@ static json_t *str_array(const char *const *v, int n)
 }
 
 int act_run_info_save(const char *dir, const char *const *argv, int argc,
-                      const char *const *metadata, int pid, int wait_status, unsigned mode)
+                      const char *const *metadata, int pid, int wait_status, unsigned mode,
+                      const char *output)
 {
     json_t *o = json_object();
     if (!o)
@@ -34,6 +35,8 @@ int act_run_info_save(const char *dir, const char *const *argv, int argc,
     json_object_set_new(o, "pid", json_integer(pid));
     json_object_set_new(o, "wait_status", json_integer(wait_status));
     json_object_set_new(o, "mode", json_integer(mode));
+    if (output)
+        json_object_set_new(o, "output", json_string(output));
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", dir, ACT_RUN_INFO_FILE);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -112,6 +115,8 @@ int act_run_info_load(const char *dir, act_run_info *ri, char *err, size_t len)
     int bad = !json_is_object(o) ||
               copy_strings(json_object_get(o, "command"), &ri->argv, &ri->argc) != 0;
     bad = bad || copy_strings(json_object_get(o, "metadata"), &ri->metadata, NULL) != 0;
+    json_t *out = json_object_get(o, "output");
+    bad = bad || (out && (!json_is_string(out) || !(ri->output = strdup(json_string_value(out)))));
     bad = bad || int_member(o, "pid", 0, INT_MAX, &pid) ||
           int_member(o, "wait_status", -1, 0xffff, &ws) || int_member(o, "mode", 0, 0777, &mode);
     json_decref(o);
@@ -134,7 +139,9 @@ void act_run_info_free(act_run_info *ri)
         free(ri->metadata[i]);
     free(ri->argv);
     free(ri->metadata);
+    free(ri->output);
     ri->argv = ri->metadata = NULL;
+    ri->output = NULL;
 }
 
 void act_shell_word_print(FILE *f, const char *s)

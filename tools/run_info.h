@@ -1,7 +1,7 @@
 /*
  * run_info.h -- what `acceltrace run` knows of a run that the spools do
  * not hold (the command line, the program's pid and wait status, the
- * --metadata options, the trace mode), kept as run.json in a spool
+ * --metadata options, the trace mode, the output name or template), kept as run.json in a spool
  * directory that is kept because the trace was not written, so that
  * `acceltrace export SPOOL_DIR` can write the same trace later.
  */
@@ -19,11 +19,13 @@ typedef struct act_run_info {
     int pid;         /* 0: unknown */
     int wait_status; /* -1: unknown */
     unsigned mode;   /* 0: not given */
+    char *output;    /* the run's -o (a name template among them); NULL: not given */
 } act_run_info;
 
 /* Write run.json into `dir`; 0 or -errno. */
 int act_run_info_save(const char *dir, const char *const *argv, int argc,
-                      const char *const *metadata, int pid, int wait_status, unsigned mode);
+                      const char *const *metadata, int pid, int wait_status, unsigned mode,
+                      const char *output);
 /* Read run.json from `dir`: 1 read, 0 absent, -1 unusable (a line in err). */
 int act_run_info_load(const char *dir, act_run_info *ri, char *err, size_t len);
 void act_run_info_free(act_run_info *ri);

@@ -22,9 +22,16 @@ file, its signals and crashes (docs/reliability.md, "The launcher").
   crash    a program that dies of a signal has "process N died of SIGSEGV"
            in the trace's errors and in both summaries; a descendant that
            did not finish is named there too.
+  template with an output name template (-o 't.%p.json'): a directory part
+           that does not exist (also through %q{VAR} in the launcher's
+           environment) is refused up front; a trace that cannot be written
+           at the end (a file at the expanded name, a %q{VAR} holding '/',
+           ENOSPC, EFBIG) keeps the spool of what was not written, says
+           why, exits 74 and prints an `acceltrace export` command with the
+           template that writes exactly the missing traces.
   nothing  a run that recorded nothing says so in one line instead of an
-           empty summary; a program that cannot be started exits 127
-           (126) with no trace and no summary.
+           empty summary (with a template too); a program that cannot be
+           started exits 127 (126) with no trace and no summary.
   export   `acceltrace export` opens nothing that can block: a FIFO named
            *.acts or run.json in the spool directory is named and skipped,
            never waited on; the first SIGTERM ends the command.
@@ -339,13 +346,134 @@ def late_efbig(a, w):
     check_kept(a, r, "EFBIG", os.path.join(w, "efbig.json"), 20000, 0, sys.executable)
 
 
+# ---- template: one trace per process, the same rules ----------------------
+
+# The program: a first process records FIRST ranges (its trace is
+# writable), then the second sets its environment and execs (the same
+# pid) into one that records 'late' ranges; it may put a file at the name
+# its own trace will have first.
+TEMPLATE_PROG = r"""
+import os, subprocess, sys
+churn, first, n, taken, env = sys.argv[1:6]
+subprocess.run([churn, "child", "late", first])
+if env:
+    k, v = env.split("=", 1)
+    os.environ[k] = v
+if taken:
+    open(taken.replace("PID", str(os.getpid())), "w").write("mine")
+os.execv(churn, [churn, "child", "late", n])
+"""
+
+
+def template_run(a, w, tmpl, n, taken="", env="", extra_env=None):
+    prog = os.path.join(w, "prog.py")
+    with open(prog, "w") as f:
+        f.write(TEMPLATE_PROG)
+    full = dict(os.environ, **(extra_env or {}))
+    return run(a, ["-o", tmpl, "--", sys.executable, prog, a.churn, "7", str(n), taken, env],
+               env=full)
+
+
+def ranges_in(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        t = json.load(f)
+    return sum(1 for e in t["traceEvents"] if e.get("ph") == "X" and e.get("name") == "late")
+
+
+def check_template_kept(a, r, what, tmpl, missing, n, before_export=None):
+    """Exit 74, the reason said, the one trace written, a kept spool
+    holding only the process whose trace is missing; the printed export
+    command (the template) writes exactly that trace."""
+    err = lines(r)
+    check(r.returncode == 74, "%s: exit %d, not 74: %r" % (what, r.returncode, err))
+    written = [l for l in err if "written to" in l]
+    check(len(written) == 1, "%s: not one trace written: %r" % (what, err))
+    kept = [l for l in err if "the spool is kept in " in l]
+    if not check(kept, "%s: the kept spool is not named: %r" % (what, err)):
+        return err
+    spool = kept[0].split("the spool is kept in ", 1)[1].rsplit(";", 1)[0]
+    spools = sorted(f for f in os.listdir(spool) if f.endswith(".acts"))
+    check(len(spools) == 1, "%s: the kept spool holds %r, not the one missing trace" % (what, spools))
+    argv = export_command(a, r)
+    if not argv:
+        return err
+    check(argv[argv.index("-o") + 1] == tmpl, "%s: the export command names %r, not the template"
+          % (what, argv))
+    if before_export:
+        before_export()
+    x = subprocess.run(argv + ["--no-summary"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
+    if check(x.returncode == 0, "%s: export exit %d: %r" % (what, x.returncode, lines(x))):
+        check(os.path.exists(missing) and ranges_in(missing) == n,
+              "%s: the export did not write %s with %d ranges: %r" % (what, missing, n, lines(x)))
+    shutil.rmtree(spool)
+    return err
+
+
+def part_template(a):
+    w = os.path.join(a.work, "tmpl")
+    os.makedirs(w)
+    # Up front: the directory part, literal or through the launcher's
+    # environment, must exist.
+    refused(a, os.path.join(w, "missing", "t.%p.json"), "template in a missing directory",
+            force=False)
+    old = os.environ.get("SUB")
+    os.environ["SUB"] = "a/b"
+    try:
+        msg = refused(a, os.path.join(w, "t.%q{SUB}.%p.json"), "%q{SUB} holding '/'", force=False)
+        check("t.a/" in msg, "%%q{SUB} up front: the directory is not named: %r" % msg)
+    finally:
+        if old is None:
+            del os.environ["SUB"]
+        else:
+            os.environ["SUB"] = old
+    # At the end: a file appeared at one process's expanded name.
+    tmpl = os.path.join(w, "t.%p.json")
+    r = template_run(a, w, tmpl, 300, taken=os.path.join(w, "t.PID.json"))
+    taken = [f for f in os.listdir(w) if f.startswith("t.") and open(os.path.join(w, f)).read() == "mine"]
+    if check(len(taken) == 1, "file at the name: %r" % os.listdir(w)):
+        path = os.path.join(w, taken[0])
+        err = check_template_kept(a, r, "file at the name", tmpl, path, 300,
+                                  before_export=lambda: os.unlink(path))
+        check(any("already exists" in l for l in err), "file at the name: no reason: %r" % err)
+    # At the end: %q{SUB} holding '/' in the process's own environment.
+    d = os.path.join(w, "q")
+    os.makedirs(d)
+    tmpl = os.path.join(d, "t.%q{SUB}.json")
+    r = template_run(a, d, tmpl, 200, env="SUB=x/y")
+    err = check_template_kept(a, r, "%q{SUB}='x/y'", tmpl, os.path.join(d, "t.x/y.json"), 200,
+                              before_export=lambda: os.mkdir(os.path.join(d, "t.x")))
+    check(any("No such file or directory" in l for l in err), "%%q{SUB}: no reason: %r" % err)
+    template_efbig(a, w)
+
+
+def template_efbig(a, w):
+    """EFBIG at the end with a template: the same rule."""
+    d = os.path.join(w, "big")
+    os.makedirs(d)
+    r = limited_run(a, ["-o", os.path.join(d, "t.%p.json")], d, 20000, 65536)
+    err = lines(r)
+    check(r.returncode == 74, "template EFBIG: exit %d, not 74: %r" % (r.returncode, err))
+    check(any("File too large" in l for l in err), "template EFBIG: no reason: %r" % err)
+    check(any("acceltrace:   acceltrace export " in l for l in err),
+          "template EFBIG: no export command: %r" % err)
+    check(not [f for f in os.listdir(d) if f.endswith(".json")],
+          "template EFBIG: a partial trace was left: %r" % os.listdir(d))
+    for l in err:
+        if "the spool is kept in " in l:
+            shutil.rmtree(l.split("the spool is kept in ", 1)[1].rsplit(";", 1)[0])
+
+
 # ---- nothing: a run that recorded nothing, a program that never ran --------
 
 def part_nothing(a):
     w = os.path.join(a.work, "nothing")
     os.makedirs(w)
     # A program that touches no device: one line says so, no empty table.
-    for what, out in (("plain", os.path.join(w, "n.json")),):
+    for what, out in (("plain", os.path.join(w, "n.json")),
+                      ("template", os.path.join(w, "n.%p.json"))):
         r = subprocess.run([a.acceltrace, "run", "-o", out, "--", "true"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=60)
         err = lines(r)
@@ -372,16 +500,6 @@ def part_nothing(a):
     r = run(a, ["-o", out, "--", "sh", "-c", "exit 127"])
     check(r.returncode == 127 and os.path.exists(out),
           "a program exiting 127: exit %d, trace %s" % (r.returncode, os.path.exists(out)))
-
-
-# ---- export: helpers --------------------------------------------------------
-
-def ranges_in(path):
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        t = json.load(f)
-    return sum(1 for e in t["traceEvents"] if e.get("ph") == "X" and e.get("name") == "late")
 
 
 # ---- export: nothing that blocks, a signal ends it ------------------------
