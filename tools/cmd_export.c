@@ -72,6 +72,24 @@ static int export_each(const act_export_opts *eo, const char *tmpl, const act_ru
     return rc;
 }
 
+/* Whether the trace can be written, said when not. A template: names the
+ * run's processes recorded are checked as they are written; a template
+ * expanded now is checked as run checks it. */
+static int check_output(const char *out, int force, int each, const act_run_info *ri)
+{
+    char err[512];
+    int named = each && ri->output && !strcmp(ri->output, out);
+    if (each ? named || act_run_template_check(out, err, sizeof(err)) == 0
+             : act_out_path_check(out, force, err, sizeof(err)) == 0 &&
+                   act_out_dir_probe(out, err, sizeof(err)) == 0)
+        return 0;
+    if (each)
+        fprintf(stderr, "acceltrace: export: -o '%s': %s\n", out, err);
+    else
+        fprintf(stderr, "acceltrace: %s\n", err);
+    return -1;
+}
+
 /* A directory holding at least one spool file (*.acts). */
 static int check_spool_dir(const char *dir)
 {
@@ -136,15 +154,8 @@ int act_cmd_export(int argc, char **argv)
         fprintf(stderr, "acceltrace: export: %s\n", err);
         return 2;
     }
-    /* A template: names recorded by the run's processes are checked as
-     * they are written; a template expanded now is checked as run does. */
     int each = act_outname_is_template(out);
-    int named = each && ri.output && !strcmp(ri.output, out);
-    if (each ? !named && act_run_template_check(out, err, sizeof(err)) != 0
-             : act_out_path_check(out, force, err, sizeof(err)) != 0 ||
-                   act_out_dir_probe(out, err, sizeof(err)) != 0) {
-        fprintf(stderr, "acceltrace: %s%s%s%s\n", each ? "export: -o '" : "", each ? out : "",
-                each ? "': " : "", err);
+    if (check_output(out, force, each, &ri) != 0) {
         act_run_info_free(&ri);
         return 2;
     }
