@@ -753,6 +753,7 @@ int act_cmd_run(int argc, char **argv)
     child_pid = pid;
     if (report[1] >= 0)
         close(report[1]);
+    exec_report_fd = -1; /* the child's alone */
     /* Our writes past the launcher's RLIMIT_FSIZE fail with EFBIG, said
      * and handled as any write error (exit 74, the spool kept), instead of
      * killing the launcher; set after the fork, the program keeps its own
