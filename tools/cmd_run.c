@@ -718,7 +718,7 @@ int act_cmd_run(int argc, char **argv)
     const char *tmp = getenv("TMPDIR");
     char spool[PATH_MAX];
     snprintf(spool, sizeof(spool), "%s/acceltrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(spool)) {
+    if (!act_dir_make_temp(spool)) {
         fprintf(stderr, "acceltrace: run: cannot create a spool directory in %s: %s\n",
                 tmp && *tmp ? tmp : "/tmp", strerror(errno));
         return 2;

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/common.h"
+
 static json_t *str_array(const char *const *v, int n)
 {
     json_t *a = json_array();
@@ -40,7 +42,7 @@ int act_run_info_save(const char *dir, const char *const *argv, int argc,
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", dir, ACT_RUN_INFO_FILE);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int rc = fd < 0 ? -errno : 0;
+    int rc = fd < 0 ? -errno : act_file_mode_set(fd, 0600); /* not the umask's */
     if (!rc && json_dumpfd(o, fd, JSON_COMPACT) != 0)
         rc = errno ? -errno : -EIO;
     if (fd >= 0 && close(fd) != 0 && !rc)

@@ -131,7 +131,7 @@ static int session_make_dir(const act_options *opts)
     const char *tmp = getenv("TMPDIR");
     snprintf(session_state.dir, sizeof(session_state.dir), "%s/acceltrace-session-XXXXXX",
              tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(session_state.dir))
+    if (!act_dir_make_temp(session_state.dir))
         return ACT_E_IO;
     session_state.own_dir = 1;
     return ACT_OK;

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #if defined(__GNUC__)
@@ -46,6 +47,14 @@ int64_t act_clock_realtime_offset(int64_t *error_ns);
 /* Remove the files of a flat directory we own, then the directory itself
  * (links are not followed). 0 or -errno. */
 int act_dir_remove_flat(const char *dir);
+/* mkdtemp, then mode 0700 whatever the umask: `tmpl` or NULL (errno). */
+char *act_dir_make_temp(char *tmpl);
+/* mkdir `dir` with mode 0700 whatever the umask: 0, or -1 with errno
+ * (EEXIST when it exists). */
+int act_dir_make_private(const char *dir);
+/* fchmod(fd, mode): a file we just created gets `mode`, not what the
+ * umask left of it. 0 or -errno. */
+int act_file_mode_set(int fd, mode_t mode);
 
 /* ---- outpath.c -------------------------------------------------------- */
 

@@ -8,6 +8,7 @@
  * away: unbalanced pops, ranges left open, skew, negative durations,
  * improper nesting, records outside the capture window.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -847,10 +848,14 @@ static void add_counts(act_timeline *tl, const act_spool *sp)
         uint64_t lost = 0;
         for (int k = 0; k < ACT_REC_KIND_MAX; k++)
             lost += sp->hdr.dropped[k];
+        int e = (int)sp->hdr.space_errno;
         act_tl_error(tl,
-                     "%s: no room for the spool on its file system (%s): %llu records dropped, "
-                     "counted per kind in \"dropped\"",
-                     sp->path, strerror((int)sp->hdr.space_errno), (unsigned long long)lost);
+                     "%s: no room for the spool %s (%s): %llu records dropped, counted per kind in "
+                     "\"dropped\"",
+                     sp->path,
+                     e == EFBIG ? "within the program's file size limit (ulimit -f)"
+                                : "on its file system",
+                     strerror(e), (unsigned long long)lost);
     }
     for (size_t i = 0; i < sp->n_errors; i++)
         act_tl_error(tl, "%s", sp->errors[i]);

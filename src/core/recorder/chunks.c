@@ -11,6 +11,7 @@
  * mode (ring.c) the oldest chunk no thread owns is written over instead.
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -144,7 +145,7 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
         char dir[PATH_MAX];
         memcpy(dir, act_rec_state.dir, sizeof(dir));
         act_rec_state.reopen_pending = 0;
-        if (act_recorder_attach(dir, act_rec_state.map_size, act_rec_state.chunk_size) != 0)
+        if (act_recorder_attach(dir, act_rec_state.capacity_asked, act_rec_state.chunk_size) != 0)
             atomic_store(&act__recording, 0);
     }
     pthread_mutex_lock(&act_rec_state.lock);
@@ -174,7 +175,11 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
          * file system) the record is dropped and counted like a full
          * spool, instead of faulting on the first store. */
         uint64_t used = atomic_load((_Atomic uint64_t *)&h->chunks_used);
-        int err = used < act_rec_state.chunk_count ? act_rec_space_reserve((uint32_t)used + 1) : 0;
+        /* A spool cut short by the file size limit (spool_file.c) is
+         * full for that reason, and says so. */
+        int err = used < act_rec_state.chunk_count ? act_rec_space_reserve((uint32_t)used + 1)
+                  : act_rec_state.size_limited     ? EFBIG
+                                                   : 0;
         if (err)
             act_rec_space_note_failure(h, err);
         else if (used < act_rec_state.chunk_count) {

@@ -117,6 +117,8 @@ struct act_rec_state {
     _Atomic(act_spool_header *) hdr;
     char *map;
     size_t map_size;
+    uint64_t capacity_asked; /* map_size as asked (a forked child asks the same) */
+    int size_limited;        /* map_size < capacity_asked: RLIMIT_FSIZE (spool_file.c) */
     uint32_t chunk_size;
     uint32_t chunk_count;
     _Atomic uint32_t gen;

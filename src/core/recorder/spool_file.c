@@ -14,10 +14,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,6 +110,72 @@ void act_rec_space_atfork_child(void)
     pthread_mutex_init(&space.lock, NULL);
 }
 
+/* ---- the program's file size limit ------------------------------------
+ *
+ * RLIMIT_FSIZE is the program's. Growing a file past it fails with EFBIG
+ * and raises SIGXFSZ in the thread that grew it, whose default action
+ * kills the program. The spool is made no larger than the limit allows
+ * (whole chunks; the chunks it cannot hold are a full spool: records
+ * dropped, counted, EFBIG named in the header), so the one call that
+ * grows it never goes past the limit as read. The limit can still be
+ * lowered by another thread between the read and the call: the call runs
+ * with SIGXFSZ blocked in this thread, and a SIGXFSZ it raised is taken
+ * back before the thread's mask is restored. The program's handler,
+ * disposition and mask are never changed as it sees them. */
+
+/* Whether SIGXFSZ is pending on this thread alone (not process-wide):
+ * /proc/thread-self/status, SigPnd. 1 when it cannot be told (then the
+ * caller leaves every pending SIGXFSZ alone). */
+static int xfsz_thread_pending(void)
+{
+    FILE *f = fopen("/proc/thread-self/status", "re");
+    if (!f)
+        return 1;
+    char line[256];
+    unsigned long long mask = ~0ull;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "SigPnd: %llx", &mask) == 1)
+            break;
+    fclose(f);
+    return (mask >> (SIGXFSZ - 1)) & 1;
+}
+
+/* ftruncate(fd, size) with any SIGXFSZ it raises taken back: 0 or errno. */
+static int spool_truncate(int fd, off_t size)
+{
+    sigset_t xfsz, old, pend;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    /* Ours is thread-directed: take one back only if this thread had none
+     * pending before (one it had merges with ours: still one). */
+    int had = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ) && xfsz_thread_pending();
+    int rc = ftruncate(fd, size) == 0 ? 0 : errno;
+    if (rc == EFBIG && !had) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* Make the file *size bytes, or fewer within RLIMIT_FSIZE (whole chunks
+ * after the header; *size becomes what it is). 0 or an errno value:
+ * EFBIG when not even the header and one chunk fit. */
+static int spool_grow(int fd, uint64_t *size, uint32_t chunk_size)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < *size) {
+        if (rl.rlim_cur < (rlim_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
+            return EFBIG;
+        uint64_t chunks = (rl.rlim_cur - ACT_SPOOL_HEADER_SIZE) / chunk_size;
+        *size = ACT_SPOOL_HEADER_SIZE + chunks * chunk_size;
+    }
+    act_rec_state.size_limited = *size < act_rec_state.capacity_asked;
+    return spool_truncate(fd, (off_t)*size);
+}
+
 /* The spool directory: made 0700 when `create` and missing; an existing
  * one must be a directory of this user that others cannot write to. Not
  * made when `create` is 0: a process started by `run` (or forked from
@@ -115,7 +183,7 @@ void act_rec_space_atfork_child(void)
  * not bring it back. 0 or ACT_E_IO with errno set. */
 static int spool_dir_check(const char *dir, int create)
 {
-    if (create && mkdir(dir, 0700) == 0)
+    if (create && act_dir_make_private(dir) == 0)
         return 0;
     if (create && errno != EEXIST)
         return ACT_E_IO;
@@ -152,11 +220,16 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, in
     }
     if (fd < 0)
         return ACT_E_IO;
+    act_rec_state.capacity_asked = capacity;
+    uint64_t size = capacity;
     /* Sparse, but the header's page is reserved now and each chunk before
      * it is used (space.c below): a store into a page the file system
-     * cannot back would kill the program with SIGBUS. */
-    int rc =
-        ftruncate(fd, (off_t)capacity) != 0 ? errno : space_fallocate(fd, 0, ACT_SPOOL_HEADER_SIZE);
+     * cannot back would kill the program with SIGBUS. The mode is ours
+     * whatever the program's umask (reserving reopens the file). */
+    int rc = act_file_mode_set(fd, 0600) ? errno : spool_grow(fd, &size, chunk_size);
+    if (!rc)
+        rc = space_fallocate(fd, 0, ACT_SPOOL_HEADER_SIZE);
+    capacity = size;
     if (rc) {
         close(fd);
         unlink(path);
