@@ -14,7 +14,9 @@
  * it (interrupting any call that waits).
  *
  * Exit status: 0 written, 2 usage or unreadable input, 74 (EX_IOERR) the
- * trace could not be written, 128+N interrupted by signal N.
+ * trace could not be written, or was written without a process whose
+ * spool could not be read for want of memory, 128+N interrupted by
+ * signal N.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -191,6 +193,13 @@ int act_cmd_export(int argc, char **argv)
     }
     if (!times.events) /* instead of an empty summary */
         fprintf(stderr, "acceltrace: export: nothing was recorded in %s\n", dir);
+    if (rc == ACT_E_FORMAT && times.unread) {
+        fprintf(stderr,
+                "acceltrace: the trace '%s' lacks %llu process%s whose spool could not be read "
+                "for want of memory (named in its errors)\n",
+                out, (unsigned long long)times.unread, times.unread == 1 ? "" : "es");
+        return 74;
+    }
     if (!each)
         fprintf(stderr, "acceltrace: trace written to %s\n", out);
     return 0;

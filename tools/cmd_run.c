@@ -853,6 +853,20 @@ int act_cmd_run(int argc, char **argv)
         keep_for_export(spool, &eo, &o);
         return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
     }
+    if (!per_process && rc == ACT_E_FORMAT && times.unread) {
+        /* Written without the processes it could not read: said, not exit
+         * 0, and the spool kept for an export with more memory. */
+        fprintf(stderr,
+                "acceltrace: run: the trace '%s' lacks %llu process%s whose spool could not be "
+                "read for want of memory (named in its errors)\n",
+                o.out, (unsigned long long)times.unread, times.unread == 1 ? "" : "es");
+        if (replaced >= 0)
+            close(replaced);
+        run_opts again = o;
+        again.force = 1; /* the incomplete trace is there */
+        keep_for_export(spool, &eo, &again);
+        return ACT_RUN_NOT_WRITTEN;
+    }
     if (!times.events && run_log_level >= ACT_LOG_INFO)
         say_nothing_recorded(prog[0], &o);
     /* The two times tell the program's run from what tracing adds after it. */

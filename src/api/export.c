@@ -27,6 +27,7 @@ typedef struct spool_set {
     size_t n;
     char **failed; /* one line per unreadable spool */
     size_t n_failed;
+    size_t n_unread; /* of which for want of memory (address space): the spool is worth keeping */
 } spool_set;
 
 static int add_failure(spool_set *s, const char *line)
@@ -414,10 +415,9 @@ static int open_spools(const char *dir, const char *only, spool_set *s, act_expo
             continue;
         }
         int orc = act_spool_open(sp, paths[i], err, sizeof(err));
-        if (orc == ACT_E_NOMEM) {
-            rc = orc;
-        } else if (orc) {
+        if (orc) { /* a named loss; the other processes are still read */
             act_log("%s", err);
+            s->n_unread += orc == ACT_E_NOMEM;
             rc = add_failure(s, err);
         } else {
             s->ptr[s->n++] = sp;
@@ -622,6 +622,7 @@ int act_trace_export(const act_export_opts *o)
         o->times->read_ns = act_clock_now() - t0;
         o->times->records = set_records(&set);
         o->times->events = act_tl_counts_events(&tl->counts);
+        o->times->unread = set.n_unread;
     }
     if (!rc) {
         rc = write_trace(tl, bs, o, progress, begun);

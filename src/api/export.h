@@ -60,6 +60,7 @@ typedef struct act_export_times {
     uint64_t records;    /* records of all spools, those read while the program ran too */
     uint64_t events;     /* of them, what a trace shows (act_tl_counts_events; 0: nothing
                           * was recorded, and no summary was printed) */
+    uint64_t unread;     /* spools that could not be read for want of memory (named in errors) */
 } act_export_times;
 
 struct act_export_opts {

@@ -240,13 +240,35 @@ static int check_header(act_spool *sp, size_t file_size, char *err, size_t errle
     return 0;
 }
 
+/* The bytes of spool file `fd` (of `file_size`) that hold something: the
+ * header and the chunks used so far. Only those are mapped: a spool file
+ * is as large as its buffer (256 MiB by default, sparse), and a launcher
+ * that mapped whole files for every process of the run ran out of address
+ * space under `ulimit -v` with a dozen of them. The header is checked
+ * again once mapped (check_header); here a value that makes no sense maps
+ * the whole file, and the checks say what is wrong. */
+static size_t used_length(int fd, size_t file_size)
+{
+    act_spool_header h;
+    if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != ACT_SPOOL_MAGIC ||
+        !h.chunk_size || h.header_size > file_size)
+        return file_size;
+    uint64_t chunks = h.chunks_used < h.chunk_count ? h.chunks_used : h.chunk_count;
+    uint64_t len = h.header_size + chunks * h.chunk_size;
+    return len < file_size ? (size_t)len : file_size;
+}
+
 /* Map `len` bytes of spool file `fd` read-only and check its header. */
 static int map_spool(act_spool *sp, int fd, size_t len, const char *path, char *err, size_t errlen)
 {
     void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
-        set_err(err, errlen, path, strerror(errno));
-        return ACT_E_IO;
+        int e = errno;
+        char msg[160];
+        snprintf(msg, sizeof(msg), "cannot map %zu MiB of it: %s%s", (len + (1u << 20) - 1) >> 20,
+                 strerror(e), e == ENOMEM ? " (address space limit, ulimit -v?)" : "");
+        set_err(err, errlen, path, msg);
+        return e == ENOMEM ? ACT_E_NOMEM : ACT_E_IO;
     }
     sp->map = m;
     sp->map_len = len;
@@ -647,6 +669,9 @@ static int decode(act_spool *sp, size_t file_size)
         n_chunks = sp->hdr.chunk_count;
     if (sp->hdr.chunks_used < n_chunks)
         n_chunks = (size_t)sp->hdr.chunks_used;
+    size_t mapped = (sp->map_len - sp->hdr.header_size) / sp->hdr.chunk_size;
+    if (mapped < n_chunks) /* used after it was mapped: not ours to read */
+        n_chunks = mapped;
     for (size_t i = 0; i < n_chunks && !rc; i++) {
         rc = scan_chunk(&rd, (uint32_t)i);
         note_read(&rd, sp->hdr.chunk_size);
@@ -1064,7 +1089,7 @@ int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t
         set_err(err, errlen, path, "too small to be a spool file (truncated or empty)");
         return ACT_E_FORMAT;
     }
-    int rc = map_spool(sp, fd, (size_t)st.st_size, path, err, errlen);
+    int rc = map_spool(sp, fd, used_length(fd, (size_t)st.st_size), path, err, errlen);
     if (rc)
         return rc;
     sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0;
@@ -1072,7 +1097,7 @@ int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t
         set_err(err, errlen, path, "out of memory");
         return ACT_E_NOMEM;
     }
-    if (parse_cmdline(sp) || decode(sp, sp->map_len)) {
+    if (parse_cmdline(sp) || decode(sp, (size_t)st.st_size)) {
         set_err(err, errlen, path, "out of memory");
         return ACT_E_NOMEM;
     }
