@@ -643,6 +643,90 @@ static int check_hook_groups(const char *lib, const char *spec)
     return bad ? 2 : 0;
 }
 
+/* Bytes of memory the export takes per byte of a full ring of the
+ * smallest records (range push/pop pairs): its peak RSS over the ring's
+ * size, 3.65-3.8 measured (BENCHMARKS.md, "ring export"), rounded up. */
+#define RING_EXPORT_PER_BYTE 4
+
+/* A number read from `path` (cgroup files: "max" reads as none), 0 if none. */
+static uint64_t file_number(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    unsigned long long v = 0;
+    if (f && fscanf(f, "%llu", &v) != 1)
+        v = 0;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* The least memory limit of this process' cgroup, v2 (memory.max) or v1
+ * (memory.limit_in_bytes), at its path from /proc/self/cgroup or at the
+ * mount's root (a cgroup namespace): 0 if none. */
+static uint64_t cgroup_memory_max(void)
+{
+    static const struct {
+        const char *prefix, *dir, *file;
+    } kinds[] = {{"0::", "/sys/fs/cgroup", "memory.max"},
+                 {":memory:", "/sys/fs/cgroup/memory", "memory.limit_in_bytes"}};
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[PATH_MAX], path[2 * PATH_MAX];
+    uint64_t least = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = '\0';
+        for (size_t k = 0; k < ACT_ARRAY_SIZE(kinds); k++) {
+            const char *at = strstr(line, kinds[k].prefix);
+            if (!at || (k == 0 && at != line))
+                continue;
+            const char *cg = at + strlen(kinds[k].prefix);
+            for (int root = 0; root < 2; root++) {
+                snprintf(path, sizeof(path), "%s%s/%s", kinds[k].dir, root ? "" : cg,
+                         kinds[k].file);
+                uint64_t v = file_number(path);
+                if (v && (!least || v < least))
+                    least = v;
+            }
+        }
+    }
+    if (f)
+        fclose(f);
+    return least;
+}
+
+/* The memory an export in this launcher may use: the machine's, less if
+ * its cgroup or its address space limit says so. */
+static uint64_t export_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+    uint64_t cg = cgroup_memory_max();
+    struct rlimit rl;
+    if (cg && cg < mem)
+        mem = cg;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < mem)
+        mem = rl.rlim_cur;
+    return mem;
+}
+
+/* A ring whose trace could never be written once it is full is refused
+ * before the program runs: the export's memory grows with the records it
+ * reads (2 when the ring is full). 0, or 2 after saying why. */
+static int check_ring(const act_config *cfg)
+{
+    uint64_t mem = export_memory();
+    if (!cfg->ring_size || cfg->ring_size <= mem / RING_EXPORT_PER_BYTE)
+        return 0;
+    fprintf(stderr,
+            "acceltrace: run: --ring=%lluM: writing the trace of a full ring this size takes "
+            "about %llu MiB of memory (%d bytes per ring byte) and this launcher has %llu MiB: "
+            "use --ring=%lluM at most\n",
+            (unsigned long long)(cfg->ring_size >> 20),
+            (unsigned long long)((cfg->ring_size >> 20) * RING_EXPORT_PER_BYTE),
+            RING_EXPORT_PER_BYTE, (unsigned long long)(mem >> 20),
+            (unsigned long long)((mem / RING_EXPORT_PER_BYTE) >> 20));
+    return 2;
+}
+
 int act_cmd_run(int argc, char **argv)
 {
     run_opts o = {.summary = 1, .stream_ms = ACT_RUN_STREAM_MS};
@@ -658,6 +742,8 @@ int act_cmd_run(int argc, char **argv)
         return 2;
     }
     run_log_level = cfg.log_level;
+    if (check_ring(&cfg) != 0)
+        return 2;
 
     char outbuf[PATH_MAX];
     if (!o.out) {

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -258,6 +259,17 @@ static size_t used_length(int fd, size_t file_size)
     return len < file_size ? (size_t)len : file_size;
 }
 
+/* A ring spool whose process has ended is read in place: nobody recycles
+ * its chunks any more, so the consistent private copy (ring_copy), which
+ * took memory in proportion to the ring (30 GiB for --ring=30G, refused as
+ * out of memory on a 24 GiB machine), is only made for a process that may
+ * still be writing. A pid now used by another process only costs the copy. */
+static int writer_gone(const act_spool *sp)
+{
+    return sp->hdr.pid && (pid_t)sp->hdr.pid != getpid() && kill((pid_t)sp->hdr.pid, 0) != 0 &&
+           errno == ESRCH;
+}
+
 /* Map `len` bytes of spool file `fd` read-only and check its header. */
 static int map_spool(act_spool *sp, int fd, size_t len, const char *path, char *err, size_t errlen)
 {
@@ -320,8 +332,8 @@ static int ring_copy_chunk(unsigned char *dst, const act_chunk_header *src, uint
  * header and chunks. Chunks that stayed busy are counted as overwritten. */
 static int ring_copy(act_spool *sp)
 {
-    unsigned char *m =
-        mmap(NULL, sp->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *m = mmap(NULL, sp->map_len, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return ACT_E_NOMEM;
     const act_spool_header *h = &sp->hdr;
@@ -367,6 +379,10 @@ static int scan_chunk(reader *rd, uint32_t idx)
     }
     if (ch.index != idx) {
         problem(sp, "chunk %u: header says index %u; chunk skipped", idx, ch.index);
+        return 0;
+    }
+    if ((sp->hdr.flags & ACT_SPOOL_F_RING) && !sp->private_copy && (ch.gen & 1u)) {
+        sp->hdr.chunks_overwritten++; /* read in place: its process died recycling it */
         return 0;
     }
     size_t avail = sp->hdr.chunk_size - sizeof(act_chunk_header);
@@ -1093,8 +1109,8 @@ int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t
     if (rc)
         return rc;
     sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0;
-    if ((sp->hdr.flags & ACT_SPOOL_F_RING) && ring_copy(sp)) {
-        set_err(err, errlen, path, "out of memory");
+    if ((sp->hdr.flags & ACT_SPOOL_F_RING) && !writer_gone(sp) && ring_copy(sp)) {
+        set_err(err, errlen, path, "out of memory for a copy of the ring of a running process");
         return ACT_E_NOMEM;
     }
     if (parse_cmdline(sp) || decode(sp, (size_t)st.st_size)) {

@@ -24,11 +24,12 @@ usage: check_limits.py CASE ACCELTRACE LIMITS_WORKLOAD WORKDIR
            three children's spools hold: the trace names each process it
            could not read, `run` says so and exits 74, the spool is kept
            and `export` without the limit writes all four processes.
-  ring     a ring spool (--ring=8G) exported under a 2 GiB address space
-           limit: the export does not copy the ring (it did, and failed
-           "out of memory" for any ring larger than the machine could
-           hold); and when the machine has at most 51 GiB, --ring larger
-           than its memory (the report: 30G on 24 GiB) is written at exit.
+  ring     a ring spool (--ring=1G) exported under a 512 MiB address
+           space limit: the export of an ended process does not copy the
+           ring (it did, and failed "out of memory" for a ring larger than
+           the machine could hold: 30G on 24 GiB); a ring whose full trace
+           the machine could not write (4 bytes of memory per ring byte) is
+           refused before the program runs, with the largest it can take.
 """
 import json
 import os
@@ -271,32 +272,32 @@ def mem_total():
 
 def ring(acceltrace, prog, work):
     trace = os.path.join(work, "ring.json")
-    p = run(acceltrace, [prog, "ranges", "1000", "0"], trace, opts=["--ring=8G", "--keep-spool"])
+    p = run(acceltrace, [prog, "ranges", "1000", "0"], trace, opts=["--ring=1G", "--keep-spool"])
     if p.returncode != 0:
-        fail("--ring=8G: exit %d: %s" % (p.returncode, err(p)[-2000:]))
+        fail("--ring=1G: exit %d: %s" % (p.returncode, err(p)[-2000:]))
     spool = kept_spool(err(p))
     if not spool:
         fail("no kept spool said: %r" % err(p))
-    q = export(acceltrace, spool, trace, aspace=2 << 30)
+    q = export(acceltrace, spool, trace, aspace=512 << 20)
     shutil.rmtree(spool, ignore_errors=True)
-    if q.returncode != 0:
-        fail("export of an 8 GiB ring under a 2 GiB address space limit: exit %d: %s" %
-             (q.returncode, err(q)[-2000:]))
-    if ranges(load(trace)).get("r") != 1000:
-        fail("ranges %r" % ranges(load(trace)))
-    print("--ring=8G exported within 2 GiB of address space")
+    if q.returncode != 0 or ranges(load(trace)).get("r") != 1000:
+        fail("export of a 1 GiB ring under a 512 MiB address space limit: exit %d, ranges %r: %s"
+             % (q.returncode, ranges(load(trace)), err(q)[-2000:]))
+    print("--ring=1G exported within 512 MiB of address space")
 
-    gib = (mem_total() * 5 // 4 + (1 << 30) - 1) >> 30
+    # A ring whose full trace needs more memory than the machine has (4
+    # bytes per ring byte) is refused before the program runs.
+    gib = (mem_total() // 4 + (1 << 30) - 1 >> 30) + 1
     if gib > 64:
-        print("(the machine has more than 51 GiB: no --ring larger than it is accepted)")
+        print("(the machine has more than 252 GiB: every --ring it accepts can be exported)")
         return
     p = run(acceltrace, [prog, "ranges", "1000", "0"], trace, opts=["--ring=%dG" % gib])
-    if p.returncode != 0:
-        fail("--ring=%dG on %d GiB: exit %d: %s" % (gib, mem_total() >> 30, p.returncode,
-                                                   err(p)[-2000:]))
-    if ranges(load(trace)).get("r") != 1000:
-        fail("ranges %r" % ranges(load(trace)))
-    print("--ring=%dG on a %d GiB machine: written" % (gib, mem_total() >> 30))
+    if p.returncode != 2 or p.stdout or "--ring=" not in err(p) or "at most" not in err(p):
+        fail("--ring=%dG on %d GiB: exit %d, stdout %r (want 2, the program not run, the "
+             "largest ring said): %s" % (gib, mem_total() >> 30, p.returncode, p.stdout,
+                                        err(p)[-2000:]))
+    print("--ring=%dG on a %d GiB machine: refused up front: %s" %
+          (gib, mem_total() >> 30, err(p).strip()))
 
 
 def main():
