@@ -53,8 +53,8 @@ static const hopt run_opts[] = {
     {"--chunk-size", "SIZE", "bytes per thread chunk (default 128K) [ACCELTRACE_CHUNK_SIZE]"},
     {"--ring", "SIZE",
      "flight recorder: keep only the most recent ~SIZE of records per process (e.g. 64M), "
-     "oldest chunks overwritten; the trace at exit, crash or trigger holds the last moments "
-     "[ACCELTRACE_RING]"},
+     "oldest chunks overwritten; the trace at exit, crash or trigger holds the last moments; "
+     "at most a quarter of the memory [ACCELTRACE_RING]"},
     {"--hooks", "LIST",
      "hook groups: all, or a comma list such as all,-activity.cupti [ACCELTRACE_HOOKS]"},
     {"--capture-range", "RANGE",
@@ -138,7 +138,8 @@ static const hcmd cmds[] = {
      "--keep-spool). The command line, exit status and --metadata come from the run.json "
      "that run saved there.",
      "Exit status: 0 written, 2 usage error or no spool in SPOOL_DIR, 74 the trace could "
-     "not be written, 128+N interrupted by signal N.",
+     "not be written (or lacks a process whose spool could not be read for want of memory), "
+     "128+N interrupted by signal N.",
      export_opts},
     {"merge", "acceltrace merge [-f] -o OUT.json TRACE...", "merge traces (one per rank)",
      "Merge traces (one per rank or process; acceltrace's or torch.profiler's) into one: "
