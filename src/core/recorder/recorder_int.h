@@ -216,6 +216,9 @@ void act_rec_ring_finish(act_thread *t, act_chunk_header *c, act_ring_defs *d, s
 int act_rec_space_reserve(uint32_t upto);
 void act_rec_space_note_failure(act_spool_header *h, int err);
 void act_rec_space_atfork_child(void);
+/* ftruncate(fd, size) with any SIGXFSZ it raises in this thread taken back
+ * (the program's RLIMIT_FSIZE is the program's): 0 or an errno value. */
+int act_rec_spool_truncate(int fd, off_t size);
 
 /* ---- prefault.c (callers hold act_rec_state.lock for start/stop) ---- */
 void act_rec_prefault_start(void);

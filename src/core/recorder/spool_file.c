@@ -140,8 +140,7 @@ static int xfsz_thread_pending(void)
     return (mask >> (SIGXFSZ - 1)) & 1;
 }
 
-/* ftruncate(fd, size) with any SIGXFSZ it raises taken back: 0 or errno. */
-static int spool_truncate(int fd, off_t size)
+int act_rec_spool_truncate(int fd, off_t size)
 {
     sigset_t xfsz, old, pend;
     sigemptyset(&xfsz);
@@ -173,7 +172,7 @@ static int spool_grow(int fd, uint64_t *size, uint32_t chunk_size)
         *size = ACT_SPOOL_HEADER_SIZE + chunks * chunk_size;
     }
     act_rec_state.size_limited = *size < act_rec_state.capacity_asked;
-    return spool_truncate(fd, (off_t)*size);
+    return act_rec_spool_truncate(fd, (off_t)*size);
 }
 
 /* The spool directory: made 0700 when `create` and missing; an existing
