@@ -5,6 +5,7 @@
 #ifndef ACT_COMMON_H
 #define ACT_COMMON_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,16 @@ int act_dir_make_private(const char *dir);
 /* fchmod(fd, mode): a file we just created gets `mode`, not what the
  * umask left of it. 0 or -errno. */
 int act_file_mode_set(int fd, mode_t mode);
+/* Around a call of ours that may grow a file past the program's
+ * RLIMIT_FSIZE: block SIGXFSZ in this thread, then restore the mask,
+ * taking back the SIGXFSZ the call raised when it failed with `err` EFBIG
+ * (fsutil.c). errno is kept. */
+typedef struct act_xfsz_guard {
+    sigset_t old;
+    int had; /* this thread had one pending before: ours merged with it */
+} act_xfsz_guard;
+void act_xfsz_block(act_xfsz_guard *g);
+void act_xfsz_restore(act_xfsz_guard *g, int err);
 
 /* ---- outpath.c -------------------------------------------------------- */
 

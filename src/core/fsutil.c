@@ -10,6 +10,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -69,4 +71,55 @@ int act_dir_make_private(const char *dir)
 int act_file_mode_set(int fd, mode_t mode)
 {
     return fchmod(fd, mode) == 0 ? 0 : -errno;
+}
+
+/* ---- SIGXFSZ of ours -----------------------------------------------------
+ *
+ * A write or truncate past RLIMIT_FSIZE fails with EFBIG and raises SIGXFSZ
+ * in the calling thread (thread-directed), whose default action kills the
+ * process. The process is the program's, its limit and its signals too:
+ * our calls that can grow a file run with SIGXFSZ blocked in the thread,
+ * and a SIGXFSZ they raised is taken back with sigtimedwait (which takes
+ * the thread's own pending signals first) before the mask is restored.
+ * One the thread already had pending is left alone: ours merged with it. */
+
+/* Whether SIGXFSZ is pending on this thread alone (not process-wide):
+ * /proc/thread-self/status, SigPnd. 1 when it cannot be told (then the
+ * caller leaves every pending SIGXFSZ alone). */
+static int xfsz_thread_pending(void)
+{
+    FILE *f = fopen("/proc/thread-self/status", "re");
+    if (!f)
+        return 1;
+    char line[256];
+    unsigned long long mask = ~0ull;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "SigPnd: %llx", &mask) == 1)
+            break;
+    fclose(f);
+    return (mask >> (SIGXFSZ - 1)) & 1;
+}
+
+void act_xfsz_block(act_xfsz_guard *g)
+{
+    sigset_t xfsz, pend;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &g->old);
+    g->had = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ) && xfsz_thread_pending();
+}
+
+void act_xfsz_restore(act_xfsz_guard *g, int err)
+{
+    int saved = errno;
+    if (err == EFBIG && !g->had) {
+        sigset_t xfsz;
+        sigemptyset(&xfsz);
+        sigaddset(&xfsz, SIGXFSZ);
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+    errno = saved;
 }

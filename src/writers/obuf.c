@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "core/common.h"
 #include "core/config.h"
 #include "core/vec.h"
 #include "writers/gz.h"
@@ -32,20 +33,24 @@ int act_obuf_init(act_obuf *b, int fd, size_t cap)
     return 0;
 }
 
-/* write(2) all of it; 0 or the errno of the failure. */
+/* write(2) all of it; 0 or the errno of the failure. A trace over the
+ * program's `ulimit -f` (an in-process session writes in the program)
+ * fails with EFBIG: the SIGXFSZ it raises is not the program's. */
 static int write_all(int fd, const char *p, size_t n)
 {
     size_t off = 0;
-    while (off < n) {
+    int rc = 0;
+    act_xfsz_guard g;
+    act_xfsz_block(&g);
+    while (off < n && !rc) {
         ssize_t w = write(fd, p + off, n - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno ? errno : EIO;
-        }
-        off += (size_t)w;
+        if (w < 0 && errno != EINTR)
+            rc = errno ? errno : EIO;
+        else if (w > 0)
+            off += (size_t)w;
     }
-    return 0;
+    act_xfsz_restore(&g, rc);
+    return rc;
 }
 
 /* ---- gzip --------------------------------------------------------------- */

@@ -4,7 +4,9 @@
  * under a limit smaller than it is made within the limit, fills up like a
  * full spool (records dropped and counted, EFBIG in the header), and no
  * SIGXFSZ reaches the program; the one call that grows the file takes back
- * a SIGXFSZ it raised without touching one the program already had.
+ * a SIGXFSZ it raised without touching one the program already had. The
+ * trace writer's output (an in-process session writes in the program)
+ * fails with EFBIG past the limit, the program's handler never called.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 #include "core/recorder/recorder_int.h"
 #include "spool_walk.h"
 #include "tmpdir.h"
+#include "writers/obuf.h"
 
 #define CHUNK 4096u
 
@@ -187,12 +190,39 @@ static void test_truncate_leaves_the_programs_pending(void **state)
     close(fd);
 }
 
+/* 3 KiB of trace under a 1 KiB limit, written on this thread. */
+static void test_trace_write_past_limit(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof(path), "%s/trace", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    xfsz_handle();
+    fsize_limit(1024);
+    act_obuf b;
+    assert_int_equal(act_obuf_init(&b, fd, 4096), 0);
+    char line[64];
+    memset(line, 'x', sizeof(line));
+    for (int i = 0; i < 48; i++)
+        act_obuf_put(&b, line, sizeof(line));
+    assert_int_equal(act_obuf_flush(&b), ACT_E_IO);
+    assert_int_equal(b.sys_errno, EFBIG);
+    act_obuf_free(&b);
+    setrlimit(RLIMIT_FSIZE, &saved_limit);
+    assert_int_equal(caught, 0);
+    assert_false(xfsz_blocked());
+    close(fd);
+    signal(SIGXFSZ, SIG_DFL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spool_within_limit),
         cmocka_unit_test(test_truncate_takes_its_signal_back),
         cmocka_unit_test(test_truncate_leaves_the_programs_pending),
+        cmocka_unit_test(test_trace_write_past_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

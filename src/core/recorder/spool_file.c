@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,43 +118,16 @@ void act_rec_space_atfork_child(void)
  * dropped, counted, EFBIG named in the header), so the one call that
  * grows it never goes past the limit as read. The limit can still be
  * lowered by another thread between the read and the call: the call runs
- * with SIGXFSZ blocked in this thread, and a SIGXFSZ it raised is taken
- * back before the thread's mask is restored. The program's handler,
+ * under act_xfsz_block (fsutil.c), and a SIGXFSZ it raised is taken back
+ * before the thread's mask is restored. The program's handler,
  * disposition and mask are never changed as it sees them. */
-
-/* Whether SIGXFSZ is pending on this thread alone (not process-wide):
- * /proc/thread-self/status, SigPnd. 1 when it cannot be told (then the
- * caller leaves every pending SIGXFSZ alone). */
-static int xfsz_thread_pending(void)
-{
-    FILE *f = fopen("/proc/thread-self/status", "re");
-    if (!f)
-        return 1;
-    char line[256];
-    unsigned long long mask = ~0ull;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "SigPnd: %llx", &mask) == 1)
-            break;
-    fclose(f);
-    return (mask >> (SIGXFSZ - 1)) & 1;
-}
 
 int act_rec_spool_truncate(int fd, off_t size)
 {
-    sigset_t xfsz, old, pend;
-    sigemptyset(&xfsz);
-    sigaddset(&xfsz, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-    /* Ours is thread-directed: take one back only if this thread had none
-     * pending before (one it had merges with ours: still one). */
-    int had = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ) && xfsz_thread_pending();
+    act_xfsz_guard g;
+    act_xfsz_block(&g);
     int rc = ftruncate(fd, size) == 0 ? 0 : errno;
-    if (rc == EFBIG && !had) {
-        struct timespec zero = {0, 0};
-        while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR)
-            ;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    act_xfsz_restore(&g, rc);
     return rc;
 }
 
