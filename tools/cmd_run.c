@@ -643,10 +643,12 @@ static int check_hook_groups(const char *lib, const char *spec)
     return bad ? 2 : 0;
 }
 
-/* Bytes of memory the export takes per byte of a full ring of the
- * smallest records (range push/pop pairs): its peak RSS over the ring's
- * size, 3.65-3.8 measured (BENCHMARKS.md, "ring export"), rounded up. */
-#define RING_EXPORT_PER_BYTE 4
+/* Bytes of memory an export takes per byte of a full ring of the smallest
+ * records (range push/pop pairs): its peak RSS over the ring's size,
+ * 3.65-3.8 measured for a process that has ended (BENCHMARKS.md, "Ring
+ * export"), plus the consistent copy a trigger makes of a live ring
+ * (one byte per byte), rounded up. */
+#define RING_EXPORT_PER_BYTE 5
 
 /* A number read from `path` (cgroup files: "max" reads as none), 0 if none. */
 static uint64_t file_number(const char *path)

@@ -54,7 +54,7 @@ static const hopt run_opts[] = {
     {"--ring", "SIZE",
      "flight recorder: keep only the most recent ~SIZE of records per process (e.g. 64M), "
      "oldest chunks overwritten; the trace at exit, crash or trigger holds the last moments; "
-     "at most a quarter of the memory [ACCELTRACE_RING]"},
+     "at most a fifth of the memory [ACCELTRACE_RING]"},
     {"--hooks", "LIST",
      "hook groups: all, or a comma list such as all,-activity.cupti [ACCELTRACE_HOOKS]"},
     {"--capture-range", "RANGE",

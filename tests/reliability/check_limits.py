@@ -28,7 +28,7 @@ usage: check_limits.py CASE ACCELTRACE LIMITS_WORKLOAD WORKDIR
            space limit: the export of an ended process does not copy the
            ring (it did, and failed "out of memory" for a ring larger than
            the machine could hold: 30G on 24 GiB); a ring whose full trace
-           the machine could not write (4 bytes of memory per ring byte) is
+           the machine could not write (5 bytes of memory per ring byte) is
            refused before the program runs, with the largest it can take.
 """
 import json
@@ -285,11 +285,11 @@ def ring(acceltrace, prog, work):
              % (q.returncode, ranges(load(trace)), err(q)[-2000:]))
     print("--ring=1G exported within 512 MiB of address space")
 
-    # A ring whose full trace needs more memory than the machine has (4
+    # A ring whose full trace needs more memory than the machine has (5
     # bytes per ring byte) is refused before the program runs.
-    gib = (mem_total() // 4 + (1 << 30) - 1 >> 30) + 1
+    gib = (mem_total() // 5 + (1 << 30) - 1 >> 30) + 1
     if gib > 64:
-        print("(the machine has more than 252 GiB: every --ring it accepts can be exported)")
+        print("(the machine has more than 315 GiB: every --ring it accepts can be exported)")
         return
     p = run(acceltrace, [prog, "ranges", "1000", "0"], trace, opts=["--ring=%dG" % gib])
     if p.returncode != 2 or p.stdout or "--ring=" not in err(p) or "at most" not in err(p):
