@@ -340,7 +340,12 @@ void Session::start()
         return;
     }
     char tmpl[] = "/tmp/acceltrace-torch-XXXXXX";
-    if (!mkdtemp(tmpl)) {
+    /* 0700 whatever the program's umask (mkdtemp's mode is masked by it):
+     * a directory we cannot write to would hold no spool. */
+    bool made = mkdtemp(tmpl) != nullptr;
+    if (!made || chmod(tmpl, 0700) != 0) {
+        if (made)
+            rmdir(tmpl);
         errors_.push_back("acceltrace: cannot create a spool directory in /tmp");
         g_recording = nullptr;
         return;
