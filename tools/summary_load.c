@@ -5,10 +5,19 @@
  * id"], args.name of a process_name); the top-level "acceltrace" and
  * "distributedInfo" objects, small, are built as jansson values. The file
  * is opened by trace_file.c (gzip and plain alike).
+ *
+ * yajl lexes a token that spans two reads again from its start at every
+ * read, and keeps all of it: one 4 GB name took hours and 4 GB. So the
+ * bytes pass through a string cap first (strcap below) that hands yajl at
+ * most ACT_SUM_STR_MAX bytes of any string, then a marker naming the cut;
+ * the bytes it holds back go to a second yajl handle in bounded pieces, so
+ * that a file yajl would refuse is still refused. The cap only follows
+ * where strings begin and end (quote, backslash escape); yajl parses.
  */
 #include "summary_load.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -18,8 +27,9 @@
 #include "trace_file.h"
 
 #define MAX_CAPTURE_DEPTH 64
-#define NAME_MAX_BYTES    65536
-#define MAX_NESTING       1000 /* deeper than Python's json reads: not a trace */
+#define NAME_MAX_BYTES    (ACT_SUM_STR_MAX + 128) /* the cap and its marker */
+#define NUM_MAX_CHARS     4096                    /* a longer number is no trace's: refused */
+#define MAX_NESTING       1000                    /* deeper than Python's json reads: not a trace */
 
 enum where { W_TOP_VALUE, W_TOP_OBJ, W_EVENTS, W_EVENT, W_ARGS, W_CAPTURE, W_SKIP };
 enum field {
@@ -65,7 +75,7 @@ typedef struct loader {
     json_t *cap[MAX_CAPTURE_DEPTH + 1];
     char *cap_key[MAX_CAPTURE_DEPTH + 1];
     int cap_depth, cap_what;
-    int nomem, nest, too_deep;
+    int nomem, nest, too_deep, long_number;
     unsigned long long events;
 } loader;
 
@@ -209,7 +219,7 @@ static int on_scalar(loader *L, json_t *jv, const unsigned char *str, size_t n, 
     ev_fields *e = &L->ev;
     enum field k = L->key;
     L->key = F_NONE;
-    char nb[64];
+    char nb[NUM_MAX_CHARS + 1]; /* cb_number refused longer ones */
     if (num) {
         size_t m = numlen < sizeof(nb) - 1 ? numlen : sizeof(nb) - 1;
         memcpy(nb, num, m);
@@ -270,17 +280,37 @@ static int cb_bool(void *c, int b)
     return on_scalar(c, json_boolean(b), NULL, 0, 0, NULL, 0);
 }
 
+/* A captured number as jansson holds it; one it cannot hold (1e400, an
+ * integer beyond 64 bits) is kept as its text, named, never lost or
+ * taken for running out of memory. */
+static json_t *capture_number(const char *s, size_t n)
+{
+    char b[NUM_MAX_CHARS + 1];
+    snprintf(b, sizeof(b), "%.*s", (int)n, s);
+    int real = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n);
+    errno = 0;
+    if (real) {
+        double d = strtod(b, NULL);
+        if (isfinite(d) && errno != ERANGE)
+            return json_real(d);
+    } else {
+        long long v = strtoll(b, NULL, 10);
+        if (errno != ERANGE)
+            return json_integer(v);
+    }
+    return json_stringn(s, n);
+}
+
 static int cb_number(void *c, const char *s, size_t n)
 {
     loader *L = c;
     json_t *jv = NULL;
-    if (!L->skip && L->depth && L->stack[L->depth - 1] == W_CAPTURE) {
-        char b[64];
-        snprintf(b, sizeof(b), "%.*s", (int)(n < 63 ? n : 63), s);
-        jv = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n)
-                 ? json_real(strtod(b, NULL))
-                 : json_integer(strtoll(b, NULL, 10));
+    if (n > NUM_MAX_CHARS) {
+        L->long_number = 1;
+        return 0;
     }
+    if (!L->skip && L->depth && L->stack[L->depth - 1] == W_CAPTURE)
+        jv = capture_number(s, n);
     return on_scalar(L, jv, NULL, 0, 0, s, n);
 }
 
@@ -450,8 +480,130 @@ static void ya_free(void *ctx, void *p)
     free(p);
 }
 
-static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, char *err,
-                        size_t errlen, act_load_progress progress, void *pctx)
+/* ---- the string cap ----------------------------------------------------- */
+
+#define PIECE_MAX (1u << 16) /* held-back bytes checked at a time */
+
+typedef struct strcap {
+    yajl_handle main, check; /* check: validates what main is not given */
+    int in_str, cutting;
+    int esc;                /* -1 after a backslash, 1..4 hex digits left, 0 */
+    unsigned long long len; /* bytes of the current string so far */
+    uint64_t hash;          /* of its bytes held back */
+    unsigned char *piece;   /* '"' + held-back bytes + '"' for check */
+    size_t n_piece;
+    unsigned long long truncated, raw, raw_at;
+    int check_failed;
+} strcap;
+
+/* Byte c inside a string: 1 when it is the closing quote. */
+static int str_step(strcap *C, unsigned char c)
+{
+    if (C->esc == -1) {
+        C->esc = c == 'u' ? 4 : 0;
+        return 0;
+    }
+    if (C->esc > 0) {
+        C->esc--;
+        return 0;
+    }
+    if (c == '\\')
+        C->esc = -1;
+    return c == '"';
+}
+
+static yajl_status cap_give(strcap *C, const unsigned char *p, size_t n, unsigned long long raw_at)
+{
+    if (!n)
+        return yajl_status_ok;
+    C->raw_at = raw_at;
+    return yajl_parse(C->main, p, n);
+}
+
+/* Held-back bytes go to check as one whole string value each time, so
+ * check never holds a token across reads either. */
+static void piece_flush(strcap *C)
+{
+    if (!C->n_piece || C->check_failed)
+        return;
+    C->piece[0] = C->piece[C->n_piece + 1] = '"';
+    C->check_failed = yajl_parse(C->check, C->piece, C->n_piece + 2) != yajl_status_ok;
+    C->n_piece = 0;
+}
+
+static void piece_add(strcap *C, unsigned char c)
+{
+    /* a piece ends where a string may be cut: outside an escape, before a
+     * byte that starts a character */
+    if (C->n_piece >= PIECE_MAX - 16 && C->esc == 0 && (c & 0xc0) != 0x80)
+        piece_flush(C);
+    C->piece[1 + C->n_piece++] = c;
+    C->hash = (C->hash ^ c) * 1099511628211ull;
+}
+
+/* The end of a cut string: the marker and the closing quote. */
+static yajl_status cap_cut_end(strcap *C)
+{
+    char m[96];
+    piece_flush(C);
+    int n = snprintf(m, sizeof(m), "...[truncated: %llu bytes, id %08llx]\"", C->len,
+                     (unsigned long long)(C->hash & 0xffffffffull));
+    C->truncated++;
+    C->cutting = C->in_str = 0;
+    return cap_give(C, (const unsigned char *)m, (size_t)n, C->raw);
+}
+
+/* Where the next string starts after i (outside a string), or n. */
+static size_t next_quote(const unsigned char *b, size_t i, size_t n)
+{
+    const unsigned char *q = memchr(b + i, '"', n - i);
+    return q ? (size_t)(q - b) : n;
+}
+
+static yajl_status cap_feed(strcap *C, const unsigned char *b, size_t n)
+{
+    size_t seg = 0;
+    unsigned long long base = C->raw;
+    yajl_status st = yajl_status_ok;
+    for (size_t i = 0; i < n && st == yajl_status_ok; i++) {
+        if (!C->in_str) {
+            i = next_quote(b, i, n);
+            if (i < n) {
+                C->in_str = 1;
+                C->len = 0;
+                C->esc = 0;
+            }
+            continue;
+        }
+        unsigned char c = b[i];
+        if (!C->cutting && C->len >= ACT_SUM_STR_MAX && C->esc == 0 && c != '"' &&
+            (c & 0xc0) != 0x80) {
+            st = cap_give(C, b + seg, i - seg, base + seg);
+            C->cutting = 1;
+            C->hash = 1469598103934665603ull;
+        }
+        int closes = str_step(C, c);
+        if (!C->cutting) {
+            C->in_str = !closes;
+            C->len += !closes;
+        } else if (closes) {
+            C->raw = base + i;
+            if (st == yajl_status_ok)
+                st = cap_cut_end(C);
+            seg = i + 1;
+        } else {
+            piece_add(C, c);
+            C->len++;
+        }
+    }
+    if (st == yajl_status_ok && !C->cutting)
+        st = cap_give(C, b + seg, n - seg, base + seg);
+    C->raw = base + n;
+    return st;
+}
+
+static int parse_stream(loader *L, gzFile gz, strcap *C, const char *path, char *err, size_t errlen,
+                        act_load_progress progress, void *pctx)
 {
     static unsigned char buf[1 << 16];
     unsigned long long total = 0;
@@ -459,8 +611,8 @@ static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, c
     yajl_status st = yajl_status_ok;
     while ((n = gzread(gz, buf, sizeof(buf))) > 0) {
         total += (unsigned)n;
-        st = yajl_parse(h, buf, (size_t)n);
-        if (st != yajl_status_ok)
+        st = cap_feed(C, buf, (size_t)n);
+        if (st != yajl_status_ok || C->check_failed)
             break;
         if (progress)
             progress(pctx, total, L->events);
@@ -474,8 +626,10 @@ static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, c
                                  : "read error");
         return zerr == Z_MEM_ERROR ? ACT_E_NOMEM : ACT_E_IO;
     }
-    if (st == yajl_status_ok)
-        st = yajl_complete_parse(h);
+    piece_flush(C);
+    if (st == yajl_status_ok && !C->check_failed)
+        st = yajl_complete_parse(C->main);
+    act_summary_add_truncated(L->s, C->truncated);
     if (L->nomem || alloc_failed) {
         snprintf(err, errlen, "%s: out of memory", path);
         return ACT_E_NOMEM;
@@ -484,14 +638,25 @@ static int parse_stream(loader *L, gzFile gz, yajl_handle h, const char *path, c
         snprintf(err, errlen, "%s: not a trace (nested deeper than %d levels)", path, MAX_NESTING);
         return ACT_E_FORMAT;
     }
+    if (L->long_number) {
+        snprintf(err, errlen,
+                 "%s: not a trace (a number of more than %d characters, near byte %llu)", path,
+                 NUM_MAX_CHARS, C->raw_at + yajl_get_bytes_consumed(C->main));
+        return ACT_E_FORMAT;
+    }
+    if (C->check_failed) {
+        snprintf(err, errlen,
+                 "%s: not valid JSON (invalid bytes in a string of over %u bytes, "
+                 "before byte %llu)",
+                 path, ACT_SUM_STR_MAX, C->raw);
+        return ACT_E_FORMAT;
+    }
     if (st != yajl_status_ok) {
-        unsigned char *m = yajl_get_error(h, 0, buf, (size_t)n > 0 ? (size_t)n : 0);
-        snprintf(
-            err, errlen, "%s: not valid JSON (%s, near byte %llu)", path,
-            m ? (char *)m : "parse error",
-            (unsigned long long)(total - (n > 0 ? (unsigned)n : 0) + yajl_get_bytes_consumed(h)));
+        unsigned char *m = yajl_get_error(C->main, 0, NULL, 0);
+        snprintf(err, errlen, "%s: not valid JSON (%s, near byte %llu)", path,
+                 m ? (char *)m : "parse error", C->raw_at + yajl_get_bytes_consumed(C->main));
         if (m)
-            yajl_free_error(h, m);
+            yajl_free_error(C->main, m);
         return ACT_E_FORMAT;
     }
     if (!L->saw_events) {
@@ -520,17 +685,24 @@ static int load(act_summary *s, const char *path, char *err, size_t errlen,
     loader *L = calloc(1, sizeof(*L));
     yajl_alloc_funcs af = {ya_malloc, ya_realloc, ya_free, NULL};
     alloc_failed = 0;
-    yajl_handle h = L ? yajl_alloc(&callbacks, &af, L) : NULL;
-    if (!L || !h) {
+    strcap C = {0};
+    C.main = L ? yajl_alloc(&callbacks, &af, L) : NULL;
+    C.check = yajl_alloc(NULL, &af, NULL);
+    C.piece = malloc(PIECE_MAX + 2);
+    if (!L || !C.main || !C.check || !C.piece) {
         snprintf(err, errlen, "%s: out of memory", path);
         rc = ACT_E_NOMEM;
     } else {
         L->s = s;
-        yajl_config(h, yajl_allow_trailing_garbage, 0);
-        rc = parse_stream(L, gz, h, path, err, errlen, progress, pctx);
+        yajl_config(C.main, yajl_allow_trailing_garbage, 0);
+        yajl_config(C.check, yajl_allow_multiple_values, 1);
+        rc = parse_stream(L, gz, &C, path, err, errlen, progress, pctx);
     }
-    if (h)
-        yajl_free(h);
+    if (C.main)
+        yajl_free(C.main);
+    if (C.check)
+        yajl_free(C.check);
+    free(C.piece);
     gzclose(gz);
     if (L) {
         while (L->cap_depth > 0) {

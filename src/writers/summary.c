@@ -42,6 +42,7 @@ void act_summary_free(act_summary *s)
     free(s->ln);
     free(s->ln_idx);
     free(s->gr);
+    free(s->gr_idx);
     free(s->src);
     free(s->heap);
     free(s->rg);
@@ -182,18 +183,48 @@ static uint64_t lane_hash(const act_summary *s, uint32_t id)
     return lane_hash_of(&k);
 }
 
+typedef struct group_key {
+    uint64_t pid;
+    uint32_t src;
+} group_key;
+
+static uint64_t group_hash_of(uint64_t pid, uint32_t src)
+{
+    uint64_t v[2] = {pid, src};
+    return hash_bytes(1469598103934665603ull, v, sizeof(v));
+}
+
+static int group_eq(const act_summary *s, uint32_t id, const void *key)
+{
+    const group_key *k = key;
+    return s->gr[id].pid == k->pid && s->gr[id].src == k->src;
+}
+
+static uint64_t group_hash(const act_summary *s, uint32_t id)
+{
+    return group_hash_of(s->gr[id].pid, s->gr[id].src);
+}
+
+/* A process of the current source, found through a hash index: a trace
+ * may hold a million of them (one pid per lane), a scan would be
+ * quadratic. */
 static int group_of(act_summary *s, uint64_t pid, uint32_t *id)
 {
-    for (size_t i = s->n_gr; i-- > 0;) /* few processes; the latest first */
-        if (s->gr[i].pid == pid && s->gr[i].src == s->cur_src) {
-            *id = (uint32_t)i;
-            return 0;
-        }
+    group_key k = {pid, s->cur_src};
+    if (idx_grow(&s->gr_idx, &s->cap_gidx, s->n_gr, s, group_hash))
+        return ACT_E_NOMEM;
+    uint32_t *slot =
+        idx_find(s->gr_idx, s->cap_gidx, group_hash_of(pid, s->cur_src), s, group_eq, &k);
+    if (*slot) {
+        *id = *slot - 1;
+        return 0;
+    }
     if (grow((void **)&s->gr, &s->cap_gr, s->n_gr + 1, sizeof(*s->gr)))
         return ACT_E_NOMEM;
     s->gr[s->n_gr] =
         (act_sum_group){.src = s->cur_src, .pid = pid, .first = INFINITY, .last = -INFINITY};
     *id = (uint32_t)s->n_gr++;
+    *slot = *id + 1;
     return 0;
 }
 
@@ -211,7 +242,7 @@ static int intern_lane(act_summary *s, uint64_t pid, uint64_t tid, int device, u
     if (group_of(s, pid, &g) || grow((void **)&s->ln, &s->cap_ln, s->n_ln + 1, sizeof(*s->ln)))
         return ACT_E_NOMEM;
     s->ln[s->n_ln] = (act_sum_lane){
-        .key_pid = pid, .key_tid = tid, .src = s->cur_src, .group = g, .device = device};
+        .key_pid = pid, .key_tid = tid, .src = s->cur_src, .group = g, .device = (uint8_t)device};
     *id = (uint32_t)s->n_ln++;
     *slot = *id + 1;
     return 0;
@@ -273,6 +304,11 @@ int act_summary_process_label(act_summary *s, uint64_t pid, const char *label, s
     free(s->gr[g].label);
     s->gr[g].label = c;
     return 0;
+}
+
+void act_summary_add_truncated(act_summary *s, uint64_t n)
+{
+    s->truncated += n;
 }
 
 void act_summary_set_counters(act_summary *s, json_t *acceltrace)
@@ -372,28 +408,51 @@ static act_sum_pend heap_pop(act_sum_pend *h, size_t *n)
 
 /* ---- folding a slice in start order ----------------------------------- */
 
+/* Open slice i of a lane (0 = outermost): the outermost lives in the
+ * lane, so a lane whose slices do not nest allocates no stack. */
+static act_sum_open *lane_open(act_sum_lane *l, uint32_t i)
+{
+    return i ? &l->stack[i - 1] : &l->base;
+}
+
 static void close_top(act_summary *s, act_sum_lane *l)
 {
-    act_sum_open *o = &l->stack[--l->depth];
+    act_sum_open *o = lane_open(l, --l->depth);
     double self = o->dur - o->child;
     s->nm[o->name].self += self > 0 ? self : 0;
+}
+
+/* Room for open slice number `depth` (stack entry depth-1 from 2 on). */
+static int lane_stack_room(act_sum_lane *l)
+{
+    if (l->depth == 0 || l->depth <= l->cap)
+        return 0;
+    if (l->cap >= UINT32_MAX / 2)
+        return ACT_E_NOMEM;
+    uint32_t nc = l->cap ? l->cap * 2 : 4;
+    void *p = realloc(l->stack, (size_t)nc * sizeof(*l->stack));
+    if (!p)
+        return ACT_E_NOMEM;
+    l->stack = p;
+    l->cap = nc;
+    return 0;
 }
 
 static void fold_nesting(act_summary *s, act_sum_lane *l, const act_sum_pend *p)
 {
     double e = p->ts + p->dur;
-    while (l->depth && l->stack[l->depth - 1].end <= p->ts)
+    while (l->depth && lane_open(l, l->depth - 1)->end <= p->ts)
         close_top(s, l);
     if (l->depth) {
-        act_sum_open *par = &l->stack[l->depth - 1];
+        act_sum_open *par = lane_open(l, l->depth - 1);
         par->child += (e < par->end ? e : par->end) - p->ts;
     }
-    if (grow((void **)&l->stack, &l->cap, l->depth + 1, sizeof(*l->stack))) {
+    if (lane_stack_room(l)) {
         s->nomem = 1;
         s->nm[p->name].self += p->dur;
         return;
     }
-    l->stack[l->depth++] = (act_sum_open){e, p->dur, 0, p->name};
+    *lane_open(l, l->depth++) = (act_sum_open){e, p->dur, 0, p->name};
 }
 
 static void fold_busy(act_sum_lane *l, const act_sum_pend *p)
@@ -460,10 +519,14 @@ static void fold(act_summary *s, const act_sum_pend *p)
 int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t pid,
                           uint64_t tid, double ts_us, double dur_us, uint64_t ext)
 {
-    if (!isfinite(dur_us) || dur_us < 0)
+    if (!isfinite(dur_us) || dur_us < 0) {
+        s->bad_dur++; /* said under the tables: nothing is dropped silently */
         dur_us = 0;
-    if (!isfinite(ts_us))
+    }
+    if (!isfinite(ts_us)) {
+        s->bad_ts++;
         ts_us = 0;
+    }
     device = device != 0;
     act_sum_pend p = {ts_us, dur_us, s->seq++, ext, 0, 0};
     if (ensure_src(s) || intern_name(s, name, len, device, &p.name) ||

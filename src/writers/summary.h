@@ -53,6 +53,14 @@ void act_summary_source_cl_leaks(act_summary *s, json_t *leaks);
 void act_summary_source_cl_undrawn(act_summary *s, json_t *undrawn);
 /* The current source's process `pid` is called `label` (process_name). */
 int act_summary_process_label(act_summary *s, uint64_t pid, const char *label, size_t len);
+/* The longest string a trace reader keeps (bytes): a longer one is cut
+ * there and ends in "...[truncated: N bytes, id X]" (N its whole length,
+ * X a hash of what was cut, so distinct long names stay apart). */
+#define ACT_SUM_STR_MAX 65536u
+
+/* The reader cut n strings longer than it keeps (each ends in a marker
+ * that says so): said under the tables. */
+void act_summary_add_truncated(act_summary *s, uint64_t n);
 /* Counters to print underneath: an "acceltrace" object as written in
  * traces (borrowed reference; NULL = the sources' own). */
 void act_summary_set_counters(act_summary *s, json_t *acceltrace);
@@ -65,11 +73,17 @@ enum { ACT_SUM_NS, ACT_SUM_US, ACT_SUM_MS, ACT_SUM_S };
 
 typedef struct act_summary_fmt {
     int by_range;
-    int format; /* ACT_SUM_TABLE/CSV/JSON */
-    int names;  /* ACT_SUM_NAMES_* */
-    int unit;   /* ACT_SUM_NS..S */
-    int width;  /* table width; 0 = COLUMNS, the terminal, else 80 */
+    int format;  /* ACT_SUM_TABLE/CSV/JSON */
+    int names;   /* ACT_SUM_NAMES_* */
+    int unit;    /* ACT_SUM_NS..S */
+    int width;   /* table width; 0 = COLUMNS, the terminal, else 80 */
+    size_t rows; /* rows per section, the rest one "other" row; 0 = ACT_SUM_ROWS */
 } act_summary_fmt;
+
+/* Rows per section by default: the top names by total time. Every name is
+ * still counted (the section's name count, and the "other" row's count and
+ * times are exact). */
+#define ACT_SUM_ROWS 1000
 
 /* Print the tables (and with by_range, device time per launching range),
  * as a table fitted to the width. */

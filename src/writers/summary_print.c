@@ -149,11 +149,12 @@ static uint32_t name_hash32(const char *s)
 }
 
 typedef struct prow {
-    uint32_t id; /* name id, UINT32_MAX = "(no range)" */
+    uint32_t id; /* name id, UINT32_MAX = "(no range)" or "other" */
     const char *full;
     uint64_t count;
     double total, self, min, max;
     char *shown;
+    size_t shown_cap;
 } prow;
 
 /* Cut to `w` columns keeping head and tail ("abc...xyz"): names often
@@ -178,30 +179,47 @@ static int shown_cmp(const void *a, const void *b)
 /* Every row's `shown` name: clean, shortened per mode, within w columns,
  * and no two rows alike (a clash gets the full name's hash appended, then
  * its row number). */
+#define SHOWN_SUFFIX_ROOM 40 /* "~xxxx" then "~#N" after a clash */
+
+/* One row's shown name, fitted to w columns: sized to the name (a kept
+ * name may be 64 KiB), then shrunk to what is shown. */
+static int show_one(prow *r, int names, size_t w)
+{
+    char *d = names == ACT_SUM_NAMES_MANGLED ? NULL : demangle(r->full);
+    const char *src = d ? d : r->full;
+    size_t cap = strlen(src) + SHOWN_SUFFIX_ROOM;
+    char *c = malloc(cap), *b = names == ACT_SUM_NAMES_BASE ? malloc(cap) : NULL;
+    if (!c || (names == ACT_SUM_NAMES_BASE && !b)) {
+        free(c);
+        free(b);
+        free(d);
+        return ACT_E_NOMEM;
+    }
+    clean(src, strlen(src), c, cap);
+    if (b) {
+        base_name(c, b, cap, d != NULL);
+        free(c);
+        c = b;
+    }
+    free(d);
+    if (w)
+        fit(c, w);
+    r->shown_cap = strlen(c) + SHOWN_SUFFIX_ROOM;
+    char *shrunk = realloc(c, r->shown_cap);
+    r->shown = shrunk ? shrunk : c;
+    if (!shrunk)
+        r->shown_cap = cap;
+    return 0;
+}
+
+/* Every row's `shown` name: clean, shortened per mode, within w columns,
+ * and no two rows alike (a clash gets the full name's hash appended, then
+ * its row number). */
 static int show_names(prow *r, size_t n, int names, size_t w)
 {
-    size_t cap = 4096;
-    for (size_t i = 0; i < n; i++) {
-        char *c = malloc(cap), *b = malloc(cap);
-        if (!c || !b) {
-            free(c);
-            free(b);
+    for (size_t i = 0; i < n; i++)
+        if (show_one(&r[i], names, w))
             return ACT_E_NOMEM;
-        }
-        char *d = names == ACT_SUM_NAMES_MANGLED ? NULL : demangle(r[i].full);
-        const char *src = d ? d : r[i].full;
-        clean(src, strlen(src), c, cap);
-        int was_mangled = d != NULL;
-        free(d);
-        if (names == ACT_SUM_NAMES_BASE) {
-            base_name(c, b, cap, was_mangled);
-            free(c);
-            r[i].shown = b;
-        } else {
-            free(b);
-            r[i].shown = c;
-        }
-    }
     prow **p = malloc((n ? n : 1) * sizeof(*p));
     if (!p)
         return ACT_E_NOMEM;
@@ -228,8 +246,8 @@ static int show_names(prow *r, size_t n, int names, size_t w)
                 size_t l = strlen(q->shown), sl = strlen(sfx);
                 if (w && cols_of(q->shown) + sl > w)
                     l = byte_at(q->shown, w > sl ? w - sl : 0);
-                if (l + sl + 1 > cap)
-                    l = cap - sl - 1;
+                if (l + sl + 1 > q->shown_cap)
+                    l = q->shown_cap - sl - 1;
                 memcpy(q->shown + l, sfx, sl + 1);
             }
         }
@@ -240,46 +258,158 @@ static int show_names(prow *r, size_t n, int names, size_t w)
     return 0;
 }
 
+/* ---- figures ---------------------------------------------------------- */
+
+/* A figure as text, the same in the table and the CSV: a value beyond a
+ * double (a sum of durations of 1e308) is named "overflow", never "inf" or
+ * "nan"; one too long for fixed point (1e300 us) is written with an
+ * exponent instead of three hundred digits. */
+#define FIG_OVERFLOW  "overflow"
+#define FIG_FIXED_MAX 1e15
+
+static int fig_text(char *b, size_t cap, double v, int prec)
+{
+    if (!isfinite(v))
+        return snprintf(b, cap, "%s", FIG_OVERFLOW);
+    if (fabs(v) >= FIG_FIXED_MAX)
+        return snprintf(b, cap, "%.*e", prec ? prec : 3, v);
+    return snprintf(b, cap, "%.*f", prec, v);
+}
+
+/* The same, counted in s->overflowed when it is one (said under the
+ * tables, and as "overflowed" in the JSON). */
+static const char *fig(act_summary *s, char *b, size_t cap, double v, int prec)
+{
+    if (!isfinite(v))
+        s->overflowed++;
+    fig_text(b, cap, v, prec);
+    return b;
+}
+
+static double pct_of(double part, double busy)
+{
+    return busy > 0 ? 100.0 * part / busy : 0.0;
+}
+
 /* ---- rows ------------------------------------------------------------- */
 
 static int by_total(const void *a, const void *b)
 {
     const prow *x = a, *y = b;
-    if (x->total != y->total)
+    if (x->total != y->total && !(isnan(x->total) && isnan(y->total))) {
+        if (isnan(x->total) || isnan(y->total)) /* overflowed: at the top */
+            return isnan(x->total) ? -1 : 1;
         return x->total > y->total ? -1 : 1;
+    }
     return strcmp(x->full, y->full);
 }
 
-static size_t rows_of(act_summary *s, int device, prow *rows)
+/* A section: its top rows by total (at most `cap`, sorted) and one "other"
+ * row summing the rest, so that printing holds no more than `cap` rows
+ * whatever the number of names; its count and times are exact. */
+typedef struct sect {
+    prow *rows;
+    size_t nr, cap;
+    uint64_t names;       /* distinct names in the section */
+    uint64_t other_names; /* of which summed in `other` */
+    prow other;
+    char other_label[64];
+} sect;
+
+static void other_add(sect *t, const prow *r)
 {
-    size_t nr = 0;
-    for (size_t i = 0; i < s->n_nm; i++) {
-        const act_sum_name *n = &s->nm[i];
-        if (n->device != device || !n->count)
-            continue;
-        rows[nr++] = (prow){(uint32_t)i, n->s, n->count, n->total, n->self, n->min, n->max, NULL};
-    }
-    if (nr)
-        qsort(rows, nr, sizeof(*rows), by_total);
-    return nr;
+    prow *o = &t->other;
+    if (!t->other_names || r->min < o->min)
+        o->min = r->min;
+    if (!t->other_names || r->max > o->max)
+        o->max = r->max;
+    o->count += r->count;
+    o->total += r->total;
+    o->self += r->self;
+    t->other_names++;
 }
 
-static size_t range_rows(act_summary *s, prow *rows)
+/* rows[] as a heap whose top is the row that sorts last. */
+static void heap_down(prow *h, size_t n, size_t i)
 {
-    size_t nr = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && by_total(&h[c + 1], &h[c]) > 0)
+            c++;
+        if (by_total(&h[c], &h[i]) <= 0)
+            return;
+        prow t = h[i];
+        h[i] = h[c];
+        h[c] = t;
+        i = c;
+    }
+}
+
+static void heap_up(prow *h, size_t i)
+{
+    while (i && by_total(&h[i], &h[(i - 1) / 2]) > 0) {
+        prow t = h[i];
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static void sect_add(sect *t, prow r)
+{
+    t->names++;
+    if (t->nr < t->cap) {
+        t->rows[t->nr] = r;
+        heap_up(t->rows, t->nr++);
+    } else if (t->cap && by_total(&r, &t->rows[0]) < 0) {
+        other_add(t, &t->rows[0]);
+        t->rows[0] = r;
+        heap_down(t->rows, t->nr, 0);
+    } else {
+        other_add(t, &r);
+    }
+}
+
+static void sect_begin(sect *t, prow *rows, size_t cap)
+{
+    *t = (sect){.rows = rows, .cap = cap};
+    t->other.id = UINT32_MAX;
+}
+
+static void sect_end(sect *t)
+{
+    if (t->nr)
+        qsort(t->rows, t->nr, sizeof(*t->rows), by_total);
+    snprintf(t->other_label, sizeof(t->other_label), "(other: %llu names)",
+             (unsigned long long)t->other_names);
+    t->other.full = t->other_label;
+}
+
+static void sect_of(act_summary *s, int device, sect *t)
+{
+    for (size_t i = 0; i < s->n_nm; i++) {
+        const act_sum_name *n = &s->nm[i];
+        if (n->device == device && n->count)
+            sect_add(
+                t, (prow){(uint32_t)i, n->s, n->count, n->total, n->self, n->min, n->max, NULL, 0});
+    }
+    sect_end(t);
+}
+
+static void range_sect(act_summary *s, sect *t)
+{
     for (size_t i = 0; i < s->n_nm; i++) {
         const act_sum_rrow *r = &s->nm[i].by_range;
         if (r->count)
-            rows[nr++] =
-                (prow){(uint32_t)i, s->nm[i].s, r->count, r->total, r->total, r->min, r->max, NULL};
+            sect_add(t, (prow){(uint32_t)i, s->nm[i].s, r->count, r->total, r->total, r->min,
+                               r->max, NULL, 0});
     }
     if (s->no_range.count)
-        rows[nr++] =
-            (prow){UINT32_MAX,        "(no range)",    s->no_range.count, s->no_range.total,
-                   s->no_range.total, s->no_range.min, s->no_range.max,   NULL};
-    if (nr)
-        qsort(rows, nr, sizeof(*rows), by_total);
-    return nr;
+        sect_add(t, (prow){UINT32_MAX, "(no range)", s->no_range.count, s->no_range.total,
+                           s->no_range.total, s->no_range.min, s->no_range.max, NULL, 0});
+    sect_end(t);
 }
 
 static void free_shown(prow *r, size_t n)
@@ -408,19 +538,49 @@ typedef struct tcol {
 static int numw(double v, int prec)
 {
     char b[64];
-    return snprintf(b, sizeof(b), "%.*f", prec, v);
+    return fig_text(b, sizeof(b), v, prec);
 }
 
-static void print_ops(FILE *f, const char *title, prow *rows, size_t nr, double busy, size_t lanes,
-                      int with_self, int with_lanes, const act_summary_fmt *fmt, int width)
+/* Row i of a section as printed: its top rows, then "other" if any. */
+static prow *sect_row(sect *t, size_t i)
+{
+    return i < t->nr ? &t->rows[i] : &t->other;
+}
+
+static size_t sect_shown(const sect *t)
+{
+    return t->nr + (t->other_names ? 1 : 0);
+}
+
+static void print_head(FILE *f, const char *title, const sect *t, const char *busy, size_t lanes,
+                       int with_lanes, const char *unit)
+{
+    fprintf(f, "%s: %llu names, busy %s %s", title, (unsigned long long)t->names, busy, unit);
+    if (with_lanes)
+        fprintf(f, " on %zu lane%s", lanes, lanes == 1 ? "" : "s");
+    if (t->other_names)
+        fprintf(f, " (top %zu shown)", t->nr);
+    fprintf(f, "\n");
+}
+
+static void row_figs(const prow *r, double *v)
+{
+    v[0] = r->total;
+    v[1] = r->self;
+    v[2] = r->total / (double)r->count;
+    v[3] = r->min;
+    v[4] = r->max;
+}
+
+static void print_ops(act_summary *s, FILE *f, const char *title, sect *t, double busy,
+                      size_t lanes, int with_self, int with_lanes, const act_summary_fmt *fmt,
+                      int width)
 {
     int u = fmt->unit, pr = unit_prec[u];
     double k = unit_scale[u];
-    if (with_lanes)
-        fprintf(f, "%s: %zu names, busy %.*f %s on %zu lane%s\n", title, nr, pr, busy * k,
-                unit_name[u], lanes, lanes == 1 ? "" : "s");
-    else
-        fprintf(f, "%s: %zu names, busy %.*f %s\n", title, nr, pr, busy * k, unit_name[u]);
+    char fb[64];
+    print_head(f, title, t, fig(s, fb, sizeof(fb), busy * k, pr), lanes, with_lanes, unit_name[u]);
+    size_t nr = sect_shown(t);
     if (!nr) {
         fprintf(f, "  (none)\n");
         return;
@@ -436,15 +596,18 @@ static void print_ops(FILE *f, const char *title, prow *rows, size_t nr, double 
     for (int j = 1; j < 6; j++)
         c[j].w = (int)strlen(c[j].head);
     for (size_t i = 0; i < nr; i++) {
-        const prow *r = &rows[i];
+        const prow *r = sect_row(t, i);
         char b[32];
         int cw = snprintf(b, sizeof(b), "%llu", (unsigned long long)r->count);
         c[0].w = cw > c[0].w ? cw : c[0].w;
-        double v[5] = {r->total, r->self, r->total / (double)r->count, r->min, r->max};
+        double v[5];
+        row_figs(r, v);
         for (int j = 0; j < 5; j++) {
             int w = numw(v[j] * k, pr);
             c[j + 1].w = w > c[j + 1].w ? w : c[j + 1].w;
         }
+        int w = numw(pct_of(r->total, busy), 1) + 1;
+        c[6].w = w > c[6].w ? w : c[6].w;
     }
     int namew = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -458,27 +621,29 @@ static void print_ops(FILE *f, const char *title, prow *rows, size_t nr, double 
     }
     if (namew < 12)
         namew = 12;
-    show_names(rows, nr, fmt->names, (size_t)namew);
+    show_names(t->rows, t->nr, fmt->names, (size_t)namew);
     fprintf(f, "  %-*s", namew, "name");
     for (int j = 0; j < 7; j++)
         if (c[j].on)
             fprintf(f, " %*s", c[j].w, c[j].head);
     fprintf(f, "\n");
     for (size_t i = 0; i < nr; i++) {
-        const prow *r = &rows[i];
-        size_t sc = cols_of(r->shown);
-        fprintf(f, "  %s%*s", r->shown, (int)(sc < (size_t)namew ? namew - sc : 0), "");
+        const prow *r = sect_row(t, i);
+        const char *name = i < t->nr ? (r->shown ? r->shown : "?") : t->other_label;
+        size_t sc = cols_of(name);
+        fprintf(f, "  %s%*s", name, (int)(sc < (size_t)namew ? namew - sc : 0), "");
         fprintf(f, " %*llu", c[0].w, (unsigned long long)r->count);
-        double v[5] = {r->total, r->self, r->total / (double)r->count, r->min, r->max};
+        double v[5];
+        row_figs(r, v);
         for (int j = 0; j < 5; j++)
             if (c[j + 1].on)
-                fprintf(f, " %*.*f", c[j + 1].w, pr, v[j] * k);
-        fprintf(f, " %*.1f%%\n", c[6].w - 1, busy > 0 ? 100.0 * r->total / busy : 0.0);
+                fprintf(f, " %*s", c[j + 1].w, fig(s, fb, sizeof(fb), v[j] * k, pr));
+        fprintf(f, " %*s%%\n", c[6].w - 1, fig(s, fb, sizeof(fb), pct_of(r->total, busy), 1));
     }
-    free_shown(rows, nr);
+    free_shown(t->rows, t->nr);
 }
 
-static void print_groups(FILE *f, const act_summary *s, const act_summary_fmt *fmt, int width)
+static void print_groups(FILE *f, act_summary *s, const act_summary_fmt *fmt, int width)
 {
     size_t cap = s->n_src > s->n_gr ? s->n_src : s->n_gr;
     if (cap < 2)
@@ -514,10 +679,13 @@ static void print_groups(FILE *f, const act_summary *s, const act_summary_fmt *f
         for (size_t i = 0; i < n; i++) {
             fit(g[i].label, (size_t)lw);
             size_t sc = cols_of(g[i].label);
-            fprintf(f, "  %s%*s %*llu %*.*f %*.*f %*.*f\n", g[i].label,
+            char f1[64], f2[64], f3[64];
+            fprintf(f, "  %s%*s %*llu %*s %*s %*s\n", g[i].label,
                     (int)(sc < (size_t)lw ? lw - sc : 0), "", w[0],
-                    (unsigned long long)g[i].dev_slices, w[1], pr, span_of(&g[i]) * k, w[2], pr,
-                    g[i].dev_busy * k, w[3], pr, g[i].host_busy * k);
+                    (unsigned long long)g[i].dev_slices, w[1],
+                    fig(s, f1, sizeof(f1), span_of(&g[i]) * k, pr), w[2],
+                    fig(s, f2, sizeof(f2), g[i].dev_busy * k, pr), w[3],
+                    fig(s, f3, sizeof(f3), g[i].host_busy * k, pr));
             if (hosts >= 2 && !g[i].host_slices)
                 continue; /* ranks are compared by their processes, not devices */
             if (slow == SIZE_MAX || span_of(&g[i]) > span_of(&g[slow]))
@@ -526,10 +694,15 @@ static void print_groups(FILE *f, const act_summary *s, const act_summary_fmt *f
                 fast = i;
         }
         double a = span_of(&g[fast]), b = span_of(&g[slow]);
-        char line[160];
-        int l =
-            snprintf(line, sizeof(line), "  spread of span: %.*f..%.*f %s (%+.1f%%), slowest: ", pr,
-                     a * k, pr, b * k, unit_name[u], a > 0 ? 100.0 * (b - a) / a : 0.0);
+        char line[200], fa[64], fb[64], fp[64];
+        double pc = a > 0 ? 100.0 * (b - a) / a : 0.0;
+        if (isfinite(pc))
+            snprintf(fp, sizeof(fp), "%+.1f", pc);
+        else
+            fig(s, fp, sizeof(fp), pc, 1);
+        int l = snprintf(line, sizeof(line), "  spread of span: %s..%s %s (%s%%), slowest: ",
+                         fig(s, fa, sizeof(fa), a * k, pr), fig(s, fb, sizeof(fb), b * k, pr),
+                         unit_name[u], fp);
         fit(g[slow].label, width - l > 12 ? (size_t)(width - l) : 12);
         fprintf(f, "%s%s\n", line, g[slow].label);
     }
@@ -650,73 +823,122 @@ static void print_opencl(const act_summary *s, FILE *f)
     act_summary_cl_print(f, s->cl_failed, s->cl_leaks, s->cl_undrawn, builds, build_us);
 }
 
-static void print_table(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow *rows)
+/* What the figures above could not show, one line each: slices whose
+ * times were not numbers, strings the reader cut, figures that overflowed,
+ * slices counted late. */
+static void print_notes(act_summary *s, FILE *f)
 {
-    int width = fmt->width > 0 ? fmt->width : term_width(f);
-    size_t dl = 0, hl = 0;
-    double db = busy_of(s, 1, &dl), hb = busy_of(s, 0, &hl);
-    size_t nr = rows_of(s, 1, rows);
-    print_ops(f, "Device ops", rows, nr, db, dl, 0, 1, fmt, width);
-    nr = rows_of(s, 0, rows);
-    print_ops(f, "Host calls", rows, nr, hb, hl, 1, 1, fmt, width);
-    if (fmt->by_range) {
-        nr = range_rows(s, rows);
-        print_ops(f, "Device time by launching range", rows, nr, db, 0, 0, 0, fmt, width);
-    }
-    print_groups(f, s, fmt, width);
+    if (s->bad_dur)
+        fprintf(f,
+                "note: %llu slices had a duration that is not a finite non-negative number; "
+                "counted with duration 0\n",
+                (unsigned long long)s->bad_dur);
+    if (s->bad_ts)
+        fprintf(f, "note: %llu slices had a start that is not a finite number; counted at 0\n",
+                (unsigned long long)s->bad_ts);
+    if (s->truncated)
+        fprintf(f,
+                "note: %llu strings longer than %u bytes were truncated to their first %u bytes "
+                "and a marker \"...[truncated: N bytes, id X]\"\n",
+                (unsigned long long)s->truncated, ACT_SUM_STR_MAX, ACT_SUM_STR_MAX);
+    if (s->overflowed)
+        fprintf(f,
+                "note: %llu figures overflowed a double (beyond about 1.8e308) and show as "
+                "\"" FIG_OVERFLOW "\"\n",
+                (unsigned long long)s->overflowed);
     if (s->late)
         fprintf(f,
                 "note: %llu slices came after later ones on their lane had been counted; "
                 "their busy and self time are approximate\n",
                 (unsigned long long)s->late);
+}
+
+typedef struct sections {
+    sect dev, host, range;
+    double db, hb;
+    size_t dl, hl;
+} sections;
+
+/* The sections of s, each holding at most cap rows (rows: 3 * cap). */
+static void sections_of(act_summary *s, prow *rows, size_t cap, int by_range, sections *x)
+{
+    x->db = busy_of(s, 1, &x->dl);
+    x->hb = busy_of(s, 0, &x->hl);
+    sect_begin(&x->dev, rows, cap);
+    sect_of(s, 1, &x->dev);
+    sect_begin(&x->host, rows + cap, cap);
+    sect_of(s, 0, &x->host);
+    sect_begin(&x->range, rows + 2 * cap, cap);
+    if (by_range)
+        range_sect(s, &x->range);
+}
+
+static void print_table(act_summary *s, FILE *f, const act_summary_fmt *fmt, sections *x)
+{
+    int width = fmt->width > 0 ? fmt->width : term_width(f);
+    print_ops(s, f, "Device ops", &x->dev, x->db, x->dl, 0, 1, fmt, width);
+    print_ops(s, f, "Host calls", &x->host, x->hb, x->hl, 1, 1, fmt, width);
+    if (fmt->by_range)
+        print_ops(s, f, "Device time by launching range", &x->range, x->db, 0, 0, 0, fmt, width);
+    print_groups(f, s, fmt, width);
+    print_notes(s, f);
     print_all_counters(f, s);
     print_opencl(s, f);
 }
 
 /* ---- CSV -------------------------------------------------------------- */
 
+/* A name made safe, whole (a kept name may be 64 KiB): malloc'ed. */
+static char *clean_dup(const char *s)
+{
+    size_t n = strlen(s);
+    char *c = malloc(n + 8);
+    if (c)
+        clean(s, n, c, n + 8);
+    return c;
+}
+
 static void csv_field(FILE *f, const char *s)
 {
-    char c[4096];
-    clean(s, strlen(s), c, sizeof(c));
+    char *c = clean_dup(s);
     fputc('"', f);
-    for (const char *p = c; *p; p++) {
+    for (const char *p = c ? c : "?"; *p; p++) {
         if (*p == '"')
             fputc('"', f);
         fputc(*p, f);
     }
     fputc('"', f);
+    free(c);
 }
 
-static void csv_rows(FILE *f, const char *sec, prow *rows, size_t nr, double busy, double k, int pr)
+static void csv_rows(act_summary *s, FILE *f, const char *sec, sect *t, double busy, double k,
+                     int pr)
 {
-    for (size_t i = 0; i < nr; i++) {
-        const prow *r = &rows[i];
+    for (size_t i = 0; i < sect_shown(t); i++) {
+        const prow *r = sect_row(t, i);
+        double v[5];
+        row_figs(r, v);
         fprintf(f, "%s,", sec);
         csv_field(f, r->full);
-        fprintf(f, ",%llu,%.*f,%.*f,%.*f,%.*f,%.*f,%.3f\n", (unsigned long long)r->count, pr,
-                r->total * k, pr, r->self * k, pr, r->total / (double)r->count * k, pr, r->min * k,
-                pr, r->max * k, busy > 0 ? 100.0 * r->total / busy : 0.0);
+        fprintf(f, ",%llu", (unsigned long long)r->count);
+        char b[64];
+        for (int j = 0; j < 5; j++)
+            fprintf(f, ",%s", fig(s, b, sizeof(b), v[j] * k, pr));
+        fprintf(f, ",%s\n", fig(s, b, sizeof(b), pct_of(r->total, busy), 3));
     }
 }
 
-static void print_csv(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow *rows)
+static void print_csv(act_summary *s, FILE *f, const act_summary_fmt *fmt, sections *x)
 {
     const char *u = unit_name[fmt->unit];
     double k = unit_scale[fmt->unit];
     int pr = unit_prec[fmt->unit];
-    size_t dl, hl;
-    double db = busy_of(s, 1, &dl), hb = busy_of(s, 0, &hl);
     fprintf(f, "section,name,count,total_%s,self_%s,mean_%s,min_%s,max_%s,busy_pct\n", u, u, u, u,
             u);
-    size_t nr = rows_of(s, 1, rows);
-    csv_rows(f, "device", rows, nr, db, k, pr);
-    nr = rows_of(s, 0, rows);
-    csv_rows(f, "host", rows, nr, hb, k, pr);
-    if (fmt->by_range) {
-        nr = range_rows(s, rows);
-        csv_rows(f, "range", rows, nr, db, k, pr);
-    }
+    csv_rows(s, f, "device", &x->dev, x->db, k, pr);
+    csv_rows(s, f, "host", &x->host, x->hb, k, pr);
+    if (fmt->by_range)
+        csv_rows(s, f, "range", &x->range, x->db, k, pr);
     size_t cap = s->n_src > s->n_gr ? s->n_src : s->n_gr;
     pgroup *g = calloc(cap ? cap : 1, sizeof(*g));
     size_t n = g ? groups_of(s, g) : 0;
@@ -726,10 +948,14 @@ static void print_csv(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow 
                 "host_busy_%s\n",
                 s->n_src > 1 ? "rank" : "process", u, u, u, u);
         for (size_t i = 0; i < n; i++) {
+            char b[4][64];
             csv_field(f, g[i].label);
-            fprintf(f, ",%llu,%llu,%.*f,%.*f,%.*f,%.*f\n", (unsigned long long)g[i].dev_slices,
-                    (unsigned long long)g[i].host_slices, pr, span_of(&g[i]) * k, pr,
-                    g[i].dev_busy * k, pr, g[i].dev_total * k, pr, g[i].host_busy * k);
+            fprintf(f, ",%llu,%llu,%s,%s,%s,%s\n", (unsigned long long)g[i].dev_slices,
+                    (unsigned long long)g[i].host_slices,
+                    fig(s, b[0], sizeof(b[0]), span_of(&g[i]) * k, pr),
+                    fig(s, b[1], sizeof(b[1]), g[i].dev_busy * k, pr),
+                    fig(s, b[2], sizeof(b[2]), g[i].dev_total * k, pr),
+                    fig(s, b[3], sizeof(b[3]), g[i].host_busy * k, pr));
         }
     }
     free(g);
@@ -737,60 +963,105 @@ static void print_csv(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow 
 
 /* ---- JSON ------------------------------------------------------------- */
 
+/* Every value is set one by one: a value jansson cannot hold (json_real
+ * of inf or nan is NULL) must not take its row or section with it, as a
+ * json_pack that fails does. */
 static json_t *jstr(const char *s)
 {
-    char c[4096];
-    clean(s, strlen(s), c, sizeof(c));
-    return json_string(c);
+    char *c = clean_dup(s);
+    json_t *v = c ? json_string(c) : NULL;
+    free(c);
+    return v ? v : json_string("?");
 }
 
-static json_t *json_rows(prow *rows, size_t nr, double busy, double k)
+/* A figure: a number, or "overflow" (counted) when it is none. */
+static json_t *jfig(act_summary *s, double v)
+{
+    if (isfinite(v))
+        return json_real(v);
+    s->overflowed++;
+    return json_string(FIG_OVERFLOW);
+}
+
+static void jset(json_t *o, const char *k, json_t *v)
+{
+    json_object_set_new(o, k, v ? v : json_null());
+}
+
+static json_t *json_row(act_summary *s, const prow *r, double busy, double k)
+{
+    json_t *o = json_object();
+    double v[5];
+    row_figs(r, v);
+    static const char *const keys[5] = {"total", "self", "mean", "min", "max"};
+    jset(o, "name", jstr(r->full));
+    jset(o, "count", json_integer((json_int_t)r->count));
+    for (int j = 0; j < 5; j++)
+        jset(o, keys[j], jfig(s, v[j] * k));
+    jset(o, "busy_pct", jfig(s, pct_of(r->total, busy)));
+    return o;
+}
+
+static json_t *json_rows(act_summary *s, const sect *t, double busy, double k)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < nr; i++) {
-        const prow *r = &rows[i];
-        json_array_append_new(
-            a, json_pack("{s:o,s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "name", jstr(r->full), "count",
-                         (json_int_t)r->count, "total", r->total * k, "self", r->self * k, "mean",
-                         r->total / (double)r->count * k, "min", r->min * k, "max", r->max * k,
-                         "busy_pct", busy > 0 ? 100.0 * r->total / busy : 0.0));
-    }
+    for (size_t i = 0; i < t->nr; i++)
+        json_array_append_new(a, json_row(s, &t->rows[i], busy, k));
     return a;
 }
 
-static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow *rows)
+/* A section: busy, lanes, names, its top rows and the other row. */
+static json_t *json_sect(act_summary *s, const sect *t, double busy, size_t lanes, double k)
 {
-    double k = unit_scale[fmt->unit];
-    size_t dl, hl;
-    double db = busy_of(s, 1, &dl), hb = busy_of(s, 0, &hl);
     json_t *o = json_object();
-    json_object_set_new(o, "timeunit", json_string(unit_name[fmt->unit]));
-    size_t nr = rows_of(s, 1, rows);
-    json_object_set_new(o, "device",
-                        json_pack("{s:f,s:I,s:o}", "busy", db * k, "lanes", (json_int_t)dl, "rows",
-                                  json_rows(rows, nr, db, k)));
-    nr = rows_of(s, 0, rows);
-    json_object_set_new(o, "host",
-                        json_pack("{s:f,s:I,s:o}", "busy", hb * k, "lanes", (json_int_t)hl, "rows",
-                                  json_rows(rows, nr, hb, k)));
-    if (fmt->by_range) {
-        nr = range_rows(s, rows);
-        json_object_set_new(o, "by_range", json_rows(rows, nr, db, k));
+    jset(o, "busy", jfig(s, busy * k));
+    jset(o, "lanes", json_integer((json_int_t)lanes));
+    jset(o, "names", json_integer((json_int_t)t->names));
+    jset(o, "rows", json_rows(s, t, busy, k));
+    if (t->other_names) {
+        json_t *x = json_row(s, &t->other, busy, k);
+        jset(x, "names", json_integer((json_int_t)t->other_names));
+        jset(o, "other", x);
     }
+    return o;
+}
+
+static json_t *json_groups(act_summary *s, double k)
+{
     size_t cap = s->n_src > s->n_gr ? s->n_src : s->n_gr;
     pgroup *g = calloc(cap ? cap : 1, sizeof(*g));
     size_t n = g ? groups_of(s, g) : 0;
     json_t *pa = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(
-            pa, json_pack("{s:s,s:o,s:I,s:I,s:f,s:f,s:f,s:f}", "label", g[i].label, "rank",
-                          g[i].rank >= 0 ? json_integer(g[i].rank) : json_null(), "device_ops",
-                          (json_int_t)g[i].dev_slices, "host_slices", (json_int_t)g[i].host_slices,
-                          "span", span_of(&g[i]) * k, "device_busy", g[i].dev_busy * k,
-                          "device_total", g[i].dev_total * k, "host_busy", g[i].host_busy * k));
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        jset(o, "label", jstr(g[i].label));
+        jset(o, "rank", g[i].rank >= 0 ? json_integer(g[i].rank) : json_null());
+        jset(o, "device_ops", json_integer((json_int_t)g[i].dev_slices));
+        jset(o, "host_slices", json_integer((json_int_t)g[i].host_slices));
+        jset(o, "span", jfig(s, span_of(&g[i]) * k));
+        jset(o, "device_busy", jfig(s, g[i].dev_busy * k));
+        jset(o, "device_total", jfig(s, g[i].dev_total * k));
+        jset(o, "host_busy", jfig(s, g[i].host_busy * k));
+        json_array_append_new(pa, o);
+    }
     free(g);
-    json_object_set_new(o, s->n_src > 1 ? "ranks" : "processes", pa);
-    json_object_set_new(o, "late_slices", json_integer((json_int_t)s->late));
+    return pa;
+}
+
+static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, sections *x)
+{
+    double k = unit_scale[fmt->unit];
+    json_t *o = json_object();
+    jset(o, "timeunit", json_string(unit_name[fmt->unit]));
+    jset(o, "device", json_sect(s, &x->dev, x->db, x->dl, k));
+    jset(o, "host", json_sect(s, &x->host, x->hb, x->hl, k));
+    if (fmt->by_range)
+        jset(o, "by_range", json_rows(s, &x->range, x->db, k));
+    jset(o, s->n_src > 1 ? "ranks" : "processes", json_groups(s, k));
+    jset(o, "late_slices", json_integer((json_int_t)s->late));
+    jset(o, "bad_durations", json_integer((json_int_t)s->bad_dur));
+    jset(o, "bad_starts", json_integer((json_int_t)s->bad_ts));
+    jset(o, "truncated_strings", json_integer((json_int_t)s->truncated));
     if (s->counters || s->n_src <= 1) {
         json_t *c = s->counters ? s->counters : s->n_src ? s->src[0].counters : NULL;
         json_object_set(o, "counters", c ? c : json_null());
@@ -800,7 +1071,9 @@ static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow
             json_array_append(ca, s->src[i].counters ? s->src[i].counters : json_null());
         json_object_set_new(o, "counters", ca);
     }
-    json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_ENSURE_ASCII);
+    jset(o, "overflowed", json_integer((json_int_t)s->overflowed)); /* last: counts the rest */
+    if (json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_ENSURE_ASCII) != 0)
+        fprintf(f, "null\n"); /* no memory: still one JSON value */
     fputc('\n', f);
     json_decref(o);
 }
@@ -808,17 +1081,23 @@ static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, prow
 void act_summary_print_fmt(act_summary *s, FILE *f, const act_summary_fmt *fmt)
 {
     act_summary_finish(s);
-    prow *rows = malloc((s->n_nm + 1) * sizeof(*rows));
+    s->overflowed = 0;
+    size_t cap = fmt->rows ? fmt->rows : ACT_SUM_ROWS;
+    if (cap > s->n_nm + 1)
+        cap = s->n_nm + 1;
+    prow *rows = malloc(3 * cap * sizeof(*rows));
     if (!rows) {
         fprintf(f, "summary: out of memory\n");
         return;
     }
+    sections x;
+    sections_of(s, rows, cap, fmt->by_range, &x);
     if (fmt->format == ACT_SUM_CSV)
-        print_csv(s, f, fmt, rows);
+        print_csv(s, f, fmt, &x);
     else if (fmt->format == ACT_SUM_JSON)
-        print_json(s, f, fmt, rows);
+        print_json(s, f, fmt, &x);
     else
-        print_table(s, f, fmt, rows);
+        print_table(s, f, fmt, &x);
     free(rows);
 }
 
