@@ -5,7 +5,9 @@
  * stream in bounded memory. Several traces give one row per rank. Any
  * unreadable input is one line on stderr and exit status 2.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,22 @@ static int pick(const char *v, const char *const *names, int n)
         if (!strcmp(v, names[i]))
             return i;
     return -1;
+}
+
+/* --rows: a positive count, or "all" (every name, however many). */
+static int parse_rows(const char *v, size_t *rows)
+{
+    if (!strcmp(v, "all")) {
+        *rows = SIZE_MAX;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || *end || v[0] == '-' || n == 0 || n > SIZE_MAX / 4)
+        return -1;
+    *rows = (size_t)n;
+    return 0;
 }
 
 /* ---- progress on a terminal ------------------------------------------- */
@@ -85,9 +103,13 @@ int act_cmd_summary(int argc, char **argv)
     static const char *const namesm[] = {"base", "full", "mangled"};
     static const char *const units[] = {"ns", "us", "ms", "s"};
     static const struct option longs[] = {
-        {"by-range", no_argument, NULL, 'r'},    {"format", required_argument, NULL, 'F'},
-        {"names", required_argument, NULL, 'N'}, {"timeunit", required_argument, NULL, 'U'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+        {"by-range", no_argument, NULL, 'r'},
+        {"format", required_argument, NULL, 'F'},
+        {"names", required_argument, NULL, 'N'},
+        {"timeunit", required_argument, NULL, 'U'},
+        {"rows", required_argument, NULL, 'R'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     act_summary_fmt fmt = {.unit = ACT_SUM_US};
     int c;
@@ -107,6 +129,10 @@ int act_cmd_summary(int argc, char **argv)
         case 'U':
             if ((fmt.unit = pick(optarg, units, 4)) < 0)
                 return usage_error("--timeunit wants ns, us, ms or s, not '%s'", optarg);
+            break;
+        case 'R':
+            if (parse_rows(optarg, &fmt.rows))
+                return usage_error("--rows wants a number from 1 or 'all', not '%s'", optarg);
             break;
         case 'h': act_help_print("summary", stdout); return 0;
         default: return usage_error("unknown option '%s'", argv[optind - 1]);

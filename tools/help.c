@@ -77,6 +77,9 @@ static const hopt summary_opts[] = {
      "base (default: demangled C++ names without template and argument lists, distinct "
      "names kept distinct), full (demangled) or mangled (as in the trace)"},
     {"--timeunit", "UNIT", "ns, us (default), ms or s"},
+    {"--rows", "N",
+     "rows per section, the top N by total (default 1000); the other names are one "
+     "counted row. 'all' for every name"},
     {"-h, --help", NULL, "show this help"},
     {NULL, NULL, NULL},
 };

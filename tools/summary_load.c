@@ -553,11 +553,24 @@ static yajl_status cap_cut_end(strcap *C)
     return cap_give(C, (const unsigned char *)m, (size_t)n, C->raw);
 }
 
-/* Where the next string starts after i (outside a string), or n. */
+/* Where the next string starts after i (outside a string), or n. Byte
+ * loops: the strings of a trace and the gaps between them are mostly a few
+ * bytes, where a call to memchr costs more (and 8-byte steps gained
+ * nothing measurable). */
 static size_t next_quote(const unsigned char *b, size_t i, size_t n)
 {
-    const unsigned char *q = memchr(b + i, '"', n - i);
-    return q ? (size_t)(q - b) : n;
+    while (i < n && b[i] != '"')
+        i++;
+    return i;
+}
+
+/* The end of the plain bytes of a string from i: its first quote or
+ * backslash before lim, else lim. */
+static size_t plain_span(const unsigned char *b, size_t i, size_t lim)
+{
+    while (i < lim && b[i] != '"' && b[i] != '\\')
+        i++;
+    return i;
 }
 
 static yajl_status cap_feed(strcap *C, const unsigned char *b, size_t n)
@@ -574,6 +587,14 @@ static yajl_status cap_feed(strcap *C, const unsigned char *b, size_t n)
                 C->esc = 0;
             }
             continue;
+        }
+        if (!C->cutting && C->esc == 0 && C->len < ACT_SUM_STR_MAX) {
+            size_t room = ACT_SUM_STR_MAX - (size_t)C->len;
+            size_t stop = plain_span(b, i, n - i < room ? n : i + room);
+            C->len += stop - i;
+            i = stop;
+            if (i == n)
+                break;
         }
         unsigned char c = b[i];
         if (!C->cutting && C->len >= ACT_SUM_STR_MAX && C->esc == 0 && c != '"' &&

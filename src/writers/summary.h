@@ -10,7 +10,8 @@
  * it; a name's share is its total over that busy time, and its self time
  * (total less the time of the slices nested in it on its lane) is shown
  * beside the total, as torch's key_averages does. Memory is bounded by the
- * distinct names, lanes and processes (summary_impl.h), not by the trace.
+ * distinct names, lanes and processes (summary_impl.h: about 110 B and 130
+ * B each), not by the trace; printing keeps only the top rows.
  * Traces are read by tools/summary_load.c.
  */
 #ifndef ACT_SUMMARY_H

@@ -435,7 +435,8 @@ static double busy_of(const act_summary *s, int device, size_t *lanes)
 /* ---- processes / ranks ------------------------------------------------ */
 
 typedef struct pgroup {
-    char label[160];
+    uint32_t idx;   /* its act_sum_group, or its source when per source */
+    uint32_t other; /* >0: the row summing this many left-out rows */
     long long rank; /* distributedInfo.rank of its trace; -1 = none */
     uint64_t pid;   /* one trace: its process */
     uint64_t dev_slices, host_slices;
@@ -463,6 +464,51 @@ static const char *base_of(const char *p)
     return b ? b + 1 : p;
 }
 
+/* A row's label, made safe: a process's name (or "pid N"), a rank and
+ * its file, or "(other: N processes)". Made when printed, not kept per
+ * process: a trace may hold a million. */
+static void group_label(const act_summary *s, const pgroup *g, char *out, size_t cap)
+{
+    char raw[160];
+    if (g->other) {
+        snprintf(raw, sizeof(raw), "(other: %u %s)", g->other,
+                 s->n_src > 1 ? "ranks" : "processes");
+    } else if (s->n_src > 1) {
+        const act_sum_src *src = &s->src[g->idx];
+        if (src->rank >= 0)
+            snprintf(raw, sizeof(raw), "rank %lld (%s)", src->rank,
+                     src->path ? base_of(src->path) : "-");
+        else
+            snprintf(raw, sizeof(raw), "%s", src->path ? base_of(src->path) : "-");
+    } else if (s->gr[g->idx].label) {
+        snprintf(raw, sizeof(raw), "%s", s->gr[g->idx].label);
+    } else {
+        snprintf(raw, sizeof(raw), "pid %llu", (unsigned long long)g->pid);
+    }
+    clean(raw, strlen(raw), out, cap);
+}
+
+/* Rows from `cap` on summed into row `cap` (its `other` = how many), so
+ * that a trace of a million processes prints cap + 1 rows. Returns the
+ * rows to print. */
+static size_t groups_cap(pgroup *g, size_t n, size_t cap)
+{
+    if (n <= cap)
+        return n;
+    pgroup o = {.other = (uint32_t)(n - cap), .rank = -1, .first = INFINITY, .last = -INFINITY};
+    for (size_t i = cap; i < n; i++) {
+        o.dev_slices += g[i].dev_slices;
+        o.host_slices += g[i].host_slices;
+        o.dev_busy += g[i].dev_busy;
+        o.dev_total += g[i].dev_total;
+        o.host_busy += g[i].host_busy;
+        o.first = g[i].first < o.first ? g[i].first : o.first;
+        o.last = g[i].last > o.last ? g[i].last : o.last;
+    }
+    g[cap] = o;
+    return cap + 1;
+}
+
 /* One row per source (rank or file) when several traces were read, else
  * one per process of the one trace. */
 static size_t groups_of(const act_summary *s, pgroup *out)
@@ -483,27 +529,10 @@ static size_t groups_of(const act_summary *s, pgroup *out)
         o->host_busy += g->host_busy;
         o->first = g->first < o->first ? g->first : o->first;
         o->last = g->last > o->last ? g->last : o->last;
-        if (!per_src) {
+        o->idx = per_src ? g->src : (uint32_t)i;
+        if (!per_src)
             o->pid = g->pid;
-            char raw[160];
-            if (g->label)
-                snprintf(raw, sizeof(raw), "%s", g->label);
-            else
-                snprintf(raw, sizeof(raw), "pid %llu", (unsigned long long)g->pid);
-            clean(raw, strlen(raw), o->label, sizeof(o->label));
-        }
     }
-    if (per_src)
-        for (size_t i = 0; i < s->n_src; i++) {
-            char raw[160];
-            const act_sum_src *src = &s->src[i];
-            if (src->rank >= 0)
-                snprintf(raw, sizeof(raw), "rank %lld (%s)", src->rank,
-                         src->path ? base_of(src->path) : "-");
-            else
-                snprintf(raw, sizeof(raw), "%s", src->path ? base_of(src->path) : "-");
-            clean(raw, strlen(raw), out[i].label, sizeof(out[i].label));
-        }
     for (size_t i = 0; i < rows; i++)
         if (out[i].dev_slices || out[i].host_slices)
             out[n++] = out[i];
@@ -643,68 +672,102 @@ static void print_ops(act_summary *s, FILE *f, const char *title, sect *t, doubl
     free_shown(t->rows, t->nr);
 }
 
+static size_t rows_cap(const act_summary_fmt *fmt)
+{
+    return fmt->rows ? fmt->rows : ACT_SUM_ROWS;
+}
+
+/* The slowest and fastest rows by span (ranks are compared by their
+ * processes, not devices, when there are hosts). */
+static void spread_of(const pgroup *g, size_t n, size_t *slow, size_t *fast)
+{
+    size_t hosts = 0;
+    for (size_t i = 0; i < n; i++)
+        hosts += g[i].host_slices > 0;
+    *slow = *fast = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (hosts >= 2 && !g[i].host_slices)
+            continue;
+        if (*slow == SIZE_MAX || span_of(&g[i]) > span_of(&g[*slow]))
+            *slow = i;
+        if (*fast == SIZE_MAX || span_of(&g[i]) < span_of(&g[*fast]))
+            *fast = i;
+    }
+}
+
+static void print_spread(FILE *f, act_summary *s, double a, double b, const char *slowest,
+                         const act_summary_fmt *fmt, int width)
+{
+    int u = fmt->unit, pr = unit_prec[u];
+    double k = unit_scale[u];
+    char line[200], fa[64], fb[64], fp[64], label[160];
+    double pc = a > 0 ? 100.0 * (b - a) / a : 0.0;
+    if (isfinite(pc))
+        snprintf(fp, sizeof(fp), "%+.1f", pc);
+    else
+        fig(s, fp, sizeof(fp), pc, 1);
+    int l =
+        snprintf(line, sizeof(line),
+                 "  spread of span: %s..%s %s (%s%%), slowest: ", fig(s, fa, sizeof(fa), a * k, pr),
+                 fig(s, fb, sizeof(fb), b * k, pr), unit_name[u], fp);
+    snprintf(label, sizeof(label), "%s", slowest);
+    fit(label, width - l > 12 ? (size_t)(width - l) : 12);
+    fprintf(f, "%s%s\n", line, label);
+}
+
+static void print_group_rows(FILE *f, act_summary *s, const pgroup *g, size_t n,
+                             const act_summary_fmt *fmt, int width)
+{
+    int u = fmt->unit, pr = unit_prec[u];
+    double k = unit_scale[u];
+    char hd[4][24];
+    snprintf(hd[0], 24, "span %s", unit_name[u]);
+    snprintf(hd[1], 24, "dev busy %s", unit_name[u]);
+    snprintf(hd[2], 24, "host busy %s", unit_name[u]);
+    int w[4] = {9, (int)strlen(hd[0]), (int)strlen(hd[1]), (int)strlen(hd[2])};
+    for (size_t i = 0; i < n; i++) {
+        double v[3] = {span_of(&g[i]), g[i].dev_busy, g[i].host_busy};
+        for (int j = 0; j < 3; j++)
+            w[j + 1] = numw(v[j] * k, pr) > w[j + 1] ? numw(v[j] * k, pr) : w[j + 1];
+    }
+    int lw = width - 2 - (w[0] + w[1] + w[2] + w[3] + 4);
+    lw = lw < 16 ? 16 : lw;
+    fprintf(f, "  %-*s %*s %*s %*s %*s\n", lw, s->n_src > 1 ? "rank" : "process", w[0], "dev ops",
+            w[1], hd[0], w[2], hd[1], w[3], hd[2]);
+    for (size_t i = 0; i < n; i++) {
+        char label[160], f1[64], f2[64], f3[64];
+        group_label(s, &g[i], label, sizeof(label));
+        fit(label, (size_t)lw);
+        size_t sc = cols_of(label);
+        fprintf(f, "  %s%*s %*llu %*s %*s %*s\n", label, (int)(sc < (size_t)lw ? lw - sc : 0), "",
+                w[0], (unsigned long long)g[i].dev_slices, w[1],
+                fig(s, f1, sizeof(f1), span_of(&g[i]) * k, pr), w[2],
+                fig(s, f2, sizeof(f2), g[i].dev_busy * k, pr), w[3],
+                fig(s, f3, sizeof(f3), g[i].host_busy * k, pr));
+    }
+}
+
 static void print_groups(FILE *f, act_summary *s, const act_summary_fmt *fmt, int width)
 {
     size_t cap = s->n_src > s->n_gr ? s->n_src : s->n_gr;
     if (cap < 2)
         return;
-    pgroup *g = calloc(cap, sizeof(*g));
+    pgroup *g = calloc(cap + 1, sizeof(*g));
     if (!g)
         return;
     size_t n = groups_of(s, g), hosts_seen = 0;
     for (size_t i = 0; i < n; i++)
         hosts_seen += g[i].host_slices > 0;
     if (n >= 2 && (s->n_src > 1 || hosts_seen >= 2)) {
-        int u = fmt->unit, pr = unit_prec[u];
-        double k = unit_scale[u];
-        int per_src = s->n_src > 1;
-        fprintf(f, "Per %s: %zu\n", per_src ? "rank" : "process", n);
-        char hd[4][24];
-        snprintf(hd[0], 24, "span %s", unit_name[u]);
-        snprintf(hd[1], 24, "dev busy %s", unit_name[u]);
-        snprintf(hd[2], 24, "host busy %s", unit_name[u]);
-        int w[4] = {9, (int)strlen(hd[0]), (int)strlen(hd[1]), (int)strlen(hd[2])};
-        for (size_t i = 0; i < n; i++) {
-            double v[3] = {span_of(&g[i]), g[i].dev_busy, g[i].host_busy};
-            for (int j = 0; j < 3; j++)
-                w[j + 1] = numw(v[j] * k, pr) > w[j + 1] ? numw(v[j] * k, pr) : w[j + 1];
-        }
-        int lw = width - 2 - (w[0] + w[1] + w[2] + w[3] + 4);
-        lw = lw < 16 ? 16 : lw;
-        fprintf(f, "  %-*s %*s %*s %*s %*s\n", lw, per_src ? "rank" : "process", w[0], "dev ops",
-                w[1], hd[0], w[2], hd[1], w[3], hd[2]);
-        size_t slow = SIZE_MAX, fast = SIZE_MAX, hosts = 0;
-        for (size_t i = 0; i < n; i++)
-            hosts += g[i].host_slices > 0;
-        for (size_t i = 0; i < n; i++) {
-            fit(g[i].label, (size_t)lw);
-            size_t sc = cols_of(g[i].label);
-            char f1[64], f2[64], f3[64];
-            fprintf(f, "  %s%*s %*llu %*s %*s %*s\n", g[i].label,
-                    (int)(sc < (size_t)lw ? lw - sc : 0), "", w[0],
-                    (unsigned long long)g[i].dev_slices, w[1],
-                    fig(s, f1, sizeof(f1), span_of(&g[i]) * k, pr), w[2],
-                    fig(s, f2, sizeof(f2), g[i].dev_busy * k, pr), w[3],
-                    fig(s, f3, sizeof(f3), g[i].host_busy * k, pr));
-            if (hosts >= 2 && !g[i].host_slices)
-                continue; /* ranks are compared by their processes, not devices */
-            if (slow == SIZE_MAX || span_of(&g[i]) > span_of(&g[slow]))
-                slow = i;
-            if (fast == SIZE_MAX || span_of(&g[i]) < span_of(&g[fast]))
-                fast = i;
-        }
+        fprintf(f, "Per %s: %zu%s\n", s->n_src > 1 ? "rank" : "process", n,
+                n > rows_cap(fmt) ? " (the first ones shown)" : "");
+        size_t slow, fast;
+        spread_of(g, n, &slow, &fast);
         double a = span_of(&g[fast]), b = span_of(&g[slow]);
-        char line[200], fa[64], fb[64], fp[64];
-        double pc = a > 0 ? 100.0 * (b - a) / a : 0.0;
-        if (isfinite(pc))
-            snprintf(fp, sizeof(fp), "%+.1f", pc);
-        else
-            fig(s, fp, sizeof(fp), pc, 1);
-        int l = snprintf(line, sizeof(line), "  spread of span: %s..%s %s (%s%%), slowest: ",
-                         fig(s, fa, sizeof(fa), a * k, pr), fig(s, fb, sizeof(fb), b * k, pr),
-                         unit_name[u], fp);
-        fit(g[slow].label, width - l > 12 ? (size_t)(width - l) : 12);
-        fprintf(f, "%s%s\n", line, g[slow].label);
+        char slowest[160];
+        group_label(s, &g[slow], slowest, sizeof(slowest));
+        print_group_rows(f, s, g, groups_cap(g, n, rows_cap(fmt)), fmt, width);
+        print_spread(f, s, a, b, slowest, fmt, width);
     }
     free(g);
 }
@@ -940,16 +1003,18 @@ static void print_csv(act_summary *s, FILE *f, const act_summary_fmt *fmt, secti
     if (fmt->by_range)
         csv_rows(s, f, "range", &x->range, x->db, k, pr);
     size_t cap = s->n_src > s->n_gr ? s->n_src : s->n_gr;
-    pgroup *g = calloc(cap ? cap : 1, sizeof(*g));
+    pgroup *g = calloc(cap + 1, sizeof(*g));
     size_t n = g ? groups_of(s, g) : 0;
     if (n >= 2) {
         fprintf(f,
                 "\n%s,device_ops,host_slices,span_%s,device_busy_%s,device_total_%s,"
                 "host_busy_%s\n",
                 s->n_src > 1 ? "rank" : "process", u, u, u, u);
+        n = groups_cap(g, n, rows_cap(fmt));
         for (size_t i = 0; i < n; i++) {
-            char b[4][64];
-            csv_field(f, g[i].label);
+            char b[4][64], label[160];
+            group_label(s, &g[i], label, sizeof(label));
+            csv_field(f, label);
             fprintf(f, ",%llu,%llu,%s,%s,%s,%s\n", (unsigned long long)g[i].dev_slices,
                     (unsigned long long)g[i].host_slices,
                     fig(s, b[0], sizeof(b[0]), span_of(&g[i]) * k, pr),
@@ -1026,16 +1091,20 @@ static json_t *json_sect(act_summary *s, const sect *t, double busy, size_t lane
     return o;
 }
 
-static json_t *json_groups(act_summary *s, double k)
+static json_t *json_groups(act_summary *s, double k, size_t rows)
 {
     size_t cap = s->n_src > s->n_gr ? s->n_src : s->n_gr;
-    pgroup *g = calloc(cap ? cap : 1, sizeof(*g));
-    size_t n = g ? groups_of(s, g) : 0;
+    pgroup *g = calloc(cap + 1, sizeof(*g));
+    size_t n = g ? groups_cap(g, groups_of(s, g), rows) : 0;
     json_t *pa = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
-        jset(o, "label", jstr(g[i].label));
+        char label[160];
+        group_label(s, &g[i], label, sizeof(label));
+        jset(o, "label", jstr(label));
         jset(o, "rank", g[i].rank >= 0 ? json_integer(g[i].rank) : json_null());
+        if (g[i].other)
+            jset(o, "other", json_integer(g[i].other));
         jset(o, "device_ops", json_integer((json_int_t)g[i].dev_slices));
         jset(o, "host_slices", json_integer((json_int_t)g[i].host_slices));
         jset(o, "span", jfig(s, span_of(&g[i]) * k));
@@ -1055,9 +1124,15 @@ static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, sect
     jset(o, "timeunit", json_string(unit_name[fmt->unit]));
     jset(o, "device", json_sect(s, &x->dev, x->db, x->dl, k));
     jset(o, "host", json_sect(s, &x->host, x->hb, x->hl, k));
-    if (fmt->by_range)
+    if (fmt->by_range) {
         jset(o, "by_range", json_rows(s, &x->range, x->db, k));
-    jset(o, s->n_src > 1 ? "ranks" : "processes", json_groups(s, k));
+        if (x->range.other_names) { /* an array stays an array: the rest beside it */
+            json_t *r = json_row(s, &x->range.other, x->db, k);
+            jset(r, "names", json_integer((json_int_t)x->range.other_names));
+            jset(o, "by_range_other", r);
+        }
+    }
+    jset(o, s->n_src > 1 ? "ranks" : "processes", json_groups(s, k, rows_cap(fmt)));
     jset(o, "late_slices", json_integer((json_int_t)s->late));
     jset(o, "bad_durations", json_integer((json_int_t)s->bad_dur));
     jset(o, "bad_starts", json_integer((json_int_t)s->bad_ts));

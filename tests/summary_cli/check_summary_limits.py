@@ -12,9 +12,11 @@ figures and sizes at the edge (issue 30 part 4). CASE is one of:
               limit (RLIMIT_CPU 30 s; it took minutes when a string's cost
               was quadratic) and an address-space limit of 512 MiB: the name
               is kept truncated with a marker, and the truncation is said.
-  many        2*10^5 distinct names, then 2*10^5 lanes, each under an
-              address-space limit of 256 MiB (it took ~4.3 KiB a name and
-              ~2.1 KiB a lane): every name and lane is counted.
+  many        2*10^5 distinct names, 2*10^5 lanes, 2*10^5 processes, each
+              under an address-space limit of 256 MiB and 20 s of CPU (it
+              took ~4.3 KiB a name, ~2.1 KiB a lane, 718 MB and 14 s of CPU
+              for the processes, found by a linear scan): every name, lane
+              and process is counted, the top rows and one "other" row shown.
 
 Limits are on CPU time and address space, never on wall time, so a busy
 machine does not fail the test."""
@@ -167,10 +169,10 @@ def case_long_name(d):
 
 def case_many(d):
     n = 200000
-    for kind, section in (("names", "device"), ("lanes", "host")):
+    for kind, section in (("names", "device"), ("lanes", "host"), ("pids", "host")):
         path = os.path.join(d, kind + ".json")
         subprocess.run([sys.executable, gen, kind, path, str(n)], check=True)
-        p = summary("--format=json", path, as_mb=256)
+        p = summary("--format=json", path, as_mb=256, cpu_s=20)
         if p.returncode != 0:
             fail("%s: rc=%d %r" % (kind, p.returncode, p.stderr[-300:]))
             continue
@@ -184,13 +186,27 @@ def case_many(d):
             fail("%s: %d slices counted of %d" % (kind, total, n))
         if kind == "names" and sec.get("names") != n:
             fail("names: %r distinct names said, %d in the trace" % (sec.get("names"), n))
-        if kind == "lanes" and sec.get("lanes") != n:
-            fail("lanes: %r lanes said, %d in the trace" % (sec.get("lanes"), n))
+        if kind in ("lanes", "pids") and sec.get("lanes") != n:
+            fail("%s: %r lanes said, %d in the trace" % (kind, sec.get("lanes"), n))
+        if kind == "pids":
+            procs = o.get("processes", [])
+            if len(procs) != 1001 or procs[-1].get("other") != n - 1000 or \
+                    sum(x["host_slices"] for x in procs) != n:
+                fail("pids: %d process rows, last %r" % (len(procs), procs[-1:]))
+        r5 = strict_json(summary("--format=json", "--rows=5", path).stdout, kind + " --rows=5")
+        if kind == "names" and r5 and (len(r5["device"]["rows"]) != 5
+                                       or r5["device"].get("other", {}).get("names") != n - 5):
+            fail("--rows=5: %r" % {k: v for k, v in r5["device"].items() if k != "rows"})
         t = summary(path, as_mb=256)
         if t.returncode != 0 or ("%d names" % n) not in t.stdout and kind == "names":
             fail("%s table: rc=%d %r" % (kind, t.returncode, t.stdout[:300]))
 
 
+if case == "many":
+    for bad in ("0", "-1", "x", "1e3"):
+        b = summary("--rows=" + bad, "-")
+        if b.returncode != 2 or "--rows" not in b.stderr:
+            fail("--rows=%s: rc=%d %r" % (bad, b.returncode, b.stderr))
 with tempfile.TemporaryDirectory() as d:
     {"not_finite": case_not_finite, "long_name": case_long_name, "many": case_many}[case](d)
 if failures:

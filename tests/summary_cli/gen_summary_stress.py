@@ -4,6 +4,7 @@
 held here and nothing big is committed:
   names   N slices, each with its own name (one lane): per-name memory
   lanes   N slices, each on its own lane (tid; 1000 tids per pid): per-lane memory
+  pids    N slices, each in its own process: per-process time and memory
   longname  one kernel whose name is N bytes, written gzip-compressed
             (OUT should end in .gz): time and memory in one string's length
 Output is a valid trace in every case."""
@@ -37,6 +38,12 @@ elif kind == "lanes":
         slices(f, lambda i: '{"ph":"X","cat":"cpu_op","name":"aten::op_%d","pid":%d,"tid":%d,'
                '"ts":%d.000,"dur":1.000},\n' % (i % 10, 1 + i // 1000, i, i))
         f.write(TAIL)
+elif kind == "pids":
+    with open(out, "w") as f:
+        f.write(HEAD)
+        slices(f, lambda i: '{"ph":"X","cat":"cpu_op","name":"aten::op","pid":%d,"tid":1,'
+               '"ts":%d.000,"dur":1.000},\n' % (100 + i, i))
+        f.write(TAIL)
 elif kind == "longname":
     with gzip.open(out, "wt", compresslevel=6) as f:
         f.write(HEAD + '{"ph":"X","cat":"kernel","pid":1,"tid":7,"ts":1.0,"dur":2.0,"name":"')
@@ -48,4 +55,4 @@ elif kind == "longname":
         f.write('"},\n{"ph":"X","cat":"kernel","name":"short","pid":1,"tid":7,"ts":5.0,"dur":1.0},\n')
         f.write(TAIL)
 else:
-    sys.exit("unknown kind %r (names, lanes, longname)" % kind)
+    sys.exit("unknown kind %r (names, lanes, pids, longname)" % kind)
