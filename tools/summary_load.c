@@ -537,6 +537,8 @@ static void piece_add(strcap *C, unsigned char c)
      * byte that starts a character */
     if (C->n_piece >= PIECE_MAX - 16 && C->esc == 0 && (c & 0xc0) != 0x80)
         piece_flush(C);
+    else if (C->n_piece >= PIECE_MAX - 4) /* more continuation bytes than a character */
+        piece_flush(C);                   /* has: invalid wherever it is cut */
     C->piece[1 + C->n_piece++] = c;
     C->hash = (C->hash ^ c) * 1099511628211ull;
 }
@@ -597,8 +599,10 @@ static yajl_status cap_feed(strcap *C, const unsigned char *b, size_t n)
                 break;
         }
         unsigned char c = b[i];
+        /* cut outside an escape, before a byte that starts a character (or
+         * after 4 continuation bytes in a row: invalid UTF-8 anyway) */
         if (!C->cutting && C->len >= ACT_SUM_STR_MAX && C->esc == 0 && c != '"' &&
-            (c & 0xc0) != 0x80) {
+            ((c & 0xc0) != 0x80 || C->len >= ACT_SUM_STR_MAX + 4)) {
             st = cap_give(C, b + seg, i - seg, base + seg);
             C->cutting = 1;
             C->hash = 1469598103934665603ull;

@@ -155,6 +155,16 @@ def case_long_name(d):
         r = summary(p2)
         if r.returncode != 2 or "not valid JSON" not in r.stderr:
             fail("long name with %s past the cap: rc=%d %r" % (what, r.returncode, r.stderr))
+    # a run of UTF-8 continuation bytes (never a character boundary) past
+    # the cap and from the cap on: refused, not a crash, not held whole
+    for lead in (100000, 65530):
+        p4 = os.path.join(d, "cont.json")
+        with open(p4, "wb") as f:
+            f.write(b'{"traceEvents":[{"ph":"X","cat":"kernel","ts":1,"dur":1,"name":"'
+                    + b"k" * lead + b"\x80" * 300000 + b'"}]}')
+        r = summary(p4, cpu_s=30, as_mb=512)
+        if r.returncode != 2 or "not valid JSON" not in r.stderr:
+            fail("continuation bytes after %d: rc=%d %r" % (lead, r.returncode, r.stderr))
     # escapes and multi-byte characters across the cap are kept whole
     p3 = os.path.join(d, "edge.json")
     name = r"\u00e9" * 10 + "\u00e9" * 40000 + r"\\" * 3  # escapes, 2-byte chars
