@@ -57,7 +57,9 @@ int act_summary_process_label(act_summary *s, uint64_t pid, const char *label, s
 /* The longest string a trace reader keeps (bytes): a longer one is cut
  * there and ends in "...[truncated: N bytes, id X]" (N its whole length,
  * X a hash of what was cut, so distinct long names stay apart). */
+#ifndef ACT_SUM_STR_MAX /* the fuzz target sets it small, to reach the cut */
 #define ACT_SUM_STR_MAX 65536u
+#endif
 
 /* The reader cut n strings longer than it keeps (each ends in a marker
  * that says so): said under the tables. */
