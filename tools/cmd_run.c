@@ -531,20 +531,20 @@ typedef struct trigger_ctx {
     char **prog;
     int argc;
     const act_config *cfg;
-    unsigned n;                  /* triggers so far */
     uint64_t win_start, win_end; /* --capture-range=trigger: the last window */
 } trigger_ctx;
 
-static void on_trigger(void *arg)
+/* Trigger n (trigger.c): the trace of the spool as it is now, its
+ * path or why not in text, for the trigger that asked. */
+static act_trigger_outcome on_trigger(void *arg, unsigned n, char *text, size_t len)
 {
     trigger_ctx *t = arg;
-    unsigned n = ++t->n;
     uint64_t now = act_clock_now();
     if (t->o->trigger_capture && n % 2) {
         t->win_start = now;
         t->win_end = 0;
         fprintf(stderr, "acceltrace: run: trigger %u: capture window opened\n", n);
-        return;
+        return ACT_TRIGGER_OPENED;
     }
     if (t->o->trigger_capture)
         t->win_end = now;
@@ -563,12 +563,17 @@ static void on_trigger(void *arg)
         .window_end_ns = t->o->trigger_capture ? t->win_end : 0,
     };
     int rc = act_trace_export(&eo);
-    if (rc < 0 && rc != ACT_E_FORMAT)
+    if (rc < 0 && rc != ACT_E_FORMAT) {
         fprintf(stderr, "acceltrace: run: trigger %u: could not write the trace '%s': %s\n", n,
                 path, act_strerror(rc));
-    else
-        fprintf(stderr, "acceltrace: run: trigger %u: trace written to %s in %.0f ms\n", n, path,
-                (double)(act_clock_now() - now) / 1e6);
+        snprintf(text, len, "could not write the trace '%s': %s", path, act_strerror(rc));
+        return ACT_TRIGGER_FAILED;
+    }
+    fprintf(stderr, "acceltrace: run: trigger %u: trace written to %s in %.0f ms\n", n, path,
+            (double)(act_clock_now() - now) / 1e6);
+    char abs[PATH_MAX];
+    snprintf(text, len, "%s", realpath(path, abs) ? abs : path);
+    return ACT_TRIGGER_WRITTEN;
 }
 
 /* Where the time from the program's exit to the launcher's return went
@@ -814,11 +819,12 @@ int act_cmd_run(int argc, char **argv)
 
     o.metadata[o.n_metadata] = NULL;
     sigset_t saved_mask;
-    if (act_trigger_arm(spool, &saved_mask) != 0)
+    int arm = act_trigger_arm(spool, &saved_mask);
+    if (arm < 0)
         fprintf(stderr,
-                "acceltrace: cannot record the launcher's pid in %s (acceltrace trigger "
-                "works with the launcher's pid only)\n",
-                spool);
+                "acceltrace: run: cannot open the trigger channel in %s (%s): 'acceltrace "
+                "trigger' will refuse this run; SIGUSR2 to the launcher still works\n",
+                spool, strerror(-arm));
     if (per_process) /* each process names its own trace (src/core/dist.c) */
         setenv("ACCELTRACE_OUTPUT_TEMPLATE", o.out, 1);
     fflush(NULL);
@@ -832,6 +838,7 @@ int act_cmd_run(int argc, char **argv)
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "acceltrace: run: fork: %s\n", strerror(errno));
+        act_trigger_disarm(NULL);
         rmdir(spool);
         return 2;
     }
@@ -874,11 +881,12 @@ int act_cmd_run(int argc, char **argv)
                                  ? NULL
                                  : act_run_stream_start(spool, pid, o.stream_ms, &eo);
     /* sigmask still blocks SIGUSR2 and SIGCHLD (act_trigger_arm): they are
-     * taken only inside act_trigger_wait's sigsuspend. */
+     * taken only inside act_trigger_wait's ppoll. */
     sigprocmask(SIG_SETMASK, &sigmask, NULL);
     trigger_ctx tc = {.o = &o, .spool = spool, .prog = prog, .argc = argc - pi, .cfg = &cfg};
     if (act_trigger_wait(pid, &sigmask, on_trigger, &tc) != 0)
         fprintf(stderr, "acceltrace: run: waitid: %s\n", strerror(errno));
+    act_trigger_disarm(run_log_level >= ACT_LOG_INFO ? stderr : NULL);
     int status = wait_program(pid, &sigmask);
     uint64_t t_exit = act_clock_now();
     act_export_live *live = act_run_stream_stop(stream);

@@ -154,12 +154,18 @@ static const hcmd cmds[] = {
      "Exit status: 0, or 2 for a usage error or an unreadable input.", merge_opts},
     {"trigger", "acceltrace trigger PID|SPOOL_DIR", "make a running 'run' write a trace now",
      "Make a running 'acceltrace run' write a trace of what it has recorded so far, "
-     "without stopping the program; the trace is named after -o with .trigger-N inserted "
-     "(t.json -> t.trigger-1.json). PID is the launcher's pid or that of any process it "
-     "traces; SPOOL_DIR its spool directory. SIGUSR2 to the launcher does the same. With "
-     "--capture-range=trigger, triggers open and close the capture window instead.",
-     "Exit status: 0 sent, 2 when the target is not a running 'acceltrace run' or a "
-     "program it traces.",
+     "without stopping the program, and print its path once written; the trace is named "
+     "after -o with .trigger-N inserted (t.json -> t.trigger-1.json). PID is the "
+     "launcher's pid or that of any process it traces; SPOOL_DIR its spool directory. The "
+     "request goes over a socket in the launcher's private spool directory, only to a "
+     "launcher of your own user; nothing is signalled, so a process that is not such a "
+     "launcher (another program, another user's, a kept or forged spool) is refused "
+     "unharmed. Requests are served one at a time. SIGUSR2 sent to the launcher by hand "
+     "also writes a trace (without an answer). With --capture-range=trigger, triggers open "
+     "and close the capture window instead.",
+     "Exit status: 0 written (or the capture window opened), 1 the launcher could not "
+     "write it or its run ended first, 2 refused: the target is not a running 'acceltrace "
+     "run' of yours or a program it traces, 75 busy: too many triggers waiting, try again.",
      help_only_opts},
     {"rt", "acceltrace rt [--json]", "list runtime backends and devices",
      "List the runtime backends (cuda, ascend, opencl), whether each is available, their "

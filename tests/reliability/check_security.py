@@ -62,10 +62,10 @@ def spool_dir(a, work):
     check(len(kept) == 1, "no kept spool reported")
     if kept:
         files = os.listdir(kept[0])
-        # Spool files, the launcher's pid for `acceltrace trigger`, and the
-        # run's facts (run.json) for `acceltrace export` of a kept spool.
+        # Spool files and the run's facts (run.json) for `acceltrace export`
+        # of a kept spool: no pid, no trigger channel (they die with run).
         check(any(f.endswith(".acts") for f in files) and
-              all(f.endswith(".acts") or f in ("launcher.pid", "run.json") for f in files),
+              all(f.endswith(".acts") or f == "run.json" for f in files),
               "spool files %r" % files)
         for f in files:
             m = stat.S_IMODE(os.lstat(os.path.join(kept[0], f)).st_mode)
