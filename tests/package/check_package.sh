@@ -43,6 +43,26 @@ quiet() { # quiet LOG CMD...: run, show the log's tail only when it fails
 clean=(env -u ACCELTRACE_LIBRARY -u ACCELTRACE_LIBRARY_DIR -u ACCELTRACE_TORCH_PLUGIN -u ACCELTRACE_PYTHON_BINDING
        -u OPENCL_LAYERS -u LD_LIBRARY_PATH -u LD_PRELOAD -u PYTHONPATH -u PYTHONHOME)
 
+# One compilation serves both modes (issue 34): the two configure and build
+# their copy exactly as a user would, but through a compiler cache private to
+# this build tree. Both copies lie at the same place under their own $tmp
+# (src/, b/) and CCACHE_BASEDIR makes the compile commands relative to it, so
+# package.prefix's objects are package.wheel's (CMakeLists.txt orders the two
+# and keeps them apart). Without ccache each builds in full, as before.
+# The generator and the compilers are the wheel's too (ccache hashes the
+# compiler's name): scikit-build-core takes Ninja where it is installed and
+# the compilers Python was built with (sysconfig CC/CXX) unless CC/CXX say.
+generator=()
+if command -v ccache >/dev/null; then
+  export CCACHE_DIR=$build/package-ccache CCACHE_BASEDIR=$tmp CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=1G
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  if [ -z "${CC:-}${CXX:-}" ] && [ -x "$venv_py" ]; then
+    read -r CC CXX < <("$venv_py" -c 'import sysconfig as s; print(*((s.get_config_var(v) or "x").split()[0] for v in ("CC", "CXX")))') || true
+    if command -v "$CC" >/dev/null && command -v "$CXX" >/dev/null; then export CC CXX; else unset CC CXX; fi
+  fi
+fi
+
 copy_source() {
   mkdir "$tmp/src"
   tar -C "$src" --exclude='./build*' --exclude=./.venv --exclude=./.git \
@@ -62,8 +82,8 @@ case $mode in
     step "pip wheel from a copy of the source"
     copy_source
     quiet "$tmp/wheel.log" "$venv_py" -m pip wheel --no-build-isolation --no-deps \
-      -w "$tmp/dist" "$tmp/src"
-    rm -rf "$tmp/src"
+      --config-settings=build-dir="$tmp/b" -w "$tmp/dist" "$tmp/src"
+    rm -rf "$tmp/src" "$tmp/b"
     # The extension (limited API 3.10) makes it a cp310-abi3 wheel.
     whl=$(echo "$tmp"/dist/acceltrace-"$version"-cp310-abi3-linux_*.whl)
     [ -f "$whl" ] || fail "no wheel acceltrace-$version-cp310-abi3-linux_*: $(ls "$tmp/dist")"
@@ -105,7 +125,7 @@ case $mode in
   prefix)
     step "configure, build, cmake --install a copy of the source"
     copy_source
-    quiet "$tmp/cmake.log" cmake -S "$tmp/src" -B "$tmp/b" -DCMAKE_BUILD_TYPE=Release \
+    quiet "$tmp/cmake.log" cmake -S "$tmp/src" -B "$tmp/b" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
       -DACT_BUILD_TESTS=OFF -DACT_BUILD_BENCH=OFF -DACT_TORCH_PLUGIN=OFF
     quiet "$tmp/build.log" cmake --build "$tmp/b" -j"$jobs"
     quiet "$tmp/inst.log" cmake --install "$tmp/b" --prefix "$tmp/P"
