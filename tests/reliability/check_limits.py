@@ -165,7 +165,7 @@ def umask(acceltrace, prog, work):
         spool = kept_spool(err(p))
         if not spool:
             fail("umask %o: no kept spool said: %r" % (mask, err(p)))
-        modes = {}  # the spools and what `export` needs (launcher.pid: the trigger's)
+        modes = {}  # the spools and what `export` needs (nothing else is kept)
         for name in os.listdir(spool):
             if name.endswith(".acts") or name == "run.json":
                 modes[name] = stat.S_IMODE(os.lstat(os.path.join(spool, name)).st_mode)
