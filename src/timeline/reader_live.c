@@ -1,0 +1,343 @@
+/*
+ * reader_live.c -- a spool read while its program writes it (spool.h,
+ * act_spool_open_live .. act_spool_live_end): each scan cuts what the
+ * threads published since into segments, and a walk hands records out in
+ * the batch order (docs/architecture.md, "Streaming", invariants 1-3),
+ * with the same checks and decoder as the batch read (reader_int.h).
+ */
+#define ACT_READER_INTERNAL
+#include "reader_int.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "acceltrace.h"
+#include "core/vec.h"
+
+/* A live spool is read while the program writes it, in many places at
+ * once (each thread's chunk, the records and strings of the events
+ * written early): its windows are counted as they map (live_touch), each
+ * once, and the pages dropped once LIVE_DROP_EVERY of them are resident.
+ * What a read maps: up to 64 KiB around it (the kernel's
+ * fault_around_bytes). */
+#define LIVE_PAGE       (64u << 10)
+#define LIVE_DROP_EVERY (1u << 20)
+
+/* A chunk as the live scans left it: how much of its published prefix was
+ * cut into segments, and the sequence number of its last segment (the one
+ * that may still grow). */
+typedef struct live_chunk {
+    uint32_t scanned; /* bytes after the chunk header */
+    uint32_t round;   /* the last scan that looked at it */
+    uint32_t idle;    /* scans in a row that found nothing new */
+    uint8_t dead;     /* a problem was reported: not read further */
+    uint8_t has_seg;
+    uint64_t seq;   /* of its last segment */
+    size_t seg_idx; /* that segment's index in sp->segs */
+} live_chunk;
+
+/* A chunk that stayed unchanged LIVE_IDLE scans in a row is looked at in
+ * one scan of LIVE_SWEEP only (and whenever the walk waits on it): a scan
+ * costs a page touch per chunk in use, and a 64 GiB spool has 512 Ki. */
+#define LIVE_IDLE  4
+#define LIVE_SWEEP 16
+
+struct act_sp_live {
+    reader rd;          /* survey = 1: one walk counts, reports and decodes */
+    live_chunk *chunks; /* chunk_count of them */
+    size_t n_chunks;
+    uint32_t round; /* scans so far */
+    size_t seg;     /* segments before it have been read whole */
+    size_t off;     /* next record of segs[seg] (0: not started) */
+    uint64_t next_seq;
+    act_u64map last_seq;   /* thread serial + 1 -> seq + 1 of its latest segment */
+    act_u64map last_chunk; /* thread serial + 1 -> chunk + 1 of that segment */
+    /* The mapping's LIVE_PAGE windows touched since the last drop, one bit
+     * each, and their bytes (act_spool_touch): what is resident, counted
+     * once per window, not once per read. */
+    uint8_t *touched;
+    size_t n_windows, touched_bytes;
+};
+
+/* The mapping was dropped: nothing of it is resident. */
+void act_rd_live_untouch(const act_spool *sp)
+{
+    struct act_sp_live *l = sp->live;
+    if (l && l->touched && l->touched_bytes) {
+        memset(l->touched, 0, (l->n_windows + 7) / 8);
+        l->touched_bytes = 0;
+    }
+}
+
+/* Bytes [off, off + len) of a live spool's mapping were read: each
+ * LIVE_PAGE window among them not touched since the last drop now maps
+ * (the kernel's fault-around), and the pages are dropped once
+ * LIVE_DROP_EVERY of them are. A drop unmaps the whole mapping and what
+ * is read again faults back in, so counting a window once, however often
+ * it is read, keeps drops to what the resident size needs (a count per
+ * read dropped the mapping every few KiB read: thousands of system calls
+ * and refaults a second while the program ran). */
+static void live_touch(const act_spool *sp, size_t off, size_t len)
+{
+    struct act_sp_live *l = sp->live;
+    if (!l || !l->touched || !len || off >= sp->map_len)
+        return;
+    size_t w = off / LIVE_PAGE, last = (off + len - 1) / LIVE_PAGE;
+    if (last >= l->n_windows)
+        last = l->n_windows - 1;
+    for (; w <= last; w++) {
+        uint8_t bit = (uint8_t)(1u << (w % 8));
+        if (l->touched[w / 8] & bit)
+            continue;
+        l->touched[w / 8] |= bit;
+        l->touched_bytes += LIVE_PAGE;
+    }
+    if (l->touched_bytes >= LIVE_DROP_EVERY)
+        act_rd_drop_pages(sp);
+}
+
+void act_spool_touch(const act_spool *sp, const void *p, size_t len)
+{
+    if (sp->live && p)
+        live_touch(sp, (size_t)((const unsigned char *)p - sp->map), len);
+}
+
+/* Close the segment `seq` in chunk c if it is still that chunk's last one
+ * (else a later segment in the chunk closed it already). */
+static void live_close(act_spool *sp, struct act_sp_live *l, uint64_t c, uint64_t seq)
+{
+    const live_chunk *lc = &l->chunks[c];
+    if (lc->has_seg && lc->seq == seq && !sp->segs[lc->seg_idx].closed)
+        sp->segs[lc->seg_idx].closed = l->round;
+}
+
+/* A new segment, at *idx: unread segments stay sorted by sequence (each
+ * chunk's seg_idx follows them), and its thread's earlier segment is
+ * closed by this round (the thread published its last record before it
+ * began this one, so a later scan of that chunk reads it whole). Each
+ * step costs what it moves, not the number of unread segments. */
+static int live_seg_add(reader *rd, struct act_sp_live *l, segment *s, size_t *idx)
+{
+    act_spool *sp = rd->sp;
+    uint64_t prev = 0, pc;
+    if (act_u64map_get(&l->last_seq, (uint64_t)s->serial + 1, &prev) && prev - 1 > s->seq)
+        s->closed = l->round; /* a later segment of its thread is known already */
+    if (act_rd_seg_add(rd, s))
+        return ACT_E_NOMEM;
+    size_t i = sp->n_segs - 1;
+    for (; i > l->seg && sp->segs[i - 1].seq > s->seq; i--) {
+        sp->segs[i] = sp->segs[i - 1];
+        live_chunk *moved = &l->chunks[sp->segs[i].chunk];
+        if (moved->has_seg && moved->seq == sp->segs[i].seq)
+            moved->seg_idx = i;
+    }
+    sp->segs[i] = *s;
+    *idx = i;
+    if (s->closed)
+        return 0;
+    if (prev && act_u64map_get(&l->last_chunk, (uint64_t)s->serial + 1, &pc))
+        live_close(sp, l, pc - 1, prev - 1);
+    if (act_u64map_put(&l->last_seq, (uint64_t)s->serial + 1, s->seq + 1) ||
+        act_u64map_put(&l->last_chunk, (uint64_t)s->serial + 1, (uint64_t)s->chunk + 1))
+        return ACT_E_NOMEM;
+    return 0;
+}
+
+/* The part of chunk idx published since the last scan, into segments. */
+static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
+{
+    act_spool *sp = rd->sp;
+    live_chunk *lc = &l->chunks[idx];
+    size_t base = sp->hdr.header_size + (size_t)idx * sp->hdr.chunk_size;
+    const act_chunk_header *ch = (const act_chunk_header *)(const void *)(sp->map + base);
+    if (lc->dead)
+        return 0;
+    live_touch(sp, base, sizeof(act_chunk_header)); /* touched on every scan */
+    uint32_t magic = __atomic_load_n(&ch->magic, __ATOMIC_ACQUIRE);
+    if (magic != ACT_CHUNK_MAGIC) {
+        if (!lc->dead && magic) {
+            act_rd_problem(sp, "chunk %u: bad chunk magic 0x%08x; chunk skipped", idx, magic);
+            lc->dead = 1;
+        }
+        return 0; /* magic 0: handed out, not initialised yet */
+    }
+    size_t used = __atomic_load_n(&ch->used, __ATOMIC_ACQUIRE);
+    size_t avail = sp->hdr.chunk_size - sizeof(act_chunk_header);
+    if (ch->index != idx || used > avail) {
+        act_rd_problem(sp, "chunk %u: bad index %u or fill count %zu; chunk skipped", idx,
+                       ch->index, used);
+        lc->dead = 1;
+        return 0;
+    }
+    size_t start = base + sizeof(act_chunk_header), off = lc->scanned;
+    lc->round = l->round;
+    lc->idle = off == used ? lc->idle + 1 : 0;
+    size_t cur = lc->has_seg ? lc->seg_idx : SIZE_MAX; /* its last segment, may grow */
+    while (off + sizeof(act_rec_hdr) <= used) {
+        act_rec_hdr h;
+        memcpy(&h, sp->map + start + off, sizeof(h));
+        size_t size = (size_t)h.size8 * 8;
+        if (!size || size > used - off ||
+            (h.kind == ACT_REC_SEGMENT && size < sizeof(act_rec_segment))) {
+            act_rd_problem(sp,
+                           "chunk %u offset %zu: invalid record of size %zu; rest of chunk skipped",
+                           idx, off, size);
+            lc->dead = 1;
+            break;
+        }
+        if (h.kind == ACT_REC_SEGMENT) {
+            if (cur != SIZE_MAX)
+                sp->segs[cur].closed = 1; /* its thread left the chunk */
+            const act_rec_segment *s =
+                (const act_rec_segment *)(const void *)(sp->map + start + off);
+            segment sg = {s->seq, h.aux, idx, start + off + size, start + off + size, 0};
+            lc->has_seg = 0; /* its old last segment no longer moves with the insertion */
+            if (live_seg_add(rd, l, &sg, &cur))
+                return ACT_E_NOMEM;
+            lc->has_seg = 1;
+            lc->seq = sg.seq;
+            lc->seg_idx = cur;
+        } else if (!lc->has_seg && h.kind != ACT_REC_PAD) {
+            act_rd_problem(sp, "chunk %u offset %zu: record before any SEGMENT record; skipped",
+                           idx, off);
+        }
+        off += size;
+        if (cur != SIZE_MAX)
+            sp->segs[cur].end = start + off;
+    }
+    /* The walk faulted its pages in: counted (as the header above), so
+     * that a scan of many chunks does not hold them all; the records are
+     * mapped again from the page cache when read. */
+    live_touch(sp, start + lc->scanned, off - lc->scanned);
+    lc->scanned = (uint32_t)off;
+    return 0;
+}
+
+int act_spool_open_live(act_spool *sp, const char *path, char *err, size_t errlen)
+{
+    memset(sp, 0, sizeof(*sp));
+    sp->path = strdup(path);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC); /* act_spool_open's */
+    struct stat st;
+    if (!sp->path || fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+        (uint64_t)st.st_size < ACT_SPOOL_HEADER_SIZE) {
+        act_rd_set_err(err, errlen, path, "not ready");
+        if (fd >= 0)
+            close(fd);
+        return ACT_E_IO;
+    }
+    int rc = act_rd_map_spool(sp, fd, (size_t)st.st_size, path, err, errlen);
+    close(fd);
+    if (rc)
+        return rc;
+    /* Refused for good (the caller stops trying): TSC times convert with
+     * the pairs written at close, and a ring recycles chunks under the
+     * reader (its records are read once, at the end, by ring_copy). */
+    if (sp->hdr.clock_kind != ACT_CLOCK_MONOTONIC_RAW) {
+        act_rd_set_err(err, errlen, path, "TSC clock: read once the process has ended");
+        return ACT_E_UNSUPPORTED;
+    }
+    if (sp->hdr.flags & ACT_SPOOL_F_RING) {
+        act_rd_set_err(err, errlen, path, "ring spool: read once the process has ended");
+        return ACT_E_UNSUPPORTED;
+    }
+    struct act_sp_live *l = calloc(1, sizeof(*l));
+    size_t n_chunks = (sp->map_len - sp->hdr.header_size) / sp->hdr.chunk_size;
+    if (sp->hdr.chunk_count > n_chunks)
+        act_rd_problem(sp, "file holds %zu of the %u chunks its header declares (truncated file)",
+                       n_chunks, sp->hdr.chunk_count);
+    if (sp->hdr.chunk_count < n_chunks)
+        n_chunks = sp->hdr.chunk_count;
+    if (l) {
+        l->chunks = calloc(n_chunks ? n_chunks : 1, sizeof(*l->chunks));
+        l->n_windows = sp->map_len / LIVE_PAGE + 1;
+        l->touched = calloc((l->n_windows + 7) / 8, 1);
+    }
+    if (!l || !l->chunks || !l->touched || act_rd_parse_cmdline(sp)) {
+        free(l ? l->chunks : NULL);
+        free(l ? l->touched : NULL);
+        free(l);
+        act_rd_set_err(err, errlen, path, "out of memory");
+        return ACT_E_NOMEM;
+    }
+    l->n_chunks = n_chunks;
+    l->rd = (reader){.sp = sp, .survey = 1, .raw_min = UINT64_MAX};
+    sp->live = l;
+    return 0;
+}
+
+int act_spool_live_scan(act_spool *sp, int final)
+{
+    struct act_sp_live *l = sp->live;
+    if (!l)
+        return ACT_E_STATE;
+    l->round++;
+    const act_spool_header *mh = (const act_spool_header *)(const void *)sp->map;
+    uint64_t used = __atomic_load_n(&mh->chunks_used, __ATOMIC_ACQUIRE);
+    size_t n = used < l->n_chunks ? (size_t)used : l->n_chunks;
+    size_t waits = l->seg < sp->n_segs ? sp->segs[l->seg].chunk : SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const live_chunk *lc = &l->chunks[i];
+        if (!final && lc->idle >= LIVE_IDLE && i != waits && (i + l->round) % LIVE_SWEEP)
+            continue;
+        if (live_scan_chunk(&l->rd, l, (uint32_t)i))
+            return ACT_E_NOMEM;
+    }
+    if (final) { /* nobody writes any more: the header's counts are final */
+        memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
+        /* act_spool_link_execs may have found it ended by exec already. */
+        sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0 || sp->ended_by_exec;
+    }
+    return 0;
+}
+
+int act_spool_live_next(act_spool *sp, act_sp_rec *rec, int final)
+{
+    struct act_sp_live *l = sp->live;
+    while (l && l->seg < sp->n_segs) {
+        segment *sg = &sp->segs[l->seg];
+        if (!final && sg->seq != l->next_seq)
+            return 0; /* an earlier segment is not published yet */
+        if (!l->off)
+            l->off = sg->begin;
+        int rc = seg_next(&l->rd, sg, &l->off, rec);
+        if (rc)
+            return rc;
+        /* Past it only once its chunk was scanned after the scan that saw
+         * it end: that scan's loads see every record its thread wrote. */
+        if (!final && !(sg->closed && sg->closed < l->chunks[sg->chunk].round))
+            return 0; /* it may grow: what follows it waits */
+        live_touch(sp, sg->begin, sg->end - sg->begin);
+        l->next_seq = sg->seq + 1;
+        l->seg++;
+        l->off = 0;
+    }
+    return 0;
+}
+
+void act_spool_live_end(act_spool *sp)
+{
+    struct act_sp_live *l = sp->live;
+    if (!l)
+        return;
+    sp->records[ACT_REC_SEGMENT] = sp->n_segs;
+    act_rd_reader_finish(sp, &l->rd);
+    act_u64map_free(&l->last_seq);
+    act_u64map_free(&l->last_chunk);
+    free(l->chunks);
+    free(l->touched);
+    free(l);
+    sp->live = NULL;
+}
+
+void act_spool_live_times(const act_spool *sp, uint64_t *first, uint64_t *last)
+{
+    const struct act_sp_live *l = sp->live;
+    *first = l && l->rd.raw_max ? act_spool_ns(sp, l->rd.raw_min) : sp->first_ts;
+    *last = l && l->rd.raw_max ? act_spool_ns(sp, l->rd.raw_max) : sp->last_ts;
+}
