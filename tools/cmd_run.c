@@ -16,7 +16,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +35,8 @@
 #include "help.h"
 #include "init/hooks.h"
 #include "outname.h"
+#include "run_args.h"
+#include "run_cleanup.h"
 #include "run_info.h"
 #include "run_stream.h"
 #include "trigger.h"
@@ -46,40 +47,6 @@
 #ifndef ACT_LIBDIR_REL
 #define ACT_LIBDIR_REL "../lib"
 #endif
-
-typedef struct run_opts {
-    const char *out;
-    int force;
-    int summary;
-    int by_range;
-    int preload;
-    int keep_spool;
-    int cuda;            /* --cuda: CUDA_INJECTION64_PATH (the driver starts the CUPTI source) */
-    int ascend;          /* --ascend: preload libmspti + libacceltrace, ACCELTRACE_SOURCES=ascend */
-    int trigger_capture; /* --capture-range=trigger: triggers open and close the window */
-    int no_stream;       /* --no-stream: read the spool only after the program exits */
-    unsigned stream_ms;  /* --stream-interval: between two reads of the spool */
-    const char *metadata[256];
-    int n_metadata;
-} run_opts;
-
-/* Options that are nothing but a configuration variable. */
-/* Their help is in help.c (run_opts), with the rest of run's. */
-static const struct {
-    const char *option;
-    const char *variable;
-} env_options[] = {
-    {"buffer-size", "ACCELTRACE_BUFFER_SIZE"},
-    {"chunk-size", "ACCELTRACE_CHUNK_SIZE"},
-    {"ring", "ACCELTRACE_RING"},
-    {"hooks", "ACCELTRACE_HOOKS"},
-    {"capture-range", "ACCELTRACE_CAPTURE_RANGE"},
-    {"delay", "ACCELTRACE_DELAY"},
-    {"duration", "ACCELTRACE_DURATION"},
-    {"drain-timeout", "ACCELTRACE_DRAIN_TIMEOUT"},
-    {"log", "ACCELTRACE_LOG"},
-    {"mode", "ACCELTRACE_TRACE_MODE"},
-};
 
 /* ACCELTRACE_LOG of this run: quiet silences the launcher's own lines
  * too, error keeps only failures (docs/configuration.md). */
@@ -143,123 +110,6 @@ static int prepend_env(const char *var, const char *value, const char *sep)
     int rc = setenv(var, buf, 1);
     free(buf);
     return rc;
-}
-
-/* ACCELTRACE_CAPTURE_RANGE=trigger is the launcher's business: the
- * program records from the start and the launcher's triggers set the
- * window of the traces it writes (cmd_trigger.c). */
-static void take_trigger_capture(run_opts *o)
-{
-    const char *v = getenv("ACCELTRACE_CAPTURE_RANGE");
-    if (v && !strcmp(v, "trigger")) {
-        o->trigger_capture = 1;
-        unsetenv("ACCELTRACE_CAPTURE_RANGE");
-    }
-}
-
-/* Whether `arg` ("--name") is a long option that takes a value. */
-static int is_valued_long(const struct option *longs, const char *arg)
-{
-    for (; arg[0] == '-' && arg[1] == '-' && longs->name; longs++)
-        if (!strcmp(arg + 2, longs->name))
-            return longs->has_arg == required_argument;
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, run_opts *o, int *prog_index)
-{
-    take_trigger_capture(o);
-    enum {
-        OPT_NO_SUMMARY = 256,
-        OPT_BY_RANGE,
-        OPT_METADATA,
-        OPT_PRELOAD,
-        OPT_KEEP,
-        OPT_CUDA,
-        OPT_ASCEND,
-        OPT_NO_STREAM,
-        OPT_STREAM_MS,
-        OPT_ENV
-    };
-    struct option longs[32] = {
-        {"output", required_argument, NULL, 'o'},
-        {"force", no_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},
-        {"no-summary", no_argument, NULL, OPT_NO_SUMMARY},
-        {"summary-by-range", no_argument, NULL, OPT_BY_RANGE},
-        {"metadata", required_argument, NULL, OPT_METADATA},
-        {"preload", no_argument, NULL, OPT_PRELOAD},
-        {"keep-spool", no_argument, NULL, OPT_KEEP},
-        {"cuda", no_argument, NULL, OPT_CUDA},
-        {"ascend", no_argument, NULL, OPT_ASCEND},
-        {"no-stream", no_argument, NULL, OPT_NO_STREAM},
-        {"stream-interval", required_argument, NULL, OPT_STREAM_MS},
-    };
-    size_t nl = 12;
-    for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
-        longs[nl++] =
-            (struct option){env_options[i].option, required_argument, NULL, OPT_ENV + (int)i};
-    optind = 1;
-    opterr = 0; /* one line of our own instead of getopt's "run: ..." */
-    int c, li;
-    /* '+': stop at the first non-option, which is the program. */
-    while ((c = getopt_long(argc, argv, "+o:fh", longs, &li)) != -1) {
-        switch (c) {
-        case 'o': o->out = optarg; break;
-        case 'f': o->force = 1; break;
-        case 'h': act_help_print("run", stdout); exit(0);
-        case OPT_NO_SUMMARY: o->summary = 0; break;
-        case OPT_BY_RANGE: o->by_range = 1; break;
-        case OPT_PRELOAD: o->preload = 1; break;
-        case OPT_KEEP: o->keep_spool = 1; break;
-        case OPT_CUDA: o->cuda = 1; break;
-        case OPT_ASCEND: o->ascend = 1; break;
-        case OPT_NO_STREAM: o->no_stream = 1; break;
-        case OPT_STREAM_MS: {
-            char *end;
-            unsigned long v = strtoul(optarg, &end, 10);
-            if (!*optarg || *end || v < 1 || v > 10000) {
-                act_help_usage_error("run",
-                                     "--stream-interval wants milliseconds from 1 to 10000, "
-                                     "got '%s'",
-                                     optarg);
-                return -1;
-            }
-            o->stream_ms = (unsigned)v;
-            break;
-        }
-        case OPT_METADATA:
-            if (!strchr(optarg, '=') || optarg[0] == '=') {
-                act_help_usage_error("run", "--metadata wants KEY=VALUE, got '%s'", optarg);
-                return -1;
-            }
-            if (o->n_metadata >= 255) {
-                act_help_usage_error("run", "too many --metadata options (255 at most)");
-                return -1;
-            }
-            o->metadata[o->n_metadata++] = optarg;
-            break;
-        default:
-            if (c >= OPT_ENV && c < OPT_ENV + (int)(sizeof(env_options) / sizeof(env_options[0]))) {
-                setenv(env_options[c - OPT_ENV].variable, optarg, 1);
-                take_trigger_capture(o);
-                break;
-            }
-            if (optopt == 'o')
-                act_help_usage_error("run", "option '-o' needs a value");
-            else if (is_valued_long(longs, argv[optind - 1]))
-                act_help_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
-            else
-                act_help_usage_error("run", "unknown option '%s'", argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (optind >= argc) {
-        act_help_usage_error("run", "no program given");
-        return -1;
-    }
-    *prog_index = optind;
-    return 0;
 }
 
 /*
@@ -439,89 +289,6 @@ static void say_nothing_recorded(const char *prog, const run_opts *o)
             "no annotation (NVTX, acceltrace API)%s\n",
             prog, o->cuda ? ", CUDA" : "", o->ascend ? ", Ascend" : "",
             o->cuda || o->ascend ? "" : "; CUDA is traced with --cuda, Ascend with --ascend");
-}
-
-/* The spool directory is ours (mkdtemp, 0700) and flat. One already gone
- * (a caller that cleans $TMPDIR as soon as `run` returns races the
- * detached removal below) is what was wanted: not an error. */
-static void remove_dir(const char *dir)
-{
-    int rc = act_dir_remove_flat(dir);
-    if (rc < 0 && rc != -ENOENT)
-        fprintf(stderr, "acceltrace: run: could not remove the spool directory %s: %s\n", dir,
-                strerror(-rc));
-}
-
-/* The child of free_detached: waits for the gate to close, lets go of
- * everything of `run`'s but a terminal or file stderr, frees. */
-static _Noreturn void free_detached_child(int gate, const char *aside)
-{
-    char c;
-    while (read(gate, &c, 1) < 0 && errno == EINTR)
-        ; /* end of file: the parent closed its copy */
-    sigset_t none;
-    sigemptyset(&none);
-    for (int sig = 1; sig < NSIG; sig++)
-        (void)signal(sig, SIG_DFL); /* SIGKILL and SIGSTOP refuse: no matter */
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    (void)setsid();
-    int null = open("/dev/null", O_RDWR);
-    struct stat err;
-    if (null >= 0) {
-        dup2(null, STDIN_FILENO);
-        dup2(null, STDOUT_FILENO);
-        if (fstat(STDERR_FILENO, &err) == 0 && (S_ISFIFO(err.st_mode) || S_ISSOCK(err.st_mode)))
-            dup2(null, STDERR_FILENO); /* its reader would wait for us */
-    }
-    closefrom(STDERR_FILENO + 1); /* the replaced trace's last reference: freed here */
-    if (aside)
-        remove_dir(aside);
-    _exit(0);
-}
-
-/*
- * Freeing files is the largest part of what `run` did after the trace was
- * complete: unlinking the spool frees its page cache and extents (2.5-9 ms
- * for the 13 MB of a 20 000-launch run on this ext4, BENCHMARKS.md item
- * 24; seconds for a long run's), and a trace replaced with --force is
- * freed by the rename (5-8 ms for 15 MB). Nobody needs to wait for either:
- * the spool directory is renamed aside at once (its path is gone when
- * `run` returns), the replaced trace is held open (replaced_fd), and a
- * child in a session of its own frees both. The parent closes its copy of
- * the replaced trace first and only then lets the child go on (a pipe it
- * closes), so the child's close is the last, the one that frees. The child
- * keeps stderr when it is a terminal or a file (a removal that fails is
- * still said), never stdin, stdout or a pipe: whoever reads `run`'s output
- * to its end (`$(acceltrace run ...)`, subprocess pipes) does not wait for
- * it. Done in place if the rename, the pipe or the fork fails. `dir` NULL:
- * no spool to remove.
- */
-static void free_detached(const char *dir, int replaced_fd)
-{
-    char aside[PATH_MAX];
-    if (dir && ((size_t)snprintf(aside, sizeof aside, "%s.removing", dir) >= sizeof aside ||
-                rename(dir, aside) != 0)) {
-        remove_dir(dir);
-        dir = NULL;
-    }
-    if (!dir && replaced_fd < 0)
-        return;
-    int gate[2] = {-1, -1};
-    pid_t pid = pipe2(gate, O_CLOEXEC) == 0 ? fork() : -1;
-    if (pid == 0) {
-        close(gate[1]);
-        free_detached_child(gate[0], dir ? aside : NULL);
-    }
-    /* The parent, or no child: the pipe (if any) and the file go now, the
-     * file before the gate opens (not the last reference then). */
-    if (gate[0] >= 0)
-        close(gate[0]);
-    if (replaced_fd >= 0)
-        close(replaced_fd);
-    if (gate[1] >= 0)
-        close(gate[1]);
-    if (pid < 0 && dir)
-        remove_dir(aside);
 }
 
 /* What a trigger needs to write a trace of the spool as it is now. */
@@ -734,104 +501,123 @@ static int check_ring(const act_config *cfg)
     return 2;
 }
 
-int act_cmd_run(int argc, char **argv)
-{
-    run_opts o = {.summary = 1, .stream_ms = ACT_RUN_STREAM_MS};
-    int pi;
-    if (parse_args(argc, argv, &o, &pi) != 0)
-        return 2;
-    char **prog = argv + pi;
-
-    char err[512];
+/* What one `run` has found before the program starts, and its spool. */
+typedef struct run_ctx {
+    run_opts o;
+    char **prog;
+    int argc; /* of prog */
+    int per_process;
     act_config cfg;
-    if (act_config_load(&cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "acceltrace: run: %s\n", err);
-        return 2;
-    }
-    run_log_level = cfg.log_level;
-    if (check_ring(&cfg) != 0)
-        return 2;
-
     char outbuf[PATH_MAX];
-    if (!o.out) {
-        const char *base = strrchr(prog[0], '/') ? strrchr(prog[0], '/') + 1 : prog[0];
-        snprintf(outbuf, sizeof(outbuf), "%s.%ld.trace.json", base, (long)getpid());
-        o.out = outbuf;
+    char lib[PATH_MAX];  /* the library injected */
+    char core[PATH_MAX]; /* libacceltrace.so itself, for the injection variables */
+    int have_core;
+    char mspti[PATH_MAX];
+    char spool[PATH_MAX];
+} run_ctx;
+
+/* The trace's name, checked before the program runs: a trace that cannot
+ * be written is known then. 0 or exit status 2 (said). */
+static int run_check_output(run_ctx *r)
+{
+    char err[512];
+    if (!r->o.out) {
+        const char *base = strrchr(r->prog[0], '/') ? strrchr(r->prog[0], '/') + 1 : r->prog[0];
+        snprintf(r->outbuf, sizeof(r->outbuf), "%s.%ld.trace.json", base, (long)getpid());
+        r->o.out = r->outbuf;
     }
-    int per_process = act_outname_is_template(o.out);
-    if (per_process && act_run_template_check(o.out, err, sizeof(err)) != 0) {
-        fprintf(stderr, "acceltrace: run: -o '%s': %s\n", o.out, err);
+    r->per_process = act_outname_is_template(r->o.out);
+    if (r->per_process && act_run_template_check(r->o.out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: run: -o '%s': %s\n", r->o.out, err);
         return 2;
     }
-    /* A trace that cannot be written is known before the program runs. */
-    if (!per_process && (act_out_path_check(o.out, o.force, err, sizeof(err)) != 0 ||
-                         act_out_dir_probe(o.out, err, sizeof(err)) != 0)) {
+    if (!r->per_process && (act_out_path_check(r->o.out, r->o.force, err, sizeof(err)) != 0 ||
+                            act_out_dir_probe(r->o.out, err, sizeof(err)) != 0)) {
         fprintf(stderr, "acceltrace: run: %s\n", err);
         return 2;
     }
+    return 0;
+}
 
-    char lib[PATH_MAX];
-    const char *libname = o.preload ? "libacceltrace_preload.so" : "libacceltrace.so";
-    if (find_library(libname, lib, sizeof(lib)) != 0) {
+/* The libraries the program is started with. 0 or exit status 2 (said). */
+static int run_find_libraries(run_ctx *r)
+{
+    const run_opts *o = &r->o;
+    const char *libname = o->preload ? "libacceltrace_preload.so" : "libacceltrace.so";
+    if (find_library(libname, r->lib, sizeof(r->lib)) != 0) {
         fprintf(stderr,
                 "acceltrace: run: cannot find %s next to the acceltrace command "
                 "(set ACCELTRACE_LIBRARY_DIR)\n",
                 libname);
         return 2;
     }
-
-    /* libacceltrace.so itself, for the injection variables. */
-    char core[PATH_MAX];
-    int have_core = 1;
-    if (o.preload)
-        have_core = find_library("libacceltrace.so", core, sizeof(core)) == 0;
+    r->have_core = 1;
+    if (o->preload)
+        r->have_core = find_library("libacceltrace.so", r->core, sizeof(r->core)) == 0;
     else
-        snprintf(core, sizeof(core), "%s", lib);
-    if (!have_core && (o.cuda || o.ascend)) {
+        snprintf(r->core, sizeof(r->core), "%s", r->lib);
+    if (!r->have_core && (o->cuda || o->ascend)) {
         fprintf(stderr,
                 "acceltrace: run: --%s: cannot find libacceltrace.so next to the acceltrace "
                 "command (set ACCELTRACE_LIBRARY_DIR)\n",
-                o.cuda ? "cuda" : "ascend");
+                o->cuda ? "cuda" : "ascend");
         return 2;
     }
-    if (have_core && check_hook_groups(core, cfg.hooks) != 0)
+    if (r->have_core && check_hook_groups(r->core, r->cfg.hooks) != 0)
         return 2;
-    char mspti[PATH_MAX];
-    if (o.ascend && mspti_library(mspti, sizeof(mspti)) != 0) {
+    if (o->ascend && mspti_library(r->mspti, sizeof(r->mspti)) != 0) {
         fprintf(stderr,
                 "acceltrace: run: --ascend: set ASCEND_HOME_PATH (the CANN installation) or "
                 "ACCELTRACE_MSPTI_LIB to find libmspti.so\n");
         return 2;
     }
-    if (o.ascend && strchr(mspti, '/') && access(mspti, R_OK) != 0) {
-        fprintf(stderr, "acceltrace: run: --ascend: cannot read %s: %s\n", mspti, strerror(errno));
+    if (o->ascend && strchr(r->mspti, '/') && access(r->mspti, R_OK) != 0) {
+        fprintf(stderr, "acceltrace: run: --ascend: cannot read %s: %s\n", r->mspti,
+                strerror(errno));
         return 2;
     }
+    return 0;
+}
 
+/* Everything checked before the program starts, and the spool directory
+ * made. 0 or exit status 2 (said). */
+static int run_prepare(run_ctx *r)
+{
+    char err[512];
+    if (act_config_load(&r->cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: run: %s\n", err);
+        return 2;
+    }
+    run_log_level = r->cfg.log_level;
+    if (check_ring(&r->cfg) != 0 || run_check_output(r) != 0 || run_find_libraries(r) != 0)
+        return 2;
     const char *tmp = getenv("TMPDIR");
-    char spool[PATH_MAX];
-    snprintf(spool, sizeof(spool), "%s/acceltrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!act_dir_make_temp(spool)) {
+    snprintf(r->spool, sizeof(r->spool), "%s/acceltrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!act_dir_make_temp(r->spool)) {
         fprintf(stderr, "acceltrace: run: cannot create a spool directory in %s: %s\n",
                 tmp && *tmp ? tmp : "/tmp", strerror(errno));
         return 2;
     }
+    r->o.metadata[r->o.n_metadata] = NULL;
+    return 0;
+}
 
-    o.metadata[o.n_metadata] = NULL;
+/* Arm the trigger channel and start the program: its pid, or -1 (said,
+ * the spool removed). `sigmask` blocks what the launcher waits for;
+ * report[0] reads a failed exec's report. */
+static pid_t run_start(run_ctx *r, sigset_t *sigmask, int report[2])
+{
     sigset_t saved_mask;
-    int arm = act_trigger_arm(spool, &saved_mask);
+    int arm = act_trigger_arm(r->spool, &saved_mask);
     if (arm < 0)
         fprintf(stderr,
                 "acceltrace: run: cannot open the trigger channel in %s (%s): 'acceltrace "
                 "trigger' will refuse this run; SIGUSR2 to the launcher still works\n",
-                spool, strerror(-arm));
-    if (per_process) /* each process names its own trace (src/core/dist.c) */
-        setenv("ACCELTRACE_OUTPUT_TEMPLATE", o.out, 1);
+                r->spool, strerror(-arm));
+    if (r->per_process) /* each process names its own trace (src/core/dist.c) */
+        setenv("ACCELTRACE_OUTPUT_TEMPLATE", r->o.out, 1);
     fflush(NULL);
-    sigset_t sigmask;
-    signals_install(&sigmask);
-    uint64_t t_start = act_clock_now();
-    int report[2] = {-1, -1};
+    signals_install(sigmask);
     if (pipe2(report, O_CLOEXEC) != 0)
         report[0] = report[1] = -1; /* a failed exec then looks like a program that ran */
     exec_report_fd = report[1];
@@ -839,12 +625,12 @@ int act_cmd_run(int argc, char **argv)
     if (pid < 0) {
         fprintf(stderr, "acceltrace: run: fork: %s\n", strerror(errno));
         act_trigger_disarm(NULL);
-        rmdir(spool);
-        return 2;
+        rmdir(r->spool);
+        return -1;
     }
     if (pid == 0)
-        child_exec(prog, spool, lib, have_core ? core : NULL, o.ascend ? mspti : NULL, &o, &sigmask,
-                   &saved_mask);
+        child_exec(r->prog, r->spool, r->lib, r->have_core ? r->core : NULL,
+                   r->o.ascend ? r->mspti : NULL, &r->o, sigmask, &saved_mask);
     child_pid = pid;
     if (report[1] >= 0)
         close(report[1]);
@@ -856,34 +642,132 @@ int act_cmd_run(int argc, char **argv)
     struct sigaction no_xfsz = {.sa_handler = SIG_IGN};
     sigemptyset(&no_xfsz.sa_mask);
     sigaction(SIGXFSZ, &no_xfsz, NULL);
+    return pid;
+}
+
+/* The export's options for this run's program `pid`. */
+static act_export_opts run_export_opts(run_ctx *r, pid_t pid)
+{
+    const run_opts *o = &r->o;
+    return (act_export_opts){
+        .spool_dir = r->spool,
+        .out_path = o->out,
+        .force = o->force,
+        .argv = (const char *const *)r->prog,
+        .argc = r->argc,
+        .summary = o->summary && run_log_level > ACT_LOG_QUIET ? stderr : NULL,
+        .progress = isatty(2) && run_log_level >= ACT_LOG_INFO ? stderr : NULL,
+        .summary_by_range = o->by_range,
+        .child_status = -1,
+        .extra_metadata = o->metadata,
+        .trace_mode = r->cfg.trace_mode,
+        .child_pid = pid,
+        .cancel = &interrupted,
+    };
+}
+
+/* The debug line of what was read while the program ran. */
+static void say_streamed(const act_export_live *live)
+{
+    if (!live || run_log_level < ACT_LOG_DEBUG)
+        return;
+    fprintf(stderr,
+            "acceltrace: run: %llu records were read while the program ran, %llu events "
+            "written (%llu device ops), spool pages dropped %llu times\n",
+            (unsigned long long)act_export_live_records(live),
+            (unsigned long long)act_export_live_written(live),
+            (unsigned long long)act_export_live_devops(live),
+            (unsigned long long)act_export_live_drops(live));
+}
+
+/* A trace not written (rc), or written without processes it could not
+ * read: said, the spool kept for `acceltrace export`. The exit status, or
+ * -1 when the trace is complete. */
+static int run_not_written(run_ctx *r, act_export_opts *eo, int rc, int missing,
+                           const act_export_times *times, int replaced)
+{
+    const run_opts *o = &r->o;
+    if (interrupted || (rc < 0 && rc != ACT_E_FORMAT)) {
+        /* Failures are said whatever the log level. */
+        if (interrupted)
+            fprintf(stderr, "acceltrace: run: interrupted by SIG%s: the trace was not written\n",
+                    sigabbrev_np(interrupted) ? sigabbrev_np(interrupted) : "?");
+        else if (r->per_process) /* each was named with why */
+            fprintf(stderr, "acceltrace: run: %d trace%s of '%s' %s not written\n", missing,
+                    missing == 1 ? "" : "s", o->out, missing == 1 ? "was" : "were");
+        else /* the line before says why, when it was a file error */
+            fprintf(stderr, "acceltrace: run: the trace '%s' was not written%s%s\n", o->out,
+                    rc == ACT_E_IO ? "" : ": ", rc == ACT_E_IO ? "" : act_strerror(rc));
+        if (replaced >= 0)
+            close(replaced);
+        keep_for_export(r->spool, eo, o);
+        return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
+    }
+    if (!r->per_process && rc == ACT_E_FORMAT && times->unread) {
+        /* Written without the processes it could not read: said, not exit
+         * 0, and the spool kept for an export with more memory. */
+        fprintf(stderr,
+                "acceltrace: run: the trace '%s' lacks %llu process%s whose spool could not be "
+                "read for want of memory (named in its errors)\n",
+                o->out, (unsigned long long)times->unread, times->unread == 1 ? "" : "es");
+        if (replaced >= 0)
+            close(replaced);
+        run_opts again = *o;
+        again.force = 1; /* the incomplete trace is there */
+        keep_for_export(r->spool, eo, &again);
+        return ACT_RUN_NOT_WRITTEN;
+    }
+    return -1;
+}
+
+/* The trace written: what is said after it, the spool kept or let go. */
+static void run_written(run_ctx *r, const act_export_opts *eo, const act_export_times *times,
+                        int replaced)
+{
+    const run_opts *o = &r->o;
+    /* A kept spool holds what `acceltrace export` needs to write this
+     * trace again (run.json): the same file, streamed or not. */
+    if (o->keep_spool)
+        (void)act_run_info_save(r->spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
+                                eo->child_status, eo->trace_mode, o->out);
+    if (o->keep_spool && run_log_level >= ACT_LOG_INFO)
+        fprintf(stderr, "acceltrace: run: spool kept in %s\n", r->spool);
+    act_run_free_detached(o->keep_spool ? NULL : r->spool, replaced);
+}
+
+int act_cmd_run(int argc, char **argv)
+{
+    run_ctx *r = calloc(1, sizeof(*r)); /* ~20 KiB of paths: not on the stack */
+    if (!r) {
+        fprintf(stderr, "acceltrace: run: out of memory\n");
+        return 2;
+    }
+    r->o = (run_opts){.summary = 1, .stream_ms = ACT_RUN_STREAM_MS};
+    int pi, code = 2;
+    if (act_run_args_parse(argc, argv, &r->o, &pi) != 0 ||
+        (r->prog = argv + pi, r->argc = argc - pi, run_prepare(r) != 0))
+        goto out;
+    sigset_t sigmask;
+    int report[2] = {-1, -1};
+    uint64_t t_start = act_clock_now();
+    pid_t pid = run_start(r, &sigmask, report);
+    if (pid < 0)
+        goto out;
     /* Streaming: the program's spool is read while it runs. Not with a
      * trace per process (each is written by its own export), with
      * trigger windows (known only at the end) nor with a ring (--ring: its
      * trace is the last moments, whatever was streamed is overwritten):
-     * those read it at exit. */
-    act_export_opts eo = {
-        .spool_dir = spool,
-        .out_path = o.out,
-        .force = o.force,
-        .argv = (const char *const *)prog,
-        .argc = argc - pi,
-        .summary = o.summary && run_log_level > ACT_LOG_QUIET ? stderr : NULL,
-        .progress = isatty(2) && run_log_level >= ACT_LOG_INFO ? stderr : NULL,
-        .summary_by_range = o.by_range,
-        .child_status = -1,
-        .extra_metadata = o.metadata,
-        .trace_mode = cfg.trace_mode,
-        .child_pid = pid,
-        .cancel = &interrupted,
-    };
-    /* A ring spool is refused by the live reader (its header says so). */
-    act_run_stream *stream = per_process || o.trigger_capture || o.no_stream
+     * those read it at exit. A ring spool is refused by the live reader
+     * (its header says so). */
+    act_export_opts eo = run_export_opts(r, pid);
+    act_run_stream *stream = r->per_process || r->o.trigger_capture || r->o.no_stream
                                  ? NULL
-                                 : act_run_stream_start(spool, pid, o.stream_ms, &eo);
+                                 : act_run_stream_start(r->spool, pid, r->o.stream_ms, &eo);
     /* sigmask still blocks SIGUSR2 and SIGCHLD (act_trigger_arm): they are
      * taken only inside act_trigger_wait's ppoll. */
     sigprocmask(SIG_SETMASK, &sigmask, NULL);
-    trigger_ctx tc = {.o = &o, .spool = spool, .prog = prog, .argc = argc - pi, .cfg = &cfg};
+    trigger_ctx tc = {
+        .o = &r->o, .spool = r->spool, .prog = r->prog, .argc = r->argc, .cfg = &r->cfg};
     if (act_trigger_wait(pid, &sigmask, on_trigger, &tc) != 0)
         fprintf(stderr, "acceltrace: run: waitid: %s\n", strerror(errno));
     act_trigger_disarm(run_log_level >= ACT_LOG_INFO ? stderr : NULL);
@@ -893,39 +777,31 @@ int act_cmd_run(int argc, char **argv)
     uint64_t stop_ns = act_clock_now() - t_exit;
     if (exec_failed(report[0])) { /* the child said why; nothing ran, nothing to write */
         act_export_live_free(live);
-        remove_dir(spool);
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
+        act_run_spool_remove(r->spool);
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : 127;
+        goto out;
     }
     uint64_t live_records = act_export_live_records(live);
     act_export_times times = {0};
     eo.times = &times;
-    int code = WIFEXITED(status)     ? WEXITSTATUS(status)
-               : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                     : 1;
-
+    code = WIFEXITED(status)     ? WEXITSTATUS(status)
+           : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                 : 1;
     eo.child_status = status;
     eo.live = live;
-    if (o.trigger_capture) {
+    if (r->o.trigger_capture) {
         /* The last window, closed at exit if still open; never opened:
          * nothing is inside it (and everything is counted outside). */
         eo.window_start_ns = tc.win_start ? tc.win_start : t_exit;
         eo.window_end_ns = tc.win_end ? tc.win_end : t_exit;
     }
-    /* With a template each trace is reported as it is written. */
-    if (live && run_log_level >= ACT_LOG_DEBUG)
-        fprintf(stderr,
-                "acceltrace: run: %llu records were read while the program ran, %llu events "
-                "written (%llu device ops), spool pages dropped %llu times\n",
-                (unsigned long long)act_export_live_records(live),
-                (unsigned long long)act_export_live_written(live),
-                (unsigned long long)act_export_live_devops(live),
-                (unsigned long long)act_export_live_drops(live));
-    int replaced = -1; /* a trace replaced with --force, freed once `run` returns */
-    if (!per_process)
+    say_streamed(live); /* with a template each trace is reported as it is written */
+    int replaced = -1;  /* a trace replaced with --force, freed once `run` returns */
+    if (!r->per_process)
         eo.replaced_fd = &replaced;
     int missing = 0; /* with a template: traces not written */
-    int rc = per_process ? act_run_export_each(&eo, o.out, ACT_EACH_KEEP_MISSING, &missing)
-                         : act_trace_export(&eo);
+    int rc = r->per_process ? act_run_export_each(&eo, r->o.out, ACT_EACH_KEEP_MISSING, &missing)
+                            : act_trace_export(&eo);
     if (act_export_live_voided(live) && run_log_level >= ACT_LOG_DEBUG)
         fprintf(stderr, "acceltrace: run: the events written early are void: the trace was "
                         "written anew at the exit\n");
@@ -933,52 +809,22 @@ int act_cmd_run(int argc, char **argv)
     struct rusage ru;
     if (run_log_level >= ACT_LOG_DEBUG && getrusage(RUSAGE_SELF, &ru) == 0)
         fprintf(stderr, "acceltrace: run: launcher peak memory %ld KiB\n", ru.ru_maxrss);
-    if (interrupted || (rc < 0 && rc != ACT_E_FORMAT)) {
-        /* Failures are said whatever the log level. */
-        if (interrupted)
-            fprintf(stderr, "acceltrace: run: interrupted by SIG%s: the trace was not written\n",
-                    sigabbrev_np(interrupted) ? sigabbrev_np(interrupted) : "?");
-        else if (per_process) /* each was named with why */
-            fprintf(stderr, "acceltrace: run: %d trace%s of '%s' %s not written\n", missing,
-                    missing == 1 ? "" : "s", o.out, missing == 1 ? "was" : "were");
-        else /* the line before says why, when it was a file error */
-            fprintf(stderr, "acceltrace: run: the trace '%s' was not written%s%s\n", o.out,
-                    rc == ACT_E_IO ? "" : ": ", rc == ACT_E_IO ? "" : act_strerror(rc));
-        if (replaced >= 0)
-            close(replaced);
-        keep_for_export(spool, &eo, &o);
-        return interrupted ? 128 + interrupted : ACT_RUN_NOT_WRITTEN;
-    }
-    if (!per_process && rc == ACT_E_FORMAT && times.unread) {
-        /* Written without the processes it could not read: said, not exit
-         * 0, and the spool kept for an export with more memory. */
-        fprintf(stderr,
-                "acceltrace: run: the trace '%s' lacks %llu process%s whose spool could not be "
-                "read for want of memory (named in its errors)\n",
-                o.out, (unsigned long long)times.unread, times.unread == 1 ? "" : "es");
-        if (replaced >= 0)
-            close(replaced);
-        run_opts again = o;
-        again.force = 1; /* the incomplete trace is there */
-        keep_for_export(spool, &eo, &again);
-        return ACT_RUN_NOT_WRITTEN;
+    int failed = run_not_written(r, &eo, rc, missing, &times, replaced);
+    if (failed >= 0) {
+        code = failed;
+        goto out;
     }
     if (!times.events && run_log_level >= ACT_LOG_INFO)
-        say_nothing_recorded(prog[0], &o);
+        say_nothing_recorded(r->prog[0], &r->o);
     /* The two times tell the program's run from what tracing adds after it. */
-    if (!per_process && run_log_level >= ACT_LOG_INFO)
+    if (!r->per_process && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: trace written to %s in %.0f ms (program ran %.3f s)\n",
-                o.out, (double)(act_clock_now() - t_exit) / 1e6, (double)(t_exit - t_start) / 1e9);
-
-    /* A kept spool holds what `acceltrace export` needs to write this
-     * trace again (run.json): the same file, streamed or not. */
-    if (o.keep_spool)
-        (void)act_run_info_save(spool, eo.argv, eo.argc, eo.extra_metadata, eo.child_pid,
-                                eo.child_status, eo.trace_mode, o.out);
-    if (o.keep_spool && run_log_level >= ACT_LOG_INFO)
-        fprintf(stderr, "acceltrace: run: spool kept in %s\n", spool);
-    free_detached(o.keep_spool ? NULL : spool, replaced);
-    if (!per_process && run_log_level >= ACT_LOG_DEBUG)
+                r->o.out, (double)(act_clock_now() - t_exit) / 1e6,
+                (double)(t_exit - t_start) / 1e9);
+    run_written(r, &eo, &times, replaced);
+    if (!r->per_process && run_log_level >= ACT_LOG_DEBUG)
         print_after_exit(&times, stop_ns, live_records, act_clock_now() - t_exit);
+out:
+    free(r);
     return code;
 }
