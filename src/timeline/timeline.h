@@ -301,7 +301,7 @@ void act_timeline_build_online(act_tl_build *s);
 uint64_t act_timeline_build_devops_early(const act_tl_build *s);
 void act_timeline_build_finish(act_tl_build *s);
 
-/* ---- helpers shared by builder files (builder.c, lanes.c, flows.c) ---- */
+/* ---- helpers shared by the files that make events (builder, devices) ---- */
 
 /* Room for one more event / arg (grows the arrays, or hands a full batch
  * to the sink first); NULL on error. Used by the inline adders below, which

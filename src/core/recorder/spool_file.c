@@ -194,7 +194,7 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, in
     act_rec_state.capacity_asked = capacity;
     uint64_t size = capacity;
     /* Sparse, but the header's page is reserved now and each chunk before
-     * it is used (space.c below): a store into a page the file system
+     * it is used (act_rec_space_reserve above): a store into a page the file system
      * cannot back would kill the program with SIGBUS. The mode is ours
      * whatever the program's umask (reserving reopens the file). */
     int rc = act_file_mode_set(fd, 0600) ? errno : spool_grow(fd, &size, chunk_size);
