@@ -56,10 +56,10 @@ static _Noreturn void free_detached_child(int gate, const char *aside)
 
 /*
  * Freeing files is the largest part of what `run` did after the trace was
- * complete: unlinking the spool frees its page cache and extents (2.5-9 ms
- * for the 13 MB of a 20 000-launch run on this ext4, BENCHMARKS.md item
- * 24; seconds for a long run's), and a trace replaced with --force is
- * freed by the rename (5-8 ms for 15 MB). Nobody needs to wait for either:
+ * complete: unlinking the spool frees its page cache and extents
+ * (milliseconds for a short run's, seconds for a long run's: BENCHMARKS.md
+ * item 24), and a trace replaced with --force is freed by the rename.
+ * Nobody needs to wait for either:
  * the spool directory is renamed aside at once (its path is gone when
  * `run` returns), the replaced trace is held open (replaced_fd), and a
  * child in a session of its own frees both. The parent closes its copy of

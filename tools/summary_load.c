@@ -7,7 +7,8 @@
  * is opened by trace_file.c (gzip and plain alike).
  *
  * yajl lexes a token that spans two reads again from its start at every
- * read, and keeps all of it: one 4 GB name took hours and 4 GB. So the
+ * read, and keeps all of it: time quadratic and memory linear in one
+ * string's length (BENCHMARKS.md "Summary at scale"). So the
  * bytes pass through a string cap first (strcap below) that hands yajl at
  * most ACT_SUM_STR_MAX bytes of any string, then a marker naming the cut;
  * the bytes it holds back go to a second yajl handle in bounded pieces, so

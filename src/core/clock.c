@@ -45,7 +45,8 @@ int64_t act_clock_realtime_offset(int64_t *error_ns)
 
 /* ---- fast clock: TSC mapped onto CLOCK_MONOTONIC_RAW --------------------
  *
- * clock_gettime(CLOCK_MONOTONIC_RAW) costs ~20 ns on our VMs, rdtsc ~9 ns.
+ * rdtsc costs about half of clock_gettime(CLOCK_MONOTONIC_RAW) on our VMs
+ * (BENCHMARKS.md "Figures behind design comments").
  * When the kernel's clocksource is the TSC and the TSC is invariant,
  * CLOCK_MONOTONIC_RAW is a linear function of the TSC, so the recorder's
  * hot path can read the TSC and map it with a multiply and a shift onto

@@ -12,8 +12,8 @@
 
 /* Transparent huge pages for the 2 MiB-aligned interior of a large block.
  * The builder fills arrays of hundreds of MB once, front to back: with 4
- * KiB pages each page's first touch is a fault (~2 us on a VM; a fifth of
- * an export's CPU time, BENCHMARKS.md item 20); with 2 MiB pages there are
+ * KiB pages each page's first touch is a fault (a large share of an
+ * export's CPU time on a VM, BENCHMARKS.md item 20); with 2 MiB pages there are
  * 512 times fewer. Where THP is off ("never") or unsupported, madvise
  * fails and nothing changes. The advice belongs to the address range: an
  * mmap'd block (glibc's choice for most blocks this large) takes it away

@@ -242,10 +242,10 @@ struct act_timeline {
     void *devop_ctx;
 };
 
-/* 4096 events and their args (~700 KB) stay in a core's cache between
- * the builder that makes them and the writer that formats them; 65 536
- * (11 MB) went out to memory and back: 5 % slower, 2 700 more page faults
- * at 1 M events (BENCHMARKS.md item 20). */
+/* A batch of events and their args small enough to stay in a core's cache
+ * between the builder that makes them and the writer that formats them;
+ * a batch sixteen times larger went out to memory and back (BENCHMARKS.md
+ * item 20). */
 #define ACT_TL_SINK_BATCH 4096
 
 typedef struct act_build_opts {

@@ -55,9 +55,10 @@ static int stream_open(act_chrome_stream **out, act_timeline *tl, const act_chro
     *out = s;
     /* 1 MiB: large enough that write(2) calls cost nothing, small enough
      * to stay in cache between formatting and the copy into the page
-     * cache (4 MiB measured no faster and cost 3 MB more). Written by a
-     * thread of the buffer's: the copy into the page cache was a quarter
-     * to a half of the export's time, and overlaps the formatting. */
+     * cache (a larger buffer was no faster and cost more memory,
+     * BENCHMARKS.md "Figures behind design comments"). Written by a
+     * thread of the buffer's: the copy into the page cache is a large
+     * part of the export's time, and overlaps the formatting. */
     act_obuf_init_bg(&s->b, act_outfile_fd(file), 1u << 20);
     if (f->options & ACT_WRITER_GZIP)
         act_obuf_gzip(&s->b, ACT_GZIP_LEVEL);

@@ -3,9 +3,8 @@
  * the writers' gzip output (obuf.c), with two engines.
  *
  *   ISA-L's igzip (Intel's Intelligent Storage Acceleration Library), the
- *   fastest deflate there is on x86 and Arm: ~1.7 GB/s on trace JSON at
- *   level 1 on this project's machine, 2.3-3.5x libdeflate's level 1 at the
- *   same ratio (BENCHMARKS.md). It is not linked: libisal.so.2 is loaded
+ *   fastest deflate there is on x86 and Arm, several times libdeflate's
+ *   level 1 at the same ratio (BENCHMARKS.md, gzip). It is not linked: libisal.so.2 is loaded
  *   with dlopen the first time a gzip trace is written, so a traced program
  *   that writes none never maps it, and the library needs nothing new at
  *   load (the wheel's NEEDED entries, tests/package).

@@ -12,9 +12,9 @@
  * its share of busy and self time is approximate, and the summary says how
  * many such slices there were (`late`).
  *
- * What a distinct name or lane costs is kept small (issue 30: 10^6 names
- * took 4.3 GB, 10^6 lanes 2.1 GB): a name is its row (104 B) and its bytes,
- * a lane 112 B with its first open slice inline (a nesting stack is
+ * What a distinct name or lane costs is kept small (a trace can hold
+ * millions of either; BENCHMARKS.md "Summary at scale"): a name is its row
+ * and its bytes, a lane a fixed record with its first open slice inline (a nesting stack is
  * allocated only below it), processes are found through a hash index, and
  * the printers keep only the top rows (act_summary_fmt.rows) and one
  * counted "other" row, so printing adds nothing per name.

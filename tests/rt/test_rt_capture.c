@@ -17,7 +17,6 @@
 #include "acceltrace.h"
 #include "acceltrace_rt.h"
 
-
 static void test_profiler_bounds_capture(void **state)
 {
     (void)state;

@@ -34,14 +34,13 @@ void act_rec_chunk_prefault(act_chunk_header *c)
 /* ---- pre-faulting ahead ------------------------------------------------
  *
  * The first write to a fresh page of the spool costs a page fault that
- * zeroes the page (and on a VM may fault on the host too): measured at
- * ~10 ns per PUSH+POP pair amortised, a third of the hot path
- * (BENCHMARKS.md). A helper thread keeps up to the next ACT_PREFAULT_AHEAD bytes
- * of fresh chunks faulted in (MADV_POPULATE_WRITE) ahead of the chunks
- * handed out, so recording threads find their pages present. It never
- * touches records; when it falls behind, act_rec_chunk_acquire (chunks.c) populates the chunk
- * itself. It only runs while a spool is open. The distance ahead grows
- * with use (see prefault_main), so a light recorder pays for little.
+ * zeroes the page (and on a VM may fault on the host too): a large share
+ * of the hot path's cost, amortised (BENCHMARKS.md, pre-faulting). A helper thread keeps up to the
+ * next ACT_PREFAULT_AHEAD bytes of fresh chunks faulted in (MADV_POPULATE_WRITE) ahead of the
+ * chunks handed out, so recording threads find their pages present. It never touches records; when
+ * it falls behind, act_rec_chunk_acquire (chunks.c) populates the chunk itself. It only runs while
+ * a spool is open. The distance ahead grows with use (see prefault_main), so a light recorder pays
+ * for little.
  */
 #define ACT_PREFAULT_AHEAD (8u << 20)
 

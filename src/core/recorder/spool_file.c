@@ -46,10 +46,10 @@ static void spool_fill_cmdline(act_spool_header *h)
 /* ---- spool space --------------------------------------------------------
  *
  * Chunks [0, space.reserved) have their file space reserved: one
- * posix_fallocate per chunk, off the hot path (open + fallocate + close
- * of a 128 KiB chunk: 14-19 us on ext4; 64-85 us on tmpfs, where it
- * zeroes the pages that pre-faulting then finds present; the recording
- * cost did not change, docs/reliability.md). Reserving
+ * posix_fallocate per chunk, off the hot path (on tmpfs it also zeroes
+ * the pages that pre-faulting then finds present; the recording cost did
+ * not change: BENCHMARKS.md "Figures behind design comments",
+ * docs/reliability.md). Reserving
  * goes in order, under its own lock, by whoever needs it first: the
  * pre-fault helper ahead of use, or act_rec_chunk_acquire (chunks.c) when the helper is
  * behind. A range is never reserved twice (tmpfs refuses to reserve an
