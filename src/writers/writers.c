@@ -16,8 +16,10 @@ typedef struct writer_row {
 
 /* First match wins. A name ending in ".gz" gets a gzip stream, as
  * torch.profiler's export_chrome_trace does for such names (HTA, the
- * TensorBoard plugin and Perfetto read it); any other name the JSON. */
+ * TensorBoard plugin and Perfetto read it); ".sqlite" a SQLite database
+ * (docs/sqlite.md); any other name the JSON. */
 static const writer_row writer_table[] = {
+    {".sqlite", &act_writer_sqlite, 0},
     {".gz", &act_writer_chrome_json, ACT_WRITER_GZIP},
     {"", &act_writer_chrome_json, 0},
 };
