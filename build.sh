@@ -83,6 +83,9 @@ case "$cmd" in
     python3 "$ROOT/scripts/check_layers.py"
     # Developer builds: warnings are errors (-DACT_WERROR=ON, as CI).
     configure_build build -DACT_WERROR=ON
+    # Calls too, from the objects just built: none up the layers, no new
+    # circle of files (scripts/check_layers.py).
+    python3 "$ROOT/scripts/check_layers.py" --build build
     (cd build && ctest --output-on-failure -j"$JOBS")
     other_builds
     # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.

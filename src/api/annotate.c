@@ -279,14 +279,3 @@ ACT_EXPORT const char *act_version(void)
 {
     return ACT_VERSION_STRING;
 }
-
-ACT_EXPORT const char *act_strerror(int err)
-{
-    switch (err) {
-#define ACT__ERROR_TEXT(name, value, text)                                                         \
-    case name: return text;
-        ACT_ERRORS(ACT__ERROR_TEXT)
-#undef ACT__ERROR_TEXT
-    default: return "unknown error";
-    }
-}

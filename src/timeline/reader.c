@@ -102,7 +102,8 @@ void act_rd_drop_pages(const act_spool *sp)
         (void)madvise((void *)sp->map, sp->map_len, MADV_DONTNEED);
         atomic_fetch_add_explicit(&act_spool_drops, 1, memory_order_relaxed);
     }
-    act_rd_live_untouch(sp);
+    if (sp->live_untouch)
+        sp->live_untouch(sp);
 }
 
 uint64_t act_spool_drop_count(void)
@@ -598,7 +599,8 @@ int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t
 
 void act_spool_close(act_spool *sp)
 {
-    act_spool_live_end(sp);
+    if (sp->live_end)
+        sp->live_end(sp);
     if (sp->map)
         munmap((void *)sp->map, sp->map_len);
     for (int i = 0; i < sp->argc; i++)

@@ -65,7 +65,7 @@ void act_rd_problem(act_spool *sp, const char *fmt, ...) __attribute__((format(p
     } while (0)
 
 void act_rd_drop_pages(const act_spool *sp);   /* the mapping's pages let go */
-void act_rd_live_untouch(const act_spool *sp); /* reader_live.c: they were */
+void act_rd_live_untouch(const act_spool *sp); /* reader_live.c: sp->live_untouch */
 void act_rd_note_read(reader *rd, size_t bytes);
 void act_rd_set_err(char *err, size_t errlen, const char *path, const char *what);
 int act_rd_parse_cmdline(act_spool *sp);

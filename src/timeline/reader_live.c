@@ -268,6 +268,8 @@ int act_spool_open_live(act_spool *sp, const char *path, char *err, size_t errle
     l->n_chunks = n_chunks;
     l->rd = (reader){.sp = sp, .survey = 1, .raw_min = UINT64_MAX};
     sp->live = l;
+    sp->live_untouch = act_rd_live_untouch;
+    sp->live_end = act_spool_live_end;
     return 0;
 }
 

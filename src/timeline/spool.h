@@ -69,8 +69,13 @@ typedef struct act_spool {
     char **errors;                      /* one line each, "path: ..." */
     size_t n_errors;
     uint64_t n_problems;      /* all problems, including those not listed */
-    struct act_sp_live *live; /* while read live (reader.c); NULL otherwise */
-    int private_copy;         /* ring spool: `map` is a consistent private copy (reader.c) */
+    struct act_sp_live *live; /* while read live (reader_live.c); NULL otherwise */
+    /* Set with `live` by the live reader, so that the batch reader lets go
+     * of it without calling into reader_live.c (which calls it): the
+     * mapping's pages were dropped; the live state ends (act_spool_close). */
+    void (*live_untouch)(const struct act_spool *sp);
+    void (*live_end)(struct act_spool *sp);
+    int private_copy; /* ring spool: `map` is a consistent private copy (reader.c) */
 } act_spool;
 
 /* Open, map and decode `path`. On success returns 0 (sp->errors may still

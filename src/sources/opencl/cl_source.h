@@ -323,6 +323,9 @@ void act_cl_events_forget(void);
  * for, noted at its creation; NULL when unknown. */
 void act_cl_obj_set_queue(const void *h, cl_command_queue q);
 cl_command_queue act_cl_obj_queue(const void *h);
+/* The event table's live count and fork reset, for the leak report and a
+ * forked child (evtab.c hands them over at its first use). */
+void act_cl_obj_events_table(uint64_t (*live)(void), void (*forget)(void));
 /* The leak report (metadata "opencl_leaks"), written at stop. */
 void act_cl_obj_report(void);
 

@@ -11,8 +11,8 @@
  * group left out of ACCELTRACE_HOOKS costs one predictable branch.
  *
  * The library starts lazily: the first call through any wrapper runs
- * act_init() (which applies the hook groups). Loading the layer or the shim
- * initialises nothing.
+ * act_init() (which applies the hook groups; start.c). Loading the layer
+ * or the shim initialises nothing.
  */
 #include <pthread.h>
 #include <string.h>
@@ -23,7 +23,6 @@
 
 struct _cl_icd_dispatch act_cl_next;
 _Atomic int act_cl_mode;
-_Atomic int act_cl_started;
 
 /* The table handed to the loader (layer.c) or to the preload shim. */
 struct _cl_icd_dispatch act_cl_layer_table;
@@ -41,29 +40,6 @@ void act_cl_install_wrappers(struct _cl_icd_dispatch *table)
 #define X(group, ret, name, params, args) table->name = act_cl_w_##name;
 #include "cl_api.def"
 #undef X
-}
-
-/*
- * Lazy start. A thread that re-enters (act_init calling OpenCL, which it
- * must not, or a callback fired inside start-up) passes through instead of
- * deadlocking. act_init() itself is idempotent and thread-safe.
- */
-void act_cl_start_slow(void)
-{
-    static _Thread_local int busy;
-    if (busy)
-        return;
-    busy = 1;
-    (void)act_init(); /* its "apply hook groups" stage arms our wrappers */
-    busy = 0;
-    atomic_store_explicit(&act_cl_started, 1, memory_order_release);
-}
-
-void act_cl_count_outside(int what)
-{
-    act_capture_count_outside(ACT_REC_API);
-    if (what == ACT_CL_CMD)
-        act_capture_count_outside(ACT_REC_DEVICE_OP);
 }
 
 /* ---- hooks: one per intercepted entry point ----------------------------- */

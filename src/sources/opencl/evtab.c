@@ -202,6 +202,7 @@ void act_cl_event_created(cl_event e, cl_context ctx)
         !act_capture_attached())
         return;
     if (ACT_UNLIKELY(!atomic_load_explicit(&act_cl_evtab_used, memory_order_relaxed))) {
+        act_cl_obj_events_table(act_cl_events_live, act_cl_events_forget);
         act_cl_obj_use();
         atomic_store_explicit(&act_cl_evtab_used, 1, memory_order_relaxed);
     }

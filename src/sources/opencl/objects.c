@@ -170,11 +170,24 @@ static obj *ctx_node(cl_context ctx)
 /* A forked child holds none of its parent's objects (OpenCL objects do
  * not survive fork): it starts with an empty table, so its own report
  * never lists the parent's. The parent's nodes are left allocated. */
+/* The event table (evtab.c) hands these over at its first use, so that
+ * the objects' report counts its events without this file calling into
+ * evtab.c, which calls this one. */
+static uint64_t (*events_live)(void);
+static void (*events_forget)(void);
+
+void act_cl_obj_events_table(uint64_t (*live)(void), void (*forget)(void))
+{
+    events_forget = forget;
+    events_live = live;
+}
+
 static void act_cl_obj_atfork_child(void)
 {
     pthread_mutex_init(&act_cl_obj_lock, NULL);
     memset(act_cl_objs, 0, sizeof act_cl_objs);
-    act_cl_events_forget();
+    if (events_forget)
+        events_forget();
     atomic_fetch_add(&act_cl_karg_gen, 1);
     (void)act_cl_undrawn_take(ACT_CL_UNDRAWN_RETAIN_EVENT); /* the parent's calls */
     (void)act_cl_undrawn_take(ACT_CL_UNDRAWN_RELEASE_EVENT);
@@ -359,7 +372,7 @@ void act_cl_obj_report(void)
                     bytes[o->type] += o->bytes;
             }
     pthread_mutex_unlock(&act_cl_obj_lock);
-    count[ACT_CL_OBJ_EVENT] += act_cl_events_live();
+    count[ACT_CL_OBJ_EVENT] += events_live ? events_live() : 0;
     char json[1024];
     size_t len = 0;
     uint64_t total = 0;

@@ -1,0 +1,140 @@
+/*
+ * summary_timeline.c -- the summary of a built timeline (summary.h): its
+ * slices added a batch at a time (act_summary_add_events, the summary
+ * writer's batch), then the timeline's counters and OpenCL facts taken
+ * and the table printed (act_summary_print_timeline). Apart from the
+ * aggregator (summary.c) so that it calls the printer and the printer
+ * calls it, never both ways.
+ */
+#include "summary.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceltrace.h"
+#include "summary_cl.h"
+#include "summary_impl.h"
+
+static json_t *kind_obj(const uint64_t *c)
+{
+    json_t *o = json_object();
+    for (int k = 1; k < ACT_REC_KIND_MAX; k++)
+        json_object_set_new(o, act_rec_kind_name(k), json_integer((json_int_t)c[k]));
+    return o;
+}
+
+/* The "acceltrace" object a trace of tl would carry: the timeline's
+ * counters (the one table, act_tl_counters) and what its trace writer
+ * found (act_chrome_stats: writers only read the timeline). */
+static json_t *counters_of(const act_timeline *tl, uint64_t invalid_utf8, size_t errors)
+{
+    const act_tl_counts *c = &tl->counts;
+    json_t *a = json_object();
+    if (!a)
+        return NULL;
+    json_object_set_new(a, "dropped", kind_obj(c->dropped));
+    json_object_set_new(a, "outside_window", kind_obj(c->outside_window));
+    json_object_set_new(a, "callbacks",
+                        json_pack("{s:I,s:I}", "pending", (json_int_t)c->callbacks_pending, "lost",
+                                  (json_int_t)c->callbacks_lost));
+    json_object_set_new(a, "skew",
+                        json_pack("{s:I,s:I}", "device_before_launch", (json_int_t)c->skew,
+                                  "max_ns", (json_int_t)c->skew_max_ns));
+    for (size_t i = 0; i < act_tl_n_counters; i++)
+        json_object_set_new(a, act_tl_counters[i].key,
+                            json_integer((json_int_t)act_tl_counter_value(c, &act_tl_counters[i])));
+    json_object_set_new(a, "invalid_utf8", json_integer((json_int_t)invalid_utf8));
+    json_t *tr = json_array();
+    for (size_t i = 0; i < tl->n_truncated; i++)
+        json_array_append_new(tr, json_integer(tl->truncated_pids[i]));
+    json_object_set_new(a, "truncated_processes", tr);
+    json_t *er = json_array();
+    for (size_t i = 0; i < tl->n_errors; i++)
+        json_array_append_new(er, json_string(tl->errors[i] ? tl->errors[i] : ""));
+    if (errors > tl->n_errors) { /* the writer's own lines are in the trace only */
+        char more[96];
+        snprintf(more, sizeof(more), "%zu more error lines in the trace", errors - tl->n_errors);
+        json_array_append_new(er, json_string(more));
+    }
+    json_object_set_new(a, "errors", er);
+    return a;
+}
+
+static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
+{
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        const act_tl_arg *a = &tl->args[e->arg0 + i];
+        if (a->type == ACT_ARG_U64 && act_str_is(a->key, "External id"))
+            return a->v.u;
+    }
+    return 0;
+}
+
+/* The builder's process-lifetime slice (one "cpu_op" per process, for the
+ * TensorBoard plugin) is no host call: the summary leaves it out. */
+#define ACT_PROCESS_SLICE "process lifetime"
+
+static int is_process_slice_tl(const act_timeline *tl, const act_tl_event *e)
+{
+    if (e->cat != ACT_CAT_CPU_OP || e->nargs != 1)
+        return 0;
+    const act_tl_arg *a = &tl->args[e->arg0];
+    return a->type == ACT_ARG_STR && act_str_is(a->key, "acceltrace") &&
+           act_str_is(a->v.s, ACT_PROCESS_SLICE);
+}
+
+int act_summary_add_events(act_summary *s, const act_timeline *tl)
+{
+    int rc = 0;
+    for (size_t i = 0; i < tl->n_ev && !rc; i++) {
+        const act_tl_event *e = &tl->ev[i];
+        if (e->flags & ACT_EVF_ERROR)
+            act_summary_cl_failure_event(&s->cl_failed, tl, e);
+        if (e->ph != 'X')
+            continue;
+        int dev = act_cat_is_device_name(act_cat_name(e->cat));
+        if (dev < 0 || is_process_slice_tl(tl, e))
+            continue;
+        uint64_t ext = arg_ext(tl, e);
+        rc = act_summary_add_slice(s, e->name.p, e->name.n, dev, e->pid, e->tid,
+                                   (double)(e->ts - tl->base_ns) / 1000.0, (double)e->dur / 1000.0,
+                                   ext);
+        if (!rc && !dev && ext && (e->cat == ACT_CAT_USER_ANNOTATION || e->cat == ACT_CAT_CPU_OP))
+            rc = act_summary_add_range(s, ext, e->name.p, e->name.n);
+    }
+    return rc;
+}
+
+void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
+                                size_t errors, FILE *f, int by_range)
+{
+    for (size_t i = 0; i < tl->n_meta; i++) {
+        const act_tl_meta *m = &tl->meta[i];
+        json_t **into = !m->is_json                                    ? NULL
+                        : act_str_is(m->key, "opencl_leaks")           ? &s->cl_leaks
+                        : act_str_is(m->key, "opencl_calls_not_drawn") ? &s->cl_undrawn
+                                                                       : NULL;
+        if (into && !*into)
+            *into = json_loadb(m->value.p, m->value.n, 0, NULL);
+    }
+    json_t *counters =
+        counters_of(tl, invalid_utf8, errors); /* NULL (no memory): printed as none */
+    act_summary_set_counters(s, counters);
+    act_summary_print(s, f, by_range);
+    act_summary_set_counters(s, NULL);
+    json_decref(counters);
+}
+
+int act_summary_from_timeline(const act_timeline *tl, uint64_t invalid_utf8, size_t errors, FILE *f,
+                              int by_range)
+{
+    act_summary *s = act_summary_new();
+    if (!s)
+        return ACT_E_NOMEM;
+    int rc = act_summary_add_events(s, tl);
+    if (!rc)
+        act_summary_print_timeline(s, tl, invalid_utf8, errors, f, by_range);
+    act_summary_free(s);
+    return rc;
+}
