@@ -393,4 +393,41 @@ int bld_nest_end(bld *b, bld_proc *p);
 void bld_args_release(bld_proc *p, bld_args *args);
 void bld_release_free(bld_proc *p);
 
+/* ---- the builder's files (builder.c: the pass over a process's records;
+ * host_events.c: its host lanes as events; nesting.c: the lanes' nesting
+ * check; timeline_build.c: the whole timeline, batch or live) ---------- */
+
+/* One pass's state besides the process's: async ranges (start/end by id). */
+typedef struct bld_async {
+    uint64_t rec_id, start, end;
+    act_str name;
+    uint32_t tid;
+    bld_args args;
+} bld_async;
+
+typedef struct pass_state {
+    bld_async *async;
+    size_t n_async, cap_async;
+    act_u64map async_by_id;
+    size_t cap_ops_local;
+} pass_state;
+
+/* builder.c */
+void *bld_presize(bld *b, size_t n, size_t size, size_t *cap);
+void bld_pass_begin(bld *b, bld_proc *p, act_spool *sp);
+int bld_pass_live(bld *b, bld_proc *p, pass_state *ps, int final, volatile const int *stop,
+                  size_t limit);
+void bld_read_process(bld *b, bld_proc *p, pass_state *ps, act_spool *sp, int passed);
+void bld_proc_free(bld *b, bld_proc *p, pass_state *ps);
+void bld_emit_counters(bld *b, bld_proc *p);
+/* host_events.c: the process's host events (metadata, its span, marks,
+ * ranges and API calls), at its end or, settled ones, while it runs. */
+void bld_emit_proc_meta(bld *b, bld_proc *p);
+void bld_emit_proc_span(bld *b, bld_proc *p);
+void bld_emit_host(bld *b, bld_proc *p, pass_state *ps);
+int bld_online_allowed(const bld *b, const bld_proc *p);
+void bld_emit_online(bld *b, bld_proc *p);
+/* nesting.c: slices of one lane nest properly, or are counted. */
+void bld_check_nesting(bld *b, const bld_proc *p);
+
 #endif
