@@ -17,6 +17,7 @@
 
 #include "acceltrace.h"
 #include "builder_int.h"
+#include "core/source_traits.h"
 #include "core/vec.h"
 
 /* ---- per-thread state ------------------------------------------------- */
@@ -250,7 +251,8 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
     a->kept = 0; /* BLD_API_KEPT: api_window, once the capture window is known */
     t->owner_kind = BLD_OWNER_API;
     t->owner_idx = (uint32_t)(p->n_api - 1);
-    if (p->track_launches && a->corr && a->source == ACT_SOURCE_OPENCL)
+    if (p->track_launches && a->corr &&
+        (act_source_traits_of(a->source)->flags & ACT_SRC_F_LAUNCH_STREAMED))
         bld_devstream_launch(b, p, p->n_api - 1);
     else if (p->track_launches)
         bld_devstream_call(b, a->tid, a->end);
@@ -303,7 +305,8 @@ static void on_device_op(bld *b, bld_proc *p, const act_sp_rec *rec)
     op->d.device = r->device;
     op->source = r->source;
     op->pid = p->pid;
-    if (p->track_launches && op->corr && op->source == ACT_SOURCE_OPENCL)
+    if (p->track_launches && op->corr &&
+        (act_source_traits_of(op->source)->flags & ACT_SRC_F_LAUNCH_STREAMED))
         bld_devstream_op_read(b, p, op->corr);
 }
 

@@ -13,17 +13,11 @@
 
 #include "acceltrace.h"
 #include "builder_int.h"
+#include "core/source_traits.h"
 
 static const char *source_name(uint32_t s)
 {
-    switch (s) {
-    case ACT_SOURCE_OPENCL: return "OpenCL";
-    case ACT_SOURCE_CUPTI: return "CUDA";
-    case ACT_SOURCE_MSPTI: return "Ascend";
-    case ACT_SOURCE_NVTX: return "NVTX";
-    case ACT_SOURCE_USER: return "user";
-    default: return "device";
-    }
+    return act_source_traits_of(s)->name;
 }
 
 static int str_eq(act_str a, act_str b)
@@ -95,7 +89,7 @@ uint32_t bld_device_for(bld *b, bld_proc *p, const act_sp_rec *drec, uint64_t ha
  * kineto files them; an OpenCL marker is a synchronisation point. */
 static int op_cat(uint8_t op, uint8_t source)
 {
-    if (op == ACT_OP_MARKER && (source == ACT_SOURCE_MSPTI || source == ACT_SOURCE_CUPTI))
+    if (op == ACT_OP_MARKER && (act_source_traits_of(source)->flags & ACT_SRC_F_MARKER_ANNOTATES))
         return ACT_CAT_GPU_USER_ANNOTATION;
     switch (op) {
     case ACT_OP_KERNEL:
@@ -231,7 +225,7 @@ static act_str queue_label(const bld *b, const bld_op *op)
  * the properties the program asked for. */
 static int queue_out_of_order(const bld *b, const bld_op *op)
 {
-    return op->source == ACT_SOURCE_OPENCL && op->queue_ref &&
+    return (act_source_traits_of(op->source)->flags & ACT_SRC_F_QUEUE_OOO_BIT) && op->queue_ref &&
            (b->queues[op->queue_ref - 1].properties & 1u);
 }
 
@@ -242,7 +236,7 @@ static int queue_out_of_order(const bld *b, const bld_op *op)
  * concurrent work is spread over sub-lanes, each a stream of its own). */
 static uint64_t op_stream(const bld *b, const bld_op *op)
 {
-    if (op->queue_ref && (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI))
+    if (op->queue_ref && (act_source_traits_of(op->source)->flags & ACT_SRC_F_STREAM_IDS))
         return b->queues[op->queue_ref - 1].properties;
     return op->lane_tid;
 }
@@ -259,7 +253,7 @@ static act_str lane_name(bld *b, const bld_op *op, size_t k)
     act_str dev = d->model.n ? d->model : d->vendor;
     if (label.n)
         snprintf(qname, sizeof(qname), "%.*s", (int)label.n, label.p);
-    else if (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI)
+    else if (act_source_traits_of(op->source)->flags & ACT_SRC_F_STREAM_IDS)
         snprintf(qname, sizeof(qname), "%.*s \xc2\xb7 stream %llu", (int)dev.n, dev.p,
                  (unsigned long long)op_stream(b, op));
     else
@@ -293,7 +287,7 @@ static void hand_out(bld *b, const bld_op *op, act_str name, uint32_t sub_lane, 
     act_timeline *tl = b->tl;
     const act_rec_device_op *r = op->r;
     int has_stream =
-        op->queue_ref && (op->source == ACT_SOURCE_CUPTI || op->source == ACT_SOURCE_MSPTI);
+        op->queue_ref && (act_source_traits_of(op->source)->flags & ACT_SRC_F_STREAM_IDS);
     act_tl_devop d = {
         .name = name,
         .detail = op->detail,

@@ -24,6 +24,7 @@
 
 #include "acceltrace.h"
 #include "builder_int.h"
+#include "core/source_traits.h"
 #include "core/vec.h"
 
 /* The small device pids (devices.c) start at 0 for a lowest pid >= 64. */
@@ -178,7 +179,9 @@ static int ds_choose(bld *b, bld_proc *p)
     for (size_t i = p->ops_begin; i < b->n_ops; i++) {
         const bld_op *op = &b->ops[i];
         if (op_dev(p, op) == 0 && op->queue == q &&
-            (op->source != ACT_SOURCE_OPENCL || (ref && (b->queues[ref - 1].properties & 1u)))) {
+            (!(act_source_traits_of(op->source)->flags & ACT_SRC_F_LAUNCH_STREAMED) ||
+             ((act_source_traits_of(op->source)->flags & ACT_SRC_F_QUEUE_OOO_BIT) && ref &&
+              (b->queues[ref - 1].properties & 1u)))) {
             ds->on = 0; /* not OpenCL, or out of order: the end lays it out */
             return 0;
         }

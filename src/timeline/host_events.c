@@ -87,18 +87,6 @@ static uint64_t span(bld *b, uint64_t start, uint64_t end)
     return 0;
 }
 
-static int api_cat(uint32_t source)
-{
-    switch (source) {
-    case ACT_SOURCE_OPENCL: return ACT_CAT_OPENCL_RUNTIME;
-    case ACT_SOURCE_CUPTI: return ACT_CAT_CUDA_RUNTIME;
-    case ACT_SOURCE_MSPTI: return ACT_CAT_PRIVATEUSE1_RUNTIME;
-    case ACT_SOURCE_USER: return ACT_CAT_CPU_OP;
-    case ACT_SOURCE_NVTX: return ACT_CAT_USER_ANNOTATION;
-    default: return ACT_CAT_RUNTIME;
-    }
-}
-
 /* The values that follow a vector ARG record, as many as its size holds
  * (a spool may be damaged). */
 static uint32_t arg_vec(const act_rec_arg *r, const uint64_t **v)
@@ -233,7 +221,7 @@ static void emit_api(bld *b, bld_proc *p, size_t i)
 {
     act_timeline *tl = b->tl;
     const bld_api *a = bld_api_at(p, i);
-    act_tl_event_add(tl, 'X', api_cat(a->source), a->name, p->pid, a->tid, a->start,
+    act_tl_event_add(tl, 'X', act_cat_of_api(a->source), a->name, p->pid, a->tid, a->start,
                      span(b, a->start, a->end));
     if (a->corr)
         act_tl_arg_u64(tl, "correlation", a->corr);

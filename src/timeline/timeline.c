@@ -5,6 +5,7 @@
  */
 #include "timeline.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "acceltrace.h"
+#include "core/source_traits.h"
 #include "core/vec.h"
 
 struct act_arena_block {
@@ -69,6 +71,27 @@ const act_tl_counter act_tl_counters[] = {
 #undef COUNTER
 #undef RING_COUNTER
 const size_t act_tl_n_counters = sizeof(act_tl_counters) / sizeof(act_tl_counters[0]);
+
+/* The category of each source's host calls, by its traits' name; made
+ * once (pthread_once), then a load per call. */
+static int api_cats[ACT_SOURCE_MAX];
+static pthread_once_t api_cats_once = PTHREAD_ONCE_INIT;
+
+static void api_cats_make(void)
+{
+    for (uint32_t s = 0; s < ACT_SOURCE_MAX; s++) {
+        api_cats[s] = ACT_CAT_RUNTIME;
+        for (int c = 1; c < ACT_CAT_MAX; c++)
+            if (!strcmp(cat_names[c], act_source_traits_of(s)->api_cat))
+                api_cats[s] = c;
+    }
+}
+
+int act_cat_of_api(uint32_t source)
+{
+    pthread_once(&api_cats_once, api_cats_make);
+    return api_cats[source < ACT_SOURCE_MAX ? source : ACT_SOURCE_NONE];
+}
 
 const char *act_cat_name(int cat)
 {

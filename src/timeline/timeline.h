@@ -40,6 +40,9 @@ enum act_cat {
 };
 
 const char *act_cat_name(int cat);
+/* The category of a host call recorded by `source` (its traits'
+ * api_cat, core/source_traits.h). */
+int act_cat_of_api(uint32_t source);
 /* Lower-case name of a record kind ("device_op"), for counters. */
 const char *act_rec_kind_name(int kind);
 /* 1: device work, 0: host call, -1: neither (flows, metadata). Works on
