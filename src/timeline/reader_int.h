@@ -3,66 +3,20 @@
  * decoder and the public open/close; reader_live.c: the live reader;
  * spool_dir.c lists a directory's spools): the segment and walk state,
  * the checks every walk makes, and the record decoder of the hot loop,
- * inline so that the batch and live walks each get their own copy.
+ * inline so that the batch and live walks each get their own copy
+ * (what the decoder calls, and the walk state, are reader_types.h's).
  * Internal to those files: nothing else includes it.
  */
 #ifndef ACT_TIMELINE_READER_INT_H
 #define ACT_TIMELINE_READER_INT_H
-#ifndef ACT_READER_INTERNAL
-#error "reader_int.h is the spool reader's own header; include spool.h"
-#endif
 
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "acceltrace.h"
+#include "reader_types.h"
 #include "spool.h"
-#include "u64map.h"
-
-#include "u64map.h"
-
-typedef struct act_sp_seg {
-    uint64_t seq;
-    uint32_t serial;
-    uint32_t chunk;
-    size_t begin, end; /* byte offsets in the file */
-    uint32_t closed;   /* live reading: the scan round that saw it end (0: may grow) */
-} segment;
-
-/* Decoding state of one walk over the segments: the string tables as they
- * stand at the current record (a string id may be redefined later). */
-typedef struct reader {
-    act_spool *sp;
-    int survey; /* 1: the walk of act_spool_open (counts, problems) */
-    size_t cap_segs;
-    size_t read_since_drop;    /* bytes read since the mapping was last dropped */
-    uint64_t raw_min, raw_max; /* survey: earliest (nonzero) / latest raw time */
-    act_u64map strings;        /* (serial << 32 | id) -> index + 1 into strs */
-    act_str *strs;
-    size_t n_strs, cap_strs;
-    uint64_t unknown_strings;
-#define STR_HITS 8
-    struct str_hit {
-        uint64_t key; /* (serial << 32 | id); 0: empty (id 0 is never looked up) */
-        size_t idx;   /* into strs */
-    } hits[STR_HITS];
-} reader;
-
-/* Smallest size of a record of each kind (reader.c). */
-extern const uint32_t act_rd_min_size[ACT_REC_KIND_MAX];
-
-/* A problem of spool `sp`, kept for its report (at most
- * ACT_SPOOL_MAX_ERRORS lines, all counted). */
-void act_rd_problem(act_spool *sp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Problems are reported by the survey only; the iterator's walk decodes
- * the same bytes again and would only repeat them. */
-#define rd_problem(rd, ...)                                                                        \
-    do {                                                                                           \
-        if ((rd)->survey)                                                                          \
-            act_rd_problem((rd)->sp, __VA_ARGS__);                                                 \
-    } while (0)
 
 void act_rd_drop_pages(const act_spool *sp);   /* the mapping's pages let go */
 void act_rd_live_untouch(const act_spool *sp); /* reader_live.c: sp->live_untouch */
@@ -72,10 +26,6 @@ int act_rd_parse_cmdline(act_spool *sp);
 /* Map `len` bytes of spool file `fd` read-only and check its header. */
 int act_rd_map_spool(act_spool *sp, int fd, size_t len, const char *path, char *err, size_t errlen);
 int act_rd_seg_add(reader *rd, const segment *s);
-int act_rd_str_define(reader *rd, uint32_t serial, uint32_t id, const char *p, uint32_t n);
-act_str act_rd_str_get_slow(reader *rd, uint32_t serial, uint32_t id, uint64_t key,
-                            struct str_hit *c);
-int act_rd_thread_set(act_spool *sp, uint32_t serial, uint32_t tid, act_str name);
 void act_rd_reader_free(reader *rd);
 /* What every read of a spool ends with, batch or live: its time span, the
  * undefined string ids in all, and the reader's memory and pages let go. */

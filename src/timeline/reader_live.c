@@ -5,7 +5,6 @@
  * the batch order (docs/architecture.md, "Streaming", invariants 1-3),
  * with the same checks and decoder as the batch read (reader_int.h).
  */
-#define ACT_READER_INTERNAL
 #include "reader_int.h"
 
 #include <fcntl.h>
