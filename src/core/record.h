@@ -79,6 +79,13 @@
  *      ranges still open with their names), so a reader that lost the
  *      thread's earlier chunks numbers the pushes it sees correctly and
  *      closes ranges that began before the kept window.
+ *      It also says how many bytes the thread published in its earlier
+ *      chunks (`before`): a reader whose copy of the ring is torn (a chunk
+ *      copied before its thread filled it, or an old copy of a chunk that
+ *      was recycled under the reader along with the one after it) finds
+ *      the hole, because a thread's kept segments must add up, and leaves
+ *      out what precedes it (counted as overwritten): a thread's kept
+ *      window is always contiguous, so no pop is kept whose push is lost.
  *  R5. Definitions survive: DEVICE, QUEUE, METADATA, CLOCK and tid-naming
  *      THREAD records (aux 0) found in a chunk being recycled, and the last
  *      CAPTURE record in it, are written again, with their strings, into
@@ -186,7 +193,8 @@ typedef struct act_rec_thread_ring {
     uint32_t range_seq; /* sequence number of the thread's last RANGE_PUSH before this segment */
     uint32_t n_open;    /* entries in open[], outermost first */
     uint32_t depth;     /* ranges open at the segment's start (may exceed n_open) */
-    uint32_t pad;
+    uint32_t before;    /* 1 + bytes (mod 2^32) the thread published in its earlier
+                         * chunks of this spool; 0: not recorded (an older writer) */
     /* act_rec_ring_open open[n_open]; */
 } act_rec_thread_ring;
 

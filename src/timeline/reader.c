@@ -320,9 +320,15 @@ static int scan_chunk(reader *rd, uint32_t idx)
             cur.seq = s->seq;
             cur.serial = h.aux;
             cur.chunk = idx;
+            cur.top = start + off;
             cur.begin = start + off + size;
             cur.end = cur.begin;
+            cur.before = 0;
             have = 1;
+        } else if (have && h.kind == ACT_REC_THREAD && h.aux == cur.serial && !cur.before &&
+                   size >= sizeof(act_rec_thread_ring) && (sp->hdr.flags & ACT_SPOOL_F_RING)) {
+            const act_rec_thread_ring *t = (const act_rec_thread_ring *)(sp->map + start + off);
+            cur.before = t->before;
         } else if (!have && h.kind != ACT_REC_PAD) {
             act_rd_problem(sp, "chunk %u offset %zu: record before any SEGMENT record; skipped",
                            idx, off);
@@ -334,6 +340,44 @@ static int scan_chunk(reader *rd, uint32_t idx)
     if (have && act_rd_seg_add(rd, &cur))
         return ACT_E_NOMEM;
     return 0;
+}
+
+/* A thread's ring segments in seq order must add up: each one's `before`
+ * is the previous one's plus its bytes. A hole (a torn copy of a live
+ * ring: a chunk copied before its thread filled it, or an old copy of a
+ * chunk recycled under the reader with the one after it; or a chunk the
+ * writer skipped) would keep records whose context is gone -- a pop whose
+ * push was overwritten. Everything of the thread before the last hole is
+ * cut: read for its definitions only, its other records counted as
+ * overwritten. Segments are sorted by seq. */
+static int ring_cut(act_spool *sp)
+{
+    act_u64map last = {0}, cut = {0};
+    int rc = 0;
+    for (size_t i = 0; i < sp->n_segs && !rc; i++) {
+        const segment *g = &sp->segs[i];
+        uint64_t v;
+        if (act_u64map_get(&last, g->serial, &v)) {
+            const segment *p = &sp->segs[v - 1];
+            uint32_t want = p->before + (uint32_t)(p->end - p->top);
+            if (p->before && g->before && g->before != want)
+                rc = act_u64map_put(&cut, g->serial, i + 1);
+        }
+        if (!rc)
+            rc = act_u64map_put(&last, g->serial, i + 1);
+    }
+    for (size_t i = 0; i < sp->n_segs && !rc; i++) {
+        segment *g = &sp->segs[i];
+        uint64_t v;
+        if (act_u64map_get(&cut, g->serial, &v) && i + 1 < v) {
+            g->cut = 1;
+            sp->hdr.chunks_overwritten++;
+            sp->hdr.bytes_overwritten += g->end - g->top;
+        }
+    }
+    act_u64map_free(&last);
+    act_u64map_free(&cut);
+    return rc ? ACT_E_NOMEM : 0;
 }
 
 static int seg_cmp(const void *a, const void *b)
@@ -389,6 +433,8 @@ static int decode(act_spool *sp, size_t file_size)
     if (!rc) {
         if (sp->n_segs) /* qsort's pointer must not be NULL, even for 0 items */
             qsort(sp->segs, sp->n_segs, sizeof(*sp->segs), seg_cmp);
+        if (sp->hdr.flags & ACT_SPOOL_F_RING)
+            rc = ring_cut(sp);
         sp->records[ACT_REC_SEGMENT] = sp->n_segs;
         act_sp_rec rec;
         for (size_t i = 0; i < sp->n_segs && !rc; i++) {

@@ -123,6 +123,22 @@ static inline __attribute__((always_inline)) void rec_decode(reader *rd, const a
     }
 }
 
+/* Records kept from a cut segment (reader.c, ring_cut): what R5 carries
+ * over. */
+static inline int act_rd_ring_cut_keeps(const act_rec_hdr *h)
+{
+    switch (h->kind) {
+    case ACT_REC_STRING:
+    case ACT_REC_DEVICE:
+    case ACT_REC_QUEUE:
+    case ACT_REC_METADATA:
+    case ACT_REC_CLOCK:
+    case ACT_REC_CAPTURE: return 1;
+    case ACT_REC_THREAD: return h->aux == 0;
+    default: return 0;
+    }
+}
+
 /* The next record of segment `sg` from *off: 1 with *out filled, 0 at the
  * end of the segment, or ACT_E_NOMEM. The survey also counts, notes times
  * and threads, and reports problems; both walks skip the same records and
@@ -159,6 +175,11 @@ seg_next_impl(reader *rd, const segment *sg, size_t *off, act_sp_rec *out, const
         }
         if (h->kind == ACT_REC_PAD || h->kind == ACT_REC_SEGMENT)
             continue;
+        if (sg->cut && !act_rd_ring_cut_keeps(h)) {
+            if (survey)
+                sp->hdr.records_overwritten++;
+            continue;
+        }
         if (survey)
             sp->records[h->kind]++;
         if (h->kind == ACT_REC_STRING) {

@@ -194,7 +194,7 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
                 sp->segs[cur].closed = 1; /* its thread left the chunk */
             const act_rec_segment *s =
                 (const act_rec_segment *)(const void *)(sp->map + start + off);
-            segment sg = {s->seq, h.aux, idx, start + off + size, start + off + size, 0};
+            segment sg = {s->seq, h.aux, idx, start + off + size, start + off + size, 0, 0, 0, 0};
             lc->has_seg = 0; /* its old last segment no longer moves with the insertion */
             if (live_seg_add(rd, l, &sg, &cur))
                 return ACT_E_NOMEM;

@@ -36,7 +36,10 @@ static void chunk_release(act_thread *t)
     if (!t->chunk || t->gen != atomic_load(&act_rec_state.gen) || !act_rec_hdr_get())
         return;
     if (act_rec_state.ring_chunks) {
-        /* Ring mode: the chunk stays in the ring's order, to be recycled. */
+        /* Ring mode: the chunk stays in the ring's order, to be recycled.
+         * Its final fill goes into the next segment's R4 `before`. */
+        t->ring_before +=
+            atomic_load_explicit((_Atomic uint32_t *)&t->chunk->used, memory_order_relaxed);
         act_rec_ring_disown(t->chunk->index);
         atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
     } else if (t->pos + 64 < t->room) {
@@ -159,6 +162,7 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
         t->chunk = NULL;
         atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
         t->gen = gen;
+        t->ring_before = 0;
         act_rec_thread_reset_strings(t);
         act_rec_thread_reset_ranges(t);
     }

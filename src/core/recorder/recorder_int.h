@@ -96,6 +96,7 @@ struct act_thread {
      * names of the open ranges (defined again atop every chunk). */
     uint32_t recent[ACT_RECENT_STRS];
     uint32_t n_recent;
+    uint32_t ring_before; /* bytes published in earlier ring chunks (R4), mod 2^32 */
     uint32_t n_ring_names;
     act_ring_name ring_names[ACT_RING_OPEN_MAX];
     /* Segment splitting (chunks.c, record.h S1): outside ring mode `cap`

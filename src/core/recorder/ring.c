@@ -479,7 +479,7 @@ static void put_thread_ring(act_thread *t, uint32_t *budget)
     r->range_seq = t->range_seq;
     r->n_open = n;
     r->depth = t->range_depth;
-    r->pad = 0;
+    r->before = t->ring_before + 1u;
     memcpy(r + 1, open, n * sizeof(*open));
     t->pos += (uint32_t)size;
 }
