@@ -197,11 +197,35 @@ static void test_stale_chunk_kept(void **state)
     check_window("held");
 }
 
+/* A copy that is not torn loses nothing: every thread's chunks add up. */
+static void test_whole_ring_cut_nothing(void **state)
+{
+    (void)state;
+    assert_int_equal(act_range_push("run"), ACT_OK);
+    steps_until_new_chunks(10);
+    assert_int_equal(act_range_push("held"), ACT_OK);
+    steps_until_new_chunks(2);
+    assert_int_equal(act_range_pop(), ACT_OK);
+    act_recorder_close();
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    act_spool_header file_hdr;
+    assert_int_equal(pread(fd, &file_hdr, sizeof(file_hdr), 0), sizeof(file_hdr));
+    close(fd);
+    act_spool sp;
+    char err[256];
+    assert_int_equal(act_spool_open(&sp, path, err, sizeof(err)), 0);
+    assert_int_equal(sp.hdr.chunks_overwritten, file_hdr.chunks_overwritten);
+    assert_int_equal(sp.hdr.records_overwritten, file_hdr.records_overwritten);
+    act_spool_close(&sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_owned_chunk_copied_early, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_chunk_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_whole_ring_cut_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
