@@ -121,10 +121,15 @@ def gone(pid):
 
 
 def spool_of(pid):
-    with open(f"/proc/{pid}/environ", "rb") as f:
-        for var in f.read().split(b"\0"):
-            if var.startswith(b"ACCELTRACE_SPOOL_DIR="):
-                return var.split(b"=", 1)[1].decode()
+    """The spool directory in the program's environment. Until the forked
+    child has exec'd the program, /proc shows the launcher's environment,
+    which names none (a busy machine stretches that moment): wait for it."""
+    for _ in range(3000):
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            for var in f.read().split(b"\0"):
+                if var.startswith(b"ACCELTRACE_SPOOL_DIR="):
+                    return var.split(b"=", 1)[1].decode()
+        time.sleep(0.01)
     fail(f"process {pid} names no spool directory")
 
 
