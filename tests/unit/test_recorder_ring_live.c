@@ -125,7 +125,11 @@ static void test_live_reads(void **state)
     fd = open(path, O_RDONLY);
     assert_int_equal(pread(fd, &h, sizeof(h), 0), sizeof(h));
     close(fd);
-    assert_int_equal(sp.hdr.chunks_overwritten, h.chunks_overwritten + 1);
+    /* Skipped and counted; the chunks its thread wrote before it are cut
+     * off by the hole and counted too (test_recorder_ring_torn.c): at
+     * most the rest of the 8-chunk ring. */
+    assert_true(sp.hdr.chunks_overwritten >= h.chunks_overwritten + 1);
+    assert_true(sp.hdr.chunks_overwritten <= h.chunks_overwritten + 8);
     assert_int_equal(sp.n_segs, h.chunks_used - 1); /* one segment per ring chunk */
     act_spool_close(&sp);
     tmpdir_remove(dir);
