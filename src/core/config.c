@@ -208,6 +208,22 @@ static int parse_ring(const char *v, act_config *cfg)
     return 0;
 }
 
+const char *const act_cl_clock_names[ACT_CL_CLOCK_METHODS] = {
+    "auto", "device_host_timer", "monotonic_raw", "anchor_marker", "anchor_enqueue"};
+
+/* How OpenCL device times are put on the timeline: auto (the best that
+ * works) or one method, forced (tests each; a user who distrusts one). */
+static int parse_opencl_clock(const char *v, act_config *cfg)
+{
+    for (int i = 0; i < ACT_CL_CLOCK_METHODS; i++) {
+        if (!strcmp(v, act_cl_clock_names[i])) {
+            cfg->opencl_clock = i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static int parse_drain_timeout(const char *v, act_config *cfg)
 {
     uint64_t ms;
@@ -371,6 +387,8 @@ static const act_var vars[] = {
      "opencl.kernel,opencl.sync), "
      "each optionally preceded by - to exclude it (e.g. all,-opencl.transfer)"},
     {"ACCELTRACE_CAPTURE_RANGE", parse_capture_range, "none, api or nvtx:NAME"},
+    {"ACCELTRACE_OPENCL_CLOCK", parse_opencl_clock,
+     "auto, device_host_timer, monotonic_raw, anchor_marker or anchor_enqueue"},
     {"ACCELTRACE_DELAY", parse_delay, "seconds from 0 to 86400, up to 9 decimals (e.g. 2, 0.5)"},
     {"ACCELTRACE_DURATION", parse_duration,
      "seconds from 0 to 86400, up to 9 decimals (e.g. 10, 1.5); 0 means unbounded"},

@@ -32,7 +32,13 @@ typedef struct act_config {
         trace_mode;   /* ACCELTRACE_TRACE_MODE: permission bits of written traces (default 0600) */
     unsigned sources; /* ACCELTRACE_SOURCES: ACT_CFG_SOURCE_* bits, started at start-up */
     unsigned gzip_threads; /* ACCELTRACE_GZIP_THREADS: 1..16 (0 = the writer's default) */
+    int opencl_clock;      /* ACCELTRACE_OPENCL_CLOCK: index in act_cl_clock_names (0 = auto) */
 } act_config;
+
+/* ACCELTRACE_OPENCL_CLOCK's values: "auto", then the OpenCL clock mapping
+ * methods (sources/opencl/clock.c), best first. */
+#define ACT_CL_CLOCK_METHODS 5
+extern const char *const act_cl_clock_names[ACT_CL_CLOCK_METHODS];
 
 /* Vendor sources a launcher asks start-up to start (ACCELTRACE_SOURCES). */
 enum { ACT_CFG_SOURCE_ASCEND = 1u << 0, ACT_CFG_SOURCE_CUDA = 1u << 1 };

@@ -394,6 +394,7 @@ static void pass_record(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *r
     case ACT_REC_CLOCK:
         on_clock(b, rec);
         bld_vendor_clock(b, p, rec);
+        bld_device_clock(b, p, rec);
         break;
     case ACT_REC_ERROR: on_error(b, p, rec); break;
     case ACT_REC_EXTCORR: on_extcorr(b, p, rec, i); break;

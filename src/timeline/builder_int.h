@@ -325,6 +325,9 @@ void bld_load_capture(bld *b, bld_proc *p);
 /* vendor_clock.c: a CLOCK record; the one that ends a vendor activity
  * cycle adds the "<source>_clock" metadata. */
 void bld_vendor_clock(bld *b, bld_proc *p, const act_sp_rec *rec);
+/* device_clock.c: an OpenCL device's CLOCK record: its "opencl_clock_*"
+ * metadata. */
+void bld_device_clock(bld *b, bld_proc *p, const act_sp_rec *rec);
 
 /* joins.c */
 int bld_joins_prepare(bld *b, bld_proc *p);

@@ -386,6 +386,21 @@ static void test_log(void **state)
     expect_common_invalid("ACCELTRACE_LOG", "info");
 }
 
+/* Issue 30.6: each OpenCL clock mapping can be forced (tests, a user who
+ * distrusts one); anything else is refused. */
+static void test_opencl_clock(void **state)
+{
+    (void)state;
+    assert_int_equal(expect_valid("ACCELTRACE_OPENCL_CLOCK", "auto").opencl_clock, 0);
+    for (int i = 1; i < ACT_CL_CLOCK_METHODS; i++)
+        assert_int_equal(
+            expect_valid("ACCELTRACE_OPENCL_CLOCK", act_cl_clock_names[i]).opencl_clock, i);
+    expect_invalid("ACCELTRACE_OPENCL_CLOCK", "Auto");
+    expect_invalid("ACCELTRACE_OPENCL_CLOCK", "per_op");
+    expect_invalid("ACCELTRACE_OPENCL_CLOCK", "1");
+    expect_common_invalid("ACCELTRACE_OPENCL_CLOCK", "auto");
+}
+
 static void test_library_dir(void **state)
 {
     (void)state;
@@ -554,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_capture_range),
         cmocka_unit_test(test_delay_duration),
         cmocka_unit_test(test_log),
+        cmocka_unit_test(test_opencl_clock),
         cmocka_unit_test(test_library_dir),
         cmocka_unit_test(test_library_paths),
         cmocka_unit_test(test_python_binding),

@@ -125,15 +125,15 @@ static inline int act_cl_gate(_Atomic int *armed, int what)
 typedef struct act_cl_device {
     cl_device_id id;
     uint32_t index;
-    /* Clock mapping (clock.c): host = device + offset_ns, unless
-     * per_op_anchor, where each command's QUEUED is anchored to the start
-     * of its host enqueue call. Written before the device is published. */
-    int64_t offset_ns;
+    /* Clock mapping (clock.c): host = device + offset_ns. Set before the
+     * device's first command (calibration under act_cl_queue_lock), or,
+     * by anchor_enqueue, at its first completion (anchor: enum
+     * act_cl_anchor); read by completion callbacks. */
+    _Atomic int64_t offset_ns;
     int64_t error_ns;
-    int per_op_anchor;
+    _Atomic int anchor;
     const char *method;
     _Atomic uint32_t rec_gen; /* recorder generation its DEVICE/CLOCK records went to */
-    int calibrated;
 } act_cl_device;
 
 typedef struct act_cl_queue {
@@ -170,13 +170,31 @@ void act_cl_queue_flush_all(void);
  * act_rec_clock. */
 void act_cl_clock_calibrate(act_cl_device *dev, cl_command_queue q, int queue_profiles);
 
+/* ACCELTRACE_OPENCL_CLOCK's values (act_cl_clock_names, core/config.h). */
+enum {
+    ACT_CL_CLOCK_AUTO,
+    ACT_CL_CLOCK_TIMER,
+    ACT_CL_CLOCK_MONOTONIC_RAW,
+    ACT_CL_CLOCK_ANCHOR_MARKER,
+    ACT_CL_CLOCK_ANCHOR_ENQUEUE
+};
+
+/* act_cl_device.anchor: NONE (offset from calibration), WAIT (anchor_enqueue:
+ * the first command to complete sets it), SETTING, DONE. */
+enum { ACT_CL_ANCHOR_NONE, ACT_CL_ANCHOR_WAIT, ACT_CL_ANCHOR_SETTING, ACT_CL_ANCHOR_DONE };
+
+/* anchor_enqueue: a command whose enqueue call ran from t0 to t1 completed
+ * with `queued` (device clock): the device's offset, if none is yet. */
+void act_cl_clock_anchor(act_cl_device *dev, uint64_t t0, uint64_t t1, uint64_t queued);
+
 /* ---- event.c ------------------------------------------------------------ */
 
 /* One traced command, from its enqueue until its completion callback. */
 typedef struct act_cl_op {
     uint64_t corr;
     uint64_t ext;
-    uint64_t start; /* host enqueue call start */
+    uint64_t start;    /* host enqueue call start */
+    uint64_t call_end; /* and end (0: not known) */
     uint64_t bytes;
     uint64_t gsize[3];
     uint64_t lsize[3];

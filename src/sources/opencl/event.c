@@ -83,6 +83,7 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
     op->kind = (uint8_t)kind;
     op->late = 0;
     op->name = name;
+    op->call_end = 0;
     op->start = act_clock_now();
     return op;
 }
@@ -98,10 +99,19 @@ void act_cl_op_kernel(act_cl_op *op, cl_kernel k)
     op->name = ki && ki->name ? ki->name : act_cl_kernel_name(k);
 }
 
-static uint64_t act_cl_map_time(const act_cl_op *op, cl_ulong t, cl_ulong queued)
+/* The device's one offset (clock.c): the same for every command, so
+ * device order and durations are kept exactly. */
+static int64_t act_cl_offset(const act_cl_op *op, cl_ulong queued)
 {
-    const act_cl_device *d = op->queue->dev;
-    int64_t off = d->per_op_anchor ? (int64_t)op->start - (int64_t)queued : d->offset_ns;
+    act_cl_device *d = op->queue->dev;
+    int st = atomic_load_explicit(&d->anchor, memory_order_acquire);
+    if (ACT_UNLIKELY(st == ACT_CL_ANCHOR_WAIT || st == ACT_CL_ANCHOR_SETTING))
+        act_cl_clock_anchor(d, op->start, op->call_end ? op->call_end : op->start, queued);
+    return atomic_load_explicit(&d->offset_ns, memory_order_relaxed);
+}
+
+static uint64_t act_cl_map_time(int64_t off, cl_ulong t)
+{
     int64_t v = (int64_t)t + off;
     return v > 0 ? (uint64_t)v : 0;
 }
@@ -158,6 +168,8 @@ static void act_cl_op_record(act_cl_op *op, cl_event ev, cl_int status)
     if (op->queue->actual & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
         flags |= ACT_OPF_OOO;
 
+    /* Before the reservation: anchoring may record the device's CLOCK. */
+    int64_t off = flags & ACT_OPF_NO_TIMES ? 0 : act_cl_offset(op, ts[0]);
     uint32_t name = act_str_intern_stable(op->name); /* literal or kept: never freed */
     act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof *r);
     if (r) {
@@ -170,10 +182,10 @@ static void act_cl_op_record(act_cl_op *op, cl_event ev, cl_int status)
         r->device = (uint64_t)(uintptr_t)op->queue->dev->id;
         r->queue = (uint64_t)(uintptr_t)op->queue->handle;
         if (!(flags & ACT_OPF_NO_TIMES)) {
-            r->queued = act_cl_map_time(op, ts[0], ts[0]);
-            r->submit = act_cl_map_time(op, ts[1], ts[0]);
-            r->start = act_cl_map_time(op, ts[2], ts[0]);
-            r->end = act_cl_map_time(op, ts[3], ts[0]);
+            r->queued = act_cl_map_time(off, ts[0]);
+            r->submit = act_cl_map_time(off, ts[1]);
+            r->start = act_cl_map_time(off, ts[2]);
+            r->end = act_cl_map_time(off, ts[3]);
         }
         r->corr = op->corr;
         r->ext = 0; /* joined through corr */
@@ -327,6 +339,7 @@ void act_cl_op_end(act_cl_op *op, const char *api, cl_int result, cl_event *app_
         act_cl_op_end_slow(op, result, written, app_ev);
         return;
     }
+    op->call_end = end;
     if (op->k)
         act_cl_launch_args(op);
     if (app_ev) {

@@ -135,8 +135,7 @@ static act_cl_device *act_cl_device_get_locked(cl_device_id id)
         return NULL;
     d->id = id;
     d->index = n;
-    d->per_op_anchor = 1; /* until calibrated */
-    d->method = "anchor_enqueue";
+    d->method = "anchor_enqueue"; /* until calibrated (before its first command) */
     atomic_store_explicit(&act_cl_devices[n], d, memory_order_release);
     atomic_store_explicit(&act_cl_device_count, n + 1, memory_order_release);
     return d;
