@@ -4,11 +4,15 @@
  * (sources/opencl/clock.c) is tested on PoCL too (check_clock_truth.py):
  * clGetDeviceAndHostTimer answers the device clock PoCL stamps its
  * profiling with (CLOCK_MONOTONIC_RAW) and, as host timer, a clock that
- * is not acceltrace's (CLOCK_MONOTONIC), as a real runtime may; clGetHostTimer
- * the same host clock. Everything else passes through.
+ * is not acceltrace's (that one moved by CLOCK_MONOTONIC's distance from
+ * it, fixed at the first call), as a real runtime may; clGetHostTimer the
+ * same host clock. Both of a pair come from one reading, as a runtime's
+ * do: a preemption between two readings would make an offset error that
+ * no bracket of acceltrace's could see. Everything else passes through.
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl_layer.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -21,13 +25,27 @@ static cl_ulong clock_ns(clockid_t id)
     return (cl_ulong)ts.tv_sec * 1000000000ull + (cl_ulong)ts.tv_nsec;
 }
 
+/* The fake host clock: CLOCK_MONOTONIC_RAW + shift. */
+static cl_ulong host_of(cl_ulong raw)
+{
+    static _Atomic cl_ulong shift;
+    cl_ulong s = atomic_load(&shift);
+    if (!s) {
+        s = clock_ns(CLOCK_MONOTONIC) - clock_ns(CLOCK_MONOTONIC_RAW) + 1;
+        cl_ulong zero = 0;
+        if (!atomic_compare_exchange_strong(&shift, &zero, s))
+            s = zero;
+    }
+    return raw + s;
+}
+
 static cl_int CL_API_CALL timer_device_and_host(cl_device_id dev, cl_ulong *device, cl_ulong *host)
 {
     (void)dev;
     if (!device || !host)
         return CL_INVALID_VALUE;
     *device = clock_ns(CLOCK_MONOTONIC_RAW);
-    *host = clock_ns(CLOCK_MONOTONIC);
+    *host = host_of(*device);
     return CL_SUCCESS;
 }
 
@@ -36,7 +54,7 @@ static cl_int CL_API_CALL timer_host(cl_device_id dev, cl_ulong *host)
     (void)dev;
     if (!host)
         return CL_INVALID_VALUE;
-    *host = clock_ns(CLOCK_MONOTONIC);
+    *host = host_of(clock_ns(CLOCK_MONOTONIC_RAW));
     return CL_SUCCESS;
 }
 
