@@ -131,16 +131,34 @@ static int act_cl_clock_markers(act_cl_device *dev, cl_command_queue q, int want
     return 1;
 }
 
+/* No command anchors the offset while a calibration runs (a device first
+ * mapped by anchor_enqueue, in an earlier spool, from a queue without
+ * profiling, may calibrate now): the anchoring state it had. */
+static int act_cl_clock_anchor_stop(act_cl_device *dev)
+{
+    for (;;) {
+        int st = atomic_load_explicit(&dev->anchor, memory_order_acquire);
+        if (st == ACT_CL_ANCHOR_SETTING) {
+            sched_yield(); /* a completion is setting it: a few stores away */
+            continue;
+        }
+        if (st == ACT_CL_ANCHOR_NONE ||
+            atomic_compare_exchange_strong(&dev->anchor, &st, ACT_CL_ANCHOR_NONE))
+            return st;
+    }
+}
+
 /* The mapping by the program's first command (anchor_enqueue): waits for
- * it, or records the one it found already (a new spool). */
-static void act_cl_clock_by_first_command(act_cl_device *dev)
+ * it, or records the one found already (`prev` DONE: a new spool). */
+static void act_cl_clock_by_first_command(act_cl_device *dev, int prev)
 {
     dev->method = "anchor_enqueue";
-    int st = ACT_CL_ANCHOR_NONE;
-    if (atomic_compare_exchange_strong(&dev->anchor, &st, ACT_CL_ANCHOR_WAIT))
-        return;
-    if (st == ACT_CL_ANCHOR_DONE)
+    if (prev == ACT_CL_ANCHOR_DONE) {
+        atomic_store_explicit(&dev->anchor, ACT_CL_ANCHOR_DONE, memory_order_release);
         act_cl_clock_record(dev);
+        return;
+    }
+    atomic_store_explicit(&dev->anchor, ACT_CL_ANCHOR_WAIT, memory_order_release);
 }
 
 static int act_cl_clock_try(act_cl_device *dev, cl_command_queue q, int queue_profiles, int want)
@@ -156,6 +174,7 @@ static int act_cl_clock_try(act_cl_device *dev, cl_command_queue q, int queue_pr
 void act_cl_clock_calibrate(act_cl_device *dev, cl_command_queue q, int queue_profiles)
 {
     int want = act_cfg.opencl_clock;
+    int prev = act_cl_clock_anchor_stop(dev);
     if (want && want != ACT_CL_CLOCK_ANCHOR_ENQUEUE) {
         if (act_cl_clock_try(dev, q, queue_profiles, want)) {
             act_cl_clock_record(dev);
@@ -170,7 +189,7 @@ void act_cl_clock_calibrate(act_cl_device *dev, cl_command_queue q, int queue_pr
         act_cl_clock_record(dev);
         return;
     }
-    act_cl_clock_by_first_command(dev);
+    act_cl_clock_by_first_command(dev, prev);
 }
 
 void act_cl_clock_anchor(act_cl_device *dev, uint64_t t0, uint64_t t1, uint64_t queued)
