@@ -30,6 +30,10 @@
  * correlation as they are read: its device ops may be written while the
  * program runs (timeline/devstream.c). */
 #define ACT_SRC_F_LAUNCH_STREAMED 0x8u
+/* Its CLOCK records each map one described device's times (one offset per
+ * device and process): the trace states them as "<name>_clock_<pid>_<device>"
+ * metadata, the name in lower case (timeline/device_clock.c). */
+#define ACT_SRC_F_DEVICE_CLOCK 0x10u
 
 typedef struct act_source_traits {
     const char *name;    /* "OpenCL": names its device processes */
