@@ -178,10 +178,10 @@ static int ds_choose(bld *b, bld_proc *p)
     uint32_t ref = act_u64map_get(&p->queue_label, q, &v) ? (uint32_t)v : 0;
     for (size_t i = p->ops_begin; i < b->n_ops; i++) {
         const bld_op *op = &b->ops[i];
+        uint32_t traits = act_source_traits_of(op->source)->flags;
         if (op_dev(p, op) == 0 && op->queue == q &&
-            (!(act_source_traits_of(op->source)->flags & ACT_SRC_F_LAUNCH_STREAMED) ||
-             ((act_source_traits_of(op->source)->flags & ACT_SRC_F_QUEUE_OOO_BIT) && ref &&
-              (b->queues[ref - 1].properties & 1u)))) {
+            (!(traits & ACT_SRC_F_LAUNCH_STREAMED) ||
+             ((traits & ACT_SRC_F_QUEUE_OOO_BIT) && ref && (b->queues[ref - 1].properties & 1u)))) {
             ds->on = 0; /* not OpenCL, or out of order: the end lays it out */
             return 0;
         }

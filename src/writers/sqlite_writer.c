@@ -153,9 +153,9 @@ static uint64_t str_hash(const char *p, size_t n)
  * replaced by U+FFFD (as the Chrome writer does), owned by the writer. */
 static act_str str_valid(sqlite_writer *w, act_str s)
 {
-    size_t skip, i = 0;
-    while (i < s.n && act_utf8_seq((const unsigned char *)s.p + i, s.n - i, &skip))
-        i += act_utf8_seq((const unsigned char *)s.p + i, s.n - i, &skip);
+    size_t skip, i = 0, seq;
+    while (i < s.n && (seq = act_utf8_seq((const unsigned char *)s.p + i, s.n - i, &skip)) != 0)
+        i += seq;
     if (i == s.n)
         return s;
     char *c = malloc(s.n * 3 + 1);
