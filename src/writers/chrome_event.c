@@ -271,11 +271,23 @@ static inline size_t cache_index(uint64_t key, size_t n)
 
 /* An arg's key with its separators, ',"key":' (no comma for the first):
  * a few keys (mostly literals of the builder) recur on every event, so
- * the whole piece is cached by the key's address, like wstr_event's
- * strings and under the same rule (event strings only). */
+ * the whole piece is cached, under wstr_event's rule (event strings
+ * only: they do not move while the writer runs). The slot comes from the
+ * key's bytes, not its address, so where the linker or the arena puts a
+ * literal does not change which keys share a slot (by address, unrelated
+ * changes moved the export's instruction count). */
 static inline int key_in(const struct key_txt *k, act_str key)
 {
-    return k->p == key.p && k->n == key.n && k->len;
+    return k->len && k->n == key.n && (k->p == key.p || memcmp(k->p, key.p, key.n) == 0);
+}
+
+/* The hash of a key's bytes (FNV-1a) for cache_index. */
+static inline uint64_t key_hash(act_str key)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < key.n; i++)
+        h = (h ^ (unsigned char)key.p[i]) * 0x100000001b3ull;
+    return h;
 }
 
 /* The cached piece of `key`: first the slot this arg position used last
@@ -285,7 +297,7 @@ static inline const struct key_txt *key_cached(act_chrome_enc *w, act_str key, u
     const struct key_txt *k = &w->keys[*memo];
     if (key_in(k, key))
         return k;
-    size_t i = cache_index((uintptr_t)key.p ^ key.n, 64);
+    size_t i = cache_index(key_hash(key), 64);
     if (!key_in(&w->keys[i], key) && !key_in(&w->keys[i ^= 1], key))
         return NULL;
     *memo = (uint8_t)i;
@@ -299,7 +311,7 @@ static void write_key_slow(act_chrome_enc *w, act_str key, int first)
     act_obuf *b = w->b;
     struct key_txt *k = NULL;
     if (w->esc) {
-        size_t i = cache_index((uintptr_t)key.p ^ key.n, 64);
+        size_t i = cache_index(key_hash(key), 64);
         k = &w->keys[i];
         if (k->len && !w->keys[i ^ 1].len)
             k = &w->keys[i ^ 1];
