@@ -85,10 +85,12 @@ static void test_live_reads(void **state)
     for (int i = 0; i < 3; i++)
         pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
     uint64_t marks = 0, bad = 0, problems = 0, wrapped = 0;
-    /* 200 readings at least, and until the ring wrapped often (a busy
-     * machine may hold the writers back), for 20 s at most. */
+    /* 200 readings at least, and until the ring wrapped often and the
+     * readings saw enough marks (a busy machine may hold the writers back
+     * while the readings run: 200 of them can end before the writers
+     * filled a chunk), for 20 s at most. */
     time_t t0 = time(NULL);
-    for (int n = 0; (n < 200 || wrapped <= 10) && time(NULL) - t0 < 20; n++) {
+    for (int n = 0; (n < 200 || wrapped <= 10 || marks <= 1000) && time(NULL) - t0 < 20; n++) {
         act_spool sp;
         char err[256];
         assert_int_equal(act_spool_open(&sp, path, err, sizeof(err)), 0);
