@@ -66,3 +66,16 @@ else:
 with open(os.path.join(out, "launched.%d.json" % rank), "w") as f:
     json.dump({"rank": rank, "kernels": launched}, f)
 dist.destroy_process_group()
+# Leave without interpreter finalization: torch's gloo worker threads may
+# still drop an all-reduce's AsyncWork, whose tensors hold Python objects,
+# while Py_Finalize runs; taking the GIL then ends the thread inside a
+# noexcept destructor and the rank dies of SIGABRT ("terminate called
+# without an active exception"; pytorch/pytorch#190489, the fix attempted
+# in #179291 was abandoned). Seen in 6 of 25 torchrun --profile runs beside
+# two busy loops, untraced frames only (gloo runLoop -> ~AsyncWork ->
+# decref -> take_gil -> pthread_exit). Everything this rank writes is
+# written and closed above; the recorder needs no exit handler (its spool
+# is a shared mapping the launcher reads, docs/reliability.md).
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
