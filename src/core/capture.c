@@ -31,29 +31,36 @@
 #define GATE_DELAY   0x4u /* ACCELTRACE_DELAY not yet elapsed */
 #define GATE_EXPIRED 0x8u /* ACCELTRACE_DURATION elapsed */
 
-/* Read by the inline wrappers in acceltrace.h (in the program), through
- * act__idle_ptr: see there why not by name. */
-ACT_EXPORT int act__idle;
-ACT_EXPORT int *const act__idle_ptr = &act__idle;
-
 static struct {
     pthread_mutex_t lock;
-    unsigned gates;            /* closed gates; the window is open when 0 */
-    int attached;              /* a recorder is open */
-    _Atomic int attached_flag; /* same, for lock-free readers */
-    unsigned nvtx_depth;       /* open ranges named nvtx_name, all threads */
-    uint32_t timer_gen;        /* a timer thread quits when this moves on */
-    int after_fork;            /* the next open is a forked child's: keep the gates */
+    unsigned gates;      /* closed gates; the window is open when 0 */
+    int attached;        /* a recorder is open */
+    unsigned nvtx_depth; /* open ranges named nvtx_name, all threads */
+    uint32_t timer_gen;  /* a timer thread quits when this moves on */
+    int after_fork;      /* the next open is a forked child's: keep the gates */
     /* configuration */
     int api;
     char nvtx_name[256];
     uint64_t delay_ns, duration_ns;
 } capture_gates = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+static void capture_recorder_opened(void);
+static void capture_recorder_closed(void);
+static void capture_atfork_child(int attached);
+
+/* The recorder's listener (core/internal.h): the window opens and closes
+ * with the spool. */
+static const act_recorder_listener capture_listener = {
+    .opened = capture_recorder_opened,
+    .closed = capture_recorder_closed,
+    .atfork_child = capture_atfork_child,
+};
+
 int act_capture_configure(int api, const char *nvtx_name, uint64_t delay_ns, uint64_t duration_ns)
 {
     if (nvtx_name && strlen(nvtx_name) >= sizeof(capture_gates.nvtx_name))
         return ACT_E_INVAL;
+    act_recorder_listen(&capture_listener);
     pthread_mutex_lock(&capture_gates.lock);
     if (capture_gates.attached) {
         pthread_mutex_unlock(&capture_gates.lock);
@@ -223,11 +230,10 @@ static unsigned time_gates_start_locked(void)
 
 /* ---- recorder lifecycle ----------------------------------------------- */
 
-void act_capture_recorder_opened(void)
+static void capture_recorder_opened(void)
 {
     pthread_mutex_lock(&capture_gates.lock);
     capture_gates.attached = 1;
-    atomic_store(&capture_gates.attached_flag, 1);
     if (capture_gates.after_fork) {
         /* A forked child goes on with the window as its parent left it. */
         capture_gates.after_fork = 0;
@@ -240,38 +246,33 @@ void act_capture_recorder_opened(void)
     act_spool_header *h = act_recorder_header();
     if (h && capture_gates.gates)
         atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_CAPTURE_API);
-    __atomic_store_n(&act__idle, 0, __ATOMIC_RELAXED);
     atomic_store(&act__recording, capture_gates.gates == 0);
     pthread_mutex_unlock(&capture_gates.lock);
 }
 
-void act_capture_recorder_closed(void)
+static void capture_recorder_closed(void)
 {
     pthread_mutex_lock(&capture_gates.lock);
     capture_gates.attached = 0;
-    atomic_store(&capture_gates.attached_flag, 0);
     capture_gates.timer_gen++;
-    __atomic_store_n(&act__idle, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&capture_gates.lock);
 }
 
-void act_capture_atfork_child(int attached)
+static void capture_atfork_child(int attached)
 {
     /* Another parent thread may have held the lock at fork time. */
     pthread_mutex_init(&capture_gates.lock, NULL);
     capture_gates.attached = attached;
-    atomic_store(&capture_gates.attached_flag, attached);
     capture_gates.timer_gen++; /* the timer thread did not survive the fork */
     /* The child keeps the window as it was at the fork; later time-gate
      * transitions are the parent's (its timer thread). */
     capture_gates.after_fork = attached;
-    __atomic_store_n(&act__idle, !attached, __ATOMIC_RELAXED);
     atomic_store(&act__recording, attached && capture_gates.gates == 0);
 }
 
 int act_capture_attached(void)
 {
-    return atomic_load_explicit(&capture_gates.attached_flag, memory_order_relaxed);
+    return act_recorder_attached(); /* with or without this window listening */
 }
 
 void act_capture_count_outside(uint16_t kind)

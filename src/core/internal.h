@@ -67,6 +67,20 @@ uint64_t act_recorder_ring(void);
 void act_recorder_close(void);
 /* Fork handling (recorder/fork.c): the child gets a fresh spool on its next record. */
 void act_recorder_atfork_child(void);
+/* Who hears that the recorder opened or closed a spool, or forked: the
+ * capture window (capture.c) registers itself before the recorder opens.
+ * The recorder sits below the capture window and never calls it by name;
+ * with no listener, an open spool records (act__recording = 1). Each hook
+ * runs outside act_rec_state.lock and may write records. */
+typedef struct act_recorder_listener {
+    void (*opened)(void);
+    void (*closed)(void);
+    void (*atfork_child)(int attached); /* attached: the child reopens lazily */
+} act_recorder_listener;
+void act_recorder_listen(const act_recorder_listener *l);
+/* A spool is open in this process, or a forked child's will be opened on
+ * its next record (lock-free; lifecycle.c). */
+int act_recorder_attached(void);
 
 /* ---- capture.c: configuration ------------------------------------------ */
 
@@ -74,9 +88,4 @@ void act_recorder_atfork_child(void);
  * nvtx_name: NAME of nvtx:NAME ("" = none). delay/duration in ns (0 = none),
  * measured from process start. */
 int act_capture_configure(int api, const char *nvtx_name, uint64_t delay_ns, uint64_t duration_ns);
-/* Called by the recorder after it opened / closed a spool. */
-void act_capture_recorder_opened(void);
-void act_capture_recorder_closed(void);
-/* Fork child: `attached` when its spool will be reopened lazily. */
-void act_capture_atfork_child(int attached);
 #endif

@@ -163,8 +163,7 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
         atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
         t->gen = gen;
         t->ring_before = 0;
-        act_rec_thread_reset_strings(t);
-        act_rec_thread_reset_ranges(t);
+        act_rec_thread_reset(t);
     }
     chunk_release(t);
     if (act_rec_state.ring_chunks) {
@@ -270,13 +269,6 @@ static int seg_check(act_thread *t, size_t size)
     atomic_compare_exchange_strong_explicit(&t->cap, &c, soft_cap(t), memory_order_relaxed,
                                             memory_order_relaxed);
     return 0;
-}
-
-void act_rec_drop(uint16_t kind)
-{
-    act_spool_header *h = act_rec_hdr_get();
-    if (h && kind < ACT_REC_KIND_MAX)
-        atomic_fetch_add_explicit((_Atomic uint64_t *)&h->dropped[kind], 1, memory_order_relaxed);
 }
 
 static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)

@@ -41,5 +41,23 @@ void act_recorder_atfork_child(void)
      * first record: a child that only calls exec never leaves a file. */
     if (was && act_rec_state.dir[0])
         act_rec_state.reopen_pending = 1;
-    act_capture_atfork_child(was && act_rec_state.dir[0]);
+    int attached = was && act_rec_state.dir[0];
+    atomic_store(&act_rec_state.attached, attached);
+    __atomic_store_n(&act__idle, !attached, __ATOMIC_RELAXED);
+    const act_recorder_listener *l = atomic_load(&act_rec_state.listener);
+    if (l && l->atfork_child)
+        l->atfork_child(attached);
+    else
+        atomic_store(&act__recording, attached);
+}
+
+static void fork_register_once(void)
+{
+    pthread_atfork(NULL, NULL, act_recorder_atfork_child);
+}
+
+void act_rec_fork_register(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fork_register_once);
 }

@@ -48,7 +48,6 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     pthread_t thread;
-    _Atomic int running; /* a thread exists (this process, this spool) */
     int stop;
     int no_space;          /* a reservation failed: the helper stops */
     _Atomic uint32_t done; /* chunks [0, done) are faulted in */
@@ -114,28 +113,24 @@ void act_rec_prefault_start(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the app's signals are not ours */
-    prefaulter.running = pthread_create(&prefaulter.thread, NULL, prefault_main, NULL) == 0;
+    act_rec_state.prefault_running =
+        pthread_create(&prefaulter.thread, NULL, prefault_main, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (prefaulter.running)
+    if (act_rec_state.prefault_running)
         pthread_setname_np(prefaulter.thread, "act-prefault");
 }
 
 /* Caller holds act_rec_state.lock. */
 void act_rec_prefault_stop(void)
 {
-    if (!prefaulter.running)
+    if (!act_rec_state.prefault_running)
         return;
     pthread_mutex_lock(&prefaulter.lock);
     prefaulter.stop = 1;
     pthread_cond_signal(&prefaulter.wake);
     pthread_mutex_unlock(&prefaulter.lock);
     pthread_join(prefaulter.thread, NULL);
-    prefaulter.running = 0;
-}
-
-int act_rec_prefault_running(void)
-{
-    return atomic_load(&prefaulter.running);
+    act_rec_state.prefault_running = 0;
 }
 
 uint32_t act_recorder_prefaulted(void)
@@ -145,7 +140,7 @@ uint32_t act_recorder_prefaulted(void)
 
 void act_rec_prefault_kick(void)
 {
-    if (!prefaulter.running)
+    if (!act_rec_state.prefault_running)
         return;
     pthread_mutex_lock(&prefaulter.lock);
     pthread_cond_signal(&prefaulter.wake);
@@ -156,5 +151,5 @@ void act_rec_prefault_atfork_child(void)
 {
     pthread_mutex_init(&prefaulter.lock, NULL);
     pthread_cond_init(&prefaulter.wake, NULL);
-    prefaulter.running = 0; /* the helper thread did not survive the fork */
+    act_rec_state.prefault_running = 0; /* the helper thread did not survive the fork */
 }

@@ -85,16 +85,6 @@ int act_recorder_range_top(void)
                                         : ACT_RANGE_RECORDED;
 }
 
-/* A new spool numbers ranges afresh; ranges still open from the previous
- * one are not in it, so their pops must not be written. */
-void act_rec_thread_reset_ranges(act_thread *t)
-{
-    uint32_t d = t->range_depth < ACT_RANGE_STACK ? t->range_depth : ACT_RANGE_STACK;
-    for (uint32_t i = 0; i < d; i++)
-        t->range_stack[i] = RANGE_MARK_OUTSIDE;
-    t->range_seq = 0;
-}
-
 /* ---- range fast path ---------------------------------------------------
  *
  * act_range_push/pop try these first while recording. The common case --

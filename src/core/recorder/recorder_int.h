@@ -5,19 +5,24 @@
  * pointer cache). The recorder's users include core/rec_write.h (writers)
  * or core/internal.h (its lifecycle).
  *
+ * Listed bottom up: a file calls only the files above it in this list
+ * (scripts/check_layers.py --build finds any circle):
  *   spool_file.c  the spool file: directory, mapping, header, space
- *                 reservation, open/attach/close
- *   prefault.c    the helper thread that faults chunks in ahead of use
- *   chunks.c      per-thread state, chunks handed out and recycled,
- *                 act_rec_reserve/commit/drop
+ *                 reservation, drop counts (act_rec_drop)
  *   ring.c        ring mode (flight recorder): the oldest chunk written
  *                 over, on the chunk-full path (record.h R1-R6)
+ *   prefault.c    the helper thread that faults chunks in ahead of use
+ *   fork.c        what a forked child does with its parent's recorder
+ *   lifecycle.c   open/attach/close, and the listener told of them
+ *                 (the capture window: core/internal.h)
+ *   thread_reset.c  a thread's caches and range stack on a new spool
+ *   chunks.c      per-thread state, chunks handed out and recycled,
+ *                 act_rec_reserve/commit
  *   strings.c     string interning (per-thread cache, cut to fit)
  *   literals.c    literal detection: the pointer cache of string literals
  *   ranges.c      the range stack, range ids and the range fast path
  *   fast_clock.c  the per-thread TSC clock
  *   emit.c        correlation ids and the convenience writers of sources
- *   fork.c        what a forked child does with its parent's recorder
  */
 #ifndef ACT_RECORDER_INT_H
 #define ACT_RECORDER_INT_H
@@ -142,6 +147,13 @@ struct act_rec_state {
     char dir[PATH_MAX];
     pid_t pid;
     int reopen_pending; /* forked child: open a spool on the next record */
+    /* The pre-fault helper thread exists (prefault.c writes it; ring.c
+     * reads it: a helper that is gone never ends a survey). */
+    _Atomic int prefault_running;
+    /* A spool is open, or a forked child's is pending (act_recorder_attached). */
+    _Atomic int attached;
+    /* Who hears of open, close and fork (lifecycle.c; NULL: nobody). */
+    const act_recorder_listener *_Atomic listener;
 };
 extern struct act_rec_state act_rec_state;
 
@@ -220,19 +232,29 @@ void act_rec_space_atfork_child(void);
 /* ftruncate(fd, size) with any SIGXFSZ it raises in this thread taken back
  * (the program's RLIMIT_FSIZE is the program's): 0 or an errno value. */
 int act_rec_spool_truncate(int fd, off_t size);
+/* Map a new spool in `dir` (act_rec_state: map, path, header), then fill
+ * its header once the chunk tables are set up (lifecycle.c opens). */
+int act_rec_spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, int create);
+void act_rec_spool_init_header(void);
+
+/* ---- fork.c ---- */
+/* Register the fork handler (once per process). */
+void act_rec_fork_register(void);
 
 /* ---- prefault.c (callers hold act_rec_state.lock for start/stop) ---- */
 void act_rec_prefault_start(void);
 void act_rec_prefault_stop(void);
 void act_rec_prefault_kick(void);
 /* Whether the helper thread runs (it can end a survey, ring.c). */
-int act_rec_prefault_running(void);
+static inline int act_rec_prefault_running(void)
+{
+    return atomic_load(&act_rec_state.prefault_running);
+}
 void act_rec_chunk_prefault(act_chunk_header *c);
 void act_rec_prefault_atfork_child(void);
 
-/* ---- strings.c, ranges.c: per-thread state of a new spool ---- */
-void act_rec_thread_reset_strings(act_thread *t);
-void act_rec_thread_reset_ranges(act_thread *t);
+/* ---- thread_reset.c: per-thread state of a new spool ---- */
+void act_rec_thread_reset(act_thread *t);
 /* Where to cut s[0, len) to at most `max` bytes on a UTF-8 boundary. */
 size_t act_rec_utf8_cut(const char *s, size_t len, size_t max);
 

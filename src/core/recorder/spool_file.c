@@ -1,16 +1,12 @@
 /*
  * spool_file.c -- the spool file of this process (format: core/record.h):
  * its directory, the shared mapping, the header, the reservation of its
- * space chunk by chunk, and opening and sealing it.
+ * space chunk by chunk, and the drop counts. Opening and sealing it, and
+ * telling the capture window, are lifecycle.c's.
  *
  * Because the spool is a MAP_SHARED file mapping, every published byte is
  * in the page cache the moment it is written: if the program is killed, the
  * launcher still reads everything published before the death.
- *
- * Lifetime: act_recorder_open() maps a new spool (generation++);
- * act_recorder_close() seals it but never unmaps it while threads might
- * still be writing (a device callback can arrive late); stale per-thread
- * state is detected by generation on the slow path (chunks.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -109,6 +105,15 @@ void act_rec_space_atfork_child(void)
     pthread_mutex_init(&space.lock, NULL);
 }
 
+/* A record of `kind` lost: counted in the header (record.h), as the
+ * launcher reports it. */
+void act_rec_drop(uint16_t kind)
+{
+    act_spool_header *h = act_rec_hdr_get();
+    if (h && kind < ACT_REC_KIND_MAX)
+        atomic_fetch_add_explicit((_Atomic uint64_t *)&h->dropped[kind], 1, memory_order_relaxed);
+}
+
 /* ---- the program's file size limit ------------------------------------
  *
  * RLIMIT_FSIZE is the program's. Growing a file past it fails with EFBIG
@@ -172,7 +177,7 @@ static int spool_dir_check(const char *dir, int create)
     return 0;
 }
 
-static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, int create)
+int act_rec_spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, int create)
 {
     if (spool_dir_check(dir, create) != 0)
         return ACT_E_IO;
@@ -224,8 +229,9 @@ static int spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, in
     return 0;
 }
 
-static void spool_init_header(void)
+void act_rec_spool_init_header(void)
 {
+    atomic_store(&space.reserved, 0); /* a fresh spool: nothing reserved yet */
     act_spool_header *h = act_rec_hdr_get();
     h->version = ACT_SPOOL_VERSION;
     h->header_size = ACT_SPOOL_HEADER_SIZE;
@@ -240,100 +246,6 @@ static void spool_init_header(void)
     spool_fill_cmdline(h);
     /* The magic goes last: a reader that sees it sees a whole header. */
     atomic_store_explicit((_Atomic uint64_t *)&h->magic, ACT_SPOOL_MAGIC, memory_order_release);
-}
-
-static void recorder_atfork_register(void)
-{
-    pthread_atfork(NULL, NULL, act_recorder_atfork_child);
-}
-
-static int recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size, int create)
-{
-    if (!dir || !*dir)
-        return ACT_E_INVAL;
-    if (chunk_size < 4096 || chunk_size % 8 || chunk_size > (1u << 24))
-        return ACT_E_INVAL;
-    if (capacity < (uint64_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
-        return ACT_E_INVAL;
-    pthread_mutex_lock(&act_rec_state.lock);
-    if (act_rec_hdr_get() && act_rec_state.pid == getpid()) {
-        pthread_mutex_unlock(&act_rec_state.lock);
-        return ACT_E_STATE;
-    }
-    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-    pthread_once(&atfork_once, recorder_atfork_register);
-    int rc = spool_map(dir, capacity, chunk_size, create);
-    if (rc == 0) {
-        free(act_rec_state.free_chunks);
-        act_rec_state.free_chunks = calloc(act_rec_state.chunk_count, sizeof(uint32_t));
-        act_rec_state.free_top = 0;
-        if (!act_rec_state.free_chunks) {
-            munmap(act_rec_state.map, act_rec_state.map_size);
-            unlink(act_rec_state.path);
-            act_rec_hdr_set(NULL);
-            rc = ACT_E_NOMEM;
-        } else if (act_rec_ring_setup(act_rec_hdr_get()) != 0) {
-            munmap(act_rec_state.map, act_rec_state.map_size);
-            unlink(act_rec_state.path);
-            act_rec_hdr_set(NULL);
-            rc = ACT_E_NOMEM;
-        }
-    }
-    if (rc == 0) {
-        act_rec_state.pid = getpid();
-        atomic_store(&space.reserved, 0);
-        spool_init_header();
-        atomic_store(&act_rec_exhausted, 0);
-        atomic_fetch_add(&act_rec_state.gen, 1);
-        act_rec_prefault_start();
-    }
-    pthread_mutex_unlock(&act_rec_state.lock);
-    /* Outside act_rec_state.lock: the capture window decides whether act__recording
-     * turns on, and may write records. */
-    if (rc == 0)
-        act_capture_recorder_opened();
-    return rc;
-}
-
-int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size)
-{
-    return recorder_open(dir, capacity, chunk_size, 1);
-}
-
-int act_recorder_attach(const char *dir, uint64_t capacity, uint32_t chunk_size)
-{
-    return recorder_open(dir, capacity, chunk_size, 0);
-}
-
-void act_recorder_close(void)
-{
-    pthread_mutex_lock(&act_rec_state.lock);
-    if (!act_rec_hdr_get() || act_rec_state.pid != getpid()) {
-        pthread_mutex_unlock(&act_rec_state.lock);
-        return;
-    }
-    atomic_store(&act__recording, 0);
-    act_rec_prefault_stop();
-    /* Send every thread to the slow path; it will find a new generation. */
-    for (act_thread *t = act_rec_state.threads; t; t = t->next)
-        atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
-    act_spool_header *h = act_rec_hdr_get();
-#if defined(__x86_64__)
-    if (atomic_load(&act_tsc.usable) == 1) {
-        /* Informational: timestamps are already ns (see record.h). */
-        h->calib_ts[0] = act_tsc.tsc0;
-        h->calib_ns[0] = act_tsc.ns0;
-        act_tsc_pair(&h->calib_ts[1], &h->calib_ns[1]);
-    }
-#endif
-    atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_SEALED);
-    msync(act_rec_state.map, act_rec_state.map_size, MS_ASYNC);
-    /* Keep the mapping: a late device callback may still be writing to it.
-     * It is address space only; the file itself is removed by its owner. */
-    act_rec_hdr_set(NULL);
-    atomic_fetch_add(&act_rec_state.gen, 1);
-    pthread_mutex_unlock(&act_rec_state.lock);
-    act_capture_recorder_closed();
 }
 
 /* No getpid() here: the fork handler clears act_rec_state.hdr in a child, so the

@@ -106,16 +106,3 @@ uint32_t act_str_intern_cstr(const char *s)
 {
     return s ? act_str_intern(s, strlen(s)) : 0;
 }
-
-void act_rec_thread_reset_strings(act_thread *t)
-{
-    for (size_t i = 0; i < ACT_STR_CACHE; i++) {
-        free(t->strs[i].copy);
-        memset(&t->strs[i], 0, sizeof(t->strs[i]));
-    }
-    memset(t->ptrs, 0, sizeof(t->ptrs));
-    memset(t->recent, 0, sizeof(t->recent));
-    act_rec_ring_thread_free(t);
-    t->next_str = 1;
-    t->announced = 0;
-}
