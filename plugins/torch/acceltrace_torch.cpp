@@ -48,6 +48,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
@@ -701,6 +702,41 @@ act_torch_plugin_register(const char *torch_version)
 #endif
     });
     return nullptr;
+}
+
+namespace acceltrace_torch
+{
+/* What torch asks of the PrivateUse1 backend once it has a name: acceltrace
+ * names it only so that torch.profiler enables the PrivateUse1 activity, and
+ * is no device. Without hooks, torch._C._get_accelerator() (and with it
+ * dist.barrier()) raised "Please register PrivateUse1HooksInterface"; these
+ * say "no device here", so torch goes on with the CPU. */
+struct NoDeviceHooks final : at::PrivateUse1HooksInterface {
+    bool isAvailable() const override
+    {
+        return false;
+    }
+    bool hasPrimaryContext(c10::DeviceIndex) const override
+    {
+        return false;
+    }
+    c10::DeviceIndex deviceCount() const override
+    {
+        return 0;
+    }
+};
+} // namespace acceltrace_torch
+
+/* Called after acceltrace named the PrivateUse1 backend (never when a real
+ * backend owns it, which registers its own hooks). Returns 1 if it
+ * registered the hooks, 0 if some were already there. */
+extern "C" __attribute__((visibility("default"))) int act_torch_plugin_register_hooks(void)
+{
+    static acceltrace_torch::NoDeviceHooks hooks;
+    if (at::isPrivateUse1HooksRegistered())
+        return 0;
+    at::RegisterPrivateUse1HooksInterface(&hooks);
+    return 1;
 }
 
 /* Counters for diagnostics and tests: out[0..4] = sessions configured,

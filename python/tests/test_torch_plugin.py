@@ -59,6 +59,30 @@ def test_plugin_is_built_for_this_torch():
     assert torch._C._get_privateuse1_backend_name() == at.PRIVATEUSE1_NAME
 
 
+def test_naming_privateuse1_leaves_torch_without_an_accelerator(tmp_path):
+    """Naming PrivateUse1 (torch.profiler needs the name to enable the
+    PrivateUse1 activity) made torch believe an accelerator was present:
+    torch._C._get_accelerator() raised "Please register
+    PrivateUse1HooksInterface", and with it dist.barrier() on gloo, in any
+    program that imported acceltrace.torch."""
+    plugin_or_skip()
+    code = """
+import tempfile
+import torch
+import torch.distributed as dist
+import acceltrace.torch as at
+assert at.plugin_loaded(), at.plugin_error()
+print(torch._C._get_accelerator().type)
+dist.init_process_group("gloo", init_method="file://%s", rank=0, world_size=1)
+dist.barrier()
+dist.destroy_process_group()
+print("barrier")
+""" % (tmp_path / "store")
+    rc, out, err = run_python(code)
+    assert rc == 0, err[-2000:]
+    assert out.split() == ["cpu", "barrier"]
+
+
 def test_plugin_refuses_another_torch_version():
     h = plugin_or_skip()
     reg = h.act_torch_plugin_register

@@ -20,6 +20,7 @@ from ._sanitizer import (  # noqa: F401
     apply_metadata_sanitizer_patch, sanitize_json_value, sanitize_value,
     warning_text)
 from ._distributed import apply_distributed_info_patch
+from . import _plugin
 from ._plugin import (  # noqa: F401
     counters, last_errors, load_plugin, plugin_error, plugin_loaded, plugin_path)
 
@@ -33,6 +34,9 @@ def _name_privateuse1_backend():
     import torch
     if torch._C._get_privateuse1_backend_name() == "privateuseone":
         torch.utils.rename_privateuse1_backend(PRIVATEUSE1_NAME)
+        # A named backend needs hooks, or torch._C._get_accelerator() (and
+        # dist.barrier()) raises: the plugin's say "no device here".
+        _plugin.register_hooks()
     return torch._C._get_privateuse1_backend_name()
 
 

@@ -75,6 +75,16 @@ def _load(path):
     return handle
 
 
+def register_hooks():
+    """Give the PrivateUse1 backend acceltrace named hooks that say it is no
+    device (act_torch_plugin_register_hooks). True if registered now."""
+    h = _state["handle"]
+    if h is None or not hasattr(h, "act_torch_plugin_register_hooks"):
+        return False
+    h.act_torch_plugin_register_hooks.restype = ctypes.c_int
+    return h.act_torch_plugin_register_hooks() == 1
+
+
 def load_plugin(path=None):
     """Load and register the plugin once; returns True when it is active."""
     if _state["handle"] is not None:
