@@ -166,6 +166,11 @@ typedef struct act_options {
     const char *spool_dir;  /* where the spool goes; NULL = a private temp dir */
     int capture_api;        /* nonzero: record only between act_start/act_stop */
     const char *trace_name; /* "traceName" in the trace; NULL = program name */
+    /* Python frames attached to each launch, copy and synchronisation made
+     * from Python (1..64; 0 = ACCELTRACE_PYTHON_BACKTRACE, off by default);
+     * python_backtrace_all nonzero: to every intercepted call. */
+    int python_backtrace;
+    int python_backtrace_all;
 } act_options;
 
 /* Begin recording in this process without a launcher. `opts` may be NULL. */

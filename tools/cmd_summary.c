@@ -103,21 +103,19 @@ int act_cmd_summary(int argc, char **argv)
     static const char *const namesm[] = {"base", "full", "mangled"};
     static const char *const units[] = {"ns", "us", "ms", "s"};
     static const struct option longs[] = {
-        {"by-range", no_argument, NULL, 'r'},
-        {"format", required_argument, NULL, 'F'},
-        {"names", required_argument, NULL, 'N'},
-        {"timeunit", required_argument, NULL, 'U'},
-        {"rows", required_argument, NULL, 'R'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"by-range", no_argument, NULL, 'r'},       {"by-python-line", no_argument, NULL, 'P'},
+        {"format", required_argument, NULL, 'F'},   {"names", required_argument, NULL, 'N'},
+        {"timeunit", required_argument, NULL, 'U'}, {"rows", required_argument, NULL, 'R'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     act_summary_fmt fmt = {.unit = ACT_SUM_US};
-    int c;
+    int c, range_opt = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", longs, NULL)) != -1) {
         switch (c) {
-        case 'r': fmt.by_range = 1; break;
+        case 'r': fmt.by_range = range_opt = 1; break;
+        case 'P': fmt.by_range = fmt.by_python_line = 1; break;
         case 'F':
             if ((fmt.format = pick(optarg, formats, 3)) < 0)
                 return usage_error("--format wants table, csv or json, not '%s'", optarg);
@@ -138,6 +136,9 @@ int act_cmd_summary(int argc, char **argv)
         default: return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (range_opt && fmt.by_python_line)
+        return usage_error("%s", "--by-range and --by-python-line attribute device time in two "
+                                 "ways: give one");
     int n = argc - optind;
     if (n <= 0)
         return usage_error("%s", "missing TRACE (a trace file, or - for standard input)");
@@ -154,6 +155,8 @@ int act_cmd_summary(int argc, char **argv)
         return 2;
     }
     act_summary_want_ranges(s, fmt.by_range);
+    if (fmt.by_python_line)
+        act_summary_want_python_lines(s, 1);
     int rc = load_all(s, argv + optind, n);
     if (!rc)
         act_summary_print_fmt(s, stdout, &fmt);

@@ -55,6 +55,10 @@ static const hopt run_opts[] = {
      "flight recorder: keep only the most recent ~SIZE of records per process (e.g. 64M), "
      "oldest chunks overwritten; the trace at exit, crash or trigger holds the last moments; "
      "at most a fifth of the memory [ACCELTRACE_RING]"},
+    {"--python-backtrace[=N]", NULL,
+     "attach the Python stack (innermost N frames, default 16) to every kernel launch, copy "
+     "and synchronisation made from Python; =all or =N:all: to every intercepted call "
+     "[ACCELTRACE_PYTHON_BACKTRACE]"},
     {"--hooks", "LIST",
      "hook groups: all, or a comma list such as all,-activity.cupti [ACCELTRACE_HOOKS]"},
     {"--capture-range", "RANGE",
@@ -72,6 +76,9 @@ static const hopt run_opts[] = {
 
 static const hopt summary_opts[] = {
     {"--by-range", NULL, "also attribute device time to the range (External id) that launched it"},
+    {"--by-python-line", NULL,
+     "instead attribute device time to the Python line that launched it (a trace recorded "
+     "with --python-backtrace)"},
     {"--format", "FORMAT", "table (default), csv or json"},
     {"--names", "MODE",
      "base (default: demangled C++ names without template and argument lists, distinct "

@@ -63,6 +63,7 @@ int act_run_args_parse(int argc, char **argv, run_opts *o, int *prog_index)
         OPT_ASCEND,
         OPT_NO_STREAM,
         OPT_STREAM_MS,
+        OPT_PYTHON_BACKTRACE,
         OPT_ENV
     };
     struct option longs[32] = {
@@ -78,8 +79,9 @@ int act_run_args_parse(int argc, char **argv, run_opts *o, int *prog_index)
         {"ascend", no_argument, NULL, OPT_ASCEND},
         {"no-stream", no_argument, NULL, OPT_NO_STREAM},
         {"stream-interval", required_argument, NULL, OPT_STREAM_MS},
+        {"python-backtrace", optional_argument, NULL, OPT_PYTHON_BACKTRACE},
     };
-    size_t nl = 12;
+    size_t nl = 13;
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         longs[nl++] =
             (struct option){env_options[i].option, required_argument, NULL, OPT_ENV + (int)i};
@@ -99,6 +101,10 @@ int act_run_args_parse(int argc, char **argv, run_opts *o, int *prog_index)
         case OPT_CUDA: o->cuda = 1; break;
         case OPT_ASCEND: o->ascend = 1; break;
         case OPT_NO_STREAM: o->no_stream = 1; break;
+        case OPT_PYTHON_BACKTRACE:
+            /* --python-backtrace alone: 16 frames (ACCELTRACE_PYTHON_BACKTRACE) */
+            setenv("ACCELTRACE_PYTHON_BACKTRACE", optarg ? optarg : "16", 1);
+            break;
         case OPT_STREAM_MS: {
             char *end;
             unsigned long v = strtoul(optarg, &end, 10);

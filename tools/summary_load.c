@@ -45,7 +45,9 @@ enum field {
     F_EXT,
     F_ARGNAME,
     F_TAG,
-    F_ERROR
+    F_ERROR,
+    F_CORR,
+    F_PYSTACK
 };
 
 /* args.acceltrace of the builder's process-lifetime slice (one cpu_op per
@@ -59,9 +61,11 @@ typedef struct ev_fields {
     int has_name, has_ts, has_dur, name_is_str, process_slice;
     char error[64]; /* args.error (an OpenCL error name), "" = none */
     double ts, dur;
-    uint64_t pid, tid, ext;
+    uint64_t pid, tid, ext, corr;
     char *argname;
     size_t argname_len;
+    char *pyline; /* with --by-python-line: the launching line, "" = none */
+    size_t pyline_len;
 } ev_fields;
 
 typedef struct loader {
@@ -178,8 +182,8 @@ static int cap_close(loader *L)
 
 static void ev_reset(ev_fields *e)
 {
-    char *name = e->name, *an = e->argname;
-    *e = (ev_fields){.name = name, .argname = an};
+    char *name = e->name, *an = e->argname, *py = e->pyline;
+    *e = (ev_fields){.name = name, .argname = an, .pyline = py};
 }
 
 static int ev_done(loader *L)
@@ -196,13 +200,64 @@ static int ev_done(loader *L)
     int dev = act_cat_is_device_name(e->cat);
     if (dev < 0 || (e->process_slice && !strcmp(e->cat, "cpu_op")))
         return 1;
-    int rc = act_summary_add_slice(L->s, e->name, e->name_len, dev, e->pid, e->tid, e->ts, e->dur,
+    int rc;
+    if (act_summary_by_python_line(L->s)) {
+        /* Keyed by correlation: the launch's Python line names the op. */
+        rc = act_summary_add_slice(L->s, e->name, e->name_len, dev, e->pid, e->tid, e->ts, e->dur,
+                                   dev ? e->corr : 0);
+        if (!rc && !dev && e->corr && e->pyline_len)
+            rc = act_summary_add_range(L->s, e->corr, e->pyline, e->pyline_len);
+    } else {
+        rc = act_summary_add_slice(L->s, e->name, e->name_len, dev, e->pid, e->tid, e->ts, e->dur,
                                    e->ext);
-    if (!rc && !dev && e->ext && (!strcmp(e->cat, "user_annotation") || !strcmp(e->cat, "cpu_op")))
-        rc = act_summary_add_range(L->s, e->ext, e->name, e->name_len);
+        if (!rc && !dev && e->ext &&
+            (!strcmp(e->cat, "user_annotation") || !strcmp(e->cat, "cpu_op")))
+            rc = act_summary_add_range(L->s, e->ext, e->name, e->name_len);
+    }
     if (rc)
         L->nomem = 1;
     return !rc;
+}
+
+/* Whether a frame ("file(line): function") is the program's own code
+ * rather than an installed package's or generated code's. */
+static int frame_is_users(const char *f, size_t n)
+{
+    if (n == 0 || f[0] == '<')
+        return 0;
+    static const char *const lib[] = {"/site-packages/", "/dist-packages/", "/lib/python3."};
+    for (size_t i = 0; i < sizeof(lib) / sizeof(lib[0]); i++) {
+        size_t m = strlen(lib[i]);
+        for (size_t j = 0; j + m <= n; j++)
+            if (!memcmp(f + j, lib[i], m))
+                return 0;
+    }
+    return 1;
+}
+
+/* The line a launch is attributed to (docs/python.md): the innermost frame
+ * of the program's own code, else the innermost frame. */
+static int set_pyline(loader *L, ev_fields *e, const char *s, size_t n)
+{
+    const char *pick = NULL;
+    size_t pick_n = 0;
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(s + i, '\n', n - i);
+        size_t len = nl ? (size_t)(nl - (s + i)) : n - i;
+        if (!pick) {
+            pick = s + i;
+            pick_n = len;
+        }
+        if (frame_is_users(s + i, len)) {
+            pick = s + i;
+            pick_n = len;
+            break;
+        }
+        i += len + 1;
+    }
+    if (!pick)
+        return 1;
+    return set_str(L, &e->pyline, &e->pyline_len, (const unsigned char *)pick, pick_n);
 }
 
 /* A scalar value: where it lands depends on where we are. */
@@ -260,6 +315,10 @@ static int on_scalar(loader *L, json_t *jv, const unsigned char *str, size_t n, 
     } else if (w == W_ARGS) {
         if (k == F_EXT && num && nb[0] != '-')
             e->ext = strtoull(nb, NULL, 10);
+        else if (k == F_CORR && num && nb[0] != '-')
+            e->corr = strtoull(nb, NULL, 10);
+        else if (k == F_PYSTACK && is_str)
+            return set_pyline(L, e, (const char *)str, n);
         else if (k == F_ARGNAME && is_str)
             return set_str(L, &e->argname, &e->argname_len, str, n);
         else if (k == F_ERROR && is_str)
@@ -361,11 +420,13 @@ static int cb_key(void *c, const unsigned char *k, size_t n)
                  : key_is(k, n, "args") ? F_EXT /* marks args below */
                                         : F_NONE;
     } else if (w == W_ARGS) {
-        L->key = key_is(k, n, "External id")  ? F_EXT
-                 : key_is(k, n, "name")       ? F_ARGNAME
-                 : key_is(k, n, "acceltrace") ? F_TAG
-                 : key_is(k, n, "error")      ? F_ERROR
-                                              : F_NONE;
+        L->key = key_is(k, n, "External id")                                        ? F_EXT
+                 : key_is(k, n, "name")                                             ? F_ARGNAME
+                 : key_is(k, n, "acceltrace")                                       ? F_TAG
+                 : key_is(k, n, "error")                                            ? F_ERROR
+                 : key_is(k, n, "correlation")                                      ? F_CORR
+                 : key_is(k, n, "Python stack") && act_summary_by_python_line(L->s) ? F_PYSTACK
+                                                                                    : F_NONE;
     }
     return 1;
 }
@@ -738,6 +799,7 @@ static int load(act_summary *s, const char *path, char *err, size_t errlen,
         }
         free(L->ev.name);
         free(L->ev.argname);
+        free(L->ev.pyline);
         free(L);
     }
     return rc;

@@ -103,11 +103,15 @@ class profile:
     arguments are those of ``act_options``: ``buffer_size`` (bytes, 0 =
     default), ``spool_dir`` (None = a private temporary directory),
     ``capture_api`` (record only between :func:`capture_start` and
-    :func:`capture_stop`), ``trace_name``.
+    :func:`capture_stop`), ``trace_name``, ``python_backtrace`` (the
+    innermost N Python frames on each kernel launch, copy and
+    synchronisation made from Python; 0 = off, or ``True`` for 16) and
+    ``python_backtrace_all`` (on every intercepted call).
     """
 
     def __init__(self, output=None, *, buffer_size=0, spool_dir=None,
-                 capture_api=False, trace_name=None):
+                 capture_api=False, trace_name=None, python_backtrace=0,
+                 python_backtrace_all=False):
         self.output = os.fspath(output) if output is not None else None
         if int(buffer_size) < 0:
             raise ValueError("buffer_size must be >= 0, not %r" % (buffer_size,))
@@ -115,6 +119,11 @@ class profile:
         self.spool_dir = os.fspath(spool_dir) if spool_dir is not None else None
         self.capture_api = bool(capture_api)
         self.trace_name = trace_name
+        depth = 16 if python_backtrace is True else int(python_backtrace)
+        if python_backtrace_all and depth == 0:
+            depth = 16
+        self.python_backtrace = _in_range(depth, 0, 64, "python_backtrace")
+        self.python_backtrace_all = bool(python_backtrace_all)
         self._running = False
 
     @property
@@ -130,6 +139,8 @@ class profile:
         opts.capture_api = 1 if self.capture_api else 0
         opts.trace_name = (_lib.encode(self.trace_name, "trace_name")
                            if self.trace_name is not None else None)
+        opts.python_backtrace = self.python_backtrace
+        opts.python_backtrace_all = 1 if self.python_backtrace_all else 0
         return opts
 
     def start(self):

@@ -74,6 +74,8 @@ class act_options(ctypes.Structure):
         ("spool_dir", ctypes.c_char_p),
         ("capture_api", ctypes.c_int),
         ("trace_name", ctypes.c_char_p),
+        ("python_backtrace", ctypes.c_int),
+        ("python_backtrace_all", ctypes.c_int),
     ]
 
 

@@ -164,6 +164,10 @@ static int session_begin_locked(const act_options *opts)
     int rc = act_capture_configure(api, "", 0, 0);
     if (rc != ACT_OK)
         return rc;
+    if (opts && OPT_HAS(opts, python_backtrace_all) && opts->python_backtrace > 0)
+        act_pystack_configure(opts->python_backtrace, opts->python_backtrace_all);
+    else
+        act_pystack_configure(act_cfg.python_backtrace, act_cfg.python_backtrace_all);
     uint32_t chunk;
     rc = session_chunk_size(&chunk);
     if (rc != ACT_OK)

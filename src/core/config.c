@@ -370,6 +370,37 @@ static int parse_output_template(const char *v, act_config *cfg)
     return act_outname_expand(v, 1, "host", &d, getenv_const, out, sizeof(out), err, sizeof(err));
 }
 
+/* --python-backtrace: N frames (1..64), "all" (16 frames, every call),
+ * "N:all", or 0/off. */
+static int parse_python_backtrace(const char *v, act_config *cfg)
+{
+    int all = 0, depth = 16;
+    char num[16];
+    const char *colon = strchr(v, ':');
+    if (!strcmp(v, "off") || !strcmp(v, "0")) {
+        cfg->python_backtrace = cfg->python_backtrace_all = 0;
+        return 0;
+    }
+    if (!strcmp(v, "all")) {
+        all = 1;
+    } else {
+        size_t n = colon ? (size_t)(colon - v) : strlen(v);
+        if (n == 0 || n >= sizeof(num) || (colon && strcmp(colon, ":all")))
+            return -1;
+        memcpy(num, v, n);
+        num[n] = '\0';
+        char *end;
+        long d = strtol(num, &end, 10);
+        if (*end || d < 1 || d > 64)
+            return -1;
+        depth = (int)d;
+        all = colon != NULL;
+    }
+    cfg->python_backtrace = depth;
+    cfg->python_backtrace_all = all;
+    return 0;
+}
+
 /* The table. Keep docs/configuration.md in step with it. */
 static const act_var vars[] = {
     {"ACCELTRACE_SPOOL_DIR", parse_spool_dir, "an absolute directory path (set by acceltrace run)"},
@@ -389,6 +420,9 @@ static const act_var vars[] = {
     {"ACCELTRACE_CAPTURE_RANGE", parse_capture_range, "none, api or nvtx:NAME"},
     {"ACCELTRACE_OPENCL_CLOCK", parse_opencl_clock,
      "auto, device_host_timer, monotonic_raw, anchor_marker or anchor_enqueue"},
+    {"ACCELTRACE_PYTHON_BACKTRACE", parse_python_backtrace,
+     "off, N (Python frames per launch, copy and synchronisation, 1 to 64), all (16 frames, "
+     "every intercepted call) or N:all"},
     {"ACCELTRACE_DELAY", parse_delay, "seconds from 0 to 86400, up to 9 decimals (e.g. 2, 0.5)"},
     {"ACCELTRACE_DURATION", parse_duration,
      "seconds from 0 to 86400, up to 9 decimals (e.g. 10, 1.5); 0 means unbounded"},

@@ -31,8 +31,10 @@ typedef struct act_config {
     unsigned
         trace_mode;   /* ACCELTRACE_TRACE_MODE: permission bits of written traces (default 0600) */
     unsigned sources; /* ACCELTRACE_SOURCES: ACT_CFG_SOURCE_* bits, started at start-up */
-    unsigned gzip_threads; /* ACCELTRACE_GZIP_THREADS: 1..16 (0 = the writer's default) */
-    int opencl_clock;      /* ACCELTRACE_OPENCL_CLOCK: index in act_cl_clock_names (0 = auto) */
+    unsigned gzip_threads;    /* ACCELTRACE_GZIP_THREADS: 1..16 (0 = the writer's default) */
+    int opencl_clock;         /* ACCELTRACE_OPENCL_CLOCK: index in act_cl_clock_names (0 = auto) */
+    int python_backtrace;     /* ACCELTRACE_PYTHON_BACKTRACE: Python frames per call (0 = off) */
+    int python_backtrace_all; /* ... ":all": every intercepted call */
 } act_config;
 
 /* ACCELTRACE_OPENCL_CLOCK's values: "auto", then the OpenCL clock mapping

@@ -163,4 +163,20 @@ int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t res
                      uint32_t source);
 int act_rec_error_emit(const char *fmt, ...) ACT_PRINTF(1, 2);
 
+/* --python-backtrace (core/pystack.c): Python frames per captured call
+ * (0 = off: the one branch the hot paths pay) and whether every
+ * intercepted call is captured, not only those that launch device work
+ * (act_rec_api_emit with a correlation) and synchronisations. */
+extern int act__pystack_depth;
+extern int act__pystack_all;
+/* The calling thread's Python stack as the "Python stack" arg of its most
+ * recent API record (emit.c); call it only right after that record. */
+void act_rec_pystack_emit(void);
+/* A source, after the API record of a synchronisation (clFinish, ...). */
+static inline void act_rec_pystack_sync(void)
+{
+    if (ACT_UNLIKELY(act__pystack_depth) && !act__pystack_all)
+        act_rec_pystack_emit();
+}
+
 #endif

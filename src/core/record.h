@@ -134,7 +134,7 @@ enum act_rec_kind {
     ACT_REC_CAPTURE = 17,    /* act_rec_ts: capture window on (aux=1) / off (aux=0) */
     ACT_REC_EXTCORR = 18,    /* act_rec_extcorr: vendor correlation -> external id */
     ACT_REC_ARG = 19,        /* act_rec_arg: one argument of this thread's most recent
-                                RANGE_PUSH / RANGE_START / MARK record (aux = key) */
+                                RANGE_PUSH / RANGE_START / MARK / API record (aux = key) */
     ACT_REC_KIND_MAX = 20
 };
 

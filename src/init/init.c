@@ -55,6 +55,7 @@ static int stage_load_core(char *why, size_t len)
         return ACT_E_DISABLED; /* no tool attached */
     /* The capture window (capture.c) is set before the recorder opens:
      * with a capture range the spool starts paused. */
+    act_pystack_configure(act_cfg.python_backtrace, act_cfg.python_backtrace_all);
     rc = act_capture_configure(act_cfg.capture_api, act_cfg.capture_nvtx, act_cfg.delay_ns,
                                act_cfg.duration_ns);
     if (rc < 0) {

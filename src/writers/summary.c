@@ -321,6 +321,17 @@ void act_summary_want_ranges(act_summary *s, int on)
     s->want_ranges = on;
 }
 
+void act_summary_want_python_lines(act_summary *s, int on)
+{
+    s->want_ranges = on;
+    s->by_python_line = on;
+}
+
+int act_summary_by_python_line(const act_summary *s)
+{
+    return s->by_python_line;
+}
+
 /* ---- ranges (External id -> name) ------------------------------------- */
 
 static int range_eq(const act_summary *s, uint32_t id, const void *key)

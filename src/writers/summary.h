@@ -38,6 +38,12 @@ int act_summary_add_slice(act_summary *s, const char *name, size_t len, int devi
  * and they grow with the number of launches). */
 int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t len);
 void act_summary_want_ranges(act_summary *s, int on);
+/* Attribute device time to the Python line that launched it instead
+ * (summary --by-python-line): the "ranges" are then Python source lines,
+ * keyed by the launch's correlation (act_summary_add_range with corr, and
+ * act_summary_add_slice's ext = the device op's correlation). */
+void act_summary_want_python_lines(act_summary *s, int on);
+int act_summary_by_python_line(const act_summary *s);
 /* Several traces: slices added after this belong to a new source (one
  * rank or file row). The first source exists implicitly. */
 int act_summary_begin_source(act_summary *s, const char *path);
@@ -76,11 +82,12 @@ enum { ACT_SUM_NS, ACT_SUM_US, ACT_SUM_MS, ACT_SUM_S };
 
 typedef struct act_summary_fmt {
     int by_range;
-    int format;  /* ACT_SUM_TABLE/CSV/JSON */
-    int names;   /* ACT_SUM_NAMES_* */
-    int unit;    /* ACT_SUM_NS..S */
-    int width;   /* table width; 0 = COLUMNS, the terminal, else 80 */
-    size_t rows; /* rows per section, the rest one "other" row; 0 = ACT_SUM_ROWS */
+    int by_python_line; /* with by_range: the ranges are Python lines */
+    int format;         /* ACT_SUM_TABLE/CSV/JSON */
+    int names;          /* ACT_SUM_NAMES_* */
+    int unit;           /* ACT_SUM_NS..S */
+    int width;          /* table width; 0 = COLUMNS, the terminal, else 80 */
+    size_t rows;        /* rows per section, the rest one "other" row; 0 = ACT_SUM_ROWS */
 } act_summary_fmt;
 
 /* Rows per section by default: the top names by total time. Every name is

@@ -114,6 +114,7 @@ struct act_summary {
     size_t cap_ridx;
     act_sum_rrow no_range;
     int want_ranges;
+    int by_python_line; /* the ranges are Python lines keyed by correlation */
     int finished;
     int nomem;
     json_t *counters;   /* borrowed (set_counters), else the sources' */

@@ -422,7 +422,10 @@ static void print_table(act_summary *s, FILE *f, const act_summary_fmt *fmt, sec
     print_ops(s, f, "Device ops", &x->dev, x->db, x->dl, 0, 1, fmt, width);
     print_ops(s, f, "Host calls", &x->host, x->hb, x->hl, 1, 1, fmt, width);
     if (fmt->by_range)
-        print_ops(s, f, "Device time by launching range", &x->range, x->db, 0, 0, 0, fmt, width);
+        print_ops(s, f,
+                  fmt->by_python_line ? "Device time by launching Python line"
+                                      : "Device time by launching range",
+                  &x->range, x->db, 0, 0, 0, fmt, width);
     print_groups(f, s, fmt, width);
     print_notes(s, f);
     print_all_counters(f, s);
@@ -481,7 +484,7 @@ static void print_csv(act_summary *s, FILE *f, const act_summary_fmt *fmt, secti
     csv_rows(s, f, "device", &x->dev, x->db, k, pr);
     csv_rows(s, f, "host", &x->host, x->hb, k, pr);
     if (fmt->by_range)
-        csv_rows(s, f, "range", &x->range, x->db, k, pr);
+        csv_rows(s, f, fmt->by_python_line ? "python_line" : "range", &x->range, x->db, k, pr);
     size_t cap = s->n_src > s->n_gr ? s->n_src : s->n_gr;
     pgroup *g = calloc(cap + 1, sizeof(*g));
     size_t n = g ? act_sum_groups_of(s, g) : 0;
@@ -605,11 +608,12 @@ static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, sect
     jset(o, "device", json_sect(s, &x->dev, x->db, x->dl, k));
     jset(o, "host", json_sect(s, &x->host, x->hb, x->hl, k));
     if (fmt->by_range) {
-        jset(o, "by_range", json_rows(s, &x->range, x->db, k));
+        jset(o, fmt->by_python_line ? "by_python_line" : "by_range",
+             json_rows(s, &x->range, x->db, k));
         if (x->range.other_names) { /* an array stays an array: the rest beside it */
             json_t *r = json_row(s, &x->range.other, x->db, k);
             jset(r, "names", json_integer((json_int_t)x->range.other_names));
-            jset(o, "by_range_other", r);
+            jset(o, fmt->by_python_line ? "by_python_line_other" : "by_range_other", r);
         }
     }
     jset(o, s->n_src > 1 ? "ranks" : "processes", json_groups(s, k, rows_cap(fmt)));

@@ -75,6 +75,7 @@ static void thread_destroy(void *arg)
     for (size_t i = 0; i < ACT_STR_CACHE; i++)
         free(t->strs[i].copy);
     act_rec_ring_thread_free(t);
+    free(t->pystack_ids);
     act_rec_tls = NULL;
     free(t);
 }

@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -73,13 +74,69 @@ static __attribute__((noinline)) int api_slow(const char *name, uint64_t start, 
     return 0;
 }
 
+/* The string ids of this thread's recent Python stacks, by the walk's key
+ * (pystack.c): a stack seen again costs the walk and one record, not its
+ * text and a hash of it. Valid for one spool generation; not used in ring
+ * mode, where a string's record may have been written over. */
+#define PYSTACK_IDS 64u
+typedef struct act_pystack_id {
+    uint64_t key;
+    uint32_t id, gen;
+} act_pystack_id;
+
+static int pystack_arg(uint32_t key_id, uint32_t str_id)
+{
+    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r));
+    if (!r)
+        return -1;
+    r->h.aux = key_id;
+    r->type = ACT_RECARG_STR;
+    r->pad = 0;
+    r->v.u = str_id;
+    act_rec_commit();
+    return 0;
+}
+
+void act_rec_pystack_emit(void)
+{
+    int depth = __atomic_load_n(&act__pystack_depth, __ATOMIC_ACQUIRE);
+    act_thread *t = act_rec_tls;
+    act_pystack_frames w;
+    uint64_t key = depth && t ? act_pystack_walk(depth, &w) : 0;
+    if (!key)
+        return;
+    uint32_t gen = act_recorder_generation();
+    if (!t->pystack_ids)
+        t->pystack_ids = calloc(PYSTACK_IDS, sizeof(act_pystack_id));
+    int cache = act_rec_state.ring_chunks == 0 && t->pystack_ids;
+    act_pystack_id none = {0, 0, 0};
+    act_pystack_id *slot =
+        cache ? &((act_pystack_id *)t->pystack_ids)[(key ^ (key >> 17)) & (PYSTACK_IDS - 1)]
+              : &none;
+    uint32_t k = act_str_intern_literal("Python stack");
+    if (cache && slot->key == key && slot->gen == gen && slot->id) {
+        pystack_arg(k, slot->id);
+        return;
+    }
+    char buf[8192];
+    size_t len = act_pystack_walk_text(&w, buf, sizeof(buf));
+    uint32_t id = len ? act_str_intern(buf, len) : 0;
+    if (!id)
+        return;
+    *slot = (act_pystack_id){key, id, gen};
+    pystack_arg(k, id);
+}
+
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
                      int32_t result, uint32_t source)
 {
     act_thread *t = act_rec_tls;
-    if (ACT_LIKELY(t != NULL) && api_fast(t, name, start, end, corr, ext, result, source))
-        return 0;
-    return api_slow(name, start, end, corr, ext, result, source);
+    int rc = ACT_LIKELY(t != NULL) && api_fast(t, name, start, end, corr, ext, result, source)
+                 ? 0
+                 : api_slow(name, start, end, corr, ext, result, source);
+    if (ACT_UNLIKELY(act__pystack_depth) && rc == 0 && (corr || act__pystack_all))
+        act_rec_pystack_emit();
+    return rc;
 }
 
 int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t result,
@@ -87,9 +144,13 @@ int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t res
 {
     act_thread *t = act_rec_tls;
     uint64_t ext = t ? act_rec_range_ext(t) : 0;
-    if (ACT_LIKELY(t != NULL) && ACT_LIKELY(api_fast(t, name, start, end, 0, ext, result, source)))
-        return 0;
-    return api_slow(name, start, end, 0, ext, result, source);
+    int rc =
+        ACT_LIKELY(t != NULL) && ACT_LIKELY(api_fast(t, name, start, end, 0, ext, result, source))
+            ? 0
+            : api_slow(name, start, end, 0, ext, result, source);
+    if (ACT_UNLIKELY(act__pystack_all) && rc == 0)
+        act_rec_pystack_emit();
+    return rc;
 }
 
 int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str)

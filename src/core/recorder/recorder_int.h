@@ -108,6 +108,7 @@ struct act_thread {
      * is a soft limit ACT_SEG_SPLIT_BYTES past the last check, so the fast
      * path needs no test of its own; `room` is the chunk's real limit. */
     uint32_t room;     /* usable bytes of `chunk` (cap <= room) */
+    void *pystack_ids; /* recent Python stacks' string ids (emit.c), lazily */
     uint64_t seg_next; /* the spool's segment_seq just after this thread's segment began */
 };
 /* Bytes a thread appends between two checks for a segment split. */

@@ -11,7 +11,8 @@
         return act_cl_next.name_ args_;                                                            \
     uint64_t t0 = act_clock_now();                                                                 \
     cl_int rc = act_cl_next.name_ args_;                                                           \
-    act_cl_host_slice(#name_, t0, rc);                                                             \
+    if (act_cl_host_slice(#name_, t0, rc))                                                         \
+        act_rec_pystack_sync();                                                                    \
     return rc
 
 static cl_int act_cl_marker_like(cl_command_queue q, int barrier, const char *api, cl_uint n,
