@@ -84,15 +84,19 @@ typedef struct act_pystack_id {
     uint32_t id, gen;
 } act_pystack_id;
 
-static int pystack_arg(uint32_t key_id, uint32_t str_id)
+/* One ACT_REC_ARG (record.h), key and string ids given, followed by the n
+ * values of v (a vector's: bits is then n). */
+static int arg_write(uint32_t key_id, uint32_t type, uint64_t bits, const uint64_t *v, uint32_t n)
 {
-    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r));
+    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r) + n * sizeof(uint64_t));
     if (!r)
         return -1;
     r->h.aux = key_id;
-    r->type = ACT_RECARG_STR;
+    r->type = type;
     r->pad = 0;
-    r->v.u = str_id;
+    r->v.u = bits;
+    if (n)
+        memcpy(r + 1, v, n * sizeof(uint64_t));
     act_rec_commit();
     return 0;
 }
@@ -115,7 +119,7 @@ void act_rec_pystack_emit(void)
               : &none;
     uint32_t k = act_str_intern_literal("Python stack");
     if (cache && slot->key == key && slot->gen == gen && slot->id) {
-        pystack_arg(k, slot->id);
+        arg_write(k, ACT_RECARG_STR, slot->id, NULL, 0);
         return;
     }
     char buf[8192];
@@ -124,7 +128,7 @@ void act_rec_pystack_emit(void)
     if (!id)
         return;
     *slot = (act_pystack_id){key, id, gen};
-    pystack_arg(k, id);
+    arg_write(k, ACT_RECARG_STR, id, NULL, 0);
 }
 
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
@@ -161,15 +165,7 @@ int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *
         if (!bits)
             return -1;
     }
-    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r));
-    if (!r)
-        return -1;
-    r->h.aux = k;
-    r->type = type;
-    r->pad = 0;
-    r->v.u = bits;
-    act_rec_commit();
-    return 0;
+    return arg_write(k, type, bits, NULL, 0);
 }
 
 int act_rec_arg_emit_vec(const char *key, uint32_t type, const uint64_t *v, uint32_t n)
@@ -177,17 +173,7 @@ int act_rec_arg_emit_vec(const char *key, uint32_t type, const uint64_t *v, uint
     if (n > ACT_RECARG_U64V_MAX)
         n = ACT_RECARG_U64V_MAX;
     uint32_t k = key ? act_str_intern_literal(key) : 0; /* LAUNCH needs none */
-    act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r) + n * sizeof(uint64_t));
-    if (!r)
-        return -1;
-    r->h.aux = k;
-    r->type = type;
-    r->pad = 0;
-    r->v.u = n;
-    if (n)
-        memcpy(r + 1, v, n * sizeof(uint64_t));
-    act_rec_commit();
-    return 0;
+    return arg_write(k, type, n, v, n);
 }
 
 int act_rec_error_emit(const char *fmt, ...)
