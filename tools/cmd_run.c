@@ -225,6 +225,22 @@ static int mspti_library(char *out, size_t len)
     return 0;
 }
 
+/* A Python program's torch ops (docs/torch.md): the start-up hook first on
+ * PYTHONPATH, and the torch plugin it loads when the program imports
+ * torch. Nothing when they were not built; a program that is not Python
+ * never reads them. */
+static void python_hook_env(void)
+{
+    char hook[PATH_MAX], plugin[PATH_MAX];
+    if (find_library("acceltrace-pyhook/sitecustomize.py", hook, sizeof(hook)) != 0)
+        return;
+    *strrchr(hook, '/') = '\0';
+    prepend_env("PYTHONPATH", hook, ":");
+    const char *set = getenv("ACCELTRACE_TORCH_PLUGIN");
+    if ((!set || !*set) && find_library("libacceltrace_torch.so", plugin, sizeof(plugin)) == 0)
+        setenv("ACCELTRACE_TORCH_PLUGIN", plugin, 1);
+}
+
 /* Configure the child's environment, then exec the program. `lib` is what
  * intercepts OpenCL (the layer, or the preload shim); `core` is the
  * absolute path of libacceltrace.so (NULL when it was not found); `mspti`
@@ -255,6 +271,8 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
         prepend_env("LD_PRELOAD", pre, ":");
         prepend_env("ACCELTRACE_SOURCES", "ascend", ",");
     }
+    if (!o->torch_off)
+        python_hook_env();
     signals_restore(sigmask);
     act_trigger_child_reset(trigger_mask);
     execvp(prog[0], prog);

@@ -55,6 +55,9 @@ static const hopt run_opts[] = {
      "flight recorder: keep only the most recent ~SIZE of records per process (e.g. 64M), "
      "oldest chunks overwritten; the trace at exit, crash or trigger holds the last moments; "
      "at most a fifth of the memory [ACCELTRACE_RING]"},
+    {"--torch", "on|off",
+     "on (default): a Python program that imports torch has its aten ops and "
+     "record_function ranges recorded, kernels linked to them; off: not"},
     {"--python-backtrace[=N]", NULL,
      "attach the Python stack (innermost N frames, default 16) to every kernel launch, copy "
      "and synchronisation made from Python; =all or =N:all: to every intercepted call "

@@ -64,6 +64,7 @@ int act_run_args_parse(int argc, char **argv, run_opts *o, int *prog_index)
         OPT_NO_STREAM,
         OPT_STREAM_MS,
         OPT_PYTHON_BACKTRACE,
+        OPT_TORCH,
         OPT_ENV
     };
     struct option longs[32] = {
@@ -80,8 +81,9 @@ int act_run_args_parse(int argc, char **argv, run_opts *o, int *prog_index)
         {"no-stream", no_argument, NULL, OPT_NO_STREAM},
         {"stream-interval", required_argument, NULL, OPT_STREAM_MS},
         {"python-backtrace", optional_argument, NULL, OPT_PYTHON_BACKTRACE},
+        {"torch", required_argument, NULL, OPT_TORCH},
     };
-    size_t nl = 13;
+    size_t nl = 14;
     for (size_t i = 0; i < sizeof(env_options) / sizeof(env_options[0]); i++)
         longs[nl++] =
             (struct option){env_options[i].option, required_argument, NULL, OPT_ENV + (int)i};
@@ -101,6 +103,13 @@ int act_run_args_parse(int argc, char **argv, run_opts *o, int *prog_index)
         case OPT_CUDA: o->cuda = 1; break;
         case OPT_ASCEND: o->ascend = 1; break;
         case OPT_NO_STREAM: o->no_stream = 1; break;
+        case OPT_TORCH:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                act_help_usage_error("run", "--torch wants on or off, got '%s'", optarg);
+                return -1;
+            }
+            o->torch_off = !strcmp(optarg, "off");
+            break;
         case OPT_PYTHON_BACKTRACE:
             /* --python-backtrace alone: 16 frames (ACCELTRACE_PYTHON_BACKTRACE) */
             setenv("ACCELTRACE_PYTHON_BACKTRACE", optarg ? optarg : "16", 1);

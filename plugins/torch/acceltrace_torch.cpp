@@ -77,6 +77,8 @@
 extern "C" {
 int act_session_begin(const act_options *opts) __attribute__((weak));
 int act_session_end(const char *trace_path) __attribute__((weak));
+/* src/api/annotate.c: a range push that is an operator (not public API). */
+int act__op_push(const char *name, int op, int64_t seq, uint64_t fwd_tid) __attribute__((weak));
 }
 
 namespace acceltrace_torch
@@ -737,6 +739,51 @@ extern "C" __attribute__((visibility("default"))) int act_torch_plugin_register_
         return 0;
     at::RegisterPrivateUse1HooksInterface(&hooks);
     return 1;
+}
+
+namespace acceltrace_torch
+{
+/* torch's operators and record_function ranges as acceltrace ranges (under
+ * `acceltrace run`, with no change to the program; docs/torch.md): a global
+ * RecordFunction observer, the mechanism kineto's own uses. An aten op is a
+ * cpu_op slice, a record_function a user_annotation; a kernel launched
+ * inside either takes its External id, as kineto links them. */
+static std::unique_ptr<at::ObserverContext> op_enter(const at::RecordFunction &fn)
+{
+    int op = fn.scope() != at::RecordScope::USER_SCOPE;
+    act__op_push(fn.name(), op, fn.seqNr(), fn.forwardThreadId());
+    return nullptr;
+}
+
+static void op_exit(const at::RecordFunction &, at::ObserverContext *)
+{
+    act_range_pop();
+}
+} // namespace acceltrace_torch
+
+/* Observe torch's operators for this process' acceltrace recorder (called
+ * by the import hook `run` gives Python programs). NULL, or why not. */
+extern "C" __attribute__((visibility("default"))) const char *
+act_torch_plugin_observe_ops(const char *torch_version)
+{
+    static std::string err;
+    if (!torch_version || std::string(torch_version) != ACT_TORCH_VERSION) {
+        err = std::string("acceltrace torch plugin was built for torch " ACT_TORCH_VERSION
+                          " and refuses to observe torch ") +
+              (torch_version ? torch_version : "(unknown)");
+        return err.c_str();
+    }
+    if (!act__op_push)
+        return "libacceltrace has no act__op_push (an older library)";
+    static std::once_flag once;
+    std::call_once(once, [] {
+        at::addGlobalCallback(
+            at::RecordFunctionCallback(acceltrace_torch::op_enter, acceltrace_torch::op_exit)
+                .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                         at::RecordScope::USER_SCOPE})
+                .needsInputs(false));
+    });
+    return nullptr;
 }
 
 /* Counters for diagnostics and tests: out[0..4] = sessions configured,

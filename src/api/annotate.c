@@ -106,6 +106,25 @@ ACT_EXPORT int act_range_push(const char *name)
     return range_push_slow(name);
 }
 
+/* Not public API: for acceltrace's own torch plugin (plugins/torch), which
+ * observes torch's operators under `run` (docs/torch.md). A range push
+ * that is an operator (op: a cpu_op slice, else a user_annotation) with
+ * kineto's linkage args: "Sequence number" (seq >= 0) and "Fwd thread id"
+ * (non-zero). The args follow the push only when the push was recorded. */
+ACT_EXPORT int act__op_push(const char *name, int op, int64_t seq, uint64_t fwd_tid)
+{
+    int rc = act_range_push(name);
+    if (rc != ACT_OK)
+        return rc;
+    if (op)
+        act_rec_arg_emit("category", ACT_RECARG_CATEGORY, ACT_RANGE_CAT_OP, NULL);
+    if (seq >= 0)
+        act_rec_arg_emit("Sequence number", ACT_RECARG_I64, (uint64_t)seq, NULL);
+    if (fwd_tid)
+        act_rec_arg_emit("Fwd thread id", ACT_RECARG_U64, fwd_tid, NULL);
+    return ACT_OK;
+}
+
 static __attribute__((noinline)) int range_pop_slow(void)
 {
     if (!act_attached())

@@ -233,17 +233,25 @@ enum act_recarg_type {
     ACT_RECARG_U64 = 0,
     ACT_RECARG_I64 = 1,
     ACT_RECARG_F64 = 2,
-    ACT_RECARG_STR = 3,   /* v.u is a string id of this thread */
-    ACT_RECARG_U64V = 4,  /* v.u = n <= ACT_RECARG_U64V_MAX: n uint64_t follow the record
-                            (size8 covers them), written as a JSON array */
-    ACT_RECARG_NULL = 5,  /* no value (JSON null): "not given" */
-    ACT_RECARG_LAUNCH = 6 /* a kernel launch's geometry, one record for five args (cheap
-                             to write): like U64V, the values are [dim, flags (bit 0: local
-                             size given, bit 1: offset given), global[dim], local[dim] if
-                             given, offset[dim] if given, argument sizes...]; the key is
-                             unused. Written as "work dim", "global work size",
-                             "local work size", "global work offset" (null when not
-                             given) and "arg sizes". */
+    ACT_RECARG_STR = 3,     /* v.u is a string id of this thread */
+    ACT_RECARG_U64V = 4,    /* v.u = n <= ACT_RECARG_U64V_MAX: n uint64_t follow the record
+                              (size8 covers them), written as a JSON array */
+    ACT_RECARG_NULL = 5,    /* no value (JSON null): "not given" */
+    ACT_RECARG_LAUNCH = 6,  /* a kernel launch's geometry, one record for five args (cheap
+                              to write): like U64V, the values are [dim, flags (bit 0: local
+                              size given, bit 1: offset given), global[dim], local[dim] if
+                              given, offset[dim] if given, argument sizes...]; the key is
+                              unused. Written as "work dim", "global work size",
+                              "local work size", "global work offset" (null when not
+                              given) and "arg sizes". */
+    ACT_RECARG_CATEGORY = 7 /* v.u: what the RANGE_PUSH just written is (enum
+                               act_range_category): no arg of its own, the key unused */
+};
+/* ACT_RECARG_CATEGORY's values: a range is a user annotation unless its
+ * push is followed by a CATEGORY arg naming one of these. */
+enum act_range_category {
+    ACT_RANGE_CAT_USER = 0, /* user_annotation (the default) */
+    ACT_RANGE_CAT_OP = 1    /* cpu_op: an operator (torch's aten ops under run) */
 };
 #define ACT_RECARG_U64V_MAX 256u
 

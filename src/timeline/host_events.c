@@ -146,6 +146,8 @@ static void emit_user_args(bld *b, const bld_proc *p, const bld_args *args)
             emit_launch_args(tl, r);
             continue;
         }
+        if (r->type == ACT_RECARG_CATEGORY)
+            continue; /* the slice's category (range_category) */
         act_tl_arg *a = act_tl_arg_add(tl, "");
         if (!a)
             return;
@@ -189,6 +191,18 @@ static void emit_mark(bld *b, bld_proc *p, size_t i)
         emit_user_args(b, p, &m->args);
 }
 
+/* A range's category: cpu_op when its push was followed by a CATEGORY arg
+ * naming an operator (record.h), else user_annotation. */
+static int range_category(const bld_proc *p, const bld_args *args)
+{
+    for (uint32_t ref = args->head; ref; ref = p->argrefs[ref - 1].next) {
+        const act_rec_arg *r = (const act_rec_arg *)p->argrefs[ref - 1].rec.r;
+        if (r->type == ACT_RECARG_CATEGORY && r->v.u == ACT_RANGE_CAT_OP)
+            return ACT_CAT_CPU_OP;
+    }
+    return ACT_CAT_USER_ANNOTATION;
+}
+
 static void emit_range(bld *b, bld_proc *p, size_t i)
 {
     act_timeline *tl = b->tl;
@@ -197,7 +211,7 @@ static void emit_range(bld *b, bld_proc *p, size_t i)
         tl->counts.outside_window[ACT_REC_RANGE_PUSH]++;
         return;
     }
-    act_tl_event_add(tl, 'X', ACT_CAT_USER_ANNOTATION, r->name, p->pid, r->tid, r->start,
+    act_tl_event_add(tl, 'X', range_category(p, &r->args), r->name, p->pid, r->tid, r->start,
                      span(b, r->start, r->end));
     emit_user_args(b, p, &r->args);
     act_tl_arg_u64(tl, "External id", r->ext_id);
