@@ -18,22 +18,30 @@
  * processes sorted input by input below the hosts; flow and async ids are
  * made unique per input.
  *
- * Inputs are read with jansson (whole documents: a merge holds them all).
+ * Inputs are read as streams (trace_stream.c, yajl), twice: first their
+ * facts (rank, clocks, earliest ts, device properties), then their events,
+ * each mapped and written out as it is read. Memory is one event deep plus
+ * each input's pid map, whatever the inputs' size; "-" (standard input) is
+ * first copied to a temporary file, since it cannot be read twice.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "cmd.h"
 #include "core/config.h"
 #include "help.h"
 #include "trace_file.h"
+#include "trace_stream.h"
 #include "writers/chrome_json.h"
 
 #define ID_STRIDE   10000000000LL
@@ -46,9 +54,14 @@
 #define TS_MAX 2251799813685248.0
 
 typedef struct input {
-    const char *path;
-    json_t *doc;
-    json_t *events;
+    const char *path;  /* as given (messages, the report) */
+    const char *file;  /* what is read: path, or standard input's copy */
+    json_t *dev_props; /* deviceProperties, or NULL */
+    char *boot_copy;   /* owns boot */
+    int position;
+    int wall_base_ts; /* baseTimeNanoseconds seen (the wall clock without an anchor) */
+    long long base_wall;
+    int first_ts; /* no ts seen yet */
     long long rank;
     const char *boot;     /* acceltrace.host.boot_id or NULL */
     int has_mono;         /* base_monotonic_ns known */
@@ -119,68 +132,80 @@ static int clock_load(input *in, json_t *tool)
     return 0;
 }
 
-/* The earliest ts; every ts must be a time that can be placed. */
-static int ts_scan(input *in)
+/* First pass, each event: the earliest ts; every ts must be a time that
+ * can be placed. */
+static int facts_event(void *ctx, size_t i, json_t *ev)
 {
-    int first = 1;
-    size_t i;
-    json_t *ev;
-    json_array_foreach(in->events, i, ev)
-    {
-        json_t *ts = json_object_get(ev, "ts");
-        if (!json_is_number(ts))
-            continue;
-        double t = json_number_value(ts);
-        if (!(t >= -TS_MAX && t <= TS_MAX)) {
-            fprintf(stderr,
-                    "acceltrace: merge: %s: event %zu has ts %g us, beyond the +-%.3g us "
-                    "a trace can place\n",
-                    in->path, i, t, TS_MAX);
+    input *in = ctx;
+    json_t *ts = json_object_get(ev, "ts");
+    if (!json_is_number(ts))
+        return 0;
+    double t = json_number_value(ts);
+    if (!(t >= -TS_MAX && t <= TS_MAX)) {
+        fprintf(stderr,
+                "acceltrace: merge: %s: event %zu has ts %g us, beyond the +-%.3g us "
+                "a trace can place\n",
+                in->path, i, t, TS_MAX);
+        return -1;
+    }
+    if (in->first_ts || t < in->min_ts)
+        in->min_ts = t;
+    in->first_ts = 0;
+    return 0;
+}
+
+/* First pass, each top-level member: rank, clocks, device properties. */
+static int facts_member(void *ctx, const char *key, json_t *v)
+{
+    input *in = ctx;
+    if (!strcmp(key, "distributedInfo")) {
+        if (get_num(v, "rank", 0, INT32_MAX, &in->rank) < 0)
+            return refuse(in, "distributedInfo.rank");
+    } else if (!strcmp(key, "baseTimeNanoseconds")) {
+        json_t *o = json_pack("{s:O}", "b", v);
+        int w = get_num(o, "b", 0, NS_MAX, &in->base_wall);
+        json_decref(o);
+        if (w < 0)
+            return refuse(in, "baseTimeNanoseconds");
+        in->wall_base_ts = w > 0;
+    } else if (!strcmp(key, "acceltrace")) {
+        const char *boot =
+            json_string_value(json_object_get(json_object_get(v, "host"), "boot_id"));
+        if (boot && *boot && !(in->boot = in->boot_copy = strdup(boot)))
             return -1;
-        }
-        if (first || t < in->min_ts)
-            in->min_ts = t;
-        first = 0;
+        if (clock_load(in, v))
+            return -1;
+    } else if (!strcmp(key, "deviceProperties") && json_is_array(v)) {
+        json_decref(in->dev_props);
+        in->dev_props = json_incref(v);
     }
     return 0;
 }
 
-/* Reads one input and its clock facts. */
-static int input_load(input *in, const char *path, int position)
+/* Reads one input's facts (the first pass). */
+static int input_load(input *in, const char *file, const char *path, int position)
 {
     char err[4352];
     in->path = path;
-    in->doc = act_trace_load(path, JSON_DECODE_ANY, err, sizeof(err));
-    if (!in->doc) {
-        fprintf(stderr, "acceltrace: merge: %s\n", err);
-        return -1;
-    }
-    if (json_is_array(in->doc)) { /* the bare-array form */
-        json_t *obj = json_object();
-        json_object_set_new(obj, "traceEvents", in->doc);
-        in->doc = obj;
-    }
-    in->events = json_object_get(in->doc, "traceEvents");
-    if (!json_is_object(in->doc) || !json_is_array(in->events)) {
-        fprintf(stderr, "acceltrace: merge: %s: not a Chrome trace (no traceEvents)\n", path);
-        return -1;
-    }
+    in->file = file;
     in->pidmap = json_object();
     in->idmap = json_object();
     in->anchor_err = -1;
-    in->rank = position;
-    json_t *dist = json_object_get(in->doc, "distributedInfo");
-    if (get_num(dist, "rank", 0, INT32_MAX, &in->rank) < 0)
-        return refuse(in, "distributedInfo.rank");
-    int w = get_num(in->doc, "baseTimeNanoseconds", 0, NS_MAX, &in->wall0);
-    if (w < 0)
-        return refuse(in, "baseTimeNanoseconds");
-    in->has_wall = w > 0;
-    json_t *tool = json_object_get(in->doc, "acceltrace");
-    in->boot = json_string_value(json_object_get(json_object_get(tool, "host"), "boot_id"));
-    if (in->boot && !*in->boot)
-        in->boot = NULL;
-    return clock_load(in, tool) || ts_scan(in) ? -1 : 0;
+    in->rank = in->position = position;
+    in->first_ts = 1;
+    static const char *const ts_only[] = {"ts", NULL};
+    act_trace_stream_cb cb = {facts_member, facts_event, in, 1, ts_only};
+    int rc = act_trace_stream(file, &cb, err, sizeof(err));
+    if (rc < 0)
+        fprintf(stderr, "acceltrace: merge: %s\n", err);
+    if (rc)
+        return -1;
+    /* The wall clock of ts 0: through the anchor, else baseTimeNanoseconds. */
+    if (!in->has_wall && in->wall_base_ts) {
+        in->wall0 = in->base_wall;
+        in->has_wall = 1;
+    }
+    return 0;
 }
 
 /* ---- pids ----------------------------------------------------------------- */
@@ -252,28 +277,6 @@ static json_t *pid_map(pids *p, input *in, json_t *old)
 
 /* ---- events --------------------------------------------------------------- */
 
-/* Pids whose process sorts among devices (sort index >= 5000000). */
-static json_t *device_pids_of(input *in)
-{
-    json_t *out = json_object();
-    size_t i;
-    json_t *ev;
-    json_array_foreach(in->events, i, ev)
-    {
-        const char *name = json_string_value(json_object_get(ev, "name"));
-        json_t *pid = json_object_get(ev, "pid");
-        long long si = 0;
-        if (name && !strcmp(name, "process_sort_index") && json_is_integer(pid) &&
-            get_num(json_object_get(ev, "args"), "sort_index", -NS_MAX, NS_MAX, &si) > 0 &&
-            si >= DEVICE_SORT) {
-            char k[32];
-            snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(pid));
-            json_object_set_new(out, k, json_true());
-        }
-    }
-    return out;
-}
-
 /* Flow and async ids made unique per input: k * ID_STRIDE + id, ids
  * outside [0, ID_STRIDE) through a map to ids above every input's, a
  * string id with its input appended. */
@@ -297,10 +300,9 @@ static json_t *id_map(pids *p, input *in, int k, json_t *id)
 }
 
 /* Rewrites one event of input `in` (number k) for the merged trace. */
-static void event_map(pids *p, input *in, int k, json_t *ev, double shift_us, json_t *device_pids)
+static void event_map(pids *p, input *in, int k, json_t *ev, double shift_us)
 {
     json_t *pid = json_object_get(ev, "pid");
-    (void)device_pids;
     if (pid) {
         json_t *np = pid_map(p, in, pid);
         json_t *args = json_object_get(ev, "args");
@@ -429,79 +431,177 @@ static long long zero_of(const input *in, const alignment *a)
     return a->monotonic ? in->mono0 : a->as_written ? 0 : in->wall0;
 }
 
-static json_t *merge_doc(input *in, int n, const alignment *a)
+/* ---- writing as it goes ---------------------------------------------------- */
+
+/* The merged trace being written: plain or gzip, through a buffer (jansson
+ * hands its output over a few bytes at a time); the first error kept. */
+#define SINK_BUF (1u << 16)
+
+typedef struct sink {
+    FILE *f;
+    gzFile gz;
+    int err; /* errno of the first failure */
+    size_t n;
+    char buf[SINK_BUF];
+} sink;
+
+static void sink_flush(sink *o)
 {
-    /* The earliest event of all, on the chosen clock, becomes ts 0. */
-    long long base = 0;
-    for (int i = 0; i < n; i++) {
-        long long t = zero_of(&in[i], a) + (long long)(in[i].min_ts * 1000.0);
-        if (!i || t < base)
-            base = t;
-    }
-    pids p = {json_object(), 4194304 + 1, DEVICE_SORT, (n + 1LL) * ID_STRIDE};
-    json_t *events = json_array(), *props = json_array(), *report = json_array();
-    long long wall_base = 0;
-    for (int k = 0; k < n; k++) {
-        double shift = (double)(zero_of(&in[k], a) - base) / 1000.0;
-        if (!a->as_written && (!k || in[k].anchor_err >= 0))
-            wall_base = in[k].wall0 + (base - zero_of(&in[k], a));
-        json_t *dpids = device_pids_of(&in[k]);
-        size_t i;
-        json_t *ev;
-        json_array_foreach(in[k].events, i, ev)
-        {
-            if (!json_is_object(ev))
-                continue;
-            event_map(&p, &in[k], k, ev, shift, dpids);
-            json_array_append(events, ev);
+    if (o->err || !o->n)
+        return;
+    if (o->gz) {
+        if (gzwrite(o->gz, o->buf, (unsigned)o->n) != (int)o->n) {
+            int zerr;
+            gzerror(o->gz, &zerr);
+            o->err = zerr == Z_ERRNO && errno ? errno : EIO;
         }
-        json_decref(dpids);
-        json_t *dp = json_object_get(in[k].doc, "deviceProperties");
-        json_array_foreach(dp, i, ev)
-        {
-            json_t *c = json_deep_copy(ev);
-            json_t *pid = json_object_get(c, "pid");
-            if (json_is_integer(pid)) {
-                char key[32];
-                snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(pid));
-                json_t *np = json_object_get(in[k].pidmap, key);
-                if (np)
-                    json_object_set(c, "pid", np);
-            }
-            json_object_set_new(c, "rank", json_integer(in[k].rank));
-            json_array_append_new(props, c);
-        }
-        json_array_append_new(report, json_pack("{s:s,s:I,s:f,s:o}", "file", in[k].path, "rank",
-                                                (json_int_t)in[k].rank, "shift_us", shift, "pids",
-                                                json_incref(in[k].pidmap)));
+    } else if (fwrite(o->buf, 1, o->n, o->f) != o->n) {
+        o->err = errno ? errno : EIO;
     }
-    json_decref(p.used);
+    o->n = 0;
+}
+
+static int sink_write(const char *buf, size_t n, void *data)
+{
+    sink *o = data;
+    if (o->n + n > SINK_BUF)
+        sink_flush(o);
+    if (n > SINK_BUF) {
+        if (!o->err &&
+            (o->gz ? gzwrite(o->gz, buf, (unsigned)n) != (int)n : fwrite(buf, 1, n, o->f) != n))
+            o->err = errno ? errno : EIO;
+    } else {
+        memcpy(o->buf + o->n, buf, n);
+        o->n += n;
+    }
+    return o->err ? -1 : 0;
+}
+
+static void sink_str(sink *o, const char *s)
+{
+    sink_write(s, strlen(s), o);
+}
+
+static void sink_json(sink *o, const json_t *v)
+{
+    if (json_dump_callback(v, sink_write, o, JSON_COMPACT | JSON_ENCODE_ANY) && !o->err)
+        o->err = ENOMEM;
+}
+
+/* Second pass: each event of input k mapped and written. */
+typedef struct writing {
+    sink *out;
+    pids *p;
+    input *in;
+    int k;
+    double shift;
+    unsigned long long written;
+} writing;
+
+static int write_event(void *ctx, size_t i, json_t *ev)
+{
+    writing *w = ctx;
+    (void)i;
+    if (!json_is_object(ev))
+        return 0;
+    event_map(w->p, w->in, w->k, ev, w->shift);
+    if (w->written++)
+        sink_str(w->out, ",");
+    sink_json(w->out, ev);
+    return w->out->err ? -1 : 0;
+}
+
+/* deviceProperties of input k, on the merged pids, with its rank. */
+static void props_add(json_t *props, const input *in)
+{
+    size_t i;
+    json_t *ev;
+    json_array_foreach(in->dev_props, i, ev)
+    {
+        json_t *c = json_deep_copy(ev);
+        json_t *pid = json_object_get(c, "pid");
+        if (json_is_integer(pid)) {
+            char key[32];
+            snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(pid));
+            json_t *np = json_object_get(in->pidmap, key);
+            if (np)
+                json_object_set(c, "pid", np);
+        }
+        json_object_set_new(c, "rank", json_integer(in->rank));
+        json_array_append_new(props, c);
+    }
+}
+
+/* The merge's own report (acceltrace.merge) and clock. */
+static json_t *merge_report(json_t *inputs, const alignment *a)
+{
     json_t *al = json_pack("{s:s}", "method", method_name(a));
     json_object_set_new(al, "error_bound_ns",
                         a->bound_ns >= 0 ? json_integer(a->bound_ns) : json_null());
     if (a->assumes)
         json_object_set_new(al, "assumes", json_string(a->assumes));
-    json_t *doc = json_object();
-    json_object_set_new(doc, "schemaVersion", json_integer(1));
-    json_object_set_new(doc, "traceName", json_string("acceltrace merge"));
-    json_object_set_new(doc, "displayTimeUnit", json_string("ms"));
-    json_object_set_new(doc, "baseTimeNanoseconds", json_integer(wall_base));
-    json_object_set_new(doc, "deviceProperties", props);
-    json_object_set_new(doc, "traceEvents", events);
-    /* The clock every acceltrace trace states: here the merge's alignment. */
     char method[96];
     snprintf(method, sizeof(method), "merged on the %s", method_name(a));
     json_t *clock =
         json_pack("{s:s,s:O}", "method", method, "error_ns", json_object_get(al, "error_bound_ns"));
-    json_object_set_new(
-        doc, "acceltrace",
-        json_pack("{s:o,s:{s:o,s:o}}", "clock", clock, "merge", "inputs", report, "alignment", al));
-    return doc;
+    return json_pack("{s:o,s:{s:o,s:o}}", "clock", clock, "merge", "inputs", inputs, "alignment",
+                     al);
+}
+
+/* Writes the merged trace into `out` as the inputs are read again; 0, or
+ * -1 after saying why. */
+static int merge_stream(input *in, int n, const alignment *a, sink *out)
+{
+    /* The earliest event of all, on the chosen clock, becomes ts 0. */
+    long long base = 0, wall_base = 0;
+    for (int i = 0; i < n; i++) {
+        long long t = zero_of(&in[i], a) + (long long)(in[i].min_ts * 1000.0);
+        if (!i || t < base)
+            base = t;
+    }
+    for (int k = 0; k < n; k++)
+        if (!a->as_written && (!k || in[k].anchor_err >= 0))
+            wall_base = in[k].wall0 + (base - zero_of(&in[k], a));
+    char head[256];
+    snprintf(head, sizeof(head),
+             "{\"schemaVersion\":1,\"traceName\":\"acceltrace merge\",\"displayTimeUnit\":"
+             "\"ms\",\"baseTimeNanoseconds\":%lld,\"traceEvents\":[",
+             wall_base);
+    sink_str(out, head);
+    pids p = {json_object(), 4194304 + 1, DEVICE_SORT, (n + 1LL) * ID_STRIDE};
+    json_t *props = json_array(), *report = json_array();
+    writing w = {out, &p, NULL, 0, 0, 0};
+    int rc = 0;
+    for (int k = 0; k < n && !rc; k++) {
+        w.in = &in[k];
+        w.k = k;
+        w.shift = (double)(zero_of(&in[k], a) - base) / 1000.0;
+        char err[4352];
+        int s = act_trace_stream(in[k].file, &(act_trace_stream_cb){NULL, write_event, &w, 0, NULL},
+                                 err, sizeof(err));
+        if (s < 0) /* it changed since the first pass */
+            fprintf(stderr, "acceltrace: merge: %s\n", err);
+        rc = s ? -1 : 0;
+        props_add(props, &in[k]);
+        json_array_append_new(report, json_pack("{s:s,s:I,s:f,s:O}", "file", in[k].path, "rank",
+                                                (json_int_t)in[k].rank, "shift_us", w.shift, "pids",
+                                                in[k].pidmap));
+    }
+    sink_str(out, "],\"deviceProperties\":");
+    sink_json(out, props);
+    sink_str(out, ",\"acceltrace\":");
+    json_t *rep = merge_report(report, a);
+    sink_json(out, rep);
+    sink_str(out, "}\n");
+    json_decref(rep);
+    json_decref(props);
+    json_decref(p.used);
+    return rc;
 }
 
 /* The merged trace to a temporary name beside out, then in place; 0, or
  * -1 after saying why (ENOSPC, EFBIG: SIGXFSZ is ignored). */
-static int merge_write(json_t *doc, const char *out)
+static int merge_write(input *in, int n, const alignment *a, const char *out)
 {
     char tmp[4200];
     if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", out) >= sizeof(tmp)) {
@@ -509,12 +609,56 @@ static int merge_write(json_t *doc, const char *out)
         return -1;
     }
     signal(SIGXFSZ, SIG_IGN);
-    if (act_trace_dump(doc, tmp, act_path_is_gzip(out), JSON_COMPACT) || rename(tmp, out)) {
+    sink *o = calloc(1, sizeof(*o));
+    if (o && act_path_is_gzip(out))
+        o->gz = gzopen(tmp, "wb6");
+    else if (o)
+        o->f = fopen(tmp, "wb");
+    if (!o || (!o->gz && !o->f)) {
         fprintf(stderr, "acceltrace: merge: cannot write %s: %s\n", out, strerror(errno));
+        free(o);
+        return -1;
+    }
+    int rc = merge_stream(in, n, a, o);
+    sink_flush(o);
+    int cerr = o->gz ? gzclose(o->gz) != Z_OK : fclose(o->f) != 0;
+    if (!o->err && cerr)
+        o->err = errno ? errno : EIO;
+    int err = o->err;
+    free(o);
+    if (rc || err || rename(tmp, out)) {
+        if (!rc)
+            fprintf(stderr, "acceltrace: merge: cannot write %s: %s\n", out,
+                    strerror(err ? err : errno));
         remove(tmp);
         return -1;
     }
     return 0;
+}
+
+/* "-": standard input copied to a temporary file (read twice). */
+static const char *stdin_spill(char *path, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, len, "%s/acceltrace-merge-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    char buf[1 << 16];
+    ssize_t r;
+    int ok = 1;
+    while (ok && (r = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+        if (r < 0) {
+            ok = errno == EINTR;
+            continue;
+        }
+        ok = write(fd, buf, (size_t)r) == r;
+    }
+    if (close(fd) != 0 || !ok) {
+        unlink(path);
+        return NULL;
+    }
+    return path;
 }
 
 int act_cmd_merge(int argc, char **argv)
@@ -549,26 +693,44 @@ int act_cmd_merge(int argc, char **argv)
         return 2;
     }
     input *in = calloc((size_t)n, sizeof(*in));
+    char spill[PATH_MAX] = "";
     int rc = in ? 0 : 2;
-    for (int i = 0; !rc && i < n; i++)
-        if (input_load(&in[i], argv[optind + i], i))
+    for (int i = 0; !rc && i < n; i++) {
+        const char *path = argv[optind + i];
+        if (!strcmp(path, "-")) {
+            if (spill[0]) {
+                fprintf(stderr, "acceltrace: merge: standard input given twice\n");
+                rc = 2;
+                break;
+            }
+            if (!stdin_spill(spill, sizeof(spill))) {
+                fprintf(stderr, "acceltrace: merge: cannot keep standard input: %s\n",
+                        strerror(errno));
+                rc = 2;
+                break;
+            }
+            path = spill;
+        }
+        if (input_load(&in[i], path, argv[optind + i], i))
             rc = 2;
+    }
     alignment a;
     if (!rc && align_inputs(in, n, &a))
         rc = 2;
     if (!rc) {
-        json_t *doc = merge_doc(in, n, &a);
-        rc = merge_write(doc, out) ? 2 : 0;
+        rc = merge_write(in, n, &a, out) ? 2 : 0;
         if (!rc)
             fprintf(stderr, "acceltrace: merged %d traces into %s (aligned on the %s)\n", n, out,
                     a.monotonic ? "monotonic clock of one boot" : method_name(&a));
-        json_decref(doc);
     }
     for (int i = 0; in && i < n; i++) {
-        json_decref(in[i].doc);
+        json_decref(in[i].dev_props);
         json_decref(in[i].pidmap);
         json_decref(in[i].idmap);
+        free(in[i].boot_copy);
     }
+    if (spill[0])
+        unlink(spill);
     free(in);
     return rc;
 }

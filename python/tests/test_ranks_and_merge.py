@@ -350,3 +350,48 @@ def test_merge_says_why_it_cannot_write(tmp_path):
     a, b = _two_traces(tmp_path)
     r = run(["merge", "-o", str(tmp_path / "no" / "m.json"), a, b])
     assert r.returncode == 2 and "No such file or directory" in r.stderr, r.stderr
+
+
+def _big_trace(path, events, pid):
+    """A generated trace of about 130 bytes an event (acceltrace's clock)."""
+    with open(path, "w") as f:
+        f.write('{"traceEvents":[')
+        for i in range(events):
+            f.write('%s{"ph":"X","cat":"kernel","name":"k%d","pid":%d,"tid":7,"ts":%d.5,'
+                    '"dur":3.25,"args":{"correlation":%d,"External id":%d}}'
+                    % ("," if i else "", i % 50, pid, i * 10, i, i // 10))
+        f.write('],"baseTimeNanoseconds":1700000000000000000,'
+                '"distributedInfo":{"rank":%d}}' % pid)
+
+
+def test_merge_streams_in_bounded_memory(tmp_path):
+    """Two traces of ~100 MB each merge with a 64 MiB limit on the whole
+    address space (ulimit -v; so on the RSS too: a child's own peak RSS
+    cannot be read here, it inherits this interpreter's at fork). The
+    jansson-DOM merge needed ~15x its input (3.8 GB for 260 MB) and was
+    refused by such a limit. Every event is there, in order, and standard
+    input works as an input."""
+    need_build()
+    a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    _big_trace(a, 750000, 1)
+    _big_trace(b, 750000, 2)
+    assert os.path.getsize(a) > 95e6
+    out = str(tmp_path / "m.json")
+
+    err = str(tmp_path / "err")
+    with open(b, "rb") as stdin, open(err, "w") as e:
+        # the limit set by the shell that execs merge: no fork of this
+        # (large) interpreter whose peak RSS the child would inherit
+        p = subprocess.Popen(["/bin/sh", "-c", 'ulimit -v 65536 && exec "$@"', "sh",
+                              os.path.join(BIN, "acceltrace"), "merge", "-o", out, a, "-"],
+                             stdin=stdin, stdout=e, stderr=e)
+        p.wait(timeout=600)
+    with open(err) as e:
+        assert p.returncode == 0, e.read()
+    d = load(out)
+    ev = d["traceEvents"]
+    assert len(ev) == 1500000
+    assert [e["args"]["correlation"] for e in ev[:3]] == [0, 1, 2]
+    assert ev[750000]["args"]["correlation"] == 0 and ev[750000]["pid"] != ev[0]["pid"]
+    assert [i["file"] for i in d["acceltrace"]["merge"]["inputs"]] == [a, "-"]
+    assert [i["rank"] for i in d["acceltrace"]["merge"]["inputs"]] == [1, 2]
