@@ -147,8 +147,14 @@ static State &state()
 struct Tls {
     std::vector<uint64_t> exts;
     std::vector<bool> paired;
+    std::vector<bool> pushed; /* the range is ours to pop */
     int64_t pending = 0;
 };
+
+/* Under `run`, the start-up hook's observer (act_torch_plugin_observe_ops)
+ * already gives every op a range: the profiler's callback then pairs with
+ * that range instead of pushing a second one. */
+static std::atomic<bool> g_observing{false};
 static thread_local Tls tls;
 
 static void pair(uint64_t ext, int64_t corr)
@@ -164,10 +170,12 @@ static std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &f
     if (!state().active.load(std::memory_order_relaxed))
         return nullptr;
     const char *name = fn.name();
-    int rc = act_range_push(name && *name ? name : "torch op");
+    bool push = !g_observing.load(std::memory_order_relaxed);
+    int rc = push ? act_range_push(name && *name ? name : "torch op") : ACT_OK;
     uint64_t ext = (rc == ACT_OK || rc == ACT_E_FULL) ? act_snapshot_current_ext() : 0;
     tls.exts.push_back(ext);
     tls.paired.push_back(false);
+    tls.pushed.push_back(push && ext);
     if (ext && tls.pending) {
         pair(ext, tls.pending);
         tls.paired.back() = true;
@@ -180,10 +188,11 @@ static void on_exit(const at::RecordFunction &, at::ObserverContext *)
 {
     if (tls.exts.empty())
         return;
-    uint64_t ext = tls.exts.back();
+    bool ours = tls.pushed.back();
     tls.exts.pop_back();
     tls.paired.pop_back();
-    if (ext)
+    tls.pushed.pop_back();
+    if (ours)
         act_range_pop();
 }
 
@@ -314,10 +323,18 @@ class Session : public libkineto::IActivityProfilerSession
         return types_.count(t) != 0;
     }
 
+    void fail(const std::string &why);
+    void read_shared();
+
     std::set<ActivityType> types_;
     std::vector<std::string> errors_;
     std::string spool_dir_;
     bool recording_ = false;
+    /* Under `acceltrace run`: the launcher's recorder is this process'
+     * own; the cycle reads its device ops from that spool (two readers of
+     * one spool) instead of a session of its own. */
+    bool shared_ = false;
+    uint64_t tl_start_ = 0, tl_stop_ = 0;
     int64_t offset_ns_ = 0; /* realtime - monotonic_raw */
     int64_t start_ns_ = 0;
     std::vector<DeviceOp> ops_;
@@ -333,13 +350,14 @@ static std::atomic<Session *> g_recording{nullptr};
 void Session::start()
 {
     if (!act_session_begin || !act_session_end) {
-        errors_.push_back("acceltrace: this libacceltrace has no in-process sessions "
-                          "(act_session_begin); the device lane stays empty");
+        fail("acceltrace: this libacceltrace has no in-process sessions "
+             "(act_session_begin); the device lane stays empty");
         return;
     }
     Session *expected = nullptr;
     if (!g_recording.compare_exchange_strong(expected, this)) {
-        errors_.push_back("acceltrace: another acceltrace torch session is recording");
+        fail("acceltrace: another torch.profiler cycle is recording with acceltrace; this one's "
+             "device lane stays empty (one profiler at a time)");
         return;
     }
     char tmpl[] = "/tmp/acceltrace-torch-XXXXXX";
@@ -349,7 +367,8 @@ void Session::start()
     if (!made || chmod(tmpl, 0700) != 0) {
         if (made)
             rmdir(tmpl);
-        errors_.push_back("acceltrace: cannot create a spool directory in /tmp");
+        fail("acceltrace: cannot create a spool directory in /tmp (is it writable?); the "
+             "device lane stays empty");
         g_recording = nullptr;
         return;
     }
@@ -359,8 +378,14 @@ void Session::start()
     o.spool_dir = spool_dir_.c_str();
     o.trace_name = "torch.profiler";
     int rc = act_session_begin(&o);
-    if (rc != ACT_OK) {
-        errors_.push_back(std::string("acceltrace: session did not start: ") + act_strerror(rc));
+    if (rc == ACT_E_CONFLICT && *act_snapshot_path()) {
+        /* `acceltrace run` records this process already: share its spool. */
+        shared_ = true;
+        cleanup();
+        tl_start_ = act_snapshot_clock_now();
+    } else if (rc != ACT_OK) {
+        fail(std::string("acceltrace: the torch.profiler session did not start (") +
+             act_strerror(rc) + "): the device lane stays empty");
         g_recording = nullptr;
         cleanup();
         return;
@@ -395,6 +420,10 @@ void Session::stop()
 void Session::drain_and_read()
 {
     offset_ns_ = realtime_offset();
+    if (shared_) {
+        read_shared();
+        return;
+    }
     int fd = -1;
     const char *path = act_snapshot_path();
     if (path && *path)
@@ -464,6 +493,40 @@ void Session::read_snapshot(int fd)
     if (ops_.empty())
         errors_.push_back("acceltrace: no device activity was recorded in this cycle (for "
                           "OpenCL, is OPENCL_LAYERS set to libacceltrace.so?)");
+}
+
+/* Each reason once on stderr too, with what to do: not only in
+ * acceltrace.torch.last_errors(). */
+void Session::fail(const std::string &why)
+{
+    errors_.push_back(why);
+    static std::mutex mu;
+    static std::set<std::string> said;
+    std::lock_guard<std::mutex> g(mu);
+    if (said.insert(why).second)
+        fprintf(stderr, "%s\n", why.c_str());
+}
+
+/* The cycle's device ops from the launcher's spool: launched between start
+ * and stop, once their times are in (bounded wait for the callbacks). */
+void Session::read_shared()
+{
+    tl_stop_ = act_snapshot_clock_now();
+    for (int i = 0; i < 5000 && act_snapshot_pending() > 0; i++)
+        usleep(1000);
+    act_snapshot *snap = nullptr;
+    int rc = act_snapshot_open(nullptr, &snap);
+    if (rc != ACT_OK) {
+        fail(std::string("acceltrace: reading acceltrace run's spool: ") + act_strerror(rc));
+        return;
+    }
+    act_snap_op op;
+    while (act_snapshot_next(snap, &op) == 1) {
+        uint64_t at = op.launch_start_ns ? op.launch_start_ns : op.start_ns;
+        if (at >= tl_start_ && at <= tl_stop_)
+            keep(op);
+    }
+    act_snapshot_close(snap);
 }
 
 void Session::cleanup()

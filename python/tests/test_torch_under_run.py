@@ -140,3 +140,50 @@ def test_a_plugin_for_another_torch_is_refused_in_one_line(tmp_path):
     lines = [ln for ln in r.stderr.splitlines() if "torch ops are not recorded" in ln]
     assert len(lines) == 1 and "built for torch 1.0.0" in lines[0], r.stderr
     assert ops(events) == []
+
+
+def test_torch_profiler_inside_run_keeps_its_kernels(tmp_path):
+    """import acceltrace.torch + torch.profiler in a program started by
+    `acceltrace run`: the profiler's session used to fail ("another tracer
+    holds the resource", said only in last_errors()) and its trace had no
+    kernel. Now the cycle reads the launcher's spool: kernels and flows in
+    the profiler's trace, and in the run trace too."""
+    need_plugin()
+    need_module("pyopencl")
+    prof = str(tmp_path / "prof.json")
+    script = textwrap.dedent('''\
+        import sys
+        import pyopencl as cl
+        import torch
+        import acceltrace.torch as at
+        from torch.profiler import profile, ProfilerActivity, record_function
+        ctx = cl.create_some_context(interactive=False)
+        q = cl.CommandQueue(ctx)
+        prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
+        d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
+        prg.k(q, (1024,), None, d)  # before the cycle: not in the profiler's trace
+        q.finish()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as p:
+            for _ in range(3):
+                with record_function("launch"):
+                    prg.k(q, (1024,), None, d)
+            q.finish()
+        p.export_chrome_trace(sys.argv[1])
+        print("errors:", at.last_errors())
+        ''')
+    p = tmp_path / "prog.py"
+    p.write_text(script)
+    out = str(tmp_path / "t.json")
+    r = subprocess.run([ACCELTRACE, "run", "--no-summary", "-f", "-o", out, "--", sys.executable,
+                        str(p), prof], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "errors: []" in r.stdout, r.stdout + r.stderr
+    with open(prof) as f:
+        pev = json.load(f)["traceEvents"]
+    kernels = [e for e in pev if e.get("cat") == "kernel"]
+    assert len(kernels) == 3, [e.get("name") for e in pev if e.get("ph") == "X"][:40]
+    flows = [e for e in pev if e.get("cat") == "ac2g"]
+    assert len(flows) >= 6  # a start and an end per kernel
+    with open(out) as f:
+        rev = json.load(f)["traceEvents"]
+    assert len([e for e in rev if e.get("cat") == "kernel"]) == 4

@@ -198,6 +198,12 @@ ACT_EXPORT uint64_t act_snapshot_clock_now(void)
     return act_clock_now();
 }
 
+ACT_EXPORT uint64_t act_snapshot_pending(void)
+{
+    act_spool_header *h = act_recorder_header();
+    return h ? __atomic_load_n(&h->callbacks_pending, __ATOMIC_ACQUIRE) : 0;
+}
+
 ACT_EXPORT const char *act_snapshot_path(void)
 {
     return act_recorder_path();

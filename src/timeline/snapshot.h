@@ -81,6 +81,9 @@ uint64_t act_snapshot_current_ext(void);
 const char *act_snapshot_path(void);
 /* The timeline clock, nanoseconds. */
 uint64_t act_snapshot_clock_now(void);
+/* Device callbacks this process' recorder still waits for (0: every
+ * launched op has its times in the spool, or no spool). */
+uint64_t act_snapshot_pending(void);
 
 #ifdef __cplusplus
 }
