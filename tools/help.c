@@ -119,6 +119,17 @@ static const hopt merge_opts[] = {
     {NULL, NULL, NULL},
 };
 
+static const hopt stats_opts[] = {
+    {"--report", "NAME[,NAME...]",
+     "the reports to run (default kern_sum,api_sum,mem_time_sum,mem_sum,range_sum); --list "
+     "lists them"},
+    {"--format", "FORMAT", "table (default), csv or json"},
+    {"--timeunit", "UNIT", "ns (default), us, ms or s for the time columns"},
+    {"--list", NULL, "list the reports and what each shows"},
+    {"-h, --help", NULL, "show this help"},
+    {NULL, NULL, NULL},
+};
+
 static const hopt help_only_opts[] = {
     {"-h, --help", NULL, "show this help"},
     {NULL, NULL, NULL},
@@ -145,6 +156,16 @@ static const hcmd cmds[] = {
      "several traces (one per rank) add a row per rank and the spread between them. The "
      "table fits COLUMNS or the terminal (80 columns otherwise).",
      "Exit status: 0, or 2 when a file is missing or not a trace.", summary_opts},
+    {"stats", "acceltrace stats [OPTIONS] TRACE.sqlite...", "named reports over SQLite traces",
+     "Run named reports, as nsys users know them, over SQLite traces ('acceltrace run -o "
+     "t.sqlite'): kern_sum, api_sum, mem_sum, mem_time_sum, range_sum, kern_trace, api_trace, "
+     "rank_sum, cl_errors, cl_leaks, cl_builds. Summaries give Time (%), Total Time, "
+     "Instances, Avg, Med, Min, Max and StdDev per name. Each report is a SQL file (--list "
+     "says where) over the views of docs/sqlite.md: read it, copy it, change it; "
+     "ACCELTRACE_REPORTS_DIR names another folder.",
+     "Exit status: 0, or 2 for a usage error, an unknown report, or a file that is not an "
+     "acceltrace SQLite trace.",
+     stats_opts},
     {"export", "acceltrace export [OPTIONS] SPOOL_DIR -o FILE", "write the trace from a kept spool",
      "Write the trace, and print the summary, from a spool directory that 'acceltrace run' "
      "kept (when the trace could not be written, after an interrupted export, or with "

@@ -14,7 +14,9 @@
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return act_help_usage_error(NULL, "a command is needed: run, summary, rt, version, help");
+        return act_help_usage_error(
+            NULL,
+            "a command is needed: run, summary, stats, export, merge, trigger, rt, version, help");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "run"))
         return act_cmd_run(argc - 1, argv + 1);
@@ -26,6 +28,8 @@ int main(int argc, char **argv)
         return act_cmd_trigger(argc - 1, argv + 1);
     if (!strcmp(cmd, "merge"))
         return act_cmd_merge(argc - 1, argv + 1);
+    if (!strcmp(cmd, "stats"))
+        return act_cmd_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "rt")) {
         if (!act_cmd_rt) {
             fprintf(stderr, "acceltrace: rt: not available in this build\n");

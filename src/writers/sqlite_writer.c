@@ -14,16 +14,15 @@
  *
  * libsqlite3 is not linked: the library is loaded into traced programs,
  * which must not get a second SQLite (or any new NEEDED entry) because of
- * us. It is loaded with dlopen the first time a SQLite file is written,
- * as gz.c loads ISA-L; where it is missing the writer says so and fails.
+ * us. It is loaded with dlopen the first time a SQLite file is written
+ * (sqlite_api.c, shared with `acceltrace stats`); where it is missing the
+ * writer says so and fails.
  *
  * The database is written into outfile.c's named temporary file with the
  * journal off and in one transaction (a file that is not complete is
  * removed anyway), then put in place like every other output.
  */
-#include <dlfcn.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,52 +32,13 @@
 #include "core/vec.h"
 #include "json_escape.h"
 #include "outfile.h"
+#include "sqlite_api.h"
 #include "timeline/u64map.h"
 #include "writer.h"
 
 #define ACT_SQLITE_SCHEMA 1
 #define SW_STR_(x)        #x
 #define SW_STR(x)         SW_STR_(x)
-
-/* ---- libsqlite3, loaded on first use ----------------------------------- */
-
-#define SQLITE_FNS(X)                                                                              \
-    X(int, sqlite3_open_v2, (const char *, sqlite3 **, int, const char *))                         \
-    X(int, sqlite3_close, (sqlite3 *))                                                             \
-    X(int, sqlite3_exec,                                                                           \
-      (sqlite3 *, const char *, int (*)(void *, int, char **, char **), void *, char **))          \
-    X(int, sqlite3_prepare_v2, (sqlite3 *, const char *, int, sqlite3_stmt **, const char **))     \
-    X(int, sqlite3_bind_int64, (sqlite3_stmt *, int, sqlite3_int64))                               \
-    X(int, sqlite3_bind_double, (sqlite3_stmt *, int, double))                                     \
-    X(int, sqlite3_bind_text, (sqlite3_stmt *, int, const char *, int, void (*)(void *)))          \
-    X(int, sqlite3_bind_null, (sqlite3_stmt *, int))                                               \
-    X(int, sqlite3_step, (sqlite3_stmt *))                                                         \
-    X(int, sqlite3_reset, (sqlite3_stmt *))                                                        \
-    X(int, sqlite3_finalize, (sqlite3_stmt *))                                                     \
-    X(const char *, sqlite3_errmsg, (sqlite3 *))                                                   \
-    X(void, sqlite3_free, (void *))
-
-static struct sqlite_api {
-#define X(ret, name, args) ret(*name) args;
-    SQLITE_FNS(X)
-#undef X
-} sq;
-static int sq_loaded; /* 1: every function resolved; -1: not available */
-static pthread_once_t sq_once = PTHREAD_ONCE_INIT;
-
-static void sq_load(void)
-{
-    void *h = dlopen("libsqlite3.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        sq_loaded = -1;
-        return;
-    }
-    int ok = 1;
-#define X(ret, name, args) ok &= (*(void **)&sq.name = dlsym(h, #name)) != NULL;
-    SQLITE_FNS(X)
-#undef X
-    sq_loaded = ok ? 1 : -1;
-}
 
 /* ---- the writer's state ------------------------------------------------- */
 
@@ -562,8 +522,7 @@ static int sqlite_writer_open(act_writer **out, act_timeline *tl, const act_writ
 {
     (void)tl;
     *out = NULL;
-    pthread_once(&sq_once, sq_load);
-    if (sq_loaded != 1) {
+    if (act_sqlite_load() != 0) {
         snprintf(err, errlen, "%s: SQLite output needs libsqlite3.so.0 (Debian: libsqlite3-0)",
                  f->path);
         return ACT_E_IO;
