@@ -47,7 +47,8 @@ enum field {
     F_TAG,
     F_ERROR,
     F_CORR,
-    F_PYSTACK
+    F_PYSTACK,
+    F_QUEUED
 };
 
 /* args.acceltrace of the builder's process-lifetime slice (one cpu_op per
@@ -62,6 +63,8 @@ typedef struct ev_fields {
     char error[64]; /* args.error (an OpenCL error name), "" = none */
     double ts, dur;
     uint64_t pid, tid, ext, corr;
+    double queued; /* args.queued of a device op, us */
+    int has_queued;
     char *argname;
     size_t argname_len;
     char *pyline; /* with --by-python-line: the launching line, "" = none */
@@ -214,6 +217,8 @@ static int ev_done(loader *L)
             (!strcmp(e->cat, "user_annotation") || !strcmp(e->cat, "cpu_op")))
             rc = act_summary_add_range(L->s, e->ext, e->name, e->name_len);
     }
+    if (!rc && dev && e->has_queued)
+        rc = act_summary_add_delay(L->s, e->name, e->name_len, e->ts - e->queued);
     if (rc)
         L->nomem = 1;
     return !rc;
@@ -317,7 +322,10 @@ static int on_scalar(loader *L, json_t *jv, const unsigned char *str, size_t n, 
             e->ext = strtoull(nb, NULL, 10);
         else if (k == F_CORR && num && nb[0] != '-')
             e->corr = strtoull(nb, NULL, 10);
-        else if (k == F_PYSTACK && is_str)
+        else if (k == F_QUEUED && num) {
+            e->queued = strtod(nb, NULL);
+            e->has_queued = 1;
+        } else if (k == F_PYSTACK && is_str)
             return set_pyline(L, e, (const char *)str, n);
         else if (k == F_ARGNAME && is_str)
             return set_str(L, &e->argname, &e->argname_len, str, n);
@@ -425,6 +433,7 @@ static int cb_key(void *c, const unsigned char *k, size_t n)
                  : key_is(k, n, "acceltrace")                                       ? F_TAG
                  : key_is(k, n, "error")                                            ? F_ERROR
                  : key_is(k, n, "correlation")                                      ? F_CORR
+                 : key_is(k, n, "queued")                                           ? F_QUEUED
                  : key_is(k, n, "Python stack") && act_summary_by_python_line(L->s) ? F_PYSTACK
                                                                                     : F_NONE;
     }

@@ -299,6 +299,10 @@ static void on_device_op(bld *b, bld_proc *p, const act_sp_rec *rec)
     op->detail = rec->s2;
     op->start = act_spool_ns(p->sp, r->start);
     op->end = act_spool_ns(p->sp, r->end);
+    if (r->queued && r->submit) {
+        op->queued = act_spool_ns(p->sp, r->queued);
+        op->submit = act_spool_ns(p->sp, r->submit);
+    }
     op->corr = r->corr;
     op->queue = r->queue;
     op->x.ext_ref = r->ext;

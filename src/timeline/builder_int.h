@@ -50,6 +50,7 @@ typedef struct bld_op {
     const act_rec_device_op *r;
     act_str name, detail;
     uint64_t start, end;
+    uint64_t queued, submit; /* timeline ns when the source gave them, else 0 */
     uint64_t corr, queue;
     union {
         uint64_t ext_ref; /* the record's range reference, until joined */

@@ -326,6 +326,28 @@ static void hand_out(bld *b, const bld_op *op, act_str name, uint32_t sub_lane, 
 static void emit_flow(bld *b, const bld_op *op, const act_tl_device *d, uint64_t id);
 static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane);
 
+/* When the command was queued and submitted (OpenCL gives both: QUEUED at
+ * the enqueue, SUBMIT when handed to the device), on the trace's time axis
+ * in microseconds like "ts", so that queued -> submitted -> ts shows where
+ * a kernel waited. Written only when the source recorded them, in order. */
+static void op_queue_times(bld *b, const bld_op *op)
+{
+    act_timeline *tl = b->tl;
+    uint64_t q = op->queued, s = op->submit;
+    if (!q || q > s || s > op->start || q < tl->base_ns)
+        return; /* not a sequence the trace can show */
+    act_tl_arg *a = act_tl_arg_add(tl, "queued");
+    if (a) {
+        a->type = ACT_ARG_F64;
+        a->v.d = (double)(q - tl->base_ns) / 1000.0;
+    }
+    a = act_tl_arg_add(tl, "submitted");
+    if (a) {
+        a->type = ACT_ARG_F64;
+        a->v.d = (double)(s - tl->base_ns) / 1000.0;
+    }
+}
+
 void bld_devices_emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
 {
     emit_op(b, op, sub_lane);
@@ -390,6 +412,7 @@ static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
     }
     if (op->detail.n)
         act_tl_arg_str(tl, detail_key(r->op), op->detail);
+    op_queue_times(b, op);
     if (r->status) {
         act_tl_arg *a = act_tl_arg_add(tl, "status");
         if (a) {

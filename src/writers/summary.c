@@ -527,6 +527,23 @@ static void fold(act_summary *s, const act_sum_pend *p)
     fold_nesting(s, l, p);
 }
 
+int act_summary_add_delay(act_summary *s, const char *name, size_t len, double delay_us)
+{
+    uint32_t id;
+    if (!isfinite(delay_us) || delay_us < 0)
+        return 0; /* not a delay the trace can show */
+    if (ensure_src(s) || intern_name(s, name, len, 1, &id))
+        return ACT_E_NOMEM;
+    act_sum_rrow *d = &s->nm[id].delay;
+    if (!d->count || delay_us < d->min)
+        d->min = delay_us;
+    if (!d->count || delay_us > d->max)
+        d->max = delay_us;
+    d->count++;
+    d->total += delay_us;
+    return 0;
+}
+
 int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t pid,
                           uint64_t tid, double ts_us, double dur_us, uint64_t ext)
 {

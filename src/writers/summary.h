@@ -31,6 +31,9 @@ void act_summary_free(act_summary *s);
 /* A slice: name is copied (interned). ts/dur in microseconds; pid/tid
  * identify the lane (and pid the process row); ext = External id (0 =
  * none). Returns 0 or ACT_E_NOMEM. */
+/* A device op's wait from its enqueue ("queued") to its start, us: the
+ * launch-to-start delay, per name. */
+int act_summary_add_delay(act_summary *s, const char *name, size_t len, double delay_us);
 int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t pid,
                           uint64_t tid, double ts_us, double dur_us, uint64_t ext);
 /* The name of the range (host slice) carrying External id `ext`. Kept

@@ -49,6 +49,7 @@ typedef struct act_sum_name {
     uint64_t count;
     double total, self, min, max;
     act_sum_rrow by_range; /* device time launched from this range */
+    act_sum_rrow delay;    /* device ops: queued (the enqueue) to start, us */
 } act_sum_name;
 
 typedef struct act_sum_open {

@@ -63,7 +63,9 @@ static size_t sect_shown(const sect *t)
 static void print_head(FILE *f, const char *title, const sect *t, const char *busy, size_t lanes,
                        int with_lanes, const char *unit)
 {
-    fprintf(f, "%s: %llu names, busy %s %s", title, (unsigned long long)t->names, busy, unit);
+    fprintf(f, "%s: %llu names", title, (unsigned long long)t->names);
+    if (busy)
+        fprintf(f, ", busy %s %s", busy, unit);
     if (with_lanes)
         fprintf(f, " on %zu lane%s", lanes, lanes == 1 ? "" : "s");
     if (t->other_names)
@@ -87,8 +89,9 @@ static void print_ops(act_summary *s, FILE *f, const char *title, sect *t, doubl
     int u = fmt->unit, pr = unit_prec[u];
     double k = unit_scale[u];
     char fb[64];
-    print_head(f, title, t, act_sum_fig(s, fb, sizeof(fb), busy * k, pr), lanes, with_lanes,
-               unit_name[u]);
+    /* busy < 0: times that are no share of busy time (the delays) */
+    print_head(f, title, t, busy < 0 ? NULL : act_sum_fig(s, fb, sizeof(fb), busy * k, pr), lanes,
+               with_lanes, unit_name[u]);
     size_t nr = sect_shown(t);
     if (!nr) {
         fprintf(f, "  (none)\n");
@@ -100,8 +103,8 @@ static void print_ops(act_summary *s, FILE *f, const char *title, sect *t, doubl
     snprintf(h[3], 16, "mean %s", unit_name[u]);
     snprintf(h[4], 16, "min %s", unit_name[u]);
     snprintf(h[5], 16, "max %s", unit_name[u]);
-    tcol c[7] = {{"count", 5, 1}, {h[1], 0, 1}, {h[2], 0, with_self}, {h[3], 0, 1},
-                 {h[4], 0, 1},    {h[5], 0, 1}, {"busy%", 6, 1}};
+    tcol c[7] = {{"count", 5, 1}, {h[1], 0, 1}, {h[2], 0, with_self},   {h[3], 0, 1},
+                 {h[4], 0, 1},    {h[5], 0, 1}, {"busy%", 6, busy >= 0}};
     for (int j = 1; j < 6; j++)
         c[j].w = (int)strlen(c[j].head);
     for (size_t i = 0; i < nr; i++) {
@@ -147,8 +150,10 @@ static void print_ops(act_summary *s, FILE *f, const char *title, sect *t, doubl
         for (int j = 0; j < 5; j++)
             if (c[j + 1].on)
                 fprintf(f, " %*s", c[j + 1].w, act_sum_fig(s, fb, sizeof(fb), v[j] * k, pr));
-        fprintf(f, " %*s%%\n", c[6].w - 1,
-                act_sum_fig(s, fb, sizeof(fb), act_sum_pct_of(r->total, busy), 1));
+        if (c[6].on)
+            fprintf(f, " %*s%%", c[6].w - 1,
+                    act_sum_fig(s, fb, sizeof(fb), act_sum_pct_of(r->total, busy), 1));
+        fputc('\n', f);
     }
     act_sum_free_shown(t->rows, t->nr);
 }
@@ -397,12 +402,12 @@ static void print_notes(act_summary *s, FILE *f)
 }
 
 typedef struct sections {
-    sect dev, host, range;
+    sect dev, host, range, delay;
     double db, hb;
     size_t dl, hl;
 } sections;
 
-/* The sections of s, each holding at most cap rows (rows: 3 * cap). */
+/* The sections of s, each holding at most cap rows (rows: 4 * cap). */
 static void sections_of(act_summary *s, prow *rows, size_t cap, int by_range, sections *x)
 {
     x->db = act_sum_busy_of(s, 1, &x->dl);
@@ -414,6 +419,8 @@ static void sections_of(act_summary *s, prow *rows, size_t cap, int by_range, se
     act_sum_sect_begin(&x->range, rows + 2 * cap, cap);
     if (by_range)
         act_sum_range_sect(s, &x->range);
+    act_sum_sect_begin(&x->delay, rows + 3 * cap, cap);
+    act_sum_delay_sect(s, &x->delay);
 }
 
 static void print_table(act_summary *s, FILE *f, const act_summary_fmt *fmt, sections *x)
@@ -426,6 +433,9 @@ static void print_table(act_summary *s, FILE *f, const act_summary_fmt *fmt, sec
                   fmt->by_python_line ? "Device time by launching Python line"
                                       : "Device time by launching range",
                   &x->range, x->db, 0, 0, 0, fmt, width);
+    if (sect_shown(&x->delay))
+        print_ops(s, f, "Launch to start (device ops: queued to start)", &x->delay, -1, 0, 0, 0,
+                  fmt, width);
     print_groups(f, s, fmt, width);
     print_notes(s, f);
     print_all_counters(f, s);
@@ -485,6 +495,8 @@ static void print_csv(act_summary *s, FILE *f, const act_summary_fmt *fmt, secti
     csv_rows(s, f, "host", &x->host, x->hb, k, pr);
     if (fmt->by_range)
         csv_rows(s, f, fmt->by_python_line ? "python_line" : "range", &x->range, x->db, k, pr);
+    if (sect_shown(&x->delay))
+        csv_rows(s, f, "launch_to_start", &x->delay, 0, k, pr);
     size_t cap = s->n_src > s->n_gr ? s->n_src : s->n_gr;
     pgroup *g = calloc(cap + 1, sizeof(*g));
     size_t n = g ? act_sum_groups_of(s, g) : 0;
@@ -616,6 +628,8 @@ static void print_json(act_summary *s, FILE *f, const act_summary_fmt *fmt, sect
             jset(o, fmt->by_python_line ? "by_python_line_other" : "by_range_other", r);
         }
     }
+    if (sect_shown(&x->delay))
+        jset(o, "launch_to_start", json_rows(s, &x->delay, 0, k));
     jset(o, s->n_src > 1 ? "ranks" : "processes", json_groups(s, k, rows_cap(fmt)));
     jset(o, "late_slices", json_integer((json_int_t)s->late));
     jset(o, "bad_durations", json_integer((json_int_t)s->bad_dur));
@@ -644,7 +658,7 @@ void act_summary_print_fmt(act_summary *s, FILE *f, const act_summary_fmt *fmt)
     size_t cap = fmt->rows ? fmt->rows : ACT_SUM_ROWS;
     if (cap > s->n_nm + 1)
         cap = s->n_nm + 1;
-    prow *rows = malloc(3 * cap * sizeof(*rows));
+    prow *rows = malloc(4 * cap * sizeof(*rows));
     if (!rows) {
         fprintf(f, "summary: out of memory\n");
         return;

@@ -385,6 +385,17 @@ void act_sum_range_sect(act_summary *s, sect *t)
     sect_end(t);
 }
 
+void act_sum_delay_sect(act_summary *s, sect *t)
+{
+    for (size_t i = 0; i < s->n_nm; i++) {
+        const act_sum_rrow *r = &s->nm[i].delay;
+        if (r->count)
+            sect_add(t, (prow){(uint32_t)i, s->nm[i].s, r->count, r->total, r->total, r->min,
+                               r->max, NULL, 0});
+    }
+    sect_end(t);
+}
+
 void act_sum_free_shown(prow *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -59,6 +59,8 @@ size_t act_sum_groups_cap(pgroup *g, size_t n, size_t cap);
 size_t act_sum_groups_of(const act_summary *s, pgroup *out);
 double act_sum_pct_of(double part, double busy);
 void act_sum_range_sect(act_summary *s, sect *t);
+/* Device ops' launch-to-start delay (queued to start), per name. */
+void act_sum_delay_sect(act_summary *s, sect *t);
 void act_sum_sect_begin(sect *t, prow *rows, size_t cap);
 void act_sum_sect_of(act_summary *s, int device, sect *t);
 int act_sum_show_names(prow *r, size_t n, int names, size_t w);

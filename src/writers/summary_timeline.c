@@ -71,6 +71,17 @@ static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
     return 0;
 }
 
+/* A device op's "queued" arg (devices.c: us on the trace's axis), or -1. */
+static double arg_queued(const act_timeline *tl, const act_tl_event *e)
+{
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        const act_tl_arg *a = &tl->args[e->arg0 + i];
+        if (a->type == ACT_ARG_F64 && act_str_is(a->key, "queued"))
+            return a->v.d;
+    }
+    return -1;
+}
+
 /* The builder's process-lifetime slice (one "cpu_op" per process, for the
  * TensorBoard plugin) is no host call: the summary leaves it out. */
 #define ACT_PROCESS_SLICE "process lifetime"
@@ -97,9 +108,11 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
         if (dev < 0 || is_process_slice_tl(tl, e))
             continue;
         uint64_t ext = arg_ext(tl, e);
-        rc = act_summary_add_slice(s, e->name.p, e->name.n, dev, e->pid, e->tid,
-                                   (double)(e->ts - tl->base_ns) / 1000.0, (double)e->dur / 1000.0,
-                                   ext);
+        double ts = (double)(e->ts - tl->base_ns) / 1000.0, queued = dev ? arg_queued(tl, e) : -1;
+        rc = act_summary_add_slice(s, e->name.p, e->name.n, dev, e->pid, e->tid, ts,
+                                   (double)e->dur / 1000.0, ext);
+        if (!rc && queued >= 0)
+            rc = act_summary_add_delay(s, e->name.p, e->name.n, ts - queued);
         if (!rc && !dev && ext && (e->cat == ACT_CAT_USER_ANNOTATION || e->cat == ACT_CAT_CPU_OP))
             rc = act_summary_add_range(s, ext, e->name.p, e->name.n);
     }
