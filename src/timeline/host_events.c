@@ -50,7 +50,11 @@ void bld_emit_proc_meta(bld *b, bld_proc *p)
         uint64_t v;
         act_str given =
             act_u64map_get(&p->tid_name, t->tid, &v) ? p->tid_names[v - 1] : (act_str){"", 0};
-        act_str tname = given.n            ? given
+        /* A name given (NVTX) as it is; the OS's name with the tid, since
+         * threads of one program often share it. */
+        act_str tname = given.n ? given
+                        : st && st->name.n && st->tid
+                            ? act_tl_printf(tl, "%.*s (%u)", (int)st->name.n, st->name.p, st->tid)
                         : st && st->name.n ? st->name
                         : st && st->tid    ? act_tl_printf(tl, "thread %u", st->tid)
                                            : act_tl_printf(tl, "thread serial %u", t->serial);

@@ -86,6 +86,18 @@ static void tls_key_create(void)
 }
 
 /* First record of a thread: its state, on the all-threads list. */
+/* The OS's name of the calling thread (one prctl): what the program or a
+ * library gave it with pthread_setname_np, else the program's name. */
+static void thread_os_name(act_thread *t)
+{
+    char name[ACT_THREAD_NAME_MAX + 1] = {0};
+    if (pthread_getname_np(pthread_self(), name, sizeof(name)) != 0)
+        return;
+    size_t n = act_rec_utf8_cut(name, strnlen(name, ACT_THREAD_NAME_MAX), ACT_THREAD_NAME_MAX);
+    memcpy(t->os_name, name, n);
+    t->os_name_len = (uint8_t)n;
+}
+
 act_thread *act_rec_thread_new(void)
 {
     act_thread *t;
@@ -95,6 +107,7 @@ act_thread *act_rec_thread_new(void)
         return NULL;
     t->serial = atomic_fetch_add(&next_serial, 1);
     t->tid = (uint32_t)syscall(SYS_gettid);
+    thread_os_name(t);
     pthread_setspecific(tls_key, t);
     pthread_mutex_lock(&act_rec_state.lock);
     t->next = act_rec_state.threads;
@@ -171,7 +184,7 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
         idx = act_rec_ring_victim(atomic_load((_Atomic uint64_t *)&h->chunks_used));
         recycled = idx != UINT32_MAX;
     } else {
-        idx = free_chunk_take(need + sizeof(act_rec_segment) + sizeof(act_rec_thread));
+        idx = free_chunk_take(need + sizeof(act_rec_segment) + ACT_THREAD_ANNOUNCE);
     }
     if (idx == UINT32_MAX) {
         /* A fresh chunk is counted in chunks_used only once its space is
@@ -231,9 +244,19 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
         return 0;
     }
     if (!t->announced) {
+        uint32_t name = 0;
+        if (t->os_name_len) { /* the thread's name, a string of its own (record.h) */
+            size_t sz = (sizeof(act_rec_string) + t->os_name_len + 7) & ~(size_t)7;
+            name = t->next_str++;
+            act_rec_string *str = chunk_put(t, ACT_REC_STRING, sz, name);
+            str->len = t->os_name_len;
+            str->pad = 0;
+            memcpy(str + 1, t->os_name, t->os_name_len);
+            memset((char *)(str + 1) + t->os_name_len, 0, sz - sizeof(*str) - t->os_name_len);
+        }
         act_rec_thread *r = chunk_put(t, ACT_REC_THREAD, sizeof(*r), t->serial);
         r->tid = t->tid;
-        r->name = 0;
+        r->name = name;
         t->announced = 1;
     }
     atomic_store_explicit((_Atomic uint32_t *)&c->used, t->pos, memory_order_release);
@@ -279,7 +302,7 @@ static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)
     if (seg_check(t, size) == 0)
         return chunk_put(t, kind, size, 0);
     size_t need = size + sizeof(act_rec_segment) +
-                  (act_rec_state.ring_chunks ? act_rec_ring_top_room() : sizeof(act_rec_thread));
+                  (act_rec_state.ring_chunks ? act_rec_ring_top_room() : ACT_THREAD_ANNOUNCE);
     if (need > act_rec_state.chunk_size - sizeof(act_chunk_header) ||
         act_rec_chunk_acquire(t, size) != 0) {
         act_rec_drop(kind);

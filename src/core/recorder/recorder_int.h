@@ -72,6 +72,12 @@ typedef struct act_ring_name {
     uint32_t id, len;
     char *copy;
 } act_ring_name;
+/* A thread announces itself at the top of its first chunk of a spool
+ * (outside ring mode): its OS name as a STRING record (at most
+ * ACT_THREAD_NAME_MAX bytes: Linux keeps 15), then its THREAD record
+ * naming that string. The room a fresh chunk must keep for it: */
+#define ACT_THREAD_NAME_MAX 16u
+#define ACT_THREAD_ANNOUNCE (sizeof(act_rec_string) + ACT_THREAD_NAME_MAX + sizeof(act_rec_thread))
 
 struct act_thread {
     /* Hot fields first: one cache line serves a push or a pop. */
@@ -79,13 +85,15 @@ struct act_thread {
     _Atomic uint32_t cap; /* usable bytes; 0 forces the slow path */
     uint32_t pos;         /* bytes written (published with commit) */
     act_chunk_header *chunk;
-    uint64_t anc_tsc;  /* fast clock anchor: TSC ... */
-    uint64_t anc_ns;   /* ... and the timeline ns it maps to */
-    uint64_t anc_mult; /* ns per TSC tick << 32 */
-    uint64_t last_ns;  /* last fast-clock reading (monotonic floor) */
-    uint32_t gen;      /* spool generation of `chunk` and the string ids */
-    uint32_t serial;   /* thread serial, never reused in a process */
-    uint32_t next_str; /* next string id */
+    uint64_t anc_tsc;                  /* fast clock anchor: TSC ... */
+    uint64_t anc_ns;                   /* ... and the timeline ns it maps to */
+    uint64_t anc_mult;                 /* ns per TSC tick << 32 */
+    uint64_t last_ns;                  /* last fast-clock reading (monotonic floor) */
+    uint32_t gen;                      /* spool generation of `chunk` and the string ids */
+    uint32_t serial;                   /* thread serial, never reused in a process */
+    uint32_t next_str;                 /* next string id */
+    uint8_t os_name_len;               /* the OS's name of the thread when it first recorded */
+    char os_name[ACT_THREAD_NAME_MAX]; /* (pthread_getname_np; not NUL-terminated) */
     uint32_t tid;
     uint32_t range_depth;
     uint32_t range_seq; /* sequence number of the last push */

@@ -39,7 +39,7 @@ static uint32_t str_emit(act_thread *t, const char *s, size_t len)
 {
     /* What a fresh chunk holds after its top: a THREAD record, or in ring
      * mode the ring's top (ring.c). */
-    size_t top = act_rec_state.ring_chunks ? act_rec_ring_top_room() : sizeof(act_rec_thread);
+    size_t top = act_rec_state.ring_chunks ? act_rec_ring_top_room() : ACT_THREAD_ANNOUNCE;
     size_t max = act_rec_state.chunk_size - sizeof(act_chunk_header) - sizeof(act_rec_segment) -
                  top - sizeof(act_rec_string) - 8;
     if (len > max) {

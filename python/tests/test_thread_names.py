@@ -1,0 +1,52 @@
+"""Threads are named as the OS names them (issue 31 part 4).
+
+A pyopencl program whose worker thread names itself with prctl(PR_SET_NAME)
+before its first launch: its lane is "my-worker (TID)" in the trace, and the
+main thread's is the program's name with its tid, not "thread N".
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from test_analysers import BIN, need_build, need_module
+
+SCRIPT = textwrap.dedent('''\
+    import ctypes, threading
+    import pyopencl as cl
+    ctx = cl.create_some_context(interactive=False)
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
+    d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
+    knl = cl.Kernel(prg, "k")
+    knl.set_args(d)
+    def work():
+        ctypes.CDLL(None).prctl(15, b"my-worker", 0, 0, 0)  # PR_SET_NAME
+        cl.enqueue_nd_range_kernel(q, knl, (64,), None)
+        q.finish()
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    ''')
+
+
+def test_lanes_carry_the_os_thread_names(tmp_path):
+    need_build()
+    need_module("pyopencl")
+    p = tmp_path / "named.py"
+    p.write_text(SCRIPT)
+    out = str(tmp_path / "t.json")
+    r = subprocess.run([os.path.join(BIN, "acceltrace"), "run", "--no-summary", "-f", "-o", out,
+                        "--", sys.executable, str(p)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    with open(out) as f:
+        ev = json.load(f)["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+    launch = [e for e in ev if e.get("name") == "clEnqueueNDRangeKernel" and e.get("ph") == "X"
+              and e.get("cat") != "kernel"]
+    assert len(launch) == 1
+    assert names[launch[0]["tid"]] == "my-worker (%d)" % launch[0]["tid"]
+    main_pid = launch[0]["pid"]
+    assert names[main_pid].endswith("(%d)" % main_pid) and not names[main_pid].startswith("thread")
