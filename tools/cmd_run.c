@@ -39,6 +39,7 @@
 #include "run_cleanup.h"
 #include "run_info.h"
 #include "run_stream.h"
+#include "self_dir.h"
 #include "trigger.h"
 
 /* Exit status of `run` when the trace was not written (EX_IOERR). */
@@ -56,20 +57,6 @@ static int run_log_level = ACT_LOG_INFO;
  * (its errno); close-on-exec, so a started program closes it. */
 static int exec_report_fd = -1;
 
-/* Directory holding this executable, for finding the library beside it. */
-static int self_dir(char *buf, size_t len)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    char *slash = strrchr(buf, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    return 0;
-}
-
 /* Find libacceltrace (or the preload shim) as built beside this tool. */
 static int find_library(const char *name, char *out, size_t len)
 {
@@ -79,7 +66,7 @@ static int find_library(const char *name, char *out, size_t len)
     int n = 0;
     if (env && *env)
         cands[n++] = env;
-    if (self_dir(dir, sizeof(dir)) == 0)
+    if (act_self_dir(dir, sizeof(dir)) == 0)
         cands[n++] = dir;
     for (int i = 0; i < n; i++) {
         const char *subs[] = {"/" ACT_LIBDIR_REL "/", "/../lib/", "/"};

@@ -24,6 +24,7 @@
 
 #include "cmd.h"
 #include "help.h"
+#include "self_dir.h"
 #include "writers/sqlite_api.h"
 
 #define DEFAULT_REPORTS "kern_sum,api_sum,mem_time_sum,mem_sum,range_sum"
@@ -129,14 +130,8 @@ static int reports_dir(char *out, size_t len)
         return 0;
     }
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0)
+    if (act_self_dir(exe, sizeof(exe)) != 0)
         return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
     if ((size_t)snprintf(out, len, "%.*s/../share/acceltrace/reports", (int)(len - 32), exe) >= len)
         return -1;
     return access(out, R_OK) == 0 ? 0 : -1;
