@@ -264,8 +264,17 @@ void act_rec_prefault_atfork_child(void);
 
 /* ---- thread_reset.c: per-thread state of a new spool ---- */
 void act_rec_thread_reset(act_thread *t);
-/* Where to cut s[0, len) to at most `max` bytes on a UTF-8 boundary. */
-size_t act_rec_utf8_cut(const char *s, size_t len, size_t max);
+/* Where to cut s[0, len) to at most `max` bytes on a UTF-8 boundary
+ * (inline: strings.c and chunks.c cut, and neither calls the other). */
+static inline size_t act_rec_utf8_cut(const char *s, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    size_t cut = max;
+    for (int i = 0; i < 3 && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80; i++)
+        cut--;
+    return ((unsigned char)s[cut] & 0xC0) == 0x80 ? max : cut;
+}
 
 /* ---- fast clock --------------------------------------------------------
  *

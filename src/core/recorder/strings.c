@@ -25,16 +25,6 @@ static uint64_t str_hash(const char *s, size_t len)
 /* Where to cut s[0, len) to at most `max` bytes without splitting a
  * UTF-8 sequence: back to the start of the character that the cut would
  * split (at most 3 bytes back; bytes that are not UTF-8 are cut anywhere). */
-size_t act_rec_utf8_cut(const char *s, size_t len, size_t max)
-{
-    if (len <= max)
-        return len;
-    size_t cut = max;
-    for (int i = 0; i < 3 && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80; i++)
-        cut--;
-    return ((unsigned char)s[cut] & 0xC0) == 0x80 ? max : cut;
-}
-
 static uint32_t str_emit(act_thread *t, const char *s, size_t len)
 {
     /* What a fresh chunk holds after its top: a THREAD record, or in ring
