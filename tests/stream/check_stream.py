@@ -259,6 +259,7 @@ def main():
         "capture_api": ([capture], ["--capture-range=api"]),
         "launches": ([app, "launches", "3000", "300"], []),
         "queues": ([app, "queues", "1500", "300"], []),
+        "loop": ([app, "loop", "20000"], []),
         "forkexec": ([app, "forkexec", "3000", "400"], []),
     }
     wanted = sys.argv[7:] or list(cases) + ["killed"]

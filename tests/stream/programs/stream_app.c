@@ -13,6 +13,9 @@
  *       N launches, then a forked child that execs `launches N`, then this
  *       process execs `launches N` itself (a second spool of the same pid,
  *       its ops on the same device).
+ *   stream_app loop N
+ *       N kernels back to back on one in-order queue, no ranges, clFinish
+ *       every 1000 (a training loop's shape, issue 32).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,17 +34,19 @@ static void sleep_us(long us)
 }
 
 /* n launches of `inc` on each of the queues, alternating. */
-static void launch(tcl *t, cl_command_queue *q, int nq, long n, long ms)
+static void launch(tcl *t, cl_command_queue *q, int nq, long n, long ms, long every)
 {
     size_t g = 64;
     cl_mem buf = tcl_buffer(t, g * sizeof(int));
     cl_kernel k = tcl_kernel(t, "inc", buf);
     for (long i = 0; i < n; i++) {
-        act_range_push("step");
+        if (every == 64)
+            act_range_push("step");
         for (int j = 0; j < nq; j++)
             CHECK(clEnqueueNDRangeKernel(q[j], k, 1, NULL, &g, NULL, 0, NULL, NULL));
-        act_range_pop();
-        if (i % 64 == 63)
+        if (every == 64)
+            act_range_pop();
+        if (i % every == every - 1)
             for (int j = 0; j < nq; j++)
                 CHECK(clFinish(q[j]));
         if (ms)
@@ -65,7 +70,7 @@ static int run(const char *mode, long n, long ms)
         CHECK(rc);
         nq = 2;
     }
-    launch(&t, q, nq, n, ms);
+    launch(&t, q, nq, n, ms, strcmp(mode, "loop") ? 64 : 1000);
     if (q[1])
         clReleaseCommandQueue(q[1]);
     tcl_teardown(&t);
@@ -75,7 +80,7 @@ static int run(const char *mode, long n, long ms)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: stream_app launches|queues|forkexec N [MS]\n");
+        fprintf(stderr, "usage: stream_app launches|queues|loop|forkexec N [MS]\n");
         return 2;
     }
     long n = atol(argv[2]), ms = argc > 3 ? atol(argv[3]) : 0;
