@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +199,70 @@ static void test_numbers(void **state)
     act_obuf_free(&b);
 }
 
+/* What act_obuf_f64 has always written: the shortest of %.15g / %.17g
+ * that reads back exactly (the golden traces hold these bytes). */
+static void f64_reference(char *out, size_t n, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(out, n, "null");
+        return;
+    }
+    if (fabs(v) < 9e15 && v == (double)(int64_t)v) {
+        snprintf(out, n, "%lld", (long long)(int64_t)v);
+        return;
+    }
+    snprintf(out, n, "%.15g", v);
+    if (strtod(out, NULL) != v)
+        snprintf(out, n, "%.17g", v);
+}
+
+static void f64_expect(double v)
+{
+    char want[40];
+    f64_reference(want, sizeof(want), v);
+    act_obuf b;
+    assert_int_equal(act_obuf_init(&b, -1, 64), 0);
+    act_obuf_f64(&b, v);
+    act_obuf_putc(&b, '\0');
+    if (strcmp(b.buf, want))
+        fail_msg("%.17g: wrote %s, want %s", v, b.buf, want);
+    act_obuf_free(&b);
+}
+
+/* Microsecond timestamps from nanoseconds (queued/submitted args, issue
+ * 32's export speed) take a fast path; its bytes are the reference's, for
+ * those and for values near them that only look like them. */
+static void test_f64_as_before(void **state)
+{
+    (void)state;
+    static const double fixed[] = {
+        0.001, -0.001, 0.5, 1.25, 1234.567, -1234.567, 0.0001, 0.00012345, 1e-5, 0.1 + 0.2,
+        999999999999.999, 1e12 + 0.5, 123456789012.345, 4503599627370.495, 1e15 + 0.5, 1e300,
+        -1e-300, 5e-324, 0.3333333333333333, 2.5e-4, 1.0005, 17.1, 99.995, 1e11 / 3.0};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        f64_expect(fixed[i]);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t ns = x >> (i % 40 + 4);
+        double us = (double)ns / 1000.0;
+        f64_expect(us);
+        f64_expect(-us);
+        uint64_t bits;
+        memcpy(&bits, &us, sizeof(bits));
+        for (int d = -1; d <= 1; d += 2) { /* the neighbouring doubles */
+            uint64_t nb = bits + (uint64_t)(int64_t)d;
+            double near;
+            memcpy(&near, &nb, sizeof(near));
+            f64_expect(near);
+        }
+        f64_expect((double)ns / 1e6);
+        double r;
+        memcpy(&r, &x, sizeof(r));
+        f64_expect(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_long_string),
         cmocka_unit_test(test_roundtrip_jansson),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_f64_as_before),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
