@@ -146,13 +146,11 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
     bld_thread *t = thread_of(b, p, rec->serial);
     if (!t)
         return;
-    bld_args *args = NULL, api_args = {0, 0};
-    uint64_t packed = 0;
+    bld_args *args = NULL;
+    bld_api *api = NULL;
     if (t->owner_kind == BLD_OWNER_API) {
-        /* Few API calls carry args: they live in a map, not in bld_api. */
-        if (act_u64map_get(&p->api_args, (uint64_t)t->owner_idx + 1, &packed))
-            api_args = (bld_args){(uint32_t)(packed >> 32), (uint32_t)packed};
-        args = &api_args;
+        api = bld_api_at(p, t->owner_idx);
+        args = api ? &api->args : NULL;
     } else if (t->owner_kind == BLD_OWNER_RANGE)
         args = &BLD_RANGE(p, t->owner_idx)->args;
     else if (t->owner_kind == BLD_OWNER_ASYNC)
@@ -179,12 +177,8 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
     else
         args->head = ref;
     args->tail = ref;
-    if (args == &api_args) {
-        bld_api_at(p, t->owner_idx)->kept |= BLD_API_ARGS;
-        if (act_u64map_put(&p->api_args, (uint64_t)t->owner_idx + 1,
-                           (uint64_t)api_args.head << 32 | api_args.tail))
-            b->tl->err = ACT_E_NOMEM;
-    }
+    if (api)
+        api->kept |= BLD_API_ARGS;
 }
 
 static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)
@@ -248,6 +242,7 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
     a->source = r->source;
     a->tid = t->tid;
     a->result = r->result;
+    a->args = (bld_args){0, 0};
     a->kept = 0; /* BLD_API_KEPT: api_window, once the capture window is known */
     t->owner_kind = BLD_OWNER_API;
     t->owner_idx = (uint32_t)(p->n_api - 1);
@@ -587,7 +582,6 @@ void bld_proc_free(bld *b, bld_proc *p, pass_state *ps)
     act_u64map_free(&p->dev_by_handle);
     act_u64map_free(&p->queue_label);
     act_u64map_free(&p->tid_name);
-    act_u64map_free(&p->api_args);
     act_u64map_free(&p->launch_by_corr);
     free(p->pend);
     free(p->argrefs);

@@ -20,11 +20,21 @@
 #define ACT_FALLBACK_TID_BASE 4200000u /* threads with no THREAD record */
 
 /* A host API call of one process. */
+/* ARG records attached to an event, as a singly linked list (1-based
+ * indices into bld_proc.argrefs; 0 ends it). */
+typedef struct bld_args {
+    uint32_t head, tail;
+} bld_args;
+
 typedef struct bld_api {
     uint64_t start, end, corr, ext;
     act_str name;
     uint32_t source, tid;
     int32_t result;
+    /* Its ARG records: in OpenCL nearly every call has some (a kernel's
+     * name, sizes), so a map beside the calls cost a cache miss per read
+     * and ~32 B per call where this costs 8 (issue 32). */
+    bld_args args;
     uint8_t kept; /* BLD_API_KEPT: inside the capture window; BLD_API_ARGS: has ARG records */
 } bld_api;
 #define BLD_API_KEPT 0x1
@@ -72,11 +82,6 @@ typedef struct bld_op {
     uint8_t source, linked, kept;
 } bld_op;
 
-/* ARG records attached to an event, as a singly linked list (1-based
- * indices into bld_proc.argrefs; 0 ends it). */
-typedef struct bld_args {
-    uint32_t head, tail;
-} bld_args;
 
 typedef struct bld_argref {
     act_sp_rec rec; /* a copy: records are decoded one at a time */
@@ -175,7 +180,6 @@ typedef struct bld_proc {
     act_u64map dev_by_handle;    /* device handle -> devices index + 1 */
     act_u64map queue_label;      /* queue handle -> bld.queues index + 1 */
     act_u64map tid_name;         /* OS tid -> tid_names index + 1 */
-    act_u64map api_args;         /* api index + 1 -> bld_args (head << 32 | tail) */
     act_str *tid_names;          /* names from THREAD(aux 0) records */
     size_t n_tid_names, cap_tid_names;
     bld_argref *argrefs;

@@ -253,9 +253,8 @@ static void emit_api(bld *b, bld_proc *p, size_t i)
             g->v.i = a->result;
         }
     }
-    uint64_t packed;
-    if ((a->kept & BLD_API_ARGS) && act_u64map_get(&p->api_args, (uint64_t)i + 1, &packed))
-        emit_user_args(b, p, &(bld_args){(uint32_t)(packed >> 32), (uint32_t)packed});
+    if (a->kept & BLD_API_ARGS)
+        emit_user_args(b, p, &a->args);
 }
 
 /* The host events of a process not made while it ran (all of them in a

@@ -101,10 +101,8 @@ void bld_settled(bld *b, bld_proc *p, int kind, size_t i)
         return;
     }
     bld_api *a = bld_api_at(p, i);
-    uint64_t packed;
-    if ((a->kept & BLD_API_ARGS) && act_u64map_get(&p->api_args, (uint64_t)i + 1, &packed)) {
-        bld_args_release(p, &(bld_args){(uint32_t)(packed >> 32), (uint32_t)packed});
-        act_u64map_del(&p->api_args, (uint64_t)i + 1);
+    if (a->kept & BLD_API_ARGS) {
+        bld_args_release(p, &a->args);
         a->kept &= (uint8_t)~BLD_API_ARGS;
     }
     lane_wait(b, p, a->tid, a->start, a->end, 1);
