@@ -82,7 +82,6 @@ typedef struct bld_op {
     uint8_t source, linked, kept;
 } bld_op;
 
-
 typedef struct bld_argref {
     act_sp_rec rec; /* a copy: records are decoded one at a time */
     uint32_t next;
