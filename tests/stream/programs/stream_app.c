@@ -77,6 +77,20 @@ static int run(const char *mode, long n, long ms)
     return 0;
 }
 
+/* With STREAM_APP_END set, the CLOCK_MONOTONIC time at which the program's
+ * work ended (bench/tail_scale.py: the tail is from here to the return of
+ * the tool that ran it, the same for every tracer). */
+static int report_end(int rc)
+{
+    if (getenv("STREAM_APP_END")) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        fprintf(stderr, "stream_app: end_ns=%lld\n",
+                (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -85,7 +99,7 @@ int main(int argc, char **argv)
     }
     long n = atol(argv[2]), ms = argc > 3 ? atol(argv[3]) : 0;
     if (strcmp(argv[1], "forkexec"))
-        return run(argv[1], n, ms);
+        return report_end(run(argv[1], n, ms));
     run("launches", n, ms);
     fflush(NULL);
     pid_t pid = fork();

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""tail_scale.py -- the tail after the exit against the run's length (issue 32
+section 1 and 2): a training loop's shape (tests/stream/programs/stream_app.c
+`loop N`: N launches back to back, a clFinish every 1000), traced by one or
+more acceltrace builds and by CLIntercept (cliloader, Chrome call logging
+and device timing), interleaved in each round.
+
+The tail is the same for every tracer: from the program's end (stream_app
+prints its CLOCK_MONOTONIC time with STREAM_APP_END set) to the return of
+the command that ran it. Also: acceltrace's launcher peak (its `--log=debug`
+line, getrusage of the launcher alone), the peak RSS of the traced process
+tree (ru_maxrss of the children: for CLIntercept, which lives in the
+program, that is its only figure), trace bytes per launch, and dropped
+records (a run that dropped is flagged: its tail is short for that reason).
+
+usage: tail_scale.py STREAM_APP [--act LABEL=ACCELTRACE]... [--cliloader PATH]
+                     [--sizes 16000,160000,1600000] [--reps 3] [--buffer-size 2G]
+"""
+import argparse
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run_timed(argv, env):
+    """Run argv; the tail in ms (end of the program to our return), stderr."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
+    back = time.monotonic_ns()
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    m = re.search(r"stream_app: end_ns=(\d+)", r.stderr)
+    if r.returncode != 0 or not m:
+        sys.exit(f"{argv[0]} exited {r.returncode}: {r.stderr[-1500:]}")
+    # ru_maxrss of the children is a maximum over all of them so far: only
+    # a rise is this run's (else "<=" the earlier peak).
+    return (back - int(m.group(1))) / 1e6, r.stderr, rss if rss > before else None
+
+
+def one_act(act, app, n, tmp, buffer_size):
+    out = os.path.join(tmp, "t.json")
+    env = dict(os.environ, STREAM_APP_END="1")
+    tail, err, rss = run_timed([act, "run", "--log=debug", f"--buffer-size={buffer_size}", "-o",
+                                out, "-f", "--", app, "loop", str(n)], env)
+    peak = re.search(r"launcher peak memory (\d+) KiB", err)
+    drop = re.search(r"dropped records\s+(\d+)", err)
+    size = os.path.getsize(out)
+    os.unlink(out)
+    return {"tail": tail, "launcher": int(peak.group(1)) / 1024 if peak else None,
+            "tree": rss / 1024 if rss else None, "bpl": size / n,
+            "dropped": int(drop.group(1)) if drop else 0}
+
+
+def one_cli(cliloader, app, n, tmp):
+    dump = os.path.join(tmp, "clidump")
+    shutil.rmtree(dump, ignore_errors=True)
+    env = dict(os.environ, STREAM_APP_END="1", CLI_DumpDir=dump, CLI_ChromeCallLogging="1",
+               CLI_ChromePerformanceTiming="1")
+    tail, _, rss = run_timed([cliloader, "-q", app, "loop", str(n)], env)
+    size = sum(os.path.getsize(os.path.join(dump, f)) for f in os.listdir(dump)
+               if f.endswith(".json"))
+    shutil.rmtree(dump, ignore_errors=True)
+    return {"tail": tail, "launcher": None, "tree": rss / 1024 if rss else None,
+            "bpl": size / n, "dropped": 0}
+
+
+def spread(vals):
+    vals = sorted(v for v in vals if v is not None)
+    if not vals:
+        return "–"
+    return f"{statistics.median(vals):.1f} ({vals[0]:.1f}..{vals[-1]:.1f})"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("app")
+    ap.add_argument("--act", action="append", default=[])
+    ap.add_argument("--cliloader")
+    ap.add_argument("--sizes", default="16000,160000,1600000")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--buffer-size", default="2G")
+    a = ap.parse_args()
+    tools = [tuple(s.split("=", 1)) for s in a.act]
+    if a.cliloader:
+        tools.append(("CLIntercept", a.cliloader))
+    sizes = [int(s) for s in a.sizes.split(",")]
+    res = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(a.reps):
+            for n in sizes:
+                for label, path in tools:
+                    r = (one_cli(path, a.app, n, tmp) if label == "CLIntercept" else
+                         one_act(path, a.app, n, tmp, a.buffer_size))
+                    res.setdefault((label, n), []).append(r)
+                    print(f"round {rep + 1} {label} {n}: tail {r['tail']:.1f} ms, launcher "
+                          f"{r['launcher']} MiB, tree {r['tree']} MiB, {r['bpl']:.0f} B/launch, "
+                          f"dropped {r['dropped']}", flush=True)
+    print("\n| launches | tool | tail ms | launcher peak MiB | process tree peak MiB "
+          "| trace B/launch | dropped |")
+    print("|---|---|---|---|---|---|---|")
+    for n in sizes:
+        for label, _ in tools:
+            rs = res[(label, n)]
+            print(f"| {n} | {label} | {spread([r['tail'] for r in rs])} | "
+                  f"{spread([r['launcher'] for r in rs])} | {spread([r['tree'] for r in rs])} | "
+                  f"{statistics.median(r['bpl'] for r in rs):.0f} | "
+                  f"{max(r['dropped'] for r in rs)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
