@@ -97,6 +97,7 @@ typedef struct act_writer_pick {
 extern const act_writer_ops act_writer_chrome_json; /* chrome_json.c */
 extern const act_writer_ops act_writer_summary;     /* summary_writer.c */
 extern const act_writer_ops act_writer_sqlite;      /* sqlite_writer.c */
+extern const act_writer_ops act_writer_pftrace;     /* pftrace_writer.c */
 
 #define ACT_WRITERS_MAX 4
 /* The writers of an output: the one the table gives for path's name, then

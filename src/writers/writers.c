@@ -17,9 +17,12 @@ typedef struct writer_row {
 /* First match wins. A name ending in ".gz" gets a gzip stream, as
  * torch.profiler's export_chrome_trace does for such names (HTA, the
  * TensorBoard plugin and Perfetto read it); ".sqlite" a SQLite database
- * (docs/sqlite.md); any other name the JSON. */
+ * (docs/sqlite.md); ".pftrace" or ".perfetto-trace" Perfetto's protobuf
+ * trace (docs/pftrace.md); any other name the JSON. */
 static const writer_row writer_table[] = {
     {".sqlite", &act_writer_sqlite, 0},
+    {".pftrace", &act_writer_pftrace, 0},
+    {".perfetto-trace", &act_writer_pftrace, 0},
     {".gz", &act_writer_chrome_json, ACT_WRITER_GZIP},
     {"", &act_writer_chrome_json, 0},
 };

@@ -1,0 +1,773 @@
+/*
+ * pftrace_writer.c -- the timeline as Perfetto's native protobuf trace
+ * (`-o trace.pftrace`, docs/pftrace.md): a stream of TracePackets on one
+ * packet sequence, which Perfetto loads at sizes where a JSON trace
+ * fails. The same events, links and metadata as the Chrome trace; one more
+ * writer on the seam (writer.h).
+ *
+ * Mapping (the Chrome event -> the packets):
+ *  - every process and thread gets a TrackDescriptor the first time an
+ *    event uses it; "M" events (process_name, thread_name, *_sort_index,
+ *    process_labels) send it again with what they add;
+ *  - "X": TYPE_SLICE_BEGIN at ts and TYPE_SLICE_END at ts + dur, args as
+ *    debug annotations; "i": TYPE_INSTANT; "b"/"e": a slice on an async
+ *    track of its own (process, id, name); "C": one counter track per
+ *    (process, counter, key), TYPE_COUNTER;
+ *  - the launch -> device op links ("s"/"f" pairs): a host runtime call
+ *    that can launch (it has a "correlation" arg) carries flow_ids = [a hash of its
+ *    thread and start]; the device op an "f" binds to carries that id in
+ *    terminating_flow_ids (the "s" says which host slice it is);
+ *  - names, categories, arg names and string arg values are interned
+ *    (InternedData); the table is cleared (SEQ_INCREMENTAL_STATE_CLEARED)
+ *    when it holds PF_INTERN_MAX strings, so memory stays bounded;
+ *  - the metadata: the members the Chrome writer writes beside
+ *    "traceEvents", each a ChromeMetadata of one ChromeEventBundle packet,
+ *    made by the Chrome writer itself (into memory) and read with jansson.
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceltrace.h"
+#include "chrome_json.h"
+#include "core/vec.h"
+#include "obuf.h"
+#include "outfile.h"
+#include "pb.h"
+#include "timeline/u64map.h"
+#include "writer.h"
+
+/* Field numbers of perfetto_trace.proto (third_party/perfetto). */
+enum {
+    TRACE_PACKET = 1,
+    TP_TIMESTAMP = 8,
+    TP_SEQ_ID = 10,
+    TP_TRACK_EVENT = 11,
+    TP_INTERNED = 12,
+    TP_SEQ_FLAGS = 13,
+    TP_CHROME_EVENTS = 5,
+    TP_TRACK_DESC = 60,
+    TP_FIRST_ON_SEQ = 87,
+    SEQ_CLEARED = 1,
+    SEQ_NEEDS = 2,
+    TE_CATEGORY_IIDS = 3,
+    TE_ANNOTATIONS = 4,
+    TE_TYPE = 9,
+    TE_NAME_IID = 10,
+    TE_TRACK_UUID = 11,
+    TE_NAME = 23,
+    TE_COUNTER_VALUE = 30,
+    TE_DOUBLE_COUNTER = 44,
+    TE_FLOW_IDS = 47,
+    TE_TERM_FLOW_IDS = 48,
+    TYPE_BEGIN = 1,
+    TYPE_END = 2,
+    TYPE_INSTANT = 3,
+    TYPE_COUNTER = 4,
+    ID_CATEGORIES = 1,
+    ID_EVENT_NAMES = 2,
+    ID_ANNOTATION_NAMES = 3,
+    ID_STRING_VALUES = 29,
+    DA_NAME_IID = 1,
+    DA_BOOL = 2,
+    DA_UINT = 3,
+    DA_INT = 4,
+    DA_DOUBLE = 5,
+    DA_POINTER = 7,
+    DA_JSON = 9,
+    DA_ARRAY = 12,
+    DA_STRING_IID = 17,
+    TD_UUID = 1,
+    TD_NAME = 2,
+    TD_PROCESS = 3,
+    TD_THREAD = 4,
+    TD_PARENT = 5,
+    TD_COUNTER = 8,
+    TD_SIBLING_RANK = 12,
+    PD_PID = 1,
+    PD_SORT_INDEX = 3,
+    PD_NAME = 6,
+    PD_LABELS = 8,
+    THD_PID = 1,
+    THD_TID = 2,
+    THD_NAME = 5,
+    CEB_METADATA = 2,
+    CM_NAME = 1,
+    CM_STRING = 2,
+    CM_BOOL = 3,
+    CM_INT = 4,
+    CM_JSON = 5,
+};
+
+#define PF_SEQ_ID      1u
+#define PF_INTERN_MAX  (1u << 16)
+#define PF_MAX_FLOWS   16 /* flow ends bound to one slice (one is usual) */
+#define PF_CATEGORY0   1000 /* iids of categories: PF_CATEGORY0 + enum act_cat */
+
+/* ---- the writer's state ------------------------------------------------- */
+
+/* An interned string table: iid = index + 1. */
+typedef struct pf_intern {
+    act_u64map ids; /* hash of the string -> iid */
+    act_str *strs;
+    size_t n, cap;
+} pf_intern;
+
+enum { TRACK_PROCESS, TRACK_THREAD, TRACK_OTHER };
+
+/* What a track's descriptor says (sent again when an "M" adds to it). */
+typedef struct pf_track {
+    uint32_t pid, tid;
+    uint8_t kind, has_rank;
+    int32_t rank;
+    act_str name, labels;
+} pf_track;
+
+typedef struct pf_writer {
+    act_writer base;
+    act_writer_facts f;
+    act_outfile *file;
+    act_obuf out;
+    act_pb pkt, te, in; /* the packet, its TrackEvent, its InternedData */
+    pf_intern names, keys, values;
+    int cleared;           /* the next event packet clears the incremental state */
+    act_u64map procs, threads, others; /* key -> uuid */
+    pf_track *tracks;      /* uuid - 1 -> its descriptor */
+    size_t n_tracks, cap_tracks;
+    act_u64map flows;      /* the Chrome flow id of an "s" -> the flow id written */
+    uint64_t invalid;
+    int err;
+    char why[160];
+} pf_writer;
+
+static int pf_fail(pf_writer *w, int err, const char *what)
+{
+    if (!w->err) {
+        w->err = err;
+        snprintf(w->why, sizeof(w->why), "%s", what);
+    }
+    return w->err;
+}
+
+static uint64_t pf_hash(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 1099511628211ull; /* FNV-1a */
+    }
+    return h ? h : 1;
+}
+
+static uint64_t pf_mix(uint64_t a, uint64_t b)
+{
+    uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    return h ? h : 1;
+}
+
+/* ---- packets ------------------------------------------------------------ */
+
+/* Append the packet in w->pkt to the output as Trace.packet. */
+static void pf_packet_put(pf_writer *w)
+{
+    if (w->pkt.err)
+        pf_fail(w, w->pkt.err, "out of memory");
+    if (w->err || act_obuf_reserve(&w->out, w->pkt.n + 12))
+        return;
+    uint8_t head[12];
+    size_t h = 0;
+    uint64_t v = w->pkt.n;
+    head[h++] = (TRACE_PACKET << 3) | ACT_PB_LEN;
+    while (v >= 0x80) {
+        head[h++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    head[h++] = (uint8_t)v;
+    act_obuf_put(&w->out, head, h);
+    act_obuf_put(&w->out, w->pkt.p, w->pkt.n);
+}
+
+static void pf_packet_start(pf_writer *w)
+{
+    w->pkt.n = 0;
+    act_pb_u64(&w->pkt, TP_SEQ_ID, PF_SEQ_ID);
+}
+
+/* ---- interned strings ------------------------------------------------------ */
+
+static void pf_intern_clear(pf_intern *t)
+{
+    act_u64map_free(&t->ids);
+    t->n = 0;
+}
+
+static void pf_intern_free(pf_intern *t)
+{
+    act_u64map_free(&t->ids);
+    free(t->strs);
+}
+
+/* The iid of s in t, added (and written to w->in under `field`) on first
+ * use; 0: write it inline (a hash collision, or out of memory). */
+static uint64_t pf_intern_id(pf_writer *w, pf_intern *t, uint32_t field, act_str s)
+{
+    uint64_t h = pf_hash(s.p, s.n, 1469598103934665603ull), iid;
+    if (act_u64map_get(&t->ids, h, &iid)) {
+        const act_str *o = &t->strs[iid - 1];
+        return o->n == s.n && !memcmp(o->p, s.p, s.n) ? iid : 0;
+    }
+    if (act_vec_reserve(t->strs, t->cap, t->n + 1, 256) || act_u64map_put(&t->ids, h, t->n + 1)) {
+        pf_fail(w, ACT_E_NOMEM, "out of memory");
+        return 0;
+    }
+    t->strs[t->n++] = s;
+    size_t at = act_pb_msg_begin(&w->in, field);
+    act_pb_u64(&w->in, 1, t->n);
+    act_pb_str(&w->in, 2, s.p, s.n);
+    act_pb_msg_end(&w->in, at);
+    return t->n;
+}
+
+/* Before an event's packet: start over when the tables are full. */
+static void pf_intern_bound(pf_writer *w)
+{
+    if (w->names.n + w->keys.n + w->values.n < PF_INTERN_MAX)
+        return;
+    pf_intern_clear(&w->names);
+    pf_intern_clear(&w->keys);
+    pf_intern_clear(&w->values);
+    w->cleared = 1;
+}
+
+/* The categories, interned once per incremental state with fixed iids. */
+static void pf_intern_categories(pf_writer *w)
+{
+    for (int c = 1; c < ACT_CAT_MAX; c++) {
+        const char *n = act_cat_name(c);
+        size_t at = act_pb_msg_begin(&w->in, ID_CATEGORIES);
+        act_pb_u64(&w->in, 1, PF_CATEGORY0 + (unsigned)c);
+        act_pb_str(&w->in, 2, n, strlen(n));
+        act_pb_msg_end(&w->in, at);
+    }
+}
+
+/* ---- tracks ---------------------------------------------------------------- */
+
+static void pf_track_send(pf_writer *w, uint64_t uuid)
+{
+    const pf_track *t = &w->tracks[uuid - 1];
+    pf_packet_start(w);
+    size_t td = act_pb_msg_begin(&w->pkt, TP_TRACK_DESC);
+    act_pb_u64(&w->pkt, TD_UUID, uuid);
+    if (t->has_rank && t->kind == TRACK_THREAD)
+        act_pb_i64(&w->pkt, TD_SIBLING_RANK, t->rank);
+    size_t d = act_pb_msg_begin(&w->pkt, t->kind == TRACK_PROCESS ? TD_PROCESS : TD_THREAD);
+    act_pb_u64(&w->pkt, PD_PID, t->pid); /* THD_PID too */
+    if (t->kind == TRACK_PROCESS) {
+        if (t->has_rank)
+            act_pb_i64(&w->pkt, PD_SORT_INDEX, t->rank);
+        if (t->name.p)
+            act_pb_str(&w->pkt, PD_NAME, t->name.p, t->name.n);
+        if (t->labels.p)
+            act_pb_str(&w->pkt, PD_LABELS, t->labels.p, t->labels.n);
+    } else {
+        act_pb_u64(&w->pkt, THD_TID, t->tid);
+        if (t->name.p)
+            act_pb_str(&w->pkt, THD_NAME, t->name.p, t->name.n);
+    }
+    act_pb_msg_end(&w->pkt, d);
+    act_pb_msg_end(&w->pkt, td);
+    pf_packet_put(w);
+}
+
+/* A new track's uuid, under key in map; 0 on error. */
+static uint64_t pf_track_new(pf_writer *w, act_u64map *map, uint64_t key, pf_track t)
+{
+    if (act_vec_reserve(w->tracks, w->cap_tracks, w->n_tracks + 1, 64) ||
+        act_u64map_put(map, key, w->n_tracks + 1)) {
+        pf_fail(w, ACT_E_NOMEM, "out of memory");
+        return 0;
+    }
+    w->tracks[w->n_tracks++] = t;
+    return w->n_tracks;
+}
+
+static uint64_t pf_process_track(pf_writer *w, uint32_t pid)
+{
+    uint64_t uuid, key = (uint64_t)pid + 1;
+    if (act_u64map_get(&w->procs, key, &uuid))
+        return uuid;
+    uuid = pf_track_new(w, &w->procs, key, (pf_track){.pid = pid, .kind = TRACK_PROCESS});
+    if (uuid)
+        pf_track_send(w, uuid);
+    return uuid;
+}
+
+static uint64_t pf_thread_track(pf_writer *w, uint32_t pid, uint32_t tid)
+{
+    uint64_t uuid, key = ((uint64_t)pid << 32 | tid) + 1;
+    if (!key)
+        key = 1ull << 63; /* pid and tid 0xFFFFFFFF: 0 is no key */
+    if (act_u64map_get(&w->threads, key, &uuid))
+        return uuid;
+    if (!pf_process_track(w, pid))
+        return 0;
+    uuid = pf_track_new(w, &w->threads, key,
+                        (pf_track){.pid = pid, .tid = tid, .kind = TRACK_THREAD});
+    if (uuid)
+        pf_track_send(w, uuid);
+    return uuid;
+}
+
+static uint64_t pf_event_track(pf_writer *w, const act_tl_event *e)
+{
+    return (e->flags & ACT_EVF_NO_TID) ? pf_process_track(w, e->pid)
+                                       : pf_thread_track(w, e->pid, e->tid);
+}
+
+/* A named track under a process (counters, async slices); key says whose. */
+static uint64_t pf_named_track(pf_writer *w, uint32_t pid, uint64_t key, act_str name,
+                               int counter)
+{
+    uint64_t uuid, parent = pf_process_track(w, pid);
+    if (!parent || act_u64map_get(&w->others, key, &uuid))
+        return parent ? uuid : 0;
+    uuid = pf_track_new(w, &w->others, key, (pf_track){.pid = pid, .kind = TRACK_OTHER});
+    if (!uuid)
+        return 0;
+    pf_packet_start(w);
+    size_t td = act_pb_msg_begin(&w->pkt, TP_TRACK_DESC);
+    act_pb_u64(&w->pkt, TD_UUID, uuid);
+    act_pb_u64(&w->pkt, TD_PARENT, parent);
+    act_pb_str(&w->pkt, TD_NAME, name.p, name.n);
+    if (counter)
+        act_pb_bytes(&w->pkt, TD_COUNTER, "", 0);
+    act_pb_msg_end(&w->pkt, td);
+    pf_packet_put(w);
+    return uuid;
+}
+
+/* An "M" event: what it says of its process or thread, sent again. */
+static void pf_metadata_event(pf_writer *w, act_timeline *tl, const act_tl_event *e)
+{
+    int thread = !strncmp(e->name.p, "thread_", e->name.n < 7 ? e->name.n : 7);
+    uint64_t uuid = thread ? pf_thread_track(w, e->pid, e->tid) : pf_process_track(w, e->pid);
+    if (!uuid)
+        return;
+    pf_track *t = &w->tracks[uuid - 1];
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        const act_tl_arg *a = &tl->args[e->arg0 + i];
+        if (a->type == ACT_ARG_STR && a->key.n == 4 && !memcmp(a->key.p, "name", 4))
+            t->name = a->v.s;
+        else if (a->type == ACT_ARG_STR && a->key.n == 6 && !memcmp(a->key.p, "labels", 6))
+            t->labels = a->v.s;
+        else if (a->type == ACT_ARG_I64 || a->type == ACT_ARG_U64) {
+            t->rank = (int32_t)a->v.i;
+            t->has_rank = 1;
+        }
+    }
+    pf_track_send(w, uuid);
+}
+
+/* ---- events ------------------------------------------------------------------ */
+
+static void pf_arg_value(pf_writer *w, const act_tl_arg *a)
+{
+    act_pb *b = &w->te;
+    switch (a->type) {
+    case ACT_ARG_U64: act_pb_u64(b, DA_UINT, a->v.u); break;
+    case ACT_ARG_I64: act_pb_i64(b, DA_INT, a->v.i); break;
+    case ACT_ARG_F64: act_pb_double(b, DA_DOUBLE, a->v.d); break;
+    case ACT_ARG_BOOL: act_pb_u64(b, DA_BOOL, a->v.u != 0); break;
+    case ACT_ARG_HEX: act_pb_u64(b, DA_POINTER, a->v.u); break;
+    case ACT_ARG_STR: {
+        uint64_t iid = pf_intern_id(w, &w->values, ID_STRING_VALUES, a->v.s);
+        if (iid)
+            act_pb_u64(b, DA_STRING_IID, iid);
+        else
+            act_pb_str(b, 6, a->v.s.p, a->v.s.n); /* DebugAnnotation.string_value */
+        break;
+    }
+    case ACT_ARG_U64X3:
+    case ACT_ARG_U64V: {
+        int three = a->type == ACT_ARG_U64X3;
+        uint32_t n = three ? 3 : a->v.vec.n;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t v;
+            if (three)
+                v = a->v.v3[i];
+            else
+                memcpy(&v, (const char *)a->v.vec.p + i * sizeof(v), sizeof(v));
+            size_t at = act_pb_msg_begin(b, DA_ARRAY);
+            act_pb_u64(b, DA_UINT, v);
+            act_pb_msg_end(b, at);
+        }
+        if (!n) /* an empty array: no element says it is one */
+            act_pb_bytes(b, DA_JSON, "[]", 2);
+        break;
+    }
+    default: act_pb_bytes(b, DA_JSON, "null", 4); break;
+    }
+}
+
+static void pf_args(pf_writer *w, act_timeline *tl, const act_tl_event *e)
+{
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        const act_tl_arg *a = &tl->args[e->arg0 + i];
+        size_t at = act_pb_msg_begin(&w->te, TE_ANNOTATIONS);
+        uint64_t iid = pf_intern_id(w, &w->keys, ID_ANNOTATION_NAMES, a->key);
+        if (iid)
+            act_pb_u64(&w->te, DA_NAME_IID, iid);
+        else
+            act_pb_str(&w->te, 10, a->key.p, a->key.n); /* DebugAnnotation.name */
+        pf_arg_value(w, a);
+        act_pb_msg_end(&w->te, at);
+    }
+}
+
+/* Start an event's packet: its TrackEvent and InternedData are built in
+ * w->te and w->in, then joined by pf_event_put. */
+static void pf_event_start(pf_writer *w, uint64_t track, int type)
+{
+    pf_intern_bound(w);
+    w->te.n = w->in.n = 0;
+    if (w->cleared)
+        pf_intern_categories(w);
+    act_pb_u64(&w->te, TE_TYPE, (uint64_t)type);
+    act_pb_u64(&w->te, TE_TRACK_UUID, track);
+}
+
+static void pf_event_name(pf_writer *w, const act_tl_event *e)
+{
+    uint64_t iid = pf_intern_id(w, &w->names, ID_EVENT_NAMES, e->name);
+    if (iid)
+        act_pb_u64(&w->te, TE_NAME_IID, iid);
+    else
+        act_pb_str(&w->te, TE_NAME, e->name.p, e->name.n);
+    if (e->cat > 0 && e->cat < ACT_CAT_MAX)
+        act_pb_u64(&w->te, TE_CATEGORY_IIDS, PF_CATEGORY0 + e->cat);
+}
+
+/* Timestamps are the Chrome trace's, in ns: from the time base
+ * (baseTimeNanoseconds in the metadata), which also keeps their varints
+ * short. Nothing is before the base (the builder sets it to the first
+ * time it saw); were something, it would be put at the base. */
+static void pf_event_put(pf_writer *w, act_timeline *tl, uint64_t ts)
+{
+    ts = ts > tl->base_ns ? ts - tl->base_ns : 0;
+    if (w->te.err || w->in.err)
+        pf_fail(w, ACT_E_NOMEM, "out of memory");
+    pf_packet_start(w);
+    act_pb_u64(&w->pkt, TP_TIMESTAMP, ts);
+    act_pb_u64(&w->pkt, TP_SEQ_FLAGS, w->cleared ? SEQ_CLEARED | SEQ_NEEDS : SEQ_NEEDS);
+    if (w->cleared)
+        act_pb_u64(&w->pkt, TP_FIRST_ON_SEQ, 1);
+    w->cleared = 0;
+    if (w->in.n)
+        act_pb_bytes(&w->pkt, TP_INTERNED, w->in.p, w->in.n);
+    act_pb_bytes(&w->pkt, TP_TRACK_EVENT, w->te.p, w->te.n);
+    pf_packet_put(w);
+}
+
+/* The flow id a host slice at (pid, tid, ts) carries: what an "s" there
+ * names, whichever comes first. */
+static uint64_t pf_flow_id(uint32_t pid, uint32_t tid, uint64_t ts)
+{
+    return pf_mix(pf_mix((uint64_t)pid << 32 | tid, ts), 0x61633267); /* "ac2g" */
+}
+
+static int pf_has_arg(act_timeline *tl, const act_tl_event *e, const char *key)
+{
+    size_t n = strlen(key);
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        const act_str *k = &tl->args[e->arg0 + i].key;
+        if (k->n == n && !memcmp(k->p, key, n))
+            return 1;
+    }
+    return 0;
+}
+
+/* A slice (or instant) with the flow ends bound to it. */
+static void pf_slice(pf_writer *w, act_timeline *tl, const act_tl_event *e, const uint64_t *term,
+                     size_t n_term)
+{
+    uint64_t track = pf_event_track(w, e);
+    if (!track)
+        return;
+    pf_event_start(w, track, e->ph == 'X' ? TYPE_BEGIN : TYPE_INSTANT);
+    pf_event_name(w, e);
+    pf_args(w, tl, e);
+    if (e->ph == 'X' && e->cat >= ACT_CAT_OPENCL_RUNTIME && e->cat <= ACT_CAT_RUNTIME &&
+        !(e->flags & ACT_EVF_NO_TID) && pf_has_arg(tl, e, "correlation"))
+        act_pb_fixed64(&w->te, TE_FLOW_IDS, pf_flow_id(e->pid, e->tid, e->ts));
+    for (size_t i = 0; i < n_term; i++)
+        act_pb_fixed64(&w->te, TE_TERM_FLOW_IDS, term[i]);
+    pf_event_put(w, tl, e->ts);
+    if (e->ph == 'X') {
+        pf_event_start(w, track, TYPE_END);
+        pf_event_put(w, tl, e->ts + e->dur);
+    }
+}
+
+/* An "s": remember which host slice its flow starts on. */
+static void pf_flow_start(pf_writer *w, const act_tl_event *e)
+{
+    if (act_u64map_put(&w->flows, e->id ? e->id : UINT64_MAX, pf_flow_id(e->pid, e->tid, e->ts)))
+        pf_fail(w, ACT_E_NOMEM, "out of memory");
+}
+
+/* An "f": the flow id it ends (0: its "s" was not seen). */
+static uint64_t pf_flow_end(pf_writer *w, const act_tl_event *e)
+{
+    uint64_t key = e->id ? e->id : UINT64_MAX, id = 0;
+    if (act_u64map_get(&w->flows, key, &id))
+        act_u64map_del(&w->flows, key);
+    return id;
+}
+
+/* An "f" that binds to no slice written with it: an instant on its track
+ * carries the flow's end (docs/pftrace.md). */
+static void pf_flow_alone(pf_writer *w, act_timeline *tl, const act_tl_event *e, uint64_t id)
+{
+    uint64_t track = pf_event_track(w, e);
+    if (!track || !id)
+        return;
+    pf_event_start(w, track, TYPE_INSTANT);
+    pf_event_name(w, e);
+    act_pb_fixed64(&w->te, TE_TERM_FLOW_IDS, id);
+    pf_event_put(w, tl, e->ts);
+}
+
+/* An "X" and the "s"/"f" run after it (the builder writes a device op's
+ * flow pair right after its slice): the ends that bind to it go with it.
+ * Returns the index after the run. */
+static size_t pf_slice_run(pf_writer *w, act_timeline *tl, size_t i)
+{
+    const act_tl_event *x = &tl->ev[i];
+    uint64_t term[PF_MAX_FLOWS];
+    size_t n_term = 0, j = i + 1;
+    for (; j < tl->n_ev && (tl->ev[j].ph == 's' || tl->ev[j].ph == 'f'); j++) {
+        const act_tl_event *e = &tl->ev[j];
+        if (e->ph == 's') {
+            pf_flow_start(w, e);
+            continue;
+        }
+        uint64_t id = pf_flow_end(w, e);
+        if (id && n_term < PF_MAX_FLOWS && e->pid == x->pid && e->tid == x->tid &&
+            e->ts >= x->ts && e->ts <= x->ts + x->dur)
+            term[n_term++] = id;
+        else
+            pf_flow_alone(w, tl, e, id);
+    }
+    pf_slice(w, tl, x, term, n_term);
+    return j;
+}
+
+static void pf_counter(pf_writer *w, act_timeline *tl, const act_tl_event *e)
+{
+    for (uint32_t i = 0; i < e->nargs && !w->err; i++) {
+        const act_tl_arg *a = &tl->args[e->arg0 + i];
+        char buf[512];
+        act_str name = e->name;
+        if (a->key.n != e->name.n || memcmp(a->key.p, e->name.p, e->name.n)) {
+            int n = snprintf(buf, sizeof(buf), "%.*s %.*s", (int)e->name.n, e->name.p,
+                             (int)a->key.n, a->key.p);
+            name = (act_str){buf, (uint32_t)(n < (int)sizeof(buf) ? n : (int)sizeof(buf) - 1)};
+        }
+        uint64_t key = pf_hash(name.p, name.n, pf_mix(e->pid, 0x434e5452)); /* "CNTR" */
+        uint64_t track = pf_named_track(w, e->pid, key, name, 1);
+        if (!track)
+            return;
+        pf_event_start(w, track, TYPE_COUNTER);
+        if (a->type == ACT_ARG_F64)
+            act_pb_double(&w->te, TE_DOUBLE_COUNTER, a->v.d);
+        else
+            act_pb_i64(&w->te, TE_COUNTER_VALUE, a->type == ACT_ARG_BOOL ? (int64_t)(a->v.u != 0)
+                                                                          : a->v.i);
+        pf_event_put(w, tl, e->ts);
+    }
+}
+
+/* "b"/"e": a slice on the async track of (process, id, name). */
+static void pf_async(pf_writer *w, act_timeline *tl, const act_tl_event *e)
+{
+    uint64_t key = pf_hash(e->name.p, e->name.n, pf_mix(pf_mix(e->pid, e->id), 0x4153594e));
+    uint64_t track = pf_named_track(w, e->pid, key, e->name, 0);
+    if (!track)
+        return;
+    pf_event_start(w, track, e->ph == 'b' ? TYPE_BEGIN : TYPE_END);
+    if (e->ph == 'b') {
+        pf_event_name(w, e);
+        pf_args(w, tl, e);
+    }
+    pf_event_put(w, tl, e->ts);
+}
+
+static size_t pf_event(pf_writer *w, act_timeline *tl, size_t i)
+{
+    const act_tl_event *e = &tl->ev[i];
+    switch (e->ph) {
+    case 'X': return pf_slice_run(w, tl, i);
+    case 'i': pf_slice(w, tl, e, NULL, 0); break;
+    case 'M': pf_metadata_event(w, tl, e); break;
+    case 'C': pf_counter(w, tl, e); break;
+    case 'b':
+    case 'e': pf_async(w, tl, e); break;
+    case 's': pf_flow_start(w, e); break;
+    case 'f': pf_flow_alone(w, tl, e, pf_flow_end(w, e)); break;
+    default: break;
+    }
+    return i + 1;
+}
+
+/* ---- the metadata ---------------------------------------------------------- */
+
+static void pf_meta_member(pf_writer *w, const char *key, json_t *v)
+{
+    size_t at = act_pb_msg_begin(&w->pkt, CEB_METADATA);
+    act_pb_str(&w->pkt, CM_NAME, key, strlen(key));
+    if (json_is_string(v)) {
+        act_pb_str(&w->pkt, CM_STRING, json_string_value(v), json_string_length(v));
+    } else if (json_is_integer(v)) {
+        act_pb_i64(&w->pkt, CM_INT, (int64_t)json_integer_value(v));
+    } else if (json_is_boolean(v)) {
+        act_pb_u64(&w->pkt, CM_BOOL, json_is_true(v));
+    } else {
+        char *t = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+        if (!t)
+            pf_fail(w, ACT_E_NOMEM, "out of memory");
+        else
+            act_pb_str(&w->pkt, CM_JSON, t, strlen(t));
+        free(t);
+    }
+    act_pb_msg_end(&w->pkt, at);
+}
+
+/* The Chrome writer's members beside "traceEvents", made by that writer
+ * (with no events) so that both formats say the same. */
+static int pf_metadata(pf_writer *w, act_timeline *tl)
+{
+    act_chrome_opts o = {.trace_name = w->f.trace_name,
+                         .argv = w->f.argv,
+                         .argc = w->f.argc,
+                         .extra_metadata = w->f.extra_metadata,
+                         .child_status = w->f.child_status,
+                         .stats = w->f.found,
+                         .events_first = 1};
+    act_chrome_stream *s;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = act_chrome_stream_open_mem(&s, tl, &o);
+    int crc = act_chrome_stream_close_mem(s, &text, &len);
+    if (rc || crc)
+        return pf_fail(w, rc ? rc : crc, "cannot make the metadata");
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    free(text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return pf_fail(w, ACT_E_NOMEM, "cannot read back the metadata");
+    }
+    pf_packet_start(w);
+    size_t at = act_pb_msg_begin(&w->pkt, TP_CHROME_EVENTS);
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        if (strcmp(key, "traceEvents"))
+            pf_meta_member(w, key, v);
+    }
+    act_pb_msg_end(&w->pkt, at);
+    json_decref(root);
+    pf_packet_put(w);
+    if (w->f.found)
+        w->f.found->invalid_utf8 += w->pkt.invalid + w->te.invalid + w->in.invalid;
+    return w->err;
+}
+
+/* ---- the seam ---------------------------------------------------------------- */
+
+static void pf_free(pf_writer *w)
+{
+    act_pb_free(&w->pkt);
+    act_pb_free(&w->te);
+    act_pb_free(&w->in);
+    pf_intern_free(&w->names);
+    pf_intern_free(&w->keys);
+    pf_intern_free(&w->values);
+    act_u64map_free(&w->procs);
+    act_u64map_free(&w->threads);
+    act_u64map_free(&w->others);
+    act_u64map_free(&w->flows);
+    free(w->tracks);
+    free(w);
+}
+
+static int pftrace_writer_open(act_writer **out, act_timeline *tl, const act_writer_facts *f,
+                               char *err, size_t errlen)
+{
+    (void)tl;
+    *out = NULL;
+    pf_writer *w = calloc(1, sizeof(*w));
+    if (!w) {
+        snprintf(err, errlen, "%s: out of memory", f->path);
+        return ACT_E_NOMEM;
+    }
+    w->base.ops = &act_writer_pftrace;
+    w->f = *f;
+    w->cleared = 1;
+    *out = &w->base;
+    int rc = act_outfile_open(&w->file, f->path, f->force, f->mode, 0, err, errlen);
+    if (rc)
+        return rc;
+    /* The Chrome writer's buffer: the same reasons (chrome_json.c). */
+    act_obuf_init_bg(&w->out, act_outfile_fd(w->file), 1u << 20);
+    if (f->options & ACT_WRITER_GZIP)
+        act_obuf_gzip(&w->out, 1);
+    return w->out.err;
+}
+
+static int pftrace_writer_batch(act_writer *aw, act_timeline *tl)
+{
+    pf_writer *w = (pf_writer *)aw;
+    for (size_t i = 0; i < tl->n_ev && !w->err && !w->out.err;)
+        i = pf_event(w, tl, i);
+    return w->err ? w->err : w->out.err;
+}
+
+static void pftrace_writer_set_facts(act_writer *aw, const act_writer_facts *f)
+{
+    ((pf_writer *)aw)->f = *f;
+}
+
+static int pftrace_writer_close(act_writer *aw, act_timeline *tl, int ok, char *err,
+                                size_t errlen)
+{
+    pf_writer *w = (pf_writer *)aw;
+    int write_errno = !ok && w->out.err == ACT_E_IO ? w->out.sys_errno : 0;
+    if (ok && !w->err)
+        pf_metadata(w, tl);
+    int rc = ok ? (w->err ? w->err : w->out.err) : ACT_E_INVAL;
+    if (rc && ok && w->err)
+        snprintf(err, errlen, "%s: %s", w->f.path, w->why);
+    if (!rc && w->file)
+        rc = act_obuf_flush(&w->out);
+    int saved = ok ? (rc == ACT_E_IO ? w->out.sys_errno : 0) : write_errno;
+    act_obuf_free(&w->out);
+    act_outfile_keep_replaced(w->file, w->f.replaced_fd);
+    int crc = w->file ? act_outfile_close(w->file, ok, rc, saved, err, errlen) : rc;
+    pf_free(w);
+    return crc;
+}
+
+const act_writer_ops act_writer_pftrace = {
+    .name = "pftrace",
+    .flags = ACT_WRITER_EARLY,
+    .open = pftrace_writer_open,
+    .batch = pftrace_writer_batch,
+    .set_facts = pftrace_writer_set_facts,
+    .close = pftrace_writer_close,
+};
