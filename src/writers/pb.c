@@ -135,6 +135,13 @@ static void utf8_copy(uint8_t *d, const char *s, size_t n)
     }
 }
 
+uint64_t act_pb_utf8_bad(const char *s, size_t n)
+{
+    uint64_t bad = 0;
+    utf8_valid_len(s, n, &bad);
+    return bad;
+}
+
 void act_pb_str(act_pb *b, uint32_t field, const char *s, size_t n)
 {
     uint64_t bad = 0;

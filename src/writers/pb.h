@@ -34,6 +34,8 @@ void act_pb_bytes(act_pb *b, uint32_t field, const void *p, size_t n);
 /* A string field, each invalid UTF-8 sequence written as U+FFFD (as the
  * Chrome writer writes it), counted in b->invalid. */
 void act_pb_str(act_pb *b, uint32_t field, const char *s, size_t n);
+/* How many invalid UTF-8 sequences s has (what act_pb_str replaces). */
+uint64_t act_pb_utf8_bad(const char *s, size_t n);
 /* A nested message: _begin returns where it starts, _end writes its
  * length there (the body moves when the length takes more than a byte). */
 size_t act_pb_msg_begin(act_pb *b, uint32_t field);

@@ -108,10 +108,16 @@ enum {
 
 /* ---- the writer's state ------------------------------------------------- */
 
+/* An interned string and its invalid UTF-8 sequences. */
+typedef struct pf_istr {
+    act_str s;
+    uint64_t bad;
+} pf_istr;
+
 /* An interned string table: iid = index + 1. */
 typedef struct pf_intern {
     act_u64map ids; /* hash of the string -> iid */
-    act_str *strs;
+    pf_istr *strs;
     size_t n, cap;
 } pf_intern;
 
@@ -137,7 +143,9 @@ typedef struct pf_writer {
     pf_track *tracks;      /* uuid - 1 -> its descriptor */
     size_t n_tracks, cap_tracks;
     act_u64map flows;      /* the Chrome flow id of an "s" -> the flow id written */
-    uint64_t invalid;
+    /* invalid UTF-8 sequences replaced by U+FFFD, counted as the Chrome
+     * writer counts them: at each use of a string in an event */
+    uint64_t bad;
     int err;
     char why[160];
 } pf_writer;
@@ -216,18 +224,23 @@ static uint64_t pf_intern_id(pf_writer *w, pf_intern *t, uint32_t field, act_str
 {
     uint64_t h = pf_hash(s.p, s.n, 1469598103934665603ull), iid;
     if (act_u64map_get(&t->ids, h, &iid)) {
-        const act_str *o = &t->strs[iid - 1];
-        return o->n == s.n && !memcmp(o->p, s.p, s.n) ? iid : 0;
+        const pf_istr *o = &t->strs[iid - 1];
+        if (o->s.n != s.n || memcmp(o->s.p, s.p, s.n))
+            return 0;
+        w->bad += o->bad;
+        return iid;
     }
     if (act_vec_reserve(t->strs, t->cap, t->n + 1, 256) || act_u64map_put(&t->ids, h, t->n + 1)) {
         pf_fail(w, ACT_E_NOMEM, "out of memory");
         return 0;
     }
-    t->strs[t->n++] = s;
+    uint64_t before = w->in.invalid;
     size_t at = act_pb_msg_begin(&w->in, field);
-    act_pb_u64(&w->in, 1, t->n);
+    act_pb_u64(&w->in, 1, t->n + 1);
     act_pb_str(&w->in, 2, s.p, s.n);
     act_pb_msg_end(&w->in, at);
+    t->strs[t->n++] = (pf_istr){s, w->in.invalid - before};
+    w->bad += w->in.invalid - before;
     return t->n;
 }
 
@@ -354,12 +367,15 @@ static uint64_t pf_named_track(pf_writer *w, uint32_t pid, uint64_t key, act_str
 static void pf_metadata_event(pf_writer *w, act_timeline *tl, const act_tl_event *e)
 {
     int thread = !strncmp(e->name.p, "thread_", e->name.n < 7 ? e->name.n : 7);
+    w->bad += act_pb_utf8_bad(e->name.p, e->name.n);
     uint64_t uuid = thread ? pf_thread_track(w, e->pid, e->tid) : pf_process_track(w, e->pid);
     if (!uuid)
         return;
     pf_track *t = &w->tracks[uuid - 1];
     for (uint32_t i = 0; i < e->nargs; i++) {
         const act_tl_arg *a = &tl->args[e->arg0 + i];
+        w->bad += act_pb_utf8_bad(a->key.p, a->key.n) +
+                  (a->type == ACT_ARG_STR ? act_pb_utf8_bad(a->v.s.p, a->v.s.n) : 0);
         if (a->type == ACT_ARG_STR && a->key.n == 4 && !memcmp(a->key.p, "name", 4))
             t->name = a->v.s;
         else if (a->type == ACT_ARG_STR && a->key.n == 6 && !memcmp(a->key.p, "labels", 6))
@@ -460,6 +476,8 @@ static void pf_event_put(pf_writer *w, act_timeline *tl, uint64_t ts)
     ts = ts > tl->base_ns ? ts - tl->base_ns : 0;
     if (w->te.err || w->in.err)
         pf_fail(w, ACT_E_NOMEM, "out of memory");
+    w->bad += w->te.invalid;
+    w->te.invalid = 0;
     pf_packet_start(w);
     act_pb_u64(&w->pkt, TP_TIMESTAMP, ts);
     act_pb_u64(&w->pkt, TP_SEQ_FLAGS, w->cleared ? SEQ_CLEARED | SEQ_NEEDS : SEQ_NEEDS);
@@ -570,6 +588,8 @@ static void pf_counter(pf_writer *w, act_timeline *tl, const act_tl_event *e)
 {
     for (uint32_t i = 0; i < e->nargs && !w->err; i++) {
         const act_tl_arg *a = &tl->args[e->arg0 + i];
+        w->bad += (i ? 0 : act_pb_utf8_bad(e->name.p, e->name.n)) +
+                  act_pb_utf8_bad(a->key.p, a->key.n);
         char buf[512];
         act_str name = e->name;
         if (a->key.n != e->name.n || memcmp(a->key.p, e->name.p, e->name.n)) {
@@ -602,6 +622,8 @@ static void pf_async(pf_writer *w, act_timeline *tl, const act_tl_event *e)
     if (e->ph == 'b') {
         pf_event_name(w, e);
         pf_args(w, tl, e);
+    } else { /* the Chrome writer writes the name of an "e" too */
+        w->bad += act_pb_utf8_bad(e->name.p, e->name.n);
     }
     pf_event_put(w, tl, e->ts);
 }
@@ -671,6 +693,13 @@ static int pf_metadata(pf_writer *w, act_timeline *tl)
         json_decref(root);
         return pf_fail(w, ACT_E_NOMEM, "cannot read back the metadata");
     }
+    /* The Chrome writer made it without events: add what the events had. */
+    json_t *tool = json_object_get(root, "acceltrace");
+    json_t *bad = json_object_get(tool, "invalid_utf8");
+    if (json_is_integer(bad))
+        json_integer_set(bad, json_integer_value(bad) + (json_int_t)w->bad);
+    if (w->f.found)
+        w->f.found->invalid_utf8 += w->bad;
     pf_packet_start(w);
     size_t at = act_pb_msg_begin(&w->pkt, TP_CHROME_EVENTS);
     const char *key;
@@ -683,8 +712,6 @@ static int pf_metadata(pf_writer *w, act_timeline *tl)
     act_pb_msg_end(&w->pkt, at);
     json_decref(root);
     pf_packet_put(w);
-    if (w->f.found)
-        w->f.found->invalid_utf8 += w->pkt.invalid + w->te.invalid + w->in.invalid;
     return w->err;
 }
 

@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""check_pftrace.py ACCELTRACE PROTO VECOPS ANNOTATE_PROG -- the Perfetto
+protobuf writer against the JSON writer on the same spool, without
+Perfetto's own binaries: each program is run once with --keep-spool (JSON
+trace) and the kept spool exported again to .pftrace. The output is decoded
+against Perfetto's published trace proto (third_party/perfetto, compiled by
+protoc into a descriptor set, read with Python's protobuf), and every JSON
+event must be there with the same values: slices (name, category, process,
+thread, start and duration in ns, every arg), instants, counters, async
+slices, process and thread names, sort indexes and labels, every
+launch -> device op flow between the same two slices, and every metadata
+member. Nothing more may be there. Also: `-o x.pftrace` straight from run."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+tool, proto, vecops, annotate = sys.argv[1:5]
+failures = []
+
+
+def need(what):
+    print(f"missing: {what}")
+    sys.exit(1 if os.environ.get("CI") else 77)
+
+
+try:
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+except ImportError:
+    need("Python protobuf (scripts/python-env.sh)")
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, **kw)
+
+
+def trace_class(d):
+    """Perfetto's Trace message, from the vendored proto."""
+    ds = os.path.join(d, "perfetto.desc")
+    try:
+        p = run(["protoc", "-I", os.path.dirname(proto), "--descriptor_set_out=" + ds,
+                 os.path.basename(proto)])
+    except FileNotFoundError:
+        need("protoc (Debian protobuf-compiler)")
+    if p.returncode:
+        failures.append(f"protoc: {p.stderr[-400:]}")
+        return None
+    fds = descriptor_pb2.FileDescriptorSet()
+    with open(ds, "rb") as f:
+        fds.ParseFromString(f.read())
+    pool = descriptor_pool.DescriptorPool()
+    for fd in fds.file:
+        pool.Add(fd)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("perfetto.protos.Trace"))
+
+
+def annotation_value(a, strings):
+    k = a.WhichOneof("value")
+    if a.array_values:
+        return [annotation_value(x, strings) for x in a.array_values]
+    if k == "legacy_json_value":
+        return json.loads(a.legacy_json_value)
+    if k == "string_value_iid":
+        return strings[a.string_value_iid]
+    return getattr(a, k) if k else None
+
+
+class Decoded:
+    """The packets, resolved: tracks, slices, instants, counters, flows."""
+
+    def __init__(self, trace):
+        self.tracks = {}
+        self.slices, self.instants, self.counters, self.flows = [], [], [], {}
+        self.async_begin, self.async_end = [], []
+        self.meta = {}
+        self.packets = len(trace.packet)
+        names, keys, values, cats = {}, {}, {}, {}
+        open_ = {}
+        for p in trace.packet:
+            if p.trusted_packet_sequence_id != 1:
+                failures.append(f"packet on sequence {p.trusted_packet_sequence_id}")
+            if p.sequence_flags & 1:
+                names, keys, values, cats = {}, {}, {}, {}
+            for t, n in ((names, "event_names"), (keys, "debug_annotation_names"),
+                         (cats, "event_categories")):
+                for x in getattr(p.interned_data, n):
+                    t[x.iid] = x.name
+            for x in p.interned_data.debug_annotation_string_values:
+                values[x.iid] = x.str.decode("utf-8")
+            if p.HasField("track_descriptor"):
+                self.tracks[p.track_descriptor.uuid] = p.track_descriptor
+            if p.HasField("chrome_events"):
+                for m in p.chrome_events.metadata:
+                    k = m.WhichOneof("value")
+                    v = json.loads(m.json_value) if k == "json_value" else getattr(m, k)
+                    self.meta[m.name] = v
+            if not p.HasField("track_event"):
+                continue
+            if not p.sequence_flags & 2:
+                failures.append("a track event without SEQ_NEEDS_INCREMENTAL_STATE")
+            te = p.track_event
+            name = te.name if te.HasField("name") else names.get(te.name_iid)
+            cat = cats.get(te.category_iids[0], "") if te.category_iids else ""
+            args = {}
+            for a in te.debug_annotations:
+                args[a.name if a.HasField("name") else keys[a.name_iid]] = \
+                    annotation_value(a, values)
+            tr = self.tracks.get(te.track_uuid)
+            if tr is None:
+                failures.append(f"event on a track not described yet: {te.track_uuid}")
+                continue
+            where = self.where(tr)
+            ev = {"name": name, "cat": cat, "ts": p.timestamp, "args": args, "where": where,
+                  "flow_out": list(te.flow_ids), "flow_in": list(te.terminating_flow_ids)}
+            if te.type == te.TYPE_COUNTER:
+                v = te.double_counter_value if te.HasField("double_counter_value") \
+                    else te.counter_value
+                self.counters.append((tr.parent_uuid and self.where(
+                    self.tracks[tr.parent_uuid])[0], tr.name, p.timestamp, v))
+            elif tr.HasField("process") or tr.HasField("thread"):
+                if te.type == te.TYPE_INSTANT:
+                    self.instants.append(ev)
+                elif te.type == te.TYPE_SLICE_BEGIN:
+                    open_.setdefault(te.track_uuid, []).append(ev)
+                else:
+                    b = open_[te.track_uuid].pop()
+                    b["dur"] = p.timestamp - b["ts"]
+                    self.slices.append(b)
+            else:  # an async track
+                pid = self.where(self.tracks[tr.parent_uuid])[0]
+                if te.type == te.TYPE_SLICE_BEGIN:
+                    self.async_begin.append((pid, name, cat, p.timestamp, json.dumps(args)))
+                else:
+                    self.async_end.append((pid, tr.name, p.timestamp))
+        for t in open_.values():
+            if t:
+                failures.append(f"{len(t)} slices never ended")
+
+    @staticmethod
+    def where(tr):
+        if tr.HasField("thread"):
+            return (tr.thread.pid, tr.thread.tid)
+        return (tr.process.pid, None)
+
+
+def norm(v):
+    """A JSON arg as the protobuf carries it: "0x.." strings are pointers."""
+    if isinstance(v, str) and v.startswith("0x"):
+        try:
+            return int(v, 16)
+        except ValueError:
+            return v
+    return v
+
+
+def take(pool, key, label, what):
+    c = pool.get(key)
+    if not c:
+        failures.append(f"{label}: JSON {what} missing in the pftrace: {key}")
+        return None
+    return c.pop(0)
+
+
+def compare_events(label, doc, dec):
+    slices, instants = {}, {}
+    for s in dec.slices:
+        slices.setdefault((s["cat"], s["name"], s["where"], s["ts"], s["dur"]), []).append(s)
+    for s in dec.instants:
+        instants.setdefault((s["cat"], s["name"], s["where"], s["ts"]), []).append(s)
+    counters = {}
+    for c in dec.counters:
+        counters.setdefault(c, []).append(1)
+    abegin = {}
+    for b in dec.async_begin:
+        abegin.setdefault(b, []).append(1)
+    aend = {}
+    for e in dec.async_end:
+        aend.setdefault(e, []).append(1)
+    by_start = {(s["where"], s["ts"]): s for s in dec.slices}
+    n, flows_json = 0, {}
+    for e in doc["traceEvents"]:
+        ph = e["ph"]
+        ts = round(float(e["ts"]) * 1000) if ph != "M" else None
+        where = (e["pid"], e.get("tid"))
+        args = {k: norm(v) for k, v in e.get("args", {}).items()}
+        if ph == "X":
+            s = take(slices, (e.get("cat", ""), e["name"], where, ts,
+                              round(float(e["dur"]) * 1000)), label, "slice")
+            if s is not None and s["args"] != args:
+                failures.append(f"{label}: args of {e['name']}@{ts}: JSON {args} pf {s['args']}")
+        elif ph == "i":
+            s = take(instants, (e.get("cat", ""), e["name"], where, ts), label, "instant")
+            if s is not None and s["args"] != args:
+                failures.append(f"{label}: args of {e['name']}@{ts}: JSON {args} pf {s['args']}")
+        elif ph == "C":
+            for k, v in e.get("args", {}).items():
+                name = e["name"] if k == e["name"] else f"{e['name']} {k}"
+                take(counters, (e["pid"], name, ts, v), label, "counter")
+        elif ph == "b":
+            take(abegin, (e["pid"], e["name"], e.get("cat", ""), ts, json.dumps(args)), label,
+                 "async begin")
+        elif ph == "e":
+            take(aend, (e["pid"], e["name"], ts), label, "async end")
+        elif ph in "sf":
+            flows_json.setdefault(e["id"], {})[ph] = (where, ts)
+        elif ph == "M":
+            compare_metadata_event(label, e, dec)
+        n += 1
+    for what, pool in (("slices", slices), ("instants", instants), ("counters", counters),
+                       ("async begins", abegin), ("async ends", aend)):
+        left = sum(len(v) for v in pool.values())
+        if left:
+            failures.append(f"{label}: {left} pftrace {what} not in the JSON trace")
+    compare_flows(label, flows_json, dec, by_start)
+    return n
+
+
+def compare_flows(label, flows_json, dec, by_start):
+    want = set()
+    for fid, sf in flows_json.items():
+        if "s" not in sf or "f" not in sf:
+            failures.append(f"{label}: JSON flow {fid} is not a pair")
+            continue
+        want.add((sf["s"], sf["f"]))
+    out = {}
+    for s in dec.slices:
+        for f in s["flow_out"]:
+            out[f] = (s["where"], s["ts"])
+    got = set()
+    for s in dec.slices + dec.instants:
+        for f in s["flow_in"]:
+            if f not in out:
+                failures.append(f"{label}: flow {f} ends on {s['name']} but starts nowhere")
+                continue
+            got.add((out[f], (s["where"], s["ts"])))
+    if want != got:
+        failures.append(f"{label}: flows differ: {len(want - got)} JSON only, "
+                        f"{len(got - want)} pftrace only")
+    for s in dec.instants:
+        if s["flow_in"]:
+            failures.append(f"{label}: a flow ended on an instant (no slice took it)")
+    print(f"{label}: {len(got)} flows compared")
+
+
+def compare_metadata_event(label, e, dec):
+    a = e.get("args", {})
+    thread = e["name"].startswith("thread_")
+    tr = None
+    for t in dec.tracks.values():
+        if thread and t.HasField("thread") and (t.thread.pid, t.thread.tid) == (e["pid"],
+                                                                                 e["tid"]):
+            tr = t
+        if not thread and t.HasField("process") and t.process.pid == e["pid"]:
+            tr = t
+    if tr is None:
+        failures.append(f"{label}: no track for {e}")
+        return
+    got = {"process_name": lambda: tr.process.process_name,
+           "thread_name": lambda: tr.thread.thread_name,
+           "process_sort_index": lambda: tr.process.legacy_sort_index,
+           "thread_sort_index": lambda: tr.sibling_order_rank,
+           "process_labels": lambda: ",".join(tr.process.process_labels)}
+    want = a.get("name", a.get("sort_index", a.get("labels")))
+    if e["name"] not in got or got[e["name"]]() != want:
+        failures.append(f"{label}: {e['name']} of {e['pid']}: JSON {want!r}")
+
+
+def compare(label, doc, dec):
+    n = compare_events(label, doc, dec)
+    for k, v in doc.items():
+        if k == "traceEvents":
+            continue
+        if k not in dec.meta:
+            failures.append(f"{label}: metadata {k} missing")
+        elif dec.meta[k] != v:
+            failures.append(f"{label}: metadata {k}: JSON {v!r} pf {dec.meta[k]!r}")
+    extra = set(dec.meta) - set(doc)
+    if extra:
+        failures.append(f"{label}: metadata not in the JSON: {sorted(extra)}")
+    if n < 10:
+        failures.append(f"{label}: only {n} events compared")
+    print(f"{label}: {n} events, {dec.packets} packets compared")
+
+
+def decode(trace_cls, path):
+    t = trace_cls()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return Decoded(t)
+
+
+with tempfile.TemporaryDirectory() as d:
+    Trace = trace_class(d)
+    for label, prog in (("vecops", vecops), ("annotate", annotate)):
+        if Trace is None:
+            break
+        js = os.path.join(d, f"{label}.json")
+        p = run([tool, "run", "--keep-spool", "--no-summary", "-o", js, "--", prog])
+        spool = next((ln.split("spool kept in ", 1)[1].strip() for ln in p.stderr.splitlines()
+                      if "spool kept in " in ln), None)
+        if p.returncode != 0 or not spool:
+            failures.append(f"{label}: run rc={p.returncode} {p.stderr[-400:]!r}")
+            continue
+        pf = os.path.join(d, f"{label}.pftrace")
+        p = run([tool, "export", "--no-summary", spool, "-o", pf])
+        subprocess.run(["rm", "-rf", spool])
+        if p.returncode != 0:
+            failures.append(f"{label}: export rc={p.returncode} {p.stderr[-400:]!r}")
+            continue
+        with open(js, encoding="utf-8") as f:
+            compare(label, json.load(f), decode(Trace, pf))
+    pf = os.path.join(d, "direct.pftrace")
+    p = run([tool, "run", "--no-summary", "-o", pf, "--", vecops])
+    if p.returncode != 0 or not os.path.exists(pf):
+        failures.append(f"direct: run rc={p.returncode} {p.stderr[-400:]!r}")
+    elif Trace is not None:
+        dec = decode(Trace, pf)
+        if not any(s["cat"] == "kernel" for s in dec.slices):
+            failures.append("direct: no kernels")
+        if oct(os.stat(pf).st_mode & 0o777) != "0o600":
+            failures.append(f"direct: mode {oct(os.stat(pf).st_mode & 0o777)}")
+for f in failures[:30]:
+    print("FAIL:", f)
+print(f"{0 if failures else 1} passed, {1 if failures else 0} failed")
+sys.exit(1 if failures else 0)
