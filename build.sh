@@ -21,7 +21,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 DEB_PACKAGES=(build-essential cmake pkg-config git python3 python3-venv
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   libcmocka-dev libjansson-dev libyajl-dev zlib1g-dev libdeflate-dev libisal-dev zsh man-db clang clang-format clang-tidy cppcheck libclang-rt-14-dev
-  liblttng-ust-dev lttng-tools clpeak piglit ccache libsqlite3-dev sqlite3)
+  liblttng-ust-dev lttng-tools clpeak piglit ccache libsqlite3-dev sqlite3
+  protobuf-compiler)
 
 install_deps() {
   local missing=()

@@ -15,7 +15,7 @@
 act_python_env() {
   local root=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
   local venv=$root/.venv
-  local want="torch==2.13.0 pytest numpy scikit-build-core==1.1.0 pyopencl==2026.1.4 opencv-python-headless==4.12.0.88 HolisticTraceAnalysis==0.5.0 pandas<3 torch-tb-profiler==0.4.3 nvtx==0.2.16; editable $root/python"
+  local want="torch==2.13.0 pytest numpy scikit-build-core==1.1.0 pyopencl==2026.1.4 opencv-python-headless==4.12.0.88 HolisticTraceAnalysis==0.5.0 pandas<3 torch-tb-profiler==0.4.3 nvtx==0.2.16 protobuf==7.36.2; editable $root/python"
   local stamp=$venv/.acceltrace-env
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
@@ -35,6 +35,9 @@ act_python_env() {
   # nvtx: the NVTX Python package, the peer bench/python_annotate.py
   # measures acceltrace's Python annotations against (no tool attached).
   "$venv/bin/pip" install -q nvtx==0.2.16
+  # protobuf: decodes the .pftrace writer's output against Perfetto's proto
+  # in tests/trace_check/check_pftrace.py (the version tensorboard pulls).
+  "$venv/bin/pip" install -q protobuf==7.36.2
   "$venv/bin/pip" install -q --no-build-isolation -e "$root/python"
   printf '%s' "$want" >"$stamp"
 }

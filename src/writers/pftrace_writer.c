@@ -114,11 +114,21 @@ typedef struct pf_istr {
     uint64_t bad;
 } pf_istr;
 
-/* An interned string table: iid = index + 1. */
+#define PF_MEMO 256 /* recent strings by address (a power of two) */
+
+/* An interned string table: iid = index + 1. Event strings stay where they
+ * are until the close, and one kind of event uses the same name and arg
+ * key strings each time: a string seen at an address is found again by
+ * its address first, without hashing its bytes. */
 typedef struct pf_intern {
     act_u64map ids; /* hash of the string -> iid */
     pf_istr *strs;
     size_t n, cap;
+    struct pf_memo {
+        const char *p;
+        uint32_t n;
+        uint64_t iid;
+    } memo[PF_MEMO];
 } pf_intern;
 
 enum { TRACK_PROCESS, TRACK_THREAD, TRACK_OTHER };
@@ -209,7 +219,14 @@ static void pf_packet_start(pf_writer *w)
 static void pf_intern_clear(pf_intern *t)
 {
     act_u64map_free(&t->ids);
+    memset(t->memo, 0, sizeof(t->memo));
     t->n = 0;
+}
+
+static struct pf_memo *pf_memo_slot(pf_intern *t, act_str s)
+{
+    uintptr_t a = (uintptr_t)s.p;
+    return &t->memo[((a >> 3) ^ (a >> 11) ^ s.n) & (PF_MEMO - 1)];
 }
 
 static void pf_intern_free(pf_intern *t)
@@ -222,12 +239,18 @@ static void pf_intern_free(pf_intern *t)
  * use; 0: write it inline (a hash collision, or out of memory). */
 static uint64_t pf_intern_id(pf_writer *w, pf_intern *t, uint32_t field, act_str s)
 {
+    struct pf_memo *m = pf_memo_slot(t, s);
+    if (m->p == s.p && m->n == s.n && m->iid) {
+        w->bad += t->strs[m->iid - 1].bad;
+        return m->iid;
+    }
     uint64_t h = pf_hash(s.p, s.n, 1469598103934665603ull), iid;
     if (act_u64map_get(&t->ids, h, &iid)) {
         const pf_istr *o = &t->strs[iid - 1];
         if (o->s.n != s.n || memcmp(o->s.p, s.p, s.n))
             return 0;
         w->bad += o->bad;
+        *m = (struct pf_memo){s.p, s.n, iid};
         return iid;
     }
     if (act_vec_reserve(t->strs, t->cap, t->n + 1, 256) || act_u64map_put(&t->ids, h, t->n + 1)) {
@@ -240,6 +263,7 @@ static uint64_t pf_intern_id(pf_writer *w, pf_intern *t, uint32_t field, act_str
     act_pb_str(&w->in, 2, s.p, s.n);
     act_pb_msg_end(&w->in, at);
     t->strs[t->n++] = (pf_istr){s, w->in.invalid - before};
+    *m = (struct pf_memo){s.p, s.n, t->n};
     w->bad += w->in.invalid - before;
     return t->n;
 }
