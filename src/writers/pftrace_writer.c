@@ -101,10 +101,10 @@ enum {
     CM_JSON = 5,
 };
 
-#define PF_SEQ_ID      1u
-#define PF_INTERN_MAX  (1u << 16)
-#define PF_MAX_FLOWS   16 /* flow ends bound to one slice (one is usual) */
-#define PF_CATEGORY0   1000 /* iids of categories: PF_CATEGORY0 + enum act_cat */
+#define PF_SEQ_ID     1u
+#define PF_INTERN_MAX (1u << 16)
+#define PF_MAX_FLOWS  16   /* flow ends bound to one slice (one is usual) */
+#define PF_CATEGORY0  1000 /* iids of categories: PF_CATEGORY0 + enum act_cat */
 
 /* ---- the writer's state ------------------------------------------------- */
 
@@ -148,11 +148,11 @@ typedef struct pf_writer {
     act_obuf out;
     act_pb pkt, te, in; /* the packet, its TrackEvent, its InternedData */
     pf_intern names, keys, values;
-    int cleared;           /* the next event packet clears the incremental state */
+    int cleared;                       /* the next event packet clears the incremental state */
     act_u64map procs, threads, others; /* key -> uuid */
-    pf_track *tracks;      /* uuid - 1 -> its descriptor */
+    pf_track *tracks;                  /* uuid - 1 -> its descriptor */
     size_t n_tracks, cap_tracks;
-    act_u64map flows;      /* the Chrome flow id of an "s" -> the flow id written */
+    act_u64map flows; /* the Chrome flow id of an "s" -> the flow id written */
     /* invalid UTF-8 sequences replaced by U+FFFD, counted as the Chrome
      * writer counts them: at each use of a string in an event */
     uint64_t bad;
@@ -352,8 +352,8 @@ static uint64_t pf_thread_track(pf_writer *w, uint32_t pid, uint32_t tid)
         return uuid;
     if (!pf_process_track(w, pid))
         return 0;
-    uuid = pf_track_new(w, &w->threads, key,
-                        (pf_track){.pid = pid, .tid = tid, .kind = TRACK_THREAD});
+    uuid =
+        pf_track_new(w, &w->threads, key, (pf_track){.pid = pid, .tid = tid, .kind = TRACK_THREAD});
     if (uuid)
         pf_track_send(w, uuid);
     return uuid;
@@ -366,8 +366,7 @@ static uint64_t pf_event_track(pf_writer *w, const act_tl_event *e)
 }
 
 /* A named track under a process (counters, async slices); key says whose. */
-static uint64_t pf_named_track(pf_writer *w, uint32_t pid, uint64_t key, act_str name,
-                               int counter)
+static uint64_t pf_named_track(pf_writer *w, uint32_t pid, uint64_t key, act_str name, int counter)
 {
     uint64_t uuid, parent = pf_process_track(w, pid);
     if (!parent || act_u64map_get(&w->others, key, &uuid))
@@ -598,8 +597,8 @@ static size_t pf_slice_run(pf_writer *w, act_timeline *tl, size_t i)
             continue;
         }
         uint64_t id = pf_flow_end(w, e);
-        if (id && n_term < PF_MAX_FLOWS && e->pid == x->pid && e->tid == x->tid &&
-            e->ts >= x->ts && e->ts <= x->ts + x->dur)
+        if (id && n_term < PF_MAX_FLOWS && e->pid == x->pid && e->tid == x->tid && e->ts >= x->ts &&
+            e->ts <= x->ts + x->dur)
             term[n_term++] = id;
         else
             pf_flow_alone(w, tl, e, id);
@@ -612,8 +611,8 @@ static void pf_counter(pf_writer *w, act_timeline *tl, const act_tl_event *e)
 {
     for (uint32_t i = 0; i < e->nargs && !w->err; i++) {
         const act_tl_arg *a = &tl->args[e->arg0 + i];
-        w->bad += (i ? 0 : act_pb_utf8_bad(e->name.p, e->name.n)) +
-                  act_pb_utf8_bad(a->key.p, a->key.n);
+        w->bad +=
+            (i ? 0 : act_pb_utf8_bad(e->name.p, e->name.n)) + act_pb_utf8_bad(a->key.p, a->key.n);
         char buf[512];
         act_str name = e->name;
         if (a->key.n != e->name.n || memcmp(a->key.p, e->name.p, e->name.n)) {
@@ -629,8 +628,8 @@ static void pf_counter(pf_writer *w, act_timeline *tl, const act_tl_event *e)
         if (a->type == ACT_ARG_F64)
             act_pb_double(&w->te, TE_DOUBLE_COUNTER, a->v.d);
         else
-            act_pb_i64(&w->te, TE_COUNTER_VALUE, a->type == ACT_ARG_BOOL ? (int64_t)(a->v.u != 0)
-                                                                          : a->v.i);
+            act_pb_i64(&w->te, TE_COUNTER_VALUE,
+                       a->type == ACT_ARG_BOOL ? (int64_t)(a->v.u != 0) : a->v.i);
         pf_event_put(w, tl, e->ts);
     }
 }
@@ -794,8 +793,7 @@ static void pftrace_writer_set_facts(act_writer *aw, const act_writer_facts *f)
     ((pf_writer *)aw)->f = *f;
 }
 
-static int pftrace_writer_close(act_writer *aw, act_timeline *tl, int ok, char *err,
-                                size_t errlen)
+static int pftrace_writer_close(act_writer *aw, act_timeline *tl, int ok, char *err, size_t errlen)
 {
     pf_writer *w = (pf_writer *)aw;
     int write_errno = !ok && w->out.err == ACT_E_IO ? w->out.sys_errno : 0;

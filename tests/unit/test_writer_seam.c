@@ -45,6 +45,11 @@ static void test_pick_by_name(void **state)
     assert_ptr_equal(p[0].ops, &act_writer_chrome_json);
     assert_int_equal(act_writers_pick(".gz", 0, p), 1); /* a bare suffix is a name */
     assert_int_equal(p[0].options, 0);
+    assert_int_equal(act_writers_pick("dir/t.pftrace", 1, p), 2); /* docs/pftrace.md */
+    assert_ptr_equal(p[0].ops, &act_writer_pftrace);
+    assert_true(p[0].ops->flags & ACT_WRITER_EARLY); /* streams, as the JSON does */
+    assert_int_equal(act_writers_pick("t.perfetto-trace", 0, p), 1);
+    assert_ptr_equal(p[0].ops, &act_writer_pftrace);
 }
 
 static size_t dir_entries(const char *dir)
