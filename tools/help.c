@@ -23,7 +23,8 @@ typedef struct hcmd {
 static const hopt run_opts[] = {
     {"-o, --output", "FILE",
      "trace file (default: PROGRAM.PID.trace.json in the current directory, PID being "
-     "acceltrace's own); a name ending in .gz is written gzip-compressed; %p, %h, %r, "
+     "acceltrace's own); a name ending in .gz is written gzip-compressed, .sqlite a "
+     "SQLite database, .pftrace Perfetto's protobuf trace; %p, %h, %r, "
      "%q{VAR} make it a template: one trace per traced process (docs/cli.md)"},
     {"-f, --force", NULL, "overwrite FILE if it is a regular file"},
     {"--no-summary", NULL, "do not print the summary on stderr"},
