@@ -146,7 +146,10 @@ typedef struct pf_writer {
     act_writer_facts f;
     act_outfile *file;
     act_obuf out;
-    act_pb pkt, te, in; /* the packet, its TrackEvent, its InternedData */
+    act_pb pkt; /* a descriptor's or the metadata's packet */
+    act_pb te;  /* an event's packet, its TrackEvent open at te_at */
+    size_t te_at;
+    act_pb in; /* the event's InternedData, added at its end */
     pf_intern names, keys, values;
     int cleared;                       /* the next event packet clears the incremental state */
     act_u64map procs, threads, others; /* key -> uuid */
@@ -188,16 +191,16 @@ static uint64_t pf_mix(uint64_t a, uint64_t b)
 
 /* ---- packets ------------------------------------------------------------ */
 
-/* Append the packet in w->pkt to the output as Trace.packet. */
-static void pf_packet_put(pf_writer *w)
+/* Append the packet in b to the output as Trace.packet. */
+static void pf_packet_put_from(pf_writer *w, const act_pb *b)
 {
-    if (w->pkt.err)
-        pf_fail(w, w->pkt.err, "out of memory");
-    if (w->err || act_obuf_reserve(&w->out, w->pkt.n + 12))
+    if (b->err)
+        pf_fail(w, b->err, "out of memory");
+    if (w->err || act_obuf_reserve(&w->out, b->n + 12))
         return;
     uint8_t head[12];
     size_t h = 0;
-    uint64_t v = w->pkt.n;
+    uint64_t v = b->n;
     head[h++] = (TRACE_PACKET << 3) | ACT_PB_LEN;
     while (v >= 0x80) {
         head[h++] = (uint8_t)(v | 0x80);
@@ -205,7 +208,12 @@ static void pf_packet_put(pf_writer *w)
     }
     head[h++] = (uint8_t)v;
     act_obuf_put(&w->out, head, h);
-    act_obuf_put(&w->out, w->pkt.p, w->pkt.n);
+    act_obuf_put(&w->out, b->p, b->n);
+}
+
+static void pf_packet_put(pf_writer *w)
+{
+    pf_packet_put_from(w, &w->pkt);
 }
 
 static void pf_packet_start(pf_writer *w)
@@ -467,14 +475,26 @@ static void pf_args(pf_writer *w, act_timeline *tl, const act_tl_event *e)
     }
 }
 
-/* Start an event's packet: its TrackEvent and InternedData are built in
- * w->te and w->in, then joined by pf_event_put. */
-static void pf_event_start(pf_writer *w, uint64_t track, int type)
+/* Start an event's packet in w->te, its TrackEvent open: the interned
+ * strings it adds go to w->in and join it at pf_event_put. The event's
+ * track is made before (its descriptor is a packet of its own). */
+static void pf_event_start(pf_writer *w, act_timeline *tl, uint64_t track, int type, uint64_t ts)
 {
     pf_intern_bound(w);
     w->te.n = w->in.n = 0;
     if (w->cleared)
         pf_intern_categories(w);
+    /* Timestamps are the Chrome trace's, in ns: from the time base
+     * (baseTimeNanoseconds in the metadata), which also keeps their
+     * varints short. Nothing is before the base (the builder sets it to
+     * the first time it saw); were something, it would be put at the base. */
+    act_pb_u64(&w->te, TP_SEQ_ID, PF_SEQ_ID);
+    act_pb_u64(&w->te, TP_TIMESTAMP, ts > tl->base_ns ? ts - tl->base_ns : 0);
+    act_pb_u64(&w->te, TP_SEQ_FLAGS, w->cleared ? SEQ_CLEARED | SEQ_NEEDS : SEQ_NEEDS);
+    if (w->cleared)
+        act_pb_u64(&w->te, TP_FIRST_ON_SEQ, 1);
+    w->cleared = 0;
+    w->te_at = act_pb_msg_begin(&w->te, TP_TRACK_EVENT);
     act_pb_u64(&w->te, TE_TYPE, (uint64_t)type);
     act_pb_u64(&w->te, TE_TRACK_UUID, track);
 }
@@ -490,27 +510,16 @@ static void pf_event_name(pf_writer *w, const act_tl_event *e)
         act_pb_u64(&w->te, TE_CATEGORY_IIDS, PF_CATEGORY0 + e->cat);
 }
 
-/* Timestamps are the Chrome trace's, in ns: from the time base
- * (baseTimeNanoseconds in the metadata), which also keeps their varints
- * short. Nothing is before the base (the builder sets it to the first
- * time it saw); were something, it would be put at the base. */
-static void pf_event_put(pf_writer *w, act_timeline *tl, uint64_t ts)
+static void pf_event_put(pf_writer *w)
 {
-    ts = ts > tl->base_ns ? ts - tl->base_ns : 0;
-    if (w->te.err || w->in.err)
+    if (w->in.err)
         pf_fail(w, ACT_E_NOMEM, "out of memory");
+    act_pb_msg_end(&w->te, w->te_at);
+    if (w->in.n)
+        act_pb_bytes(&w->te, TP_INTERNED, w->in.p, w->in.n);
     w->bad += w->te.invalid;
     w->te.invalid = 0;
-    pf_packet_start(w);
-    act_pb_u64(&w->pkt, TP_TIMESTAMP, ts);
-    act_pb_u64(&w->pkt, TP_SEQ_FLAGS, w->cleared ? SEQ_CLEARED | SEQ_NEEDS : SEQ_NEEDS);
-    if (w->cleared)
-        act_pb_u64(&w->pkt, TP_FIRST_ON_SEQ, 1);
-    w->cleared = 0;
-    if (w->in.n)
-        act_pb_bytes(&w->pkt, TP_INTERNED, w->in.p, w->in.n);
-    act_pb_bytes(&w->pkt, TP_TRACK_EVENT, w->te.p, w->te.n);
-    pf_packet_put(w);
+    pf_packet_put_from(w, &w->te);
 }
 
 /* The flow id a host slice at (pid, tid, ts) carries: what an "s" there
@@ -538,7 +547,7 @@ static void pf_slice(pf_writer *w, act_timeline *tl, const act_tl_event *e, cons
     uint64_t track = pf_event_track(w, e);
     if (!track)
         return;
-    pf_event_start(w, track, e->ph == 'X' ? TYPE_BEGIN : TYPE_INSTANT);
+    pf_event_start(w, tl, track, e->ph == 'X' ? TYPE_BEGIN : TYPE_INSTANT, e->ts);
     pf_event_name(w, e);
     pf_args(w, tl, e);
     if (e->ph == 'X' && e->cat >= ACT_CAT_OPENCL_RUNTIME && e->cat <= ACT_CAT_RUNTIME &&
@@ -546,10 +555,10 @@ static void pf_slice(pf_writer *w, act_timeline *tl, const act_tl_event *e, cons
         act_pb_fixed64(&w->te, TE_FLOW_IDS, pf_flow_id(e->pid, e->tid, e->ts));
     for (size_t i = 0; i < n_term; i++)
         act_pb_fixed64(&w->te, TE_TERM_FLOW_IDS, term[i]);
-    pf_event_put(w, tl, e->ts);
+    pf_event_put(w);
     if (e->ph == 'X') {
-        pf_event_start(w, track, TYPE_END);
-        pf_event_put(w, tl, e->ts + e->dur);
+        pf_event_start(w, tl, track, TYPE_END, e->ts + e->dur);
+        pf_event_put(w);
     }
 }
 
@@ -576,10 +585,10 @@ static void pf_flow_alone(pf_writer *w, act_timeline *tl, const act_tl_event *e,
     uint64_t track = pf_event_track(w, e);
     if (!track || !id)
         return;
-    pf_event_start(w, track, TYPE_INSTANT);
+    pf_event_start(w, tl, track, TYPE_INSTANT, e->ts);
     pf_event_name(w, e);
     act_pb_fixed64(&w->te, TE_TERM_FLOW_IDS, id);
-    pf_event_put(w, tl, e->ts);
+    pf_event_put(w);
 }
 
 /* An "X" and the "s"/"f" run after it (the builder writes a device op's
@@ -624,13 +633,13 @@ static void pf_counter(pf_writer *w, act_timeline *tl, const act_tl_event *e)
         uint64_t track = pf_named_track(w, e->pid, key, name, 1);
         if (!track)
             return;
-        pf_event_start(w, track, TYPE_COUNTER);
+        pf_event_start(w, tl, track, TYPE_COUNTER, e->ts);
         if (a->type == ACT_ARG_F64)
             act_pb_double(&w->te, TE_DOUBLE_COUNTER, a->v.d);
         else
             act_pb_i64(&w->te, TE_COUNTER_VALUE,
                        a->type == ACT_ARG_BOOL ? (int64_t)(a->v.u != 0) : a->v.i);
-        pf_event_put(w, tl, e->ts);
+        pf_event_put(w);
     }
 }
 
@@ -641,14 +650,14 @@ static void pf_async(pf_writer *w, act_timeline *tl, const act_tl_event *e)
     uint64_t track = pf_named_track(w, e->pid, key, e->name, 0);
     if (!track)
         return;
-    pf_event_start(w, track, e->ph == 'b' ? TYPE_BEGIN : TYPE_END);
+    pf_event_start(w, tl, track, e->ph == 'b' ? TYPE_BEGIN : TYPE_END, e->ts);
     if (e->ph == 'b') {
         pf_event_name(w, e);
         pf_args(w, tl, e);
     } else { /* the Chrome writer writes the name of an "e" too */
         w->bad += act_pb_utf8_bad(e->name.p, e->name.n);
     }
-    pf_event_put(w, tl, e->ts);
+    pf_event_put(w);
 }
 
 static size_t pf_event(pf_writer *w, act_timeline *tl, size_t i)
