@@ -9,7 +9,9 @@ event must be there with the same values: slices (name, category, process,
 thread, start and duration in ns, every arg), instants, counters, async
 slices, process and thread names, sort indexes and labels, every
 launch -> device op flow between the same two slices, and every metadata
-member. Nothing more may be there. Also: `-o x.pftrace` straight from run."""
+member. Nothing more may be there. A third run (70 000 marks of distinct
+names from Python) overflows the writer's intern tables, which must be
+cleared and refilled on the way. Also: `-o x.pftrace` straight from run."""
 import json
 import os
 import subprocess
@@ -70,6 +72,7 @@ class Decoded:
     """The packets, resolved: tracks, slices, instants, counters, flows."""
 
     def __init__(self, trace):
+        self.clears = 0
         self.tracks = {}
         self.slices, self.instants, self.counters, self.flows = [], [], [], {}
         self.async_begin, self.async_end = [], []
@@ -82,6 +85,7 @@ class Decoded:
                 failures.append(f"packet on sequence {p.trusted_packet_sequence_id}")
             if p.sequence_flags & 1:
                 names, keys, values, cats = {}, {}, {}, {}
+                self.clears += 1
             for t, n in ((names, "event_names"), (keys, "debug_annotation_names"),
                          (cats, "event_categories")):
                 for x in getattr(p.interned_data, n):
@@ -292,11 +296,20 @@ def decode(trace_cls, path):
 
 with tempfile.TemporaryDirectory() as d:
     Trace = trace_class(d)
-    for label, prog in (("vecops", vecops), ("annotate", annotate)):
+    # "interning": more distinct names than the writer's intern tables hold
+    # (PF_INTERN_MAX), so that they are cleared and sent again mid-trace.
+    here = os.path.dirname(os.path.abspath(__file__))
+    py_env = dict(os.environ,
+                  PYTHONPATH=os.path.join(here, "..", "..", "python"),
+                  ACCELTRACE_LIBRARY=os.path.join(os.path.dirname(tool), "..", "lib",
+                                                  "libacceltrace.so"))
+    marks = "import acceltrace\nfor i in range(70000): acceltrace.mark('m%d' % i)\n"
+    for label, prog, env in (("vecops", [vecops], None), ("annotate", [annotate], None),
+                             ("interning", [sys.executable, "-c", marks], py_env)):
         if Trace is None:
             break
         js = os.path.join(d, f"{label}.json")
-        p = run([tool, "run", "--keep-spool", "--no-summary", "-o", js, "--", prog])
+        p = run([tool, "run", "--keep-spool", "--no-summary", "-o", js, "--"] + prog, env=env)
         spool = next((ln.split("spool kept in ", 1)[1].strip() for ln in p.stderr.splitlines()
                       if "spool kept in " in ln), None)
         if p.returncode != 0 or not spool:
@@ -308,8 +321,11 @@ with tempfile.TemporaryDirectory() as d:
         if p.returncode != 0:
             failures.append(f"{label}: export rc={p.returncode} {p.stderr[-400:]!r}")
             continue
+        dec = decode(Trace, pf)
         with open(js, encoding="utf-8") as f:
-            compare(label, json.load(f), decode(Trace, pf))
+            compare(label, json.load(f), dec)
+        if label == "interning" and dec.clears < 2:
+            failures.append(f"interning: the intern tables were never cleared ({dec.clears})")
     pf = os.path.join(d, "direct.pftrace")
     p = run([tool, "run", "--no-summary", "-o", pf, "--", vecops])
     if p.returncode != 0 or not os.path.exists(pf):
