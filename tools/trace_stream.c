@@ -112,7 +112,6 @@ static int skipped(stream *s)
     }
     return 0;
 }
-#define SKIPPED(c) skipped((stream *)(c))
 
 static int cb_bool(void *c, int b)
 {
@@ -153,7 +152,7 @@ static int cb_number(void *c, const char *n, size_t len)
 
 static int cb_string(void *c, const unsigned char *str, size_t len)
 {
-    if (SKIPPED(c))
+    if (skipped(c))
         return 1;
     return on_scalar(c, json_stringn((const char *)str, len));
 }

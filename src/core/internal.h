@@ -88,13 +88,11 @@ int act_recorder_attached(void);
 /* Frames per captured call (0 = off, at most ACT_PYSTACK_MAX_DEPTH); `all`:
  * every intercepted call, not only device work and synchronisations. */
 void act_pystack_configure(int depth, int all);
-/* The calling thread's innermost `depth` Python frames, "file(line): func"
- * a line, innermost first, into buf (NUL-terminated); its length, or 0 when
- * this thread holds no GIL of a CPython >= 3.9 (pystack.c, P1). */
-size_t act_pystack_text(char *buf, size_t cap, int depth);
-/* The same in two steps: walk the frames (a key naming the sequence of code
- * objects and lines, 0 when there is no stack), then, only if the caller has
- * not seen that key, their text. Both within one intercepted call. */
+/* The calling thread's innermost `depth` Python frames in two steps: walk
+ * them (a key naming the sequence of code objects and lines, 0 when this
+ * thread holds no GIL of a CPython >= 3.9: pystack.c, P1), then, only if the
+ * caller has not seen that key, their text: "file(line): func" a line,
+ * innermost first, NUL-terminated. Both within one intercepted call. */
 typedef struct act_pystack_frames {
     int n;
     void *code[ACT_PYSTACK_MAX_DEPTH]; /* borrowed: valid while the GIL is held */

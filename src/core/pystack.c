@@ -245,9 +245,3 @@ size_t act_pystack_walk_text(const act_pystack_frames *w, char *buf, size_t cap)
     return len;
 #undef walk
 }
-
-size_t act_pystack_text(char *buf, size_t cap, int depth)
-{
-    act_pystack_frames w;
-    return act_pystack_walk(depth, &w) ? act_pystack_walk_text(&w, buf, cap) : 0;
-}
