@@ -56,7 +56,41 @@ def test_plugin_is_built_for_this_torch():
     h = _plugin._state["handle"]
     h.act_torch_plugin_built_for.restype = ctypes.c_char_p
     assert h.act_torch_plugin_built_for().decode() == torch.__version__
-    assert torch._C._get_privateuse1_backend_name() == at.PRIVATEUSE1_NAME
+
+
+ORDER = """
+import sys, torch
+from torch.profiler import profile, ProfilerActivity as A
+if sys.argv[1] == "backend-first":
+    torch.utils.rename_privateuse1_backend("fakedev")
+import acceltrace.torch as at
+assert at.plugin_loaded(), at.plugin_error()
+print(torch._C._get_privateuse1_backend_name())
+if sys.argv[1] == "plugin-first":
+    torch.utils.rename_privateuse1_backend("fakedev")
+with profile(activities=[A.CPU, A.PrivateUse1]):
+    torch.ones(4) + 1
+print(torch._C._get_privateuse1_backend_name(), at.counters()["processed"])
+"""
+
+
+@pytest.mark.parametrize("order,names", [
+    ("backend-first", ["fakedev", "fakedev"]),
+    ("plugin-first", ["privateuseone", "fakedev"]),
+    ("no-backend", ["privateuseone", "acceltrace"]),
+])
+def test_the_plugin_never_takes_a_backends_privateuse1_slot(order, names):
+    """A real PrivateUse1 backend (pytorch_ocl's "ocl") imported after
+    acceltrace.torch could not name its device: the import had taken the
+    slot ("already been set! Current backend: acceltrace"), and ocl:0 was
+    refused. The slot is named only when a profiler is made, and only if no
+    backend named it; the plugin's sessions work under either name."""
+    plugin_or_skip()
+    rc, out, err = run_python("import sys\nsys.argv[1:] = [%r]\n%s" % (order, ORDER))
+    assert rc == 0, err[-2000:]
+    lines = out.split("\n")
+    assert lines[0] == names[0]
+    assert lines[1].split() == [names[1], "1"]
 
 
 def test_naming_privateuse1_leaves_torch_without_an_accelerator(tmp_path):
