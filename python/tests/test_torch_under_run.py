@@ -109,7 +109,8 @@ def test_a_kernel_inside_a_range_takes_its_external_id(tmp_path):
         q.finish()
         ''')
     events, _ = run(tmp_path, script)
-    rng = [e for e in events if e.get("name") == "launch_here" and e.get("ph") == "X"]
+    rng = [e for e in events if e.get("name") == "launch_here" and e.get("ph") == "X"
+           and e.get("cat") == "user_annotation"]
     assert len(rng) == 1
     ext = rng[0]["args"]["External id"]
     launch = [e for e in events if e.get("name") == "clEnqueueNDRangeKernel"
@@ -118,6 +119,53 @@ def test_a_kernel_inside_a_range_takes_its_external_id(tmp_path):
     assert len(launch) == 1 and len(kernel) == 1
     assert launch[0]["args"]["External id"] == ext
     assert kernel[0]["args"]["External id"] == ext
+
+
+def test_user_ranges_are_projected_onto_the_device_lanes(tmp_path):
+    """kineto's gpu_user_annotation (what HTA's user-annotation breakdown
+    reads): each kernel's innermost user range, not an operator, drawn on
+    the kernel's device lane from its first kernel's start to its last
+    one's end, with the range's External id."""
+    need_plugin()
+    need_module("pyopencl")
+    script = textwrap.dedent('''\
+        import ctypes
+        import pyopencl as cl
+        import torch
+        lib = ctypes.CDLL(None)
+        ctx = cl.create_some_context(interactive=False)
+        q = cl.CommandQueue(ctx)
+        prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
+        d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
+        with torch.profiler.record_function("outer"):
+            with torch.profiler.record_function("inner"):
+                prg.k(q, (1024,), None, d)
+                # an operator inside a range: the kernel's user range is "inner"
+                lib.act__op_push(b"aten::fake", 1, -1, 0)
+                prg.k(q, (1024,), None, d)
+                lib.act_range_pop()
+            prg.k(q, (1024,), None, d)
+        prg.k(q, (1024,), None, d)  # in no range
+        q.finish()
+        ''')
+    events, _ = run(tmp_path, script)
+    ext = {e["name"]: e["args"].get("External id") for e in events
+           if e.get("cat") in ("user_annotation", "cpu_op") and e.get("ph") == "X"}
+    kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    assert len(kernels) == 4
+    gua = sorted((e for e in events if e.get("cat") == "gpu_user_annotation"),
+                 key=lambda e: e["ts"])
+    assert [e["name"] for e in gua] == ["inner", "outer"], gua
+    inner, outer = gua
+    lane = (kernels[0]["pid"], kernels[0]["tid"])
+    assert all((e["pid"], e["tid"]) == lane for e in gua)
+    assert inner["ph"] == "X" and inner["args"]["External id"] == ext["inner"]
+    assert outer["args"]["External id"] == ext["outer"]
+    assert inner["ts"] == kernels[0]["ts"]
+    assert abs(inner["ts"] + inner["dur"] - kernels[1]["ts"] - kernels[1]["dur"]) < 0.002
+    assert outer["ts"] == kernels[2]["ts"]
+    assert abs(outer["dur"] - kernels[2]["dur"]) < 0.002
+    assert kernels[1]["args"]["External id"] == ext["aten::fake"]
 
 
 def test_the_programs_own_sitecustomize_still_runs(tmp_path):

@@ -94,6 +94,8 @@ static void on_pop(bld *b, bld_proc *p, const act_sp_rec *rec)
     bld_range *r = BLD_RANGE(p, t->stack[--t->depth]);
     r->end = act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts);
     r->open = 0;
+    if (r->ua)
+        bld_gua_closed(b, r);
 }
 
 static void on_range_start(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
@@ -239,9 +241,11 @@ static void on_api(bld *b, bld_proc *p, const act_sp_rec *rec)
     a->corr = r->corr;
     a->ext = r->ext;
     a->name = rec->s1;
-    a->source = r->source;
+    a->source = (uint16_t)(r->source <= UINT16_MAX ? r->source : UINT16_MAX);
     a->tid = t->tid;
     a->result = r->result;
+    a->ua =
+        a->corr && !a->result ? bld_gua_of_launch(b, p, t) : 0; /* a failed call launches nothing */
     a->args = (bld_args){0, 0};
     a->kept = 0; /* BLD_API_KEPT: api_window, once the capture window is known */
     t->owner_kind = BLD_OWNER_API;

@@ -29,18 +29,22 @@ typedef struct bld_args {
 typedef struct bld_api {
     uint64_t start, end, corr, ext;
     act_str name;
-    uint32_t source, tid;
+    uint32_t tid;
     int32_t result;
+    uint32_t ua; /* its innermost user range (gpu_annotations.c; 0 = none) */
     /* Its ARG records: in OpenCL nearly every call has some (a kernel's
      * name, sizes), so a map beside the calls cost a cache miss per read
      * and ~32 B per call where this costs 8 (issue 32). */
     bld_args args;
-    uint8_t kept; /* BLD_API_KEPT: inside the capture window; BLD_API_ARGS: has ARG records */
+    uint16_t source; /* enum act_source: 16 bits keep the call at 72 bytes */
+    uint8_t kept;    /* BLD_API_KEPT: inside the capture window; BLD_API_ARGS: has ARG records */
 } bld_api;
+_Static_assert(ACT_SOURCE_MAX <= UINT16_MAX, "bld_api.source is 16 bits");
 #define BLD_API_KEPT 0x1
 #define BLD_API_ARGS 0x2
-#define BLD_API_OP   0x4 /* streaming (devstream.c): its device op was read */
-#define BLD_API_DONE 0x8 /* streaming: its device op was written, nothing joins it again */
+#define BLD_API_OP   0x4  /* streaming (devstream.c): its device op was read */
+#define BLD_API_DONE 0x8  /* streaming: its device op was written, nothing joins it again */
+#define BLD_API_UA   0x10 /* its op took its user range (gpu_annotations.c) */
 
 /* Lookup entry: (source, corr) -> api, ordered by start. */
 typedef struct bld_key {
@@ -79,6 +83,7 @@ typedef struct bld_op {
     uint32_t lane_tid;  /* assigned by devices.c */
     uint32_t queue_no;  /* the queue's number on its device, from 1 (devices.c) */
     uint32_t queue_ref; /* bld.queues index + 1 of its QUEUE record; 0 = none */
+    uint32_t ua;        /* its launch's innermost user range (gpu_annotations.c) */
     uint8_t source, linked, kept;
 } bld_op;
 
@@ -114,8 +119,11 @@ typedef struct bld_range {
     uint8_t closed_at_end; /* 1: process truncated, 2: never popped */
     uint8_t before_window; /* ring: opened before the kept window (ring.c) */
     uint8_t open;          /* on its thread's stack (not popped yet) */
+    uint8_t kind;          /* BLD_RANGE_OP / _USER once a launch asked (gpu_annotations.c) */
+    uint32_t ua;           /* its gpu_annotations.c entry (0 = none yet) */
     bld_args args;
 } bld_range;
+enum { BLD_RANGE_UNKNOWN, BLD_RANGE_OP, BLD_RANGE_USER };
 
 typedef struct bld_mark {
     uint64_t ts;
@@ -266,6 +274,32 @@ typedef struct bld_devstream {
     uint64_t written; /* ops written early */
 } bld_devstream;
 
+/* User ranges projected onto the device lanes (gpu_annotations.c): the
+ * ranges some launch was made in, still open or with ops unwritten, and
+ * one span per (range, lane); freed slots are reused. */
+typedef struct bld_gua_range {
+    uint64_t ext_id;
+    act_str name;
+    uint32_t pending; /* launches made in it whose op is not written yet */
+    uint32_t spans;   /* its first span (index + 1), or the next free slot */
+    uint8_t closed;   /* popped */
+    uint8_t live;     /* 0: a free slot */
+} bld_gua_range;
+typedef struct bld_gua_span {
+    uint64_t start, end;
+    uint32_t ua, dev, lane_tid;
+    uint32_t next; /* the range's next span, or the next free slot (index + 1) */
+} bld_gua_span;
+typedef struct bld_gua {
+    bld_gua_range *ranges;
+    size_t n_ranges, cap_ranges;
+    uint32_t free_range;
+    bld_gua_span *spans;
+    size_t n_spans, cap_spans;
+    uint32_t free_span;
+    act_u64map span_of; /* (ua, dev, lane) -> spans index + 1 */
+} bld_gua;
+
 typedef struct bld {
     act_timeline *tl;
     uint64_t ws, we; /* capture window (we = UINT64_MAX when open) */
@@ -290,6 +324,7 @@ typedef struct bld {
     void *scratch;
     size_t scratch_cap;
     bld_devstream ds;
+    bld_gua gua;
 } bld;
 
 /* The order of slices and device ops on a lane, written once because the
@@ -337,7 +372,7 @@ void bld_device_clock(bld *b, bld_proc *p, const act_sp_rec *rec);
 int bld_joins_prepare(bld *b, bld_proc *p);
 void bld_join_op(bld *b, bld_proc *p, bld_op *op);
 /* The rest of the join once the launch is known (NULL: none). */
-void bld_join_launch(bld *b, bld_proc *p, bld_op *op, const bld_api *launch);
+void bld_join_launch(bld *b, bld_proc *p, bld_op *op, bld_api *launch);
 /* External id of a range reference ((serial << 32) | seq); 0 = none
  * (counted as unresolved when ref was set). */
 uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref);
@@ -434,6 +469,18 @@ void bld_emit_proc_span(bld *b, bld_proc *p);
 void bld_emit_host(bld *b, bld_proc *p, pass_state *ps);
 int bld_online_allowed(const bld *b, const bld_proc *p);
 void bld_emit_online(bld *b, bld_proc *p);
+/* gpu_annotations.c: a range pushed with a CATEGORY arg naming an
+ * operator (a cpu_op slice); the innermost user range open on t for a launch
+ * (0 = none); the op that joins the launch takes it; the range popped; a
+ * device op's span on its lane, extended as it is written; the spans still
+ * held, once every device op was written; freed. */
+int bld_range_is_op(const bld_proc *p, const bld_range *r);
+uint32_t bld_gua_of_launch(bld *b, bld_proc *p, const bld_thread *t);
+void bld_gua_join(bld_op *op, bld_api *launch);
+void bld_gua_closed(bld *b, bld_range *r);
+void bld_gua_extend(bld *b, const bld_op *op);
+void bld_gua_emit(bld *b);
+void bld_gua_free(bld *b);
 /* nesting.c: slices of one lane nest properly, or are counted. */
 void bld_check_nesting(bld *b, const bld_proc *p);
 

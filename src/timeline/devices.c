@@ -423,6 +423,8 @@ static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
     uint64_t id = op->linked ? ++b->next_flow : 0;
     if (op->linked)
         emit_flow(b, op, d, id);
+    if (op->ua)
+        bld_gua_extend(b, op);
     if (tl->on_devop)
         hand_out(b, op, name, sub_lane, id);
 }

@@ -199,7 +199,7 @@ static int ds_choose(bld *b, bld_proc *p)
 static int ds_join(bld *b, bld_proc *p, bld_op *op)
 {
     uint64_t v;
-    const bld_api *launch = NULL;
+    bld_api *launch = NULL;
     if (op->corr) {
         if (!act_u64map_get(&p->launch_by_corr, op->corr, &v) || !(v & ~DS_OP_READ))
             return 0;

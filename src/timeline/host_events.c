@@ -197,14 +197,9 @@ static void emit_mark(bld *b, bld_proc *p, size_t i)
 
 /* A range's category: cpu_op when its push was followed by a CATEGORY arg
  * naming an operator (record.h), else user_annotation. */
-static int range_category(const bld_proc *p, const bld_args *args)
+static int range_category(const bld_proc *p, const bld_range *r)
 {
-    for (uint32_t ref = args->head; ref; ref = p->argrefs[ref - 1].next) {
-        const act_rec_arg *r = (const act_rec_arg *)p->argrefs[ref - 1].rec.r;
-        if (r->type == ACT_RECARG_CATEGORY && r->v.u == ACT_RANGE_CAT_OP)
-            return ACT_CAT_CPU_OP;
-    }
-    return ACT_CAT_USER_ANNOTATION;
+    return bld_range_is_op(p, r) ? ACT_CAT_CPU_OP : ACT_CAT_USER_ANNOTATION;
 }
 
 static void emit_range(bld *b, bld_proc *p, size_t i)
@@ -215,7 +210,7 @@ static void emit_range(bld *b, bld_proc *p, size_t i)
         tl->counts.outside_window[ACT_REC_RANGE_PUSH]++;
         return;
     }
-    act_tl_event_add(tl, 'X', range_category(p, &r->args), r->name, p->pid, r->tid, r->start,
+    act_tl_event_add(tl, 'X', range_category(p, r), r->name, p->pid, r->tid, r->start,
                      span(b, r->start, r->end));
     emit_user_args(b, p, &r->args);
     act_tl_arg_u64(tl, "External id", r->ext_id);

@@ -175,7 +175,7 @@ uint64_t bld_resolve_ext(bld *b, const bld_proc *p, uint64_t ref)
 
 void bld_join_op(bld *b, bld_proc *p, bld_op *op)
 {
-    const bld_api *launch = NULL;
+    bld_api *launch = NULL;
     if (op->corr) {
         const bld_key *k = find_launch(p, op->source, op->corr, op->start);
         if (k)
@@ -186,10 +186,11 @@ void bld_join_op(bld *b, bld_proc *p, bld_op *op)
     bld_join_launch(b, p, op, launch);
 }
 
-void bld_join_launch(bld *b, bld_proc *p, bld_op *op, const bld_api *launch)
+void bld_join_launch(bld *b, bld_proc *p, bld_op *op, bld_api *launch)
 {
     uint64_t ref = op->x.ext_ref; /* replaced by ext_id below */
     op->d.launch_start = 0;       /* the device handle was mapped before */
+    bld_gua_join(op, launch);
     if (launch) {
         op->linked = 1;
         op->d.launch_start = launch->start;

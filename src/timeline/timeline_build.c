@@ -270,6 +270,8 @@ int act_timeline_build_events(act_tl_build *s)
     }
     if (!tl->err)
         tl->err = bld_devices_emit(b);
+    if (!tl->err)
+        bld_gua_emit(b);
     if (!tl->err && tl->sink && tl->n_ev)
         tl->err = tl->sink(tl, tl->sink_ctx);
     return tl->err;
@@ -286,6 +288,7 @@ void act_timeline_build_finish(act_tl_build *s)
     free(s->b.ops);
     free(s->b.scratch);
     bld_devstream_free(&s->b);
+    bld_gua_free(&s->b);
     free(s->b.queues);
     free(s->b.dev_handle);
     free(s->b.dev_host_pid);

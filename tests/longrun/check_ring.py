@@ -73,7 +73,8 @@ def check_devices(doc):
     # A kernel whose launch was overwritten (its op was recorded later, in a
     # newer chunk of the callback thread) has no flow and is counted; every
     # other one has its flow and the External id of its "inner" range.
-    inner = {e["args"]["External id"] for e in ev if e.get("name") == "inner"}
+    inner = {e["args"]["External id"] for e in ev if e.get("name") == "inner"
+             and e.get("cat") == "user_annotation"}
     linked = [k for k in kernels if k["args"].get("External id") in inner]
     a = doc["acceltrace"]
     if a.get("flows", 0) + a.get("ring_flows_dropped", 0) != len(kernels):
@@ -109,8 +110,11 @@ def check_window(doc, last_mark, crashed, steps=2000):
         fail(f"'run' of a crashed process not truncated: {runs[0]}")
     if a.get("ranges_before_window", 0) < 1 or a.get("unbalanced_pops") != 0:
         fail(f"counters: {a}")
-    step_ev = [e for e in doc["traceEvents"] if e.get("name") == "step"]
-    inner = [e for e in doc["traceEvents"] if e.get("name") == "inner"]
+    # the host ranges (the kernels' user ranges are drawn on the device
+    # lanes too: gpu_user_annotation)
+    host = [e for e in doc["traceEvents"] if e.get("cat") != "gpu_user_annotation"]
+    step_ev = [e for e in host if e.get("name") == "step"]
+    inner = [e for e in host if e.get("name") == "inner"]
     if len(step_ev) < steps or abs(len(step_ev) - len(inner)) > 1:
         fail(f"{len(step_ev)} steps, {len(inner)} inner")
     first = min(e["ts"] for e in doc["traceEvents"] if e.get("ph") in ("X", "i"))

@@ -116,19 +116,23 @@ def _lanes(events):
 
 
 def _check_lane(key, slices, device, problems):
-    stack = []  # ends of the open slices (host lanes)
+    """Host slices nest. Device ops never overlap on their lane; the user
+    ranges projected onto it (gpu_user_annotation, as kineto writes them)
+    nest like host slices, around the ops."""
+    stack = []  # ends of the open slices (host lanes; user ranges on device lanes)
     last_end = None
     for e in slices:
         s, t = e["ts"], e["ts"] + e["dur"]
-        if device:
-            if last_end is not None and s < last_end - EPS:
-                problems.append(f"device lane {key}: '{e['name']}' at {s} overlaps the previous slice")
-            last_end = t if last_end is None else max(last_end, t)
-            continue
         while stack and stack[-1] <= s + EPS:
             stack.pop()
         if stack and t > stack[-1] + EPS:
-            problems.append(f"host lane {key}: '{e['name']}' at {s} is not nested in its parent")
+            side = "device" if device else "host"
+            problems.append(f"{side} lane {key}: '{e['name']}' at {s} is not nested in its parent")
+            continue
+        if device and e.get("cat") != "gpu_user_annotation":
+            if last_end is not None and s < last_end - EPS:
+                problems.append(f"device lane {key}: '{e['name']}' at {s} overlaps the previous slice")
+            last_end = t if last_end is None else max(last_end, t)
             continue
         stack.append(t)
 
