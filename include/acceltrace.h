@@ -74,6 +74,10 @@ void act_range_end(uint64_t id);
 void act_mark(const char *name);
 /* A sample of a named counter. */
 void act_counter(const char *name, double value);
+/* Name an OS thread of this process in the trace (tid 0: the calling
+ * thread), as nvtxNameOsThread does: its lanes read "name (tid)". The
+ * thread's own OS name is left as it is. */
+void act_thread_name(uint32_t tid, const char *name);
 
 /*
  * The no-tool fast path. `act__idle` is internal: nonzero once start-up

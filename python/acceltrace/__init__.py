@@ -37,12 +37,16 @@ from ._errors import (  # noqa: F401  (re-exported)
     NotFoundError, StateError, TraceIOError, UnbalancedError,
     UnsupportedError, error_class, make_error)
 from ._rt import rt  # noqa: F401
+from . import _threads
+from ._threads import name_thread  # noqa: F401
+
+_lib.on_load.append(_threads.install)  # threads named once the library is in use
 
 __all__ = [
     "profile", "start", "stop", "capture_start", "capture_stop", "range",
     "push", "pop", "mark", "counter", "metadata", "metadata_json", "rt",
     "version", "library_version", "is_enabled", "strerror", "library_path",
-    "binding", "AcceltraceError",
+    "binding", "name_thread", "AcceltraceError",
 ]
 
 from ._version import __version__  # noqa: E402  (CMakeLists.txt's project VERSION)

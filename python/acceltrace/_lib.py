@@ -91,6 +91,7 @@ _PROTOTYPES = {
     "act_range_end": (None, [_c.c_uint64]),
     "act_mark": (None, [_c.c_char_p]),
     "act_counter": (None, [_c.c_char_p, _c.c_double]),
+    "act_thread_name": (None, [_c.c_uint32, _c.c_char_p]),
     "act_metadata_set": (_c.c_int, [_c.c_char_p, _c.c_char_p]),
     "act_metadata_set_json": (_c.c_int, [_c.c_char_p, _c.c_char_p]),
     "act_start": (_c.c_int, []),
@@ -98,6 +99,10 @@ _PROTOTYPES = {
     "act_session_begin": (_c.c_int, [_c.POINTER(act_options)]),
     "act_session_end": (_c.c_int, [_c.c_char_p]),
 }
+
+
+# Called once the library is loaded (the package's modules add theirs).
+on_load = []
 
 
 def _load():
@@ -123,6 +128,11 @@ def _load():
             fn.restype = restype
             fn.argtypes = argtypes
         _lib, _lib_path = lib, path
+        for hook in on_load:
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - a hook never breaks loading
+                pass
         return lib
     raise LibraryNotFoundError(
         "libacceltrace could not be loaded; build it (cmake -S . -B build && "

@@ -5,7 +5,9 @@
 
 1. takes its folder off sys.path again, and runs the program's own
    sitecustomize, if there is one, as if this one were not there;
-2. watches for `import torch`: only then, the acceltrace torch plugin
+2. names each `threading.Thread` started from then on in the trace by its
+   threading name (act_thread_name; the OS name is left alone);
+3. watches for `import torch`: only then, the acceltrace torch plugin
    (ACCELTRACE_TORCH_PLUGIN, set by `run`) is loaded and observes torch's
    operators and record_function ranges (a global RecordFunction observer):
    each becomes a slice on its thread's timeline (cpu_op, user_annotation)
@@ -55,6 +57,48 @@ def _observe(torch):
         _say("torch ops are not recorded: %s" % exc)
 
 
+
+def _thread_namer():
+    """act_thread_name of the libacceltrace beside this folder, if the
+    process has loaded it (the OpenCL layer, the torch plugin): never loaded
+    here, so a program that touches no accelerator is left as it is."""
+    import ctypes
+    for name in ("libacceltrace.so.0", "libacceltrace.so"):
+        try:
+            lib = ctypes.CDLL(os.path.join(os.path.dirname(_HERE), name),
+                              mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            fn = lib.act_thread_name
+        except (OSError, AttributeError):
+            continue
+        fn.restype = None
+        fn.argtypes = [ctypes.c_uint32, ctypes.c_char_p]
+        return fn
+    return None
+
+
+def _name_threads():
+    """Each threading.Thread started from now on is named in the trace by its
+    threading name (act_thread_name), not as the interpreter's OS thread
+    ("python3 (tid)"); the OS name is left alone."""
+    import threading
+    bootstrap = threading.Thread._bootstrap_inner
+    namer = []
+
+    def _bootstrap_inner(self):
+        try:
+            if not namer:
+                fn = _thread_namer()
+                if fn is not None:
+                    namer.append(fn)
+            if namer:
+                name = "%s (%d)" % (self.name, threading.get_native_id())
+                namer[0](0, name.encode("utf-8", "replace"))
+        except Exception:  # noqa: BLE001 - never the program's problem
+            pass
+        return bootstrap(self)
+
+    threading.Thread._bootstrap_inner = _bootstrap_inner
+
 class _TorchWatch:
     """A meta-path finder that finds nothing itself: when `torch` is found by
     the others, its loader is wrapped so that _observe runs once torch is
@@ -101,6 +145,10 @@ def _chain():
             sys.modules["sitecustomize"] = me
 
 
+try:
+    _name_threads()
+except Exception as exc:  # noqa: BLE001
+    _say("Python threads keep their OS names in the trace: %s" % exc)
 if "torch" in sys.modules:
     _observe(sys.modules["torch"])
 else:

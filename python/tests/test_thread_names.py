@@ -38,8 +38,11 @@ def test_lanes_carry_the_os_thread_names(tmp_path):
     p = tmp_path / "named.py"
     p.write_text(SCRIPT)
     out = str(tmp_path / "t.json")
+    # --torch=off: without run's Python hook, which names Python threads by
+    # their threading names (test_python_threads_carry_their_threading_names)
     r = subprocess.run([os.path.join(BIN, "acceltrace"), "run", "--no-summary", "-f", "-o", out,
-                        "--", sys.executable, str(p)], capture_output=True, text=True, timeout=300)
+                        "--torch=off", "--", sys.executable, str(p)], capture_output=True,
+                       text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     with open(out) as f:
         ev = json.load(f)["traceEvents"]
@@ -50,3 +53,54 @@ def test_lanes_carry_the_os_thread_names(tmp_path):
     assert names[launch[0]["tid"]] == "my-worker (%d)" % launch[0]["tid"]
     main_pid = launch[0]["pid"]
     assert names[main_pid].endswith("(%d)" % main_pid) and not names[main_pid].startswith("thread")
+
+
+PY_THREADS = textwrap.dedent('''\
+    import threading
+    import pyopencl as cl
+    ctx = cl.create_some_context(interactive=False)
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
+    d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
+    knl = cl.Kernel(prg, "k")
+    knl.set_args(d)
+    def work():
+        cl.enqueue_nd_range_kernel(q, knl, (64,), None)
+        q.finish()
+        print(open("/proc/thread-self/comm").read().strip())
+    USE_API
+    t = threading.Thread(target=work, name="loader-3")
+    t.start()
+    t.join()
+    print(open("/proc/self/comm").read().strip())
+    ''')
+
+
+def _launch_lane_name(tmp_path, script, *run_opts):
+    p = tmp_path / "pynamed.py"
+    p.write_text(script)
+    out = str(tmp_path / "t.json")
+    r = subprocess.run([os.path.join(BIN, "acceltrace"), "run", "--no-summary", "-f", "-o", out,
+                        *run_opts, "--", sys.executable, str(p)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    with open(out) as f:
+        ev = json.load(f)["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+    launch = [e for e in ev if e.get("name") == "clEnqueueNDRangeKernel" and e.get("ph") == "X"
+              and e.get("cat") != "kernel"]
+    assert len(launch) == 1
+    return names[launch[0]["tid"]], launch[0]["tid"], r.stdout
+
+
+def test_python_threads_carry_their_threading_names(tmp_path):
+    """A Python thread's OS name is the interpreter's: its lane read
+    "python3 (tid)". Under run (and once the Python API is in use) its
+    lane carries its threading name, and its OS name is left as it was."""
+    need_build()
+    need_module("pyopencl")
+    for use_api, opts in (("pass", ()), ("import acceltrace; acceltrace.mark('m')", ("--torch=off",))):
+        name, tid, out = _launch_lane_name(tmp_path, PY_THREADS.replace("USE_API", use_api), *opts)
+        assert name == "loader-3 (%d)" % tid, (use_api, name)
+        thread_comm, main_comm = out.split()
+        assert thread_comm == main_comm  # the OS name is the interpreter's still

@@ -11,6 +11,8 @@
  */
 #include <jansson.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* This file defines the functions the header's inline wrappers call. */
 #define ACT_NO_INLINE
@@ -202,6 +204,13 @@ ACT_EXPORT void act_mark(const char *name)
     if (!name || !act_ready(ACT_REC_MARK))
         return;
     emit_ts(ACT_REC_MARK, act_str_intern_cstr(name));
+}
+
+ACT_EXPORT void act_thread_name(uint32_t tid, const char *name)
+{
+    if (!name || !act_attached()) /* a name, not an event: any time */
+        return;
+    act_rec_thread_name_emit(tid ? tid : (uint32_t)syscall(SYS_gettid), name);
 }
 
 ACT_EXPORT void act_counter(const char *name, double value)

@@ -151,6 +151,10 @@ int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *
  * `key` may be NULL for ACT_RECARG_LAUNCH (its keys are fixed). */
 int act_rec_arg_emit_vec(const char *key, uint32_t type, const uint64_t *v, uint32_t n);
 
+/* Names an OS thread of this process (any, by its tid): a THREAD record
+ * with serial 0 (record.h); 0 or -1 (dropped). */
+int act_rec_thread_name_emit(uint32_t tid, const char *name);
+
 /* Convenience writers used by sources. Each returns 0 or -1 (dropped). */
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
                      int32_t result, uint32_t source);

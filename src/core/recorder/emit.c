@@ -157,6 +157,19 @@ int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t res
     return rc;
 }
 
+int act_rec_thread_name_emit(uint32_t tid, const char *name)
+{
+    uint32_t id = act_str_intern_cstr(name);
+    act_rec_thread *r = id ? act_rec_reserve(ACT_REC_THREAD, sizeof(*r)) : NULL;
+    if (!r)
+        return -1;
+    r->h.aux = 0;
+    r->tid = tid;
+    r->name = id;
+    act_rec_commit();
+    return 0;
+}
+
 int act_rec_arg_emit(const char *key, uint32_t type, uint64_t bits, const char *str)
 {
     uint32_t k = act_str_intern_literal(key);

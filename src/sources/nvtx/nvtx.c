@@ -388,20 +388,10 @@ static void NVTX_API cb_NameCategoryW(uint32_t cat, const wchar_t *name)
     free(u);
 }
 
-/* Names an OS thread (any thread of the process): a THREAD record with
- * serial 0 (record.h). */
 static void name_thread(uint32_t tid, const char *name)
 {
-    if (!act_capture_attached())
-        return;
-    uint32_t id = act_str_intern_cstr(name);
-    act_rec_thread *r = act_rec_reserve(ACT_REC_THREAD, sizeof(*r));
-    if (!r)
-        return;
-    r->h.aux = 0;
-    r->tid = tid;
-    r->name = id;
-    act_rec_commit();
+    if (act_capture_attached())
+        act_rec_thread_name_emit(tid, name);
 }
 
 static void NVTX_API cb_NameOsThreadA(uint32_t tid, const char *name)
