@@ -10,6 +10,9 @@
 #                     subset), all with warnings as errors (-DACT_WERROR=ON)
 #   ./build.sh build  install what is missing and build (build/)
 #   ./build.sh bench  build and run the benchmarks (see BENCHMARKS.md)
+#   ./build.sh dlprim build, build a real PrivateUse1 backend (pytorch_dlprim,
+#                     device ocl, on PoCL; cached in build/dlprim) and check
+#                     acceltrace's traces of it (scripts/dlprim-check.sh)
 #
 # Installing is idempotent: packages already present are not touched, so a
 # second run goes straight to the build.
@@ -108,8 +111,13 @@ case "$cmd" in
     (cd build && ctest -L bench --output-on-failure) || true
     if [ -x build/bin/act_bench_all ]; then build/bin/act_bench_all "${@:2}"; fi
     ;;
+  dlprim)
+    install_deps
+    configure_build build
+    "$ROOT/scripts/dlprim-check.sh"
+    ;;
   *)
-    echo "usage: ./build.sh demo|test|build|bench" >&2
+    echo "usage: ./build.sh demo|test|build|bench|dlprim" >&2
     exit 2
     ;;
 esac
