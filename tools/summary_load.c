@@ -48,7 +48,8 @@ enum field {
     F_ERROR,
     F_CORR,
     F_PYSTACK,
-    F_QUEUED
+    F_QUEUED,
+    F_PROGRAM
 };
 
 /* args.acceltrace of the builder's process-lifetime slice (one cpu_op per
@@ -60,7 +61,8 @@ typedef struct ev_fields {
     char *name;
     size_t name_len;
     int has_name, has_ts, has_dur, name_is_str, process_slice;
-    char error[64]; /* args.error (an OpenCL error name), "" = none */
+    char error[64];   /* args.error (an OpenCL error name), "" = none */
+    char program[64]; /* args.program of an OpenCL kernel, "" = none */
     double ts, dur;
     uint64_t pid, tid, ext, corr;
     double queued; /* args.queued of a device op, us */
@@ -204,21 +206,28 @@ static int ev_done(loader *L)
     if (dev < 0 || (e->process_slice && !strcmp(e->cat, "cpu_op")))
         return 1;
     int rc;
+    char key[1024];
+    const char *name = e->name;
+    size_t len = e->name_len;
+    if (dev && e->program[0]) {
+        len = act_summary_op_key(key, sizeof(key), e->name, e->name_len, e->program,
+                                 strlen(e->program));
+        name = len != e->name_len ? key : e->name;
+    }
     if (act_summary_by_python_line(L->s)) {
         /* Keyed by correlation: the launch's Python line names the op. */
-        rc = act_summary_add_slice(L->s, e->name, e->name_len, dev, e->pid, e->tid, e->ts, e->dur,
+        rc = act_summary_add_slice(L->s, name, len, dev, e->pid, e->tid, e->ts, e->dur,
                                    dev ? e->corr : 0);
         if (!rc && !dev && e->corr && e->pyline_len)
             rc = act_summary_add_range(L->s, e->corr, e->pyline, e->pyline_len);
     } else {
-        rc = act_summary_add_slice(L->s, e->name, e->name_len, dev, e->pid, e->tid, e->ts, e->dur,
-                                   e->ext);
+        rc = act_summary_add_slice(L->s, name, len, dev, e->pid, e->tid, e->ts, e->dur, e->ext);
         if (!rc && !dev && e->ext &&
             (!strcmp(e->cat, "user_annotation") || !strcmp(e->cat, "cpu_op")))
             rc = act_summary_add_range(L->s, e->ext, e->name, e->name_len);
     }
     if (!rc && dev && e->has_queued)
-        rc = act_summary_add_delay(L->s, e->name, e->name_len, e->ts - e->queued);
+        rc = act_summary_add_delay(L->s, name, len, e->ts - e->queued);
     if (rc)
         L->nomem = 1;
     return !rc;
@@ -331,6 +340,8 @@ static int on_scalar(loader *L, json_t *jv, const unsigned char *str, size_t n, 
             return set_str(L, &e->argname, &e->argname_len, str, n);
         else if (k == F_ERROR && is_str)
             snprintf(e->error, sizeof(e->error), "%.*s", (int)(n < 63 ? n : 63), str);
+        else if (k == F_PROGRAM && is_str)
+            snprintf(e->program, sizeof(e->program), "%.*s", (int)(n < 63 ? n : 63), str);
         else if (k == F_TAG && is_str)
             e->process_slice =
                 n == sizeof(PROCESS_SLICE_TAG) - 1 && !memcmp(str, PROCESS_SLICE_TAG, n);
@@ -434,6 +445,7 @@ static int cb_key(void *c, const unsigned char *k, size_t n)
                  : key_is(k, n, "error")                                            ? F_ERROR
                  : key_is(k, n, "correlation")                                      ? F_CORR
                  : key_is(k, n, "queued")                                           ? F_QUEUED
+                 : key_is(k, n, "program")                                          ? F_PROGRAM
                  : key_is(k, n, "Python stack") && act_summary_by_python_line(L->s) ? F_PYSTACK
                                                                                     : F_NONE;
     }

@@ -329,7 +329,7 @@ typedef struct act_rec_device_op {
     uint64_t bytes;    /* transfers, fills */
     uint64_t gsize[3]; /* kernels: global work size */
     uint64_t lsize[3]; /* kernels: local work size (0 = runtime's choice) */
-    uint32_t detail;   /* string id: kernel type, collective comm name, ... */
+    uint32_t detail;   /* string id: kernel type (an OpenCL kernel's program), comm name, ... */
     uint32_t pad;
 } act_rec_device_op;
 

@@ -109,10 +109,10 @@ static int op_cat(uint8_t op, uint8_t source)
 
 /* What the source's `detail` string is, by op kind: the kernel type, the
  * collective's communicator, the marker's domain. */
-static const char *detail_key(uint8_t op)
+static const char *detail_key(uint8_t op, uint32_t source)
 {
     switch (op) {
-    case ACT_OP_KERNEL: return "type";
+    case ACT_OP_KERNEL: return source == ACT_SOURCE_OPENCL ? "program" : "type";
     case ACT_OP_COLLECTIVE: return "commName";
     case ACT_OP_MARKER: return "domain";
     default: return "detail";
@@ -411,7 +411,7 @@ static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
         }
     }
     if (op->detail.n)
-        act_tl_arg_str(tl, detail_key(r->op), op->detail);
+        act_tl_arg_str(tl, detail_key(r->op, op->source), op->detail);
     op_queue_times(b, op);
     if (r->status) {
         act_tl_arg *a = act_tl_arg_add(tl, "status");

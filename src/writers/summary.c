@@ -572,11 +572,74 @@ int act_summary_add_slice(act_summary *s, const char *name, size_t len, int devi
     return s->nomem ? ACT_E_NOMEM : 0;
 }
 
+#define OP_KEY_SEP '\x1f' /* between a device op's name and its program */
+
+size_t act_summary_op_key(char *buf, size_t cap, const char *name, size_t len, const char *program,
+                          size_t plen)
+{
+    if (!program || !plen || len + 1 + plen > cap)
+        return len;
+    memcpy(buf, name, len);
+    buf[len] = OP_KEY_SEP;
+    memcpy(buf + len + 1, program, plen);
+    return len + 1 + plen;
+}
+
+/* The length of a name's part before its program (all of it when none). */
+static size_t op_base_len(const act_sum_name *n)
+{
+    const char *sep = n->device ? memchr(n->s, OP_KEY_SEP, n->len) : NULL;
+    return sep ? (size_t)(sep - n->s) : n->len;
+}
+
+/* Another device name with the same base: the base alone is ambiguous. */
+static int op_base_shared(const act_summary *s, size_t i, size_t base)
+{
+    for (size_t j = 0; j < s->n_nm; j++)
+        if (j != i && s->nm[j].device && op_base_len(&s->nm[j]) == base &&
+            !memcmp(s->nm[j].s, s->nm[i].s, base))
+            return 1;
+    return 0;
+}
+
+/* "name US program" keys into what is printed (act_summary_op_key): all
+ * are judged first, then renamed. Out of memory, the bare name. */
+static void op_names_show(act_summary *s)
+{
+    uint8_t *shared = calloc(s->n_nm ? s->n_nm : 1, 1);
+    for (size_t i = 0; i < s->n_nm && shared; i++) {
+        size_t base = op_base_len(&s->nm[i]);
+        shared[i] = base != s->nm[i].len && op_base_shared(s, i, base);
+    }
+    for (size_t i = 0; i < s->n_nm; i++) {
+        act_sum_name *n = &s->nm[i];
+        size_t base = op_base_len(n);
+        if (base == n->len)
+            continue;
+        size_t plen = n->len - base - 1;
+        char *c = shared && shared[i] ? malloc(base + plen + 4) : NULL;
+        if (c) {
+            memcpy(c, n->s, base);
+            memcpy(c + base, " (", 2);
+            memcpy(c + base + 2, n->s + base + 1, plen);
+            memcpy(c + base + 2 + plen, ")", 2);
+            free(n->s);
+            n->s = c;
+            n->len = base + plen + 3;
+        } else {
+            n->s[base] = '\0';
+            n->len = base;
+        }
+    }
+    free(shared);
+}
+
 void act_summary_finish(act_summary *s)
 {
     if (s->finished)
         return;
     s->finished = 1;
+    op_names_show(s);
     ensure_src(s);
     while (s->n_heap) {
         act_sum_pend out = heap_pop(s->heap, &s->n_heap);

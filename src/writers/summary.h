@@ -31,6 +31,13 @@ void act_summary_free(act_summary *s);
 /* A slice: name is copied (interned). ts/dur in microseconds; pid/tid
  * identify the lane (and pid the process row); ext = External id (0 =
  * none). Returns 0 or ACT_E_NOMEM. */
+/* The name a device op is summed under: its name, and its program when it
+ * has one (an OpenCL kernel's "program" arg), as `name` US `program` in
+ * buf (cap bytes). The summary shows "name (program N)" only for names
+ * that more than one program has, the bare name otherwise. Returns the
+ * length (len, and buf unused, when there is no program or no room). */
+size_t act_summary_op_key(char *buf, size_t cap, const char *name, size_t len, const char *program,
+                          size_t plen);
 /* A device op's wait from its enqueue ("queued") to its start, us: the
  * launch-to-start delay, per name. */
 int act_summary_add_delay(act_summary *s, const char *name, size_t len, double delay_us);

@@ -71,6 +71,17 @@ static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
     return 0;
 }
 
+/* A device op's "program" arg (an OpenCL kernel's), or an empty string. */
+static act_str arg_program(const act_timeline *tl, const act_tl_event *e)
+{
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        const act_tl_arg *a = &tl->args[e->arg0 + i];
+        if (a->type == ACT_ARG_STR && act_str_is(a->key, "program"))
+            return a->v.s;
+    }
+    return (act_str){"", 0};
+}
+
 /* A device op's "queued" arg (devices.c: us on the trace's axis), or -1. */
 static double arg_queued(const act_timeline *tl, const act_tl_event *e)
 {
@@ -109,10 +120,14 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
             continue;
         uint64_t ext = arg_ext(tl, e);
         double ts = (double)(e->ts - tl->base_ns) / 1000.0, queued = dev ? arg_queued(tl, e) : -1;
-        rc = act_summary_add_slice(s, e->name.p, e->name.n, dev, e->pid, e->tid, ts,
-                                   (double)e->dur / 1000.0, ext);
+        char key[1024];
+        act_str prog = dev ? arg_program(tl, e) : (act_str){"", 0};
+        size_t len = act_summary_op_key(key, sizeof(key), e->name.p, e->name.n, prog.p, prog.n);
+        const char *name = len != e->name.n ? key : e->name.p;
+        rc = act_summary_add_slice(s, name, len, dev, e->pid, e->tid, ts, (double)e->dur / 1000.0,
+                                   ext);
         if (!rc && queued >= 0)
-            rc = act_summary_add_delay(s, e->name.p, e->name.n, ts - queued);
+            rc = act_summary_add_delay(s, name, len, ts - queued);
         if (!rc && !dev && ext && (e->cat == ACT_CAT_USER_ANNOTATION || e->cat == ACT_CAT_CPU_OP))
             rc = act_summary_add_range(s, ext, e->name.p, e->name.n);
     }

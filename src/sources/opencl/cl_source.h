@@ -211,11 +211,12 @@ typedef struct act_cl_op {
     /* Kernel launches: the app's global, local and offset arrays as given
      * (NULL: not given), read only before act_cl_op_end returns. */
     const size_t *gws, *lws, *off;
-    uint8_t dim;      /* work dimension as given (at most 3) */
-    uint32_t slot;    /* 1 + index in event.c's table of pending commands (0: none) */
-    uint8_t kind;     /* enum act_op_kind */
-    uint8_t late;     /* registered after the drain at exit began: not waited for */
-    const char *name; /* a literal, or kept by names.c: never freed */
+    uint8_t dim;         /* work dimension as given (at most 3) */
+    uint32_t slot;       /* 1 + index in event.c's table of pending commands (0: none) */
+    uint8_t kind;        /* enum act_op_kind */
+    uint8_t late;        /* registered after the drain at exit began: not waited for */
+    const char *name;    /* a literal, or kept by names.c: never freed */
+    const char *program; /* kernels: "program N", kept (NULL: not known) */
 } act_cl_op;
 
 /* An op from this thread's pool, or malloc'ed (NULL: out of memory);
@@ -315,8 +316,9 @@ void act_cl_obj_kernel_arg(cl_kernel k, cl_uint index, size_t size);
 typedef struct act_cl_kinfo {
     const void *k;
     uint64_t gen;
-    uint32_t n;       /* argument sizes (at most ACT_CL_KARGS_CACHED) */
-    const char *name; /* kept by names.c; NULL unless the kernel's creation was seen */
+    uint32_t n;          /* argument sizes (at most ACT_CL_KARGS_CACHED) */
+    const char *name;    /* kept by names.c; NULL unless the kernel's creation was seen */
+    const char *program; /* "program N" (its program's ordinal), kept; NULL: not known */
     uint64_t sizes[ACT_CL_KARGS_CACHED];
 } act_cl_kinfo;
 /* names.c: a copy of name `s` (`len` bytes) that lives as long as the
@@ -327,6 +329,8 @@ const char *act_cl_kernel_name(cl_kernel k);
 /* This thread's view of kernel `k`: valid until this thread's next call;
  * NULL when no object is tracked (nothing cached). */
 const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k);
+/* Kernel k was created from `from`: a program, or the kernel it clones. */
+void act_cl_obj_kernel_program(cl_kernel k, const void *from);
 /* Objects are being tracked: the leak report is registered (once). */
 void act_cl_obj_use(void);
 /* Events (evtab.c): the app's references without a lock; an event the

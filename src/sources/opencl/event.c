@@ -83,6 +83,7 @@ act_cl_op *act_cl_op_begin(cl_command_queue q, unsigned kind, const char *name)
     op->kind = (uint8_t)kind;
     op->late = 0;
     op->name = name;
+    op->program = NULL;
     op->call_end = 0;
     op->start = act_clock_now();
     return op;
@@ -97,6 +98,7 @@ void act_cl_op_kernel(act_cl_op *op, cl_kernel k)
     /* A kernel whose creation was not seen is asked each time: its handle
      * may have been reused for another kernel. */
     op->name = ki && ki->name ? ki->name : act_cl_kernel_name(k);
+    op->program = ki && ki->name ? ki->program : NULL;
 }
 
 /* The device's one offset (clock.c): the same for every command, so
@@ -171,6 +173,7 @@ static void act_cl_op_record(act_cl_op *op, cl_event ev, cl_int status)
     /* Before the reservation: anchoring may record the device's CLOCK. */
     int64_t off = flags & ACT_OPF_NO_TIMES ? 0 : act_cl_offset(op, ts[0]);
     uint32_t name = act_str_intern_stable(op->name); /* literal or kept: never freed */
+    uint32_t program = op->program ? act_str_intern_stable(op->program) : 0;
     act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof *r);
     if (r) {
         act_cl_zero_body(r, sizeof *r);
@@ -187,6 +190,7 @@ static void act_cl_op_record(act_cl_op *op, cl_event ev, cl_int status)
             r->start = act_cl_map_time(off, ts[2]);
             r->end = act_cl_map_time(off, ts[3]);
         }
+        r->detail = program;
         r->corr = op->corr;
         r->ext = 0; /* joined through corr */
         r->bytes = op->bytes;

@@ -363,8 +363,10 @@ cl_kernel CL_API_CALL act_cl_w_clCreateKernel(cl_program p, const char *name, cl
 {
     ACT_CL_OBJ_BEGIN(clCreateKernel, (p, name, err));
     cl_kernel k = act_cl_next.clCreateKernel(p, name, err);
-    if (k)
+    if (k) {
         act_cl_obj_created(ACT_CL_OBJ_KERNEL, k, NULL, NULL, 0);
+        act_cl_obj_kernel_program(k, p);
+    }
     ACT_CL_OBJ_END(clCreateKernel, k);
 }
 
@@ -378,8 +380,10 @@ cl_int CL_API_CALL act_cl_w_clCreateKernelsInProgram(cl_program p, cl_uint nk, c
     cl_int rc = act_cl_next.clCreateKernelsInProgram(p, nk, ks, &made);
     if (nk_ret)
         *nk_ret = made;
-    for (cl_uint i = 0; rc == CL_SUCCESS && ks && i < made && i < nk; i++)
+    for (cl_uint i = 0; rc == CL_SUCCESS && ks && i < made && i < nk; i++) {
         act_cl_obj_created(ACT_CL_OBJ_KERNEL, ks[i], NULL, NULL, 0);
+        act_cl_obj_kernel_program(ks[i], p);
+    }
     act_cl_host_slice("clCreateKernelsInProgram", t0, rc);
     return rc;
 }
@@ -390,6 +394,7 @@ cl_kernel CL_API_CALL act_cl_w_clCloneKernel(cl_kernel k, cl_int *err)
     cl_kernel c = act_cl_next.clCloneKernel(k, err);
     if (c) {
         act_cl_obj_created(ACT_CL_OBJ_KERNEL, c, NULL, NULL, 0);
+        act_cl_obj_kernel_program(c, k);
         const act_cl_kinfo *ki = act_cl_obj_kernel(k);
         uint32_t n = ki ? ki->n : 0;
         uint64_t copy[ACT_CL_KARGS_CACHED];

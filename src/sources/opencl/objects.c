@@ -41,7 +41,7 @@ typedef struct obj {
     uint8_t in_table;
     uint8_t counted;   /* bytes are on the context's counter */
     uint8_t untracked; /* a context seen only through its objects */
-    uint32_t index;    /* contexts: ordinal */
+    uint32_t index;    /* contexts: ordinal; programs: ordinal from 1; kernels: their program's */
     uint64_t bytes;    /* memory: size; contexts: live bytes */
     uint64_t *kargs;   /* kernels: argument sizes */
     uint32_t n_kargs;
@@ -51,6 +51,7 @@ typedef struct obj {
 static obj *act_cl_objs[ACT_CL_OBJ_BUCKETS];
 static pthread_mutex_t act_cl_obj_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t act_cl_ctx_count;
+static uint32_t act_cl_prog_count;
 static _Atomic int act_cl_obj_used;
 /* Bumped whenever a kernel's argument sizes change or a kernel node comes
  * or goes: a launch reads the sizes and the name from its thread's cache
@@ -239,6 +240,8 @@ void act_cl_obj_created(int type, const void *h, cl_context ctx, const void *par
     }
     if (type == ACT_CL_OBJ_CONTEXT)
         o->index = act_cl_ctx_count++;
+    else if (type == ACT_CL_OBJ_PROGRAM)
+        o->index = ++act_cl_prog_count;
     obj *holder = parent ? obj_find(parent) : NULL;
     if (!holder && ctx && type != ACT_CL_OBJ_CONTEXT)
         holder = ctx_node(ctx);
@@ -332,20 +335,43 @@ cl_command_queue act_cl_obj_queue(const void *h)
 
 /* The cache of this thread missed: look `k` up under the lock, and ask
  * for the name of a kernel whose creation was seen. */
+void act_cl_obj_kernel_program(cl_kernel k, const void *from)
+{
+    pthread_mutex_lock(&act_cl_obj_lock);
+    obj *o = obj_find(k);
+    const obj *f = obj_find(from);
+    if (o && o->type == ACT_CL_OBJ_KERNEL && f &&
+        (f->type == ACT_CL_OBJ_PROGRAM || f->type == ACT_CL_OBJ_KERNEL)) {
+        o->index = f->index;
+        atomic_fetch_add(&act_cl_karg_gen, 1);
+    }
+    pthread_mutex_unlock(&act_cl_obj_lock);
+}
+
+/* "program N", kept for the life of the process (names.c). */
+static const char *program_label(uint32_t ord)
+{
+    char s[32];
+    int n = snprintf(s, sizeof s, "program %u", ord);
+    return ord ? act_cl_name_keep(s, (size_t)n) : NULL;
+}
+
 static __attribute__((noinline)) void karg_cache_fill(karg_cache *c, cl_kernel k, uint64_t gen)
 {
     pthread_mutex_lock(&act_cl_obj_lock);
     const obj *o = obj_find(k);
-    uint32_t m = 0, known = o && o->type == ACT_CL_OBJ_KERNEL;
+    uint32_t m = 0, ord = 0, known = o && o->type == ACT_CL_OBJ_KERNEL;
     if (known) {
         m = o->n_kargs < ACT_CL_KARGS_CACHED ? o->n_kargs : ACT_CL_KARGS_CACHED;
         memcpy(c->sizes, o->kargs, m * sizeof(uint64_t));
+        ord = o->index;
     }
     pthread_mutex_unlock(&act_cl_obj_lock);
     c->k = k;
     c->gen = gen; /* read before the lookup: a later change misses */
     c->n = m;
     c->name = known ? act_cl_kernel_name(k) : NULL;
+    c->program = program_label(ord);
 }
 
 const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k)
