@@ -595,8 +595,15 @@ void Session::to_activity(const DeviceOp &d, ActivityType type,
     act->resource = static_cast<int32_t>(d.op.lane_tid);
     act->threadId = static_cast<int32_t>(d.op.lane_tid);
     act->linked = link;
+    /* An OpenCL kernel's detail is its program ("program N"), a vendor's
+     * its kernel type (devices.c's detail_key). */
+    bool program = d.op.source == ACT_SOURCE_OPENCL && !d.detail.empty();
     if (type == ActivityType::CONCURRENT_KERNEL)
-        act->addMetadataQuoted("type", safe(d.detail.empty() ? "kernel" : d.detail, "kernel type"));
+        act->addMetadataQuoted("type", program || d.detail.empty()
+                                           ? std::string("kernel")
+                                           : safe(d.detail, "kernel type"));
+    if (type == ActivityType::CONCURRENT_KERNEL && program)
+        act->addMetadataQuoted("program", safe(d.detail, "program"));
     /* kineto's fields: the stream (the vendor's, else the builder's lane)
      * and the device as the event's pid, which the TensorBoard plugin
      * matches against. */

@@ -291,14 +291,25 @@ def main():
     figures["kernels_by_op_top"] = dict(by_op.most_common(8))
     # One kernel name, several programs: dlprimitives builds a program per
     # operation and parameter set, and many share a kernel name (every
-    # pointwise op's kernel is "exec"). The trace names kernels only.
+    # pointwise op's kernel is "exec"). acceltrace's kernels carry their
+    # program ("program N"), so the same name from two programs is told
+    # apart (the torch.profiler trace carries kineto's fields only).
     labels = figures.get("backend_label_to_trace_name", {})
+    programs = collections.defaultdict(set)
+    for k in kernels:
+        programs[k["name"]].add(k.get("args", {}).get("program"))
+    if args.kind == "run":
+        no_prog = [k for k in kernels if not k.get("args", {}).get("program")]
+        check(not no_prog, "every kernel carries its program",
+              "%d of %d without" % (len(no_prog), len(kernels)) if no_prog else
+              "%d programs" % len({p for v in programs.values() for p in v}))
     shared = {}
     for name, ops in name_ops.items():
         blabels = sorted(lb for lb, v in labels.items() if name in v)
         if len(ops) > 1 or len(blabels) > 1:
             shared[name] = {"launches": sum(ops.values()), "aten_ops": len(ops),
-                            "backend_labels": blabels}
+                            "backend_labels": blabels,
+                            "programs": len(programs[name] - {None})}
     figures["shared_names"] = shared
 
     # -- HTA

@@ -29,7 +29,8 @@ import sys
 import time
 
 if "--import-order-probe" in sys.argv:
-    # The known problem: acceltrace.torch first takes the PrivateUse1 name.
+    # acceltrace.torch imported first must leave the PrivateUse1 slot to
+    # the backend (it once took it: "ocl:0" refused, then a crash).
     import torch
     import acceltrace.torch  # noqa: F401
     import pytorch_ocl  # noqa: F401
