@@ -599,9 +599,8 @@ void Session::to_activity(const DeviceOp &d, ActivityType type,
      * its kernel type (devices.c's detail_key). */
     bool program = d.op.source == ACT_SOURCE_OPENCL && !d.detail.empty();
     if (type == ActivityType::CONCURRENT_KERNEL)
-        act->addMetadataQuoted("type", program || d.detail.empty()
-                                           ? std::string("kernel")
-                                           : safe(d.detail, "kernel type"));
+        act->addMetadataQuoted("type", program || d.detail.empty() ? std::string("kernel")
+                                                                   : safe(d.detail, "kernel type"));
     if (type == ActivityType::CONCURRENT_KERNEL && program)
         act->addMetadataQuoted("program", safe(d.detail, "program"));
     /* kineto's fields: the stream (the vendor's, else the builder's lane)

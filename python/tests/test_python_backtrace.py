@@ -41,7 +41,7 @@ SCRIPT = textwrap.dedent('''\
         qq.finish()
     for _ in range(3):
         f()
-    copy_back()
+    copy_back(); copy_back()
     if "--threads" in sys.argv:
         t = threading.Thread(target=in_thread, args=(cl.CommandQueue(ctx),), name="worker")
         t.start()
@@ -88,11 +88,18 @@ def test_a_kernel_launched_from_f_carries_that_frame(tmp_path):
         mine = [fr for fr in st if fr.startswith(script)]
         # innermost first: f at line 12, then the module-level loop at 18
         assert mine == ["%s(12): f" % script, "%s(18): <module>" % script], st
-    # pyopencl releases the GIL around its copies and clFinish: those calls
-    # carry no stack (pystack.c, P1: no guess, and the GIL is never taken)
-    for name in ("clEnqueueReadBuffer", "clFinish"):
-        calls = api_events(trace, name)
-        assert calls and not any("Python stack" in e.get("args", {}) for e in calls)
+    # pyopencl releases the GIL around its copies and clFinish: they used to
+    # carry no stack. The profile hook (pystack.c P4) gives the first call of
+    # each such function its stack at its return, and later ones at their
+    # C_CALL: both copies, and the finish, carry their lines.
+    copies = api_events(trace, "clEnqueueReadBuffer")
+    assert len(copies) == 2
+    for e in copies:
+        mine = [fr for fr in frames(e) if fr.startswith(script)]
+        assert mine == ["%s(13): copy_back" % script, "%s(19): <module>" % script], e["args"]
+    fin = api_events(trace, "clFinish")
+    assert [[fr for fr in frames(e) if fr.startswith(script)] for e in fin] == \
+        [["%s(24): <module>" % script]]
 
 
 def test_threads_keep_their_own_stacks(tmp_path):
@@ -110,6 +117,11 @@ def test_threads_keep_their_own_stacks(tmp_path):
     assert any("threading.py" in fr for fr in worker)  # the thread's own bootstrap
     main = [st for st in by_tid.values() if len(st) == 3][0]
     assert all(not any("in_thread" in fr for fr in st) for st in main)
+    # the worker's clFinish, GIL released, gets its stack from the profile
+    # hook (pystack.c P4: pending calls run on the main thread only)
+    worker_tid = [tid for tid, st in by_tid.items() if len(st) == 1][0]
+    fin = [e for e in api_events(trace, "clFinish") if e["tid"] == worker_tid]
+    assert len(fin) == 1 and "%s(16): in_thread" % script in frames(fin[0])
 
 
 def test_off_by_default_and_on_in_a_session(tmp_path):

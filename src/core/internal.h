@@ -99,6 +99,19 @@ typedef struct act_pystack_frames {
     int line[ACT_PYSTACK_MAX_DEPTH];
 } act_pystack_frames;
 uint64_t act_pystack_walk(int depth, act_pystack_frames *w);
+/* This thread is in a running CPython and does not hold its GIL. */
+int act_pystack_gil_released(void);
+/* CPython's Py_tracefunc (frame, what, arg as opaque pointers) and the
+ * documented `what` values the hook reads (pystack.c P4). */
+typedef int (*act_pystack_profile_fn)(void *obj, void *frame, int what, void *arg);
+#define ACT_PYTRACE_C_CALL      4
+#define ACT_PYTRACE_C_EXCEPTION 5
+#define ACT_PYTRACE_C_RETURN    6
+/* Install fn as this thread's profile function (the GIL held, no profiler
+ * set by the program): 1 when installed. */
+int act_pystack_profile_install(act_pystack_profile_fn fn);
+/* Py_AddPendingCall(fn, arg) (any thread, no GIL needed): 1 when queued. */
+int act_pystack_pending(int (*fn)(void *), void *arg);
 size_t act_pystack_walk_text(const act_pystack_frames *w, char *buf, size_t cap);
 
 /* ---- capture.c: configuration ------------------------------------------ */

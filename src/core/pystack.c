@@ -26,6 +26,19 @@
  *      cache is bounded; past it, names are read each time.
  *  P3. Off (depth 0), the hot paths pay one predictable branch on
  *      act__pystack_depth (rec_write.h).
+ *  P4. A call made with the GIL released still gets its stack, read when
+ *      the GIL is back and the calling frames are the same (recorder/emit.c),
+ *      if it is still its thread's latest API call then. On the main thread
+ *      by Py_AddPendingCall (documented as callable without the GIL; run at
+ *      the interpreter's next check, right after the call returns): no cost
+ *      elsewhere. On other threads (pending calls run on the main thread
+ *      only) by a profile function (PyEval_SetProfile) installed at the
+ *      thread's first captured call that holds the GIL, where the program
+ *      has no profiler of its own (sys.getprofile() is None): at the first
+ *      event after the call, and, for extension functions seen doing so
+ *      (PyCFunction objects report C_CALL), read at their C_CALL and kept
+ *      for the calls inside. The profile function costs that thread's
+ *      Python code about 25 ns per call event (BENCHMARKS.md).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -52,7 +65,13 @@ static struct {
     void (*err_clear)(void);
     void (*incref)(void *);
     void (*decref)(void *);
-    int ok; /* every one found */
+    /* The profile hook (P4): found apart, a Python without them keeps P1. */
+    void (*set_profile)(act_pystack_profile_fn, void *); /* PyEval_SetProfile */
+    void *(*sys_get)(const char *);                      /* PySys_GetObject: borrowed */
+    void *(*call0)(void *);                              /* PyObject_CallNoArgs */
+    void *none;                                          /* Py_None */
+    int (*add_pending)(int (*)(void *), void *);         /* Py_AddPendingCall */
+    int ok;                                              /* every one found */
 } py;
 
 /* Read by the hot paths (core/rec_write.h, P3). */
@@ -92,6 +111,11 @@ static void py_resolve(void)
     PY_SYM(incref, "Py_IncRef");
     PY_SYM(decref, "Py_DecRef");
     py.ok = missing == NULL;
+    PY_SYM(set_profile, "PyEval_SetProfile");
+    PY_SYM(sys_get, "PySys_GetObject");
+    PY_SYM(call0, "PyObject_CallNoArgs");
+    py.none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
+    PY_SYM(add_pending, "Py_AddPendingCall");
     if (!py.ok)
         act_log("--python-backtrace: no CPython >= 3.9 in this process (%s not found); the "
                 "trace has no Python stacks",
@@ -189,6 +213,40 @@ void act_pystack_configure(int depth, int all)
         depth = ACT_PYSTACK_MAX_DEPTH;
     act__pystack_all = depth && all;
     __atomic_store_n(&act__pystack_depth, depth, __ATOMIC_RELEASE);
+}
+
+int act_pystack_gil_released(void)
+{
+    pthread_once(&py_once, py_resolve);
+    return py.ok && py.is_initialized() && !py.gil_check();
+}
+
+int act_pystack_pending(int (*fn)(void *), void *arg)
+{
+    pthread_once(&py_once, py_resolve);
+    return py.ok && py.add_pending && py.add_pending(fn, arg) == 0;
+}
+
+int act_pystack_profile_install(act_pystack_profile_fn fn)
+{
+    pthread_once(&py_once, py_resolve);
+    if (!py.ok || !py.set_profile || !py.sys_get || !py.call0 || !py.none || !py.is_initialized() ||
+        !py.gil_check() || py.err_occurred())
+        return 0;
+    void *get = py.sys_get("getprofile"); /* borrowed */
+    void *cur = get ? py.call0(get) : NULL;
+    if (!cur) {
+        py.err_clear();
+        return 0;
+    }
+    int none = cur == py.none;
+    py.decref(cur);
+    if (!none)
+        return 0; /* the program's own profiler stays (P4) */
+    py.set_profile(fn, NULL);
+    if (py.err_occurred()) /* an audit hook refused it */
+        py.err_clear();
+    return 1;
 }
 
 uint64_t act_pystack_walk(int depth, act_pystack_frames *w)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <string.h>
+#include <unistd.h>
 
 #include "acceltrace.h"
 #include "core/recorder/recorder_int.h"
@@ -74,16 +75,6 @@ static __attribute__((noinline)) int api_slow(const char *name, uint64_t start, 
     return 0;
 }
 
-/* The string ids of this thread's recent Python stacks, by the walk's key
- * (pystack.c): a stack seen again costs the walk and one record, not its
- * text and a hash of it. Valid for one spool generation; not used in ring
- * mode, where a string's record may have been written over. */
-#define PYSTACK_IDS 64u
-typedef struct act_pystack_id {
-    uint64_t key;
-    uint32_t id, gen;
-} act_pystack_id;
-
 /* One ACT_REC_ARG (record.h), key and string ids given, followed by the n
  * values of v (a vector's: bits is then n). */
 static int arg_write(uint32_t key_id, uint32_t type, uint64_t bits, const uint64_t *v, uint32_t n)
@@ -101,34 +92,216 @@ static int arg_write(uint32_t key_id, uint32_t type, uint64_t bits, const uint64
     return 0;
 }
 
+/* ---- --python-backtrace (core/pystack.c) ------------------------------ */
+
+/* The string ids of this thread's recent Python stacks, by the walk's key
+ * (pystack.c): a stack seen again costs the walk and one record, not its
+ * text and a hash of it. Valid for one spool generation; not used in ring
+ * mode, where a string's record may have been written over. */
+#define PYSTACK_IDS 64u
+typedef struct act_pystack_id {
+    uint64_t key;
+    uint32_t id, gen;
+} act_pystack_id;
+
+/* A thread's state (act_thread.pystack, made at its first captured call):
+ * the id cache, and the profile hook's (pystack.c P4). */
+typedef struct act_pystack_tls {
+    act_pystack_id ids[PYSTACK_IDS];
+    uint8_t hooked;         /* the hook was tried on this thread */
+    uint8_t pending;        /* main thread: a pending call is queued */
+    const void *callable;   /* the C function the thread is in (C_CALL) */
+    const void *held_owner; /* the C function whose stack is held */
+    uint32_t held_id, held_gen;
+    uint32_t api_seq;  /* API records written (counted while this is on) */
+    uint32_t late_seq; /* api_seq of a GIL-less call still without its stack (0: none) */
+    uint32_t late_gen;
+} act_pystack_tls;
+
+/* C functions seen releasing the GIL around a captured call (any thread
+ * adds, without the GIL; the hook reads, with it). A full table learns no
+ * more: those calls then get a stack only at their C_RETURN. */
+#define PYSTACK_LEARNED 512u
+static _Atomic(const void *) pystack_learned[PYSTACK_LEARNED];
+
+static unsigned learned_slot(const void *fn)
+{
+    uintptr_t a = (uintptr_t)fn;
+    return (unsigned)((a >> 4) ^ (a >> 13)) & (PYSTACK_LEARNED - 1);
+}
+
+static int learned(const void *fn)
+{
+    for (unsigned i = learned_slot(fn), n = 0; n < 8; n++, i = (i + 1) & (PYSTACK_LEARNED - 1)) {
+        const void *v = atomic_load_explicit(&pystack_learned[i], memory_order_relaxed);
+        if (v == fn)
+            return 1;
+        if (!v)
+            return 0;
+    }
+    return 0;
+}
+
+static void learn(const void *fn)
+{
+    for (unsigned i = learned_slot(fn), n = 0; n < 8; n++, i = (i + 1) & (PYSTACK_LEARNED - 1)) {
+        const void *v = NULL;
+        if (atomic_compare_exchange_strong(&pystack_learned[i], &v, fn) || v == fn)
+            return;
+    }
+}
+
+static act_pystack_tls *pystack_tls(act_thread *t)
+{
+    if (!t->pystack_ids)
+        t->pystack_ids = calloc(1, sizeof(act_pystack_tls));
+    return t->pystack_ids;
+}
+
+/* The string id of this thread's stack now (the GIL held), 0 = none. */
+static uint32_t pystack_id(act_thread *t, int depth)
+{
+    act_pystack_frames w;
+    uint64_t key = act_pystack_walk(depth, &w);
+    act_pystack_tls *s = key ? pystack_tls(t) : NULL;
+    if (!key)
+        return 0;
+    uint32_t gen = act_recorder_generation();
+    int cache = act_rec_state.ring_chunks == 0 && s;
+    act_pystack_id none = {0, 0, 0};
+    act_pystack_id *slot = cache ? &s->ids[(key ^ (key >> 17)) & (PYSTACK_IDS - 1)] : &none;
+    if (cache && slot->key == key && slot->gen == gen && slot->id)
+        return slot->id;
+    char buf[8192];
+    size_t len = act_pystack_walk_text(&w, buf, sizeof(buf));
+    uint32_t id = len ? act_str_intern(buf, len) : 0;
+    if (id)
+        *slot = (act_pystack_id){key, id, gen};
+    return id;
+}
+
+static void pystack_arg(uint32_t id)
+{
+    arg_write(act_str_intern_literal("Python stack"), ACT_RECARG_STR, id, NULL, 0);
+}
+
+/* The GIL is back since a GIL-less call: the caller's frames are as they
+ * were (the innermost one's line too, from a pending call; the profile
+ * function may see it a statement on). Its record must still be the
+ * thread's latest API call (ARG records attach to that; device ops and
+ * strings written since do not move it). */
+static void pystack_late(act_thread *t, act_pystack_tls *s, int depth)
+{
+    if (s->late_seq == s->api_seq && s->late_gen == act_recorder_generation()) {
+        uint32_t id = pystack_id(t, depth);
+        if (id)
+            pystack_arg(id);
+    }
+    s->late_seq = 0;
+}
+
+/* Py_AddPendingCall's function: on the main thread, the GIL held. */
+static int pystack_pending_call(void *arg)
+{
+    (void)arg;
+    act_thread *t = act_rec_tls;
+    act_pystack_tls *s = t ? t->pystack_ids : NULL;
+    int depth = __atomic_load_n(&act__pystack_depth, __ATOMIC_RELAXED);
+    if (s) {
+        s->pending = 0;
+        if (s->late_seq && depth)
+            pystack_late(t, s, depth);
+    }
+    return 0;
+}
+
+/* The profile function (pystack.c P4): cheap on every call, busy only
+ * around the C functions learned. */
+static int pystack_profile(void *obj, void *frame, int what, void *arg)
+{
+    (void)obj;
+    (void)frame;
+    act_thread *t = act_rec_tls;
+    act_pystack_tls *s = t ? t->pystack_ids : NULL;
+    int depth = __atomic_load_n(&act__pystack_depth, __ATOMIC_RELAXED);
+    if (!s || !depth)
+        return 0;
+    if (ACT_UNLIKELY(s->late_seq != 0))
+        pystack_late(t, s, depth);
+    if (what == ACT_PYTRACE_C_CALL) {
+        s->callable = arg;
+        if (learned(arg)) {
+            s->held_id = pystack_id(t, depth);
+            s->held_gen = act_recorder_generation();
+            s->held_owner = arg;
+        }
+    } else if (what == ACT_PYTRACE_C_RETURN || what == ACT_PYTRACE_C_EXCEPTION) {
+        if (arg == s->held_owner) {
+            s->held_owner = NULL;
+            s->held_id = 0;
+        }
+        s->callable = NULL;
+    }
+    return 0;
+}
+
+/* A captured call made with the GIL released (P4). */
+/* After an API record (pystack on): counted, then its stack if captured. */
+static void pystack_after_api(int captured)
+{
+    act_thread *t = act_rec_tls;
+    act_pystack_tls *s = t ? t->pystack_ids : NULL;
+    if (s && !++s->api_seq)
+        s->api_seq = 1; /* 0 means "none" to late_seq */
+    if (captured)
+        act_rec_pystack_emit();
+}
+
+static int main_thread(const act_thread *t)
+{
+    return t->tid == (uint32_t)getpid();
+}
+
+/* A captured call made with the GIL released (P4). */
+static void pystack_released(act_thread *t)
+{
+    act_pystack_tls *s = t->pystack_ids;
+    if (s && main_thread(t)) {
+        s->late_seq = s->api_seq ? s->api_seq : 1;
+        s->late_gen = act_recorder_generation();
+        if (!s->pending)
+            s->pending = (uint8_t)act_pystack_pending(pystack_pending_call, NULL);
+        return;
+    }
+    if (!s || !s->hooked)
+        return; /* no hook on this thread: nothing to go by */
+    if (s->callable)
+        learn(s->callable);
+    if (s->held_id && s->held_gen == act_recorder_generation() && s->held_owner == s->callable) {
+        pystack_arg(s->held_id);
+        return;
+    }
+    s->late_seq = s->api_seq ? s->api_seq : 1;
+    s->late_gen = act_recorder_generation();
+}
+
 void act_rec_pystack_emit(void)
 {
     int depth = __atomic_load_n(&act__pystack_depth, __ATOMIC_ACQUIRE);
     act_thread *t = act_rec_tls;
-    act_pystack_frames w;
-    uint64_t key = depth && t ? act_pystack_walk(depth, &w) : 0;
-    if (!key)
+    if (!depth || !t)
         return;
-    uint32_t gen = act_recorder_generation();
-    if (!t->pystack_ids)
-        t->pystack_ids = calloc(PYSTACK_IDS, sizeof(act_pystack_id));
-    int cache = act_rec_state.ring_chunks == 0 && t->pystack_ids;
-    act_pystack_id none = {0, 0, 0};
-    act_pystack_id *slot =
-        cache ? &((act_pystack_id *)t->pystack_ids)[(key ^ (key >> 17)) & (PYSTACK_IDS - 1)]
-              : &none;
-    uint32_t k = act_str_intern_literal("Python stack");
-    if (cache && slot->key == key && slot->gen == gen && slot->id) {
-        arg_write(k, ACT_RECARG_STR, slot->id, NULL, 0);
-        return;
+    uint32_t id = pystack_id(t, depth);
+    if (id) {
+        pystack_arg(id);
+        act_pystack_tls *s = t->pystack_ids;
+        if (s && !s->hooked && !main_thread(t)) {
+            s->hooked = 1;
+            act_pystack_profile_install(pystack_profile);
+        }
+    } else if (act_pystack_gil_released()) {
+        pystack_released(t);
     }
-    char buf[8192];
-    size_t len = act_pystack_walk_text(&w, buf, sizeof(buf));
-    uint32_t id = len ? act_str_intern(buf, len) : 0;
-    if (!id)
-        return;
-    *slot = (act_pystack_id){key, id, gen};
-    arg_write(k, ACT_RECARG_STR, id, NULL, 0);
 }
 
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
@@ -138,8 +311,8 @@ int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t co
     int rc = ACT_LIKELY(t != NULL) && api_fast(t, name, start, end, corr, ext, result, source)
                  ? 0
                  : api_slow(name, start, end, corr, ext, result, source);
-    if (ACT_UNLIKELY(act__pystack_depth) && rc == 0 && (corr || act__pystack_all))
-        act_rec_pystack_emit();
+    if (ACT_UNLIKELY(act__pystack_depth) && rc == 0)
+        pystack_after_api(corr || act__pystack_all);
     return rc;
 }
 
@@ -152,8 +325,8 @@ int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t res
         ACT_LIKELY(t != NULL) && ACT_LIKELY(api_fast(t, name, start, end, 0, ext, result, source))
             ? 0
             : api_slow(name, start, end, 0, ext, result, source);
-    if (ACT_UNLIKELY(act__pystack_all) && rc == 0)
-        act_rec_pystack_emit();
+    if (ACT_UNLIKELY(act__pystack_depth) && rc == 0)
+        pystack_after_api(act__pystack_all);
     return rc;
 }
 
