@@ -97,6 +97,9 @@ def test_a_kernel_launched_from_f_carries_that_frame(tmp_path):
     for e in copies:
         mine = [fr for fr in frames(e) if fr.startswith(script)]
         assert mine == ["%s(13): copy_back" % script, "%s(19): <module>" % script], e["args"]
+    # each copy's wait, in the same GIL-less call: held with it, then given
+    waits = api_events(trace, "clWaitForEvents")
+    assert waits and all("%s(13): copy_back" % script in frames(e) for e in waits)
     fin = api_events(trace, "clFinish")
     assert [[fr for fr in frames(e) if fr.startswith(script)] for e in fin] == \
         [["%s(24): <module>" % script]]

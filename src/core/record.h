@@ -255,10 +255,19 @@ enum act_range_category {
 };
 #define ACT_RECARG_U64V_MAX 256u
 
+/* act_rec_arg.pad: 0, or one of these (--python-backtrace, a call made
+ * with the GIL released, core/pystack.c P4). HOLD: a stand-in value; the
+ * builder keeps the API calls of the thread from the first one so marked
+ * until an arg of the same key with BACK comes on the thread (or the
+ * thread's records end). BACK: attaches to nothing itself; its value
+ * replaces every held one of its thread, and the calls go on. */
+#define ACT_RECARG_F_HOLD 0x1u
+#define ACT_RECARG_F_BACK 0x2u
+
 typedef struct act_rec_arg {
     act_rec_hdr h; /* aux = key string id */
     uint32_t type; /* enum act_recarg_type */
-    uint32_t pad;
+    uint32_t pad;  /* ACT_RECARG_F_* (0 in any other arg) */
     union {
         uint64_t u;
         int64_t i;

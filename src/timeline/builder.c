@@ -141,6 +141,25 @@ static void on_mark(bld *b, bld_proc *p, const act_sp_rec *rec)
         (bld_mark){act_spool_ns(p->sp, ((const act_rec_ts *)rec->r)->ts), rec->s1, t->tid, {0, 0}};
 }
 
+/* A BACK arg (record.h): its value into every held arg of the same key
+ * on the thread's API calls since its first held one; they go on. */
+static void on_arg_back(bld_proc *p, bld_thread *t, const act_sp_rec *rec)
+{
+    for (size_t i = t->pyhold ? t->pyhold - 1 : p->n_api; i < p->n_api; i++) {
+        bld_api *a = bld_api_at(p, i);
+        if (!a || a->tid != t->tid)
+            continue;
+        for (uint32_t ref = a->args.head; ref; ref = p->argrefs[ref - 1].next) {
+            bld_argref *g = &p->argrefs[ref - 1];
+            const act_rec_arg *r = (const act_rec_arg *)g->rec.r;
+            if ((r->pad & ACT_RECARG_F_HOLD) && g->rec.s1.n == rec->s1.n &&
+                !memcmp(g->rec.s1.p, rec->s1.p, rec->s1.n))
+                g->rec = *rec;
+        }
+    }
+    t->pyhold = 0;
+}
+
 /* An ARG record belongs to the latest RANGE_PUSH, RANGE_START or MARK of
  * its thread; one with no such record before it is counted as an error. */
 static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
@@ -148,6 +167,11 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
     bld_thread *t = thread_of(b, p, rec->serial);
     if (!t)
         return;
+    uint32_t flags = ((const act_rec_arg *)rec->r)->pad;
+    if (flags & ACT_RECARG_F_BACK) {
+        on_arg_back(p, t, rec);
+        return;
+    }
     bld_args *args = NULL;
     bld_api *api = NULL;
     if (t->owner_kind == BLD_OWNER_API) {
@@ -181,6 +205,8 @@ static void on_arg(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *rec)
     args->tail = ref;
     if (api)
         api->kept |= BLD_API_ARGS;
+    if (api && (flags & ACT_RECARG_F_HOLD) && !t->pyhold)
+        t->pyhold = t->owner_idx + 1;
 }
 
 static void on_thread_name(bld *b, bld_proc *p, const act_sp_rec *rec)

@@ -98,7 +98,8 @@ typedef struct bld_thread {
     uint32_t serial, tid;
     uint32_t owner_kind, owner_idx; /* what this thread's ARG records attach to */
     uint32_t pushes;                /* RANGE_PUSH records seen: the range sequence */
-    uint32_t *stack;                /* open ranges (indices into proc.ranges) */
+    uint32_t pyhold; /* its first API call with a held arg (index + 1; record.h F_HOLD) */
+    uint32_t *stack; /* open ranges (indices into proc.ranges) */
     size_t depth, cap;
     /* Range of each push (a dense join table: sequence numbers count up
      * from 1): by_seq[seq - 1] is its index into proc.ranges. */

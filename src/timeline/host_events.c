@@ -288,9 +288,13 @@ void bld_emit_host(bld *b, bld_proc *p, pass_state *ps)
  * attach to (n when none): what is below it has all its args. */
 static size_t owned_below(const bld_proc *p, uint32_t kind, size_t n)
 {
-    for (size_t i = 0; i < p->n_threads; i++)
-        if (p->threads[i].owner_kind == kind && p->threads[i].owner_idx < n)
-            n = p->threads[i].owner_idx;
+    for (size_t i = 0; i < p->n_threads; i++) {
+        const bld_thread *t = &p->threads[i];
+        if (t->owner_kind == kind && t->owner_idx < n)
+            n = t->owner_idx;
+        if (kind == BLD_OWNER_API && t->pyhold && t->pyhold - 1 < n)
+            n = t->pyhold - 1; /* a BACK arg may still change them (record.h) */
+    }
     return n;
 }
 

@@ -77,19 +77,25 @@ static __attribute__((noinline)) int api_slow(const char *name, uint64_t start, 
 
 /* One ACT_REC_ARG (record.h), key and string ids given, followed by the n
  * values of v (a vector's: bits is then n). */
-static int arg_write(uint32_t key_id, uint32_t type, uint64_t bits, const uint64_t *v, uint32_t n)
+static int arg_write_flags(uint32_t key_id, uint32_t type, uint64_t bits, const uint64_t *v,
+                           uint32_t n, uint32_t flags)
 {
     act_rec_arg *r = act_rec_reserve(ACT_REC_ARG, sizeof(*r) + n * sizeof(uint64_t));
     if (!r)
         return -1;
     r->h.aux = key_id;
     r->type = type;
-    r->pad = 0;
+    r->pad = flags;
     r->v.u = bits;
     if (n)
         memcpy(r + 1, v, n * sizeof(uint64_t));
     act_rec_commit();
     return 0;
+}
+
+static int arg_write(uint32_t key_id, uint32_t type, uint64_t bits, const uint64_t *v, uint32_t n)
+{
+    return arg_write_flags(key_id, type, bits, v, n, 0);
 }
 
 /* ---- --python-backtrace (core/pystack.c) ------------------------------ */
@@ -113,9 +119,8 @@ typedef struct act_pystack_tls {
     const void *callable;   /* the C function the thread is in (C_CALL) */
     const void *held_owner; /* the C function whose stack is held */
     uint32_t held_id, held_gen;
-    uint32_t api_seq;  /* API records written (counted while this is on) */
-    uint32_t late_seq; /* api_seq of a GIL-less call still without its stack (0: none) */
-    uint32_t late_gen;
+    uint8_t late;      /* GIL-less calls wait for their stack (a HOLD arg written) */
+    uint32_t late_gen; /* the spool generation of those */
 } act_pystack_tls;
 
 /* C functions seen releasing the GIL around a captured call (any thread
@@ -180,24 +185,23 @@ static uint32_t pystack_id(act_thread *t, int depth)
     return id;
 }
 
-static void pystack_arg(uint32_t id)
+static void pystack_arg(uint32_t id, uint32_t flags)
 {
-    arg_write(act_str_intern_literal("Python stack"), ACT_RECARG_STR, id, NULL, 0);
+    arg_write_flags(act_str_intern_literal("Python stack"), ACT_RECARG_STR, id, NULL, 0, flags);
 }
 
-/* The GIL is back since a GIL-less call: the caller's frames are as they
+/* The GIL is back since GIL-less calls: the caller's frames are as they
  * were (the innermost one's line too, from a pending call; the profile
- * function may see it a statement on). Its record must still be the
- * thread's latest API call (ARG records attach to that; device ops and
- * strings written since do not move it). */
+ * function may see it a statement on). One BACK arg gives every call held
+ * since its stack (record.h). */
 static void pystack_late(act_thread *t, act_pystack_tls *s, int depth)
 {
-    if (s->late_seq == s->api_seq && s->late_gen == act_recorder_generation()) {
+    if (s->late_gen == act_recorder_generation()) {
         uint32_t id = pystack_id(t, depth);
         if (id)
-            pystack_arg(id);
+            pystack_arg(id, ACT_RECARG_F_BACK);
     }
-    s->late_seq = 0;
+    s->late = 0;
 }
 
 /* Py_AddPendingCall's function: on the main thread, the GIL held. */
@@ -209,7 +213,7 @@ static int pystack_pending_call(void *arg)
     int depth = __atomic_load_n(&act__pystack_depth, __ATOMIC_RELAXED);
     if (s) {
         s->pending = 0;
-        if (s->late_seq && depth)
+        if (s->late && depth)
             pystack_late(t, s, depth);
     }
     return 0;
@@ -226,7 +230,7 @@ static int pystack_profile(void *obj, void *frame, int what, void *arg)
     int depth = __atomic_load_n(&act__pystack_depth, __ATOMIC_RELAXED);
     if (!s || !depth)
         return 0;
-    if (ACT_UNLIKELY(s->late_seq != 0))
+    if (ACT_UNLIKELY(s->late))
         pystack_late(t, s, depth);
     if (what == ACT_PYTRACE_C_CALL) {
         s->callable = arg;
@@ -245,18 +249,6 @@ static int pystack_profile(void *obj, void *frame, int what, void *arg)
     return 0;
 }
 
-/* A captured call made with the GIL released (P4). */
-/* After an API record (pystack on): counted, then its stack if captured. */
-static void pystack_after_api(int captured)
-{
-    act_thread *t = act_rec_tls;
-    act_pystack_tls *s = t ? t->pystack_ids : NULL;
-    if (s && !++s->api_seq)
-        s->api_seq = 1; /* 0 means "none" to late_seq */
-    if (captured)
-        act_rec_pystack_emit();
-}
-
 static int main_thread(const act_thread *t)
 {
     return t->tid == (uint32_t)getpid();
@@ -265,24 +257,25 @@ static int main_thread(const act_thread *t)
 /* A captured call made with the GIL released (P4). */
 static void pystack_released(act_thread *t)
 {
-    act_pystack_tls *s = t->pystack_ids;
-    if (s && main_thread(t)) {
-        s->late_seq = s->api_seq ? s->api_seq : 1;
-        s->late_gen = act_recorder_generation();
-        if (!s->pending)
-            s->pending = (uint8_t)act_pystack_pending(pystack_pending_call, NULL);
-        return;
-    }
-    if (!s || !s->hooked)
+    int main = main_thread(t);
+    act_pystack_tls *s = main ? pystack_tls(t) : t->pystack_ids;
+    if (!s || (!main && !s->hooked))
         return; /* no hook on this thread: nothing to go by */
-    if (s->callable)
+    if (!main && s->callable)
         learn(s->callable);
-    if (s->held_id && s->held_gen == act_recorder_generation() && s->held_owner == s->callable) {
-        pystack_arg(s->held_id);
+    if (!main && s->held_id && s->held_gen == act_recorder_generation() &&
+        s->held_owner == s->callable) {
+        pystack_arg(s->held_id, 0);
         return;
     }
-    s->late_seq = s->api_seq ? s->api_seq : 1;
+    if (s->late && s->late_gen != act_recorder_generation())
+        s->late = 0; /* held in a spool gone since */
+    /* Its stack stands in until the GIL is back (the builder holds it). */
+    pystack_arg(act_str_intern_literal("(not known: the GIL was released)"), ACT_RECARG_F_HOLD);
+    s->late = 1;
     s->late_gen = act_recorder_generation();
+    if (main && !s->pending)
+        s->pending = (uint8_t)act_pystack_pending(pystack_pending_call, NULL);
 }
 
 void act_rec_pystack_emit(void)
@@ -293,7 +286,9 @@ void act_rec_pystack_emit(void)
         return;
     uint32_t id = pystack_id(t, depth);
     if (id) {
-        pystack_arg(id);
+        if (t->pystack_ids && ((act_pystack_tls *)t->pystack_ids)->late)
+            pystack_late(t, t->pystack_ids, depth); /* the GIL is back: those first */
+        pystack_arg(id, 0);
         act_pystack_tls *s = t->pystack_ids;
         if (s && !s->hooked && !main_thread(t)) {
             s->hooked = 1;
@@ -311,8 +306,8 @@ int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t co
     int rc = ACT_LIKELY(t != NULL) && api_fast(t, name, start, end, corr, ext, result, source)
                  ? 0
                  : api_slow(name, start, end, corr, ext, result, source);
-    if (ACT_UNLIKELY(act__pystack_depth) && rc == 0)
-        pystack_after_api(corr || act__pystack_all);
+    if (ACT_UNLIKELY(act__pystack_depth) && rc == 0 && (corr || act__pystack_all))
+        act_rec_pystack_emit();
     return rc;
 }
 
@@ -325,8 +320,8 @@ int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t res
         ACT_LIKELY(t != NULL) && ACT_LIKELY(api_fast(t, name, start, end, 0, ext, result, source))
             ? 0
             : api_slow(name, start, end, 0, ext, result, source);
-    if (ACT_UNLIKELY(act__pystack_depth) && rc == 0)
-        pystack_after_api(act__pystack_all);
+    if (ACT_UNLIKELY(act__pystack_all) && rc == 0)
+        act_rec_pystack_emit();
     return rc;
 }
 
