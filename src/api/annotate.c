@@ -208,9 +208,15 @@ ACT_EXPORT void act_mark(const char *name)
 
 ACT_EXPORT void act_thread_name(uint32_t tid, const char *name)
 {
-    if (!name || !act_attached()) /* a name, not an event: any time */
+    if (!name)
         return;
-    act_rec_thread_name_emit(tid ? tid : (uint32_t)syscall(SYS_gettid), name);
+    /* A name, not an event: kept with the thread and written with its
+     * records, never a reason to start the tool (act_attached would). */
+    uint32_t self = (uint32_t)syscall(SYS_gettid);
+    if (!tid || tid == self)
+        act_rec_thread_name_given(name);
+    else if (act_capture_attached())
+        act_rec_thread_name_emit(tid, name);
 }
 
 ACT_EXPORT void act_counter(const char *name, double value)

@@ -154,6 +154,9 @@ int act_rec_arg_emit_vec(const char *key, uint32_t type, const uint64_t *v, uint
 /* Names an OS thread of this process (any, by its tid): a THREAD record
  * with serial 0 (record.h); 0 or -1 (dropped). */
 int act_rec_thread_name_emit(uint32_t tid, const char *name);
+/* Names the calling thread: written with the thread's first record, so a
+ * name alone records nothing (now, if the thread has recorded). */
+int act_rec_thread_name_given(const char *name);
 
 /* Convenience writers used by sources. Each returns 0 or -1 (dropped). */
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,

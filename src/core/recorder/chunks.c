@@ -76,6 +76,7 @@ static void thread_destroy(void *arg)
         free(t->strs[i].copy);
     act_rec_ring_thread_free(t);
     free(t->pystack_ids);
+    free(t->given_name);
     act_rec_tls = NULL;
     free(t);
 }
@@ -115,6 +116,24 @@ act_thread *act_rec_thread_new(void)
     pthread_mutex_unlock(&act_rec_state.lock);
     act_rec_tls = t;
     return t;
+}
+
+static void *chunk_put(act_thread *t, uint16_t kind, size_t size, uint32_t aux);
+
+/* The name given to the thread, as a THREAD record of serial 0. */
+static void announce_given(act_thread *t)
+{
+    size_t len = strnlen(t->given_name, ACT_THREAD_GIVEN_MAX);
+    size_t sz = (sizeof(act_rec_string) + len + 7) & ~(size_t)7;
+    uint32_t id = t->next_str++;
+    act_rec_string *str = chunk_put(t, ACT_REC_STRING, sz, id);
+    str->len = (uint32_t)len;
+    str->pad = 0;
+    memcpy(str + 1, t->given_name, len);
+    memset((char *)(str + 1) + len, 0, sz - sizeof(*str) - len);
+    act_rec_thread *r = chunk_put(t, ACT_REC_THREAD, sizeof(*r), 0);
+    r->tid = t->tid;
+    r->name = id;
 }
 
 /* Write a record straight into the current chunk (slow-path helper). */
@@ -257,6 +276,8 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
         act_rec_thread *r = chunk_put(t, ACT_REC_THREAD, sizeof(*r), t->serial);
         r->tid = t->tid;
         r->name = name;
+        if (t->given_name) /* named before it recorded (ACT_THREAD_GIVEN_MAX) */
+            announce_given(t);
         t->announced = 1;
     }
     atomic_store_explicit((_Atomic uint32_t *)&c->used, t->pos, memory_order_release);

@@ -325,6 +325,23 @@ int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t res
     return rc;
 }
 
+int act_rec_thread_name_given(const char *name)
+{
+    act_thread *t = act_rec_thread_get();
+    if (!t)
+        return -1;
+    size_t n = act_rec_utf8_cut(name, strlen(name), ACT_THREAD_GIVEN_MAX);
+    char *copy = strndup(name, n);
+    if (!copy)
+        return -1;
+    free(t->given_name);
+    t->given_name = copy;
+    /* Announced already (or a ring, which announces no names): now. */
+    return act_recorder_attached() && (t->announced || act_rec_state.ring_chunks)
+               ? act_rec_thread_name_emit(t->tid, copy)
+               : 0;
+}
+
 int act_rec_thread_name_emit(uint32_t tid, const char *name)
 {
     uint32_t id = act_str_intern_cstr(name);

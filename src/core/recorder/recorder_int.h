@@ -77,7 +77,13 @@ typedef struct act_ring_name {
  * ACT_THREAD_NAME_MAX bytes: Linux keeps 15), then its THREAD record
  * naming that string. The room a fresh chunk must keep for it: */
 #define ACT_THREAD_NAME_MAX 16u
-#define ACT_THREAD_ANNOUNCE (sizeof(act_rec_string) + ACT_THREAD_NAME_MAX + sizeof(act_rec_thread))
+/* A name the program gave the thread (act_thread_name) before it recorded
+ * anything follows, as a THREAD record of serial 0 (record.h): a name alone
+ * must not make a process that records nothing leave a trace. */
+#define ACT_THREAD_GIVEN_MAX 64u
+#define ACT_THREAD_ANNOUNCE                                                                        \
+    (2 * (sizeof(act_rec_string) + sizeof(act_rec_thread)) + ACT_THREAD_NAME_MAX +                 \
+     ACT_THREAD_GIVEN_MAX + 16)
 
 struct act_thread {
     /* Hot fields first: one cache line serves a push or a pop. */
@@ -117,6 +123,7 @@ struct act_thread {
      * path needs no test of its own; `room` is the chunk's real limit. */
     uint32_t room;     /* usable bytes of `chunk` (cap <= room) */
     void *pystack_ids; /* recent Python stacks' string ids (emit.c), lazily */
+    char *given_name;  /* act_thread_name's, announced with the thread (NULL: none) */
     uint64_t seg_next; /* the spool's segment_seq just after this thread's segment began */
 };
 /* Bytes a thread appends between two checks for a segment split. */
