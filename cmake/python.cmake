@@ -31,6 +31,16 @@ if(ACT_INSTALL_PYTHON)
                  ${CMAKE_BINARY_DIR}/python/_build_info.py @ONLY)
   install(FILES ${CMAKE_BINARY_DIR}/python/_build_info.py
           DESTINATION ${ACT_PYTHON_INSTALL_DIR}/acceltrace)
+  # The torch plugin's sources, for a plugin built on first import for a
+  # torch no prebuilt one matches (python/acceltrace/torch/_build.py): the
+  # .cpp and the headers of ours it includes (the public ones go to include/).
+  install(FILES ${CMAKE_SOURCE_DIR}/plugins/torch/acceltrace_torch.cpp
+          DESTINATION ${ACT_PYTHON_INSTALL_DIR}/acceltrace/torch/_src)
+  foreach(_h core/record.h timeline/snapshot.h writers/sanitize.h)
+    get_filename_component(_d ${_h} DIRECTORY)
+    install(FILES ${CMAKE_SOURCE_DIR}/src/${_h}
+            DESTINATION ${ACT_PYTHON_INSTALL_DIR}/acceltrace/torch/_src/${_d})
+  endforeach()
 endif()
 
 if(SKBUILD)

@@ -197,5 +197,19 @@ if [ "$mode" = wheel ]; then
   "$venv_py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' >"$site/project-venv-torch.pth"
   "${clean[@]}" OPENCL_LAYERS="$layer" "${py[@]}" user_program.py torch t-torch.json
   check t-torch.json "$version" "user step" --torch
+  step "a wheel without a plugin for this torch: built on first import, then cached"
+  # As a wheel built for another torch (or with build isolation) is: no
+  # prebuilt plugin. acceltrace.torch compiles it from the wheel's sources.
+  rm -f "$pkg/lib/libacceltrace_torch.so" "$pkg/lib/libacceltrace_torch.so.json"
+  for round in build cached; do
+    "${clean[@]}" XDG_CACHE_HOME="$tmp/cache" OPENCL_LAYERS="$layer" "${py[@]}" user_program.py \
+      torch t-jit.json 2>"$tmp/jit-$round.err" || { tail -30 "$tmp/jit-$round.err"; fail "torch ($round)"; }
+    check t-jit.json "$version" "user step" --torch
+    said=$(grep -c 'building the torch.profiler plugin' "$tmp/jit-$round.err" || true)
+    [ "$said" = "$([ $round = build ] && echo 1 || echo 0)" ] ||
+      fail "round $round: 'building' said $said times: $(cat "$tmp/jit-$round.err")"
+  done
+  ls "$tmp"/cache/acceltrace/torch-plugin/*/libacceltrace_torch.so >/dev/null ||
+    fail "no plugin in the cache"
 fi
 echo "package $mode ok ($version)"

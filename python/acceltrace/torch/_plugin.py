@@ -10,7 +10,9 @@ nothing until asked). A mismatch is an ImportError-worthy message, shown as
 a warning, and the sanitiser still works.
 
 Search order for the plugin: ``ACCELTRACE_TORCH_PLUGIN`` (a path), then the
-directory of the loaded libacceltrace, then the checkout's build tree.
+directory of the loaded libacceltrace, then the checkout's build tree. When
+none was built for this torch, it is built for it now, once, and cached
+(``_build``; ``ACCELTRACE_TORCH_BUILD=0`` turns that off).
 """
 
 import ctypes
@@ -85,25 +87,52 @@ def register_hooks():
     return h.act_torch_plugin_register_hooks() == 1
 
 
+def _try(p, errors, mismatched):
+    if not os.path.exists(p):
+        errors.append("%s: not built" % p)
+        return False
+    try:
+        _state["handle"] = _load(p)
+        _state["path"] = p
+        _state["error"] = None
+        return True
+    except (OSError, KeyError, ValueError, AttributeError, ImportError) as exc:
+        errors.append("%s: %s" % (p, exc))
+        if isinstance(exc, PluginVersionError):
+            mismatched.append(str(exc))
+    return False
+
+
+def _build_for_this_torch(errors):
+    """A plugin built for the torch in use (_build): its path, or None."""
+    from . import _build
+    if not _build.enabled():
+        errors.append("building one is off (ACCELTRACE_TORCH_BUILD=0)")
+        return None
+    try:
+        import torch
+        return _build.build(torch)
+    except (_build.PluginBuildError, ImportError, OSError) as exc:
+        errors.append(str(exc))
+        warnings.warn("acceltrace: %s" % exc, RuntimeWarning, stacklevel=3)
+        return None
+
+
 def load_plugin(path=None):
     """Load and register the plugin once; returns True when it is active."""
     if _state["handle"] is not None:
         return True
     paths = [path] if path else _candidates()
-    errors = []
+    errors, mismatched = [], []
     for p in paths:
-        if not os.path.exists(p):
-            errors.append("%s: not built" % p)
-            continue
-        try:
-            _state["handle"] = _load(p)
-            _state["path"] = p
-            _state["error"] = None
+        if _try(p, errors, mismatched):
             return True
-        except (OSError, KeyError, ValueError, AttributeError, ImportError) as exc:
-            errors.append("%s: %s" % (p, exc))
-            if isinstance(exc, PluginVersionError):
-                warnings.warn(str(exc), RuntimeWarning, stacklevel=2)
+    if not path and not os.environ.get("ACCELTRACE_TORCH_PLUGIN"):
+        built = _build_for_this_torch(errors)
+        if built and _try(built, errors, mismatched):
+            return True
+    for msg in mismatched:
+        warnings.warn(msg, RuntimeWarning, stacklevel=2)
     _state["error"] = "; ".join(errors) or "no plugin path"
     if all(e.endswith(": not built") for e in errors):
         _state["error"] += ("; to build it against this torch, install acceltrace from source in "
