@@ -13,7 +13,8 @@ import textwrap
 
 from test_analysers import BIN, need_build, need_module
 
-SCRIPT = textwrap.dedent('''\
+# A kernel ready to launch from a thread.
+PROLOGUE = textwrap.dedent('''\
     import ctypes, threading
     import pyopencl as cl
     ctx = cl.create_some_context(interactive=False)
@@ -22,6 +23,9 @@ SCRIPT = textwrap.dedent('''\
     d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
     knl = cl.Kernel(prg, "k")
     knl.set_args(d)
+    ''')
+
+SCRIPT = PROLOGUE + textwrap.dedent('''\
     def work():
         ctypes.CDLL(None).prctl(15, b"my-worker", 0, 0, 0)  # PR_SET_NAME
         cl.enqueue_nd_range_kernel(q, knl, (64,), None)
@@ -35,35 +39,14 @@ SCRIPT = textwrap.dedent('''\
 def test_lanes_carry_the_os_thread_names(tmp_path):
     need_build()
     need_module("pyopencl")
-    p = tmp_path / "named.py"
-    p.write_text(SCRIPT)
-    out = str(tmp_path / "t.json")
     # --torch=off: without run's Python hook, which names Python threads by
     # their threading names (test_python_threads_carry_their_threading_names)
-    r = subprocess.run([os.path.join(BIN, "acceltrace"), "run", "--no-summary", "-f", "-o", out,
-                        "--torch=off", "--", sys.executable, str(p)], capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    with open(out) as f:
-        ev = json.load(f)["traceEvents"]
-    names = {e["tid"]: e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
-    launch = [e for e in ev if e.get("name") == "clEnqueueNDRangeKernel" and e.get("ph") == "X"
-              and e.get("cat") != "kernel"]
-    assert len(launch) == 1
-    assert names[launch[0]["tid"]] == "my-worker (%d)" % launch[0]["tid"]
-    main_pid = launch[0]["pid"]
-    assert names[main_pid].endswith("(%d)" % main_pid) and not names[main_pid].startswith("thread")
+    name, tid, _, names, pid = _launch_lane_name(tmp_path, SCRIPT, "--torch=off")
+    assert name == "my-worker (%d)" % tid
+    assert names[pid].endswith("(%d)" % pid) and not names[pid].startswith("thread")
 
 
-PY_THREADS = textwrap.dedent('''\
-    import threading
-    import pyopencl as cl
-    ctx = cl.create_some_context(interactive=False)
-    q = cl.CommandQueue(ctx)
-    prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
-    d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
-    knl = cl.Kernel(prg, "k")
-    knl.set_args(d)
+PY_THREADS = PROLOGUE + textwrap.dedent('''\
     def work():
         cl.enqueue_nd_range_kernel(q, knl, (64,), None)
         q.finish()
@@ -90,7 +73,7 @@ def _launch_lane_name(tmp_path, script, *run_opts):
     launch = [e for e in ev if e.get("name") == "clEnqueueNDRangeKernel" and e.get("ph") == "X"
               and e.get("cat") != "kernel"]
     assert len(launch) == 1
-    return names[launch[0]["tid"]], launch[0]["tid"], r.stdout
+    return names[launch[0]["tid"]], launch[0]["tid"], r.stdout, names, launch[0]["pid"]
 
 
 def test_python_threads_carry_their_threading_names(tmp_path):
@@ -100,7 +83,8 @@ def test_python_threads_carry_their_threading_names(tmp_path):
     need_build()
     need_module("pyopencl")
     for use_api, opts in (("pass", ()), ("import acceltrace; acceltrace.mark('m')", ("--torch=off",))):
-        name, tid, out = _launch_lane_name(tmp_path, PY_THREADS.replace("USE_API", use_api), *opts)
+        name, tid, out, _, _ = _launch_lane_name(tmp_path, PY_THREADS.replace("USE_API", use_api),
+                                                 *opts)
         assert name == "loader-3 (%d)" % tid, (use_api, name)
         thread_comm, main_comm = out.split()
         assert thread_comm == main_comm  # the OS name is the interpreter's still
