@@ -133,27 +133,29 @@ plain_s=$secs
 echo "untraced ($plain_s s):"
 judge "$RUNS/plain" untraced
 
+# traced KIND LABEL CMD...: run the workload so (into $RUNS/KIND), judge its
+# numbers against the CPU, check its trace; $secs is how long it ran.
+traced() {
+  local kind=$1 label=$2
+  shift 2
+  mkdir -p "$RUNS/$kind"
+  timed "$@" >"$RUNS/$kind.log" 2>&1 || { tail -20 "$RUNS/$kind.log"; die "the workload failed under $label"; }
+  echo "($kind) $label ($secs s):"
+  judge "$RUNS/$kind" "$label"
+  "$PY" "$ROOT/scripts/dlprim/check_trace.py" "$RUNS/$kind/trace.json" --kind "$kind" \
+    --csv "$RUNS/$kind/backend.csv" --kernels-src "$SRC_KERNELS" --json "$RUNS/$kind/figures.json" ||
+    fails=$((fails + 1))
+}
+
 say "(a) under acceltrace run"
-mkdir -p "$RUNS/run"
-timed "$BUILD/bin/acceltrace" run --force -o "$RUNS/run/trace.json" -- "$PY" "$WORKLOAD" "$RUNS/run" \
-  >"$RUNS/run.log" 2>&1 || { tail -20 "$RUNS/run.log"; die "the workload failed under acceltrace run"; }
+traced run "acceltrace run" "$BUILD/bin/acceltrace" run --force -o "$RUNS/run/trace.json" -- \
+  "$PY" "$WORKLOAD" "$RUNS/run"
 run_s=$secs
-echo "(a) acceltrace run ($run_s s):"
-judge "$RUNS/run" "acceltrace run"
-"$PY" "$ROOT/scripts/dlprim/check_trace.py" "$RUNS/run/trace.json" --kind run \
-  --csv "$RUNS/run/backend.csv" --kernels-src "$SRC_KERNELS" --json "$RUNS/run/figures.json" ||
-  fails=$((fails + 1))
 
 say "(b) under torch.profiler with import acceltrace.torch"
-mkdir -p "$RUNS/torch"
-timed env OPENCL_LAYERS="$BUILD/lib/libacceltrace.so" "$PY" "$WORKLOAD" "$RUNS/torch" --torch-profiler \
-  >"$RUNS/torch.log" 2>&1 || { tail -20 "$RUNS/torch.log"; die "the workload failed under torch.profiler"; }
+traced torch "torch.profiler + acceltrace.torch" env OPENCL_LAYERS="$BUILD/lib/libacceltrace.so" \
+  "$PY" "$WORKLOAD" "$RUNS/torch" --torch-profiler
 torch_s=$secs
-echo "(b) torch.profiler + acceltrace.torch ($torch_s s):"
-judge "$RUNS/torch" "torch.profiler"
-"$PY" "$ROOT/scripts/dlprim/check_trace.py" "$RUNS/torch/trace.json" --kind torch \
-  --csv "$RUNS/torch/backend.csv" --kernels-src "$SRC_KERNELS" --json "$RUNS/torch/figures.json" ||
-  fails=$((fails + 1))
 
 # ---- import order: acceltrace.torch first leaves PrivateUse1 to ocl ----
 say "import acceltrace.torch before pytorch_ocl"
