@@ -39,11 +39,13 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -255,7 +257,15 @@ static int rm_entry(const char *path, const struct stat *, int, struct FTW *)
  * once read). */
 struct DeviceOp {
     act_snap_op op;
-    std::string name, detail, queue_label, launch_name;
+    std::string name, detail, queue_label, launch_name, user_name;
+};
+
+/* A user range (record_function) drawn on one device lane, as kineto's
+ * gpu_user_annotation: from its first op's start to its last op's end. */
+struct UserSpan {
+    int64_t start, end;
+    std::string name;
+    const libkineto::ITraceActivity *link;
 };
 
 struct Lane {
@@ -462,7 +472,8 @@ static ActivityType activity_type(uint32_t kind, bool *ok)
  * builder named them). */
 void Session::keep(const act_snap_op &op)
 {
-    ops_.push_back({op, op.name, op.detail, op.queue_label, op.launch_name});
+    ops_.push_back(
+        {op, op.name, op.detail, op.queue_label, op.launch_name, op.user_name ? op.user_name : ""});
     auto same_pid = [&](const Device &d) { return d.pid == op.device_pid; };
     if (std::find_if(devices_.begin(), devices_.end(), same_pid) == devices_.end())
         devices_.push_back({op.device_pid, safe(op.device_process, "device name"),
@@ -667,6 +678,8 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
     }
     const bool window = startTime > 0 && endTime > startTime;
     uint64_t skipped = 0;
+    /* (user range, device pid, lane) -> its span on that lane */
+    std::map<std::tuple<uint64_t, uint32_t, uint32_t>, UserSpan> user_spans;
     for (const DeviceOp &d : ops_) {
         bool known;
         ActivityType type = activity_type(d.op.kind, &known);
@@ -681,6 +694,33 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
         if (d.op.ext && c != corr_by_ext.end() && getLinked)
             link = getLinked(static_cast<int32_t>(c->second));
         to_activity(d, type, link, logger);
+        if (d.op.user_ext && wants(ActivityType::GPU_USER_ANNOTATION)) {
+            auto u = corr_by_ext.find(d.op.user_ext);
+            const libkineto::ITraceActivity *ulink =
+                u != corr_by_ext.end() && getLinked ? getLinked(static_cast<int32_t>(u->second))
+                                                    : nullptr;
+            auto key = std::make_tuple(d.op.user_ext, d.op.device_pid, d.op.lane_tid);
+            auto it = user_spans.find(key);
+            if (it == user_spans.end())
+                user_spans.emplace(key, UserSpan{start, end, d.user_name, ulink});
+            else {
+                it->second.start = std::min(it->second.start, start);
+                it->second.end = std::max(it->second.end, end);
+            }
+        }
+    }
+    for (const auto &kv : user_spans) {
+        auto act = std::make_unique<libkineto::GenericTraceActivity>(
+            span_, ActivityType::GPU_USER_ANNOTATION, safe(kv.second.name, "range name"));
+        act->startTime = kv.second.start;
+        act->endTime = kv.second.end;
+        act->id = next_id_++;
+        act->device = static_cast<int32_t>(std::get<1>(kv.first));
+        act->resource = static_cast<int32_t>(std::get<2>(kv.first));
+        act->threadId = act->resource;
+        act->linked = kv.second.link;
+        logger.handleGenericActivity(*act);
+        activities_.push_back(std::move(act));
     }
     if (skipped)
         errors_.push_back("acceltrace: " + std::to_string(skipped) +

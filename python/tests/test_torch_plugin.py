@@ -257,6 +257,26 @@ def test_kernels_reach_the_trace_with_type_and_stream(run):
     assert _cat(run["trace"], "gpu_memcpy"), "the uploads and read-backs are copies"
 
 
+def test_record_function_is_drawn_on_the_device_lanes(run):
+    """kineto's gpu_user_annotation, which a PrivateUse1 plugin's session
+    had none of: each record_function around device work, on the lane of
+    its ops, from the first one's start to the last one's end, with the
+    range's External id (HTA's user-annotation breakdown reads them)."""
+    trace = run["trace"]
+    gua = [e for e in _cat(trace, "gpu_user_annotation") if e["name"] == "ocl_saxpy_scope"]
+    scopes = [e for e in _cat(trace, "user_annotation") if e["name"] == "ocl_saxpy_scope"]
+    assert len(gua) >= 3 and len(scopes) == 3, [e["name"] for e in _cat(trace, "gpu_user_annotation")]
+    ext = {e["args"]["External id"] for e in scopes}
+    assert {e["args"]["External id"] for e in gua} <= ext
+    ops = [e for e in trace["traceEvents"] if e.get("ph") == "X" and
+           str(e.get("cat", "")).lower() in ("kernel", "gpu_memcpy")]
+    for g in gua:
+        inside = [o for o in ops if (o["pid"], o["tid"]) == (g["pid"], g["tid"]) and
+                  g["ts"] - 0.001 <= o["ts"] and o["ts"] + o["dur"] <= g["ts"] + g["dur"] + 0.001]
+        assert inside, g
+        assert abs(min(o["ts"] for o in inside) - g["ts"]) < 0.002
+
+
 def test_no_vendor_prefix(run):
     for e in run["trace"]["traceEvents"]:
         name = str(e.get("name", ""))

@@ -78,8 +78,10 @@ static void on_push(bld *b, bld_proc *p, const act_sp_rec *rec)
     p->n_ranges++;
     if (act_vec_reserve(t->by_seq, t->cap_seq, t->n_seq + 1, 256))
         b->tl->err = ACT_E_NOMEM;
-    if (!b->tl->err)
+    if (!b->tl->err) {
         t->by_seq[t->n_seq++] = (uint32_t)(p->n_ranges - 1);
+        r->seq = t->seq0 + (uint32_t)t->n_seq; /* bld_resolve_ext's numbering */
+    }
 }
 
 static void on_pop(bld *b, bld_proc *p, const act_sp_rec *rec)

@@ -122,6 +122,7 @@ typedef struct bld_range {
     uint8_t open;          /* on its thread's stack (not popped yet) */
     uint8_t kind;          /* BLD_RANGE_OP / _USER once a launch asked (gpu_annotations.c) */
     uint32_t ua;           /* its gpu_annotations.c entry (0 = none yet) */
+    uint32_t seq;          /* its push's sequence number on its thread (0 = not known) */
     bld_args args;
 } bld_range;
 enum { BLD_RANGE_UNKNOWN, BLD_RANGE_OP, BLD_RANGE_USER };
@@ -280,6 +281,7 @@ typedef struct bld_devstream {
  * one span per (range, lane); freed slots are reused. */
 typedef struct bld_gua_range {
     uint64_t ext_id;
+    uint64_t ref; /* as recorded: (thread serial << 32) | push sequence */
     act_str name;
     uint32_t pending; /* launches made in it whose op is not written yet */
     uint32_t spans;   /* its first span (index + 1), or the next free slot */

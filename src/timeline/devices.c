@@ -316,6 +316,12 @@ static void hand_out(bld *b, const bld_op *op, act_str name, uint32_t sub_lane, 
         .flow_id = flow,
         .bytes = r->bytes,
     };
+    if (op->ua) { /* handed out before the op's span can free the range's slot */
+        const bld_gua_range *u = &b->gua.ranges[op->ua - 1];
+        d.user_ref = u->ref;
+        d.user_ext_id = u->ext_id;
+        d.user_name = u->name;
+    }
     memcpy(d.gsize, r->gsize, sizeof(d.gsize));
     memcpy(d.lsize, r->lsize, sizeof(d.lsize));
     int rc = tl->err ? tl->err : tl->on_devop(&d, tl->devop_ctx);
@@ -423,10 +429,10 @@ static void emit_op(bld *b, const bld_op *op, uint32_t sub_lane)
     uint64_t id = op->linked ? ++b->next_flow : 0;
     if (op->linked)
         emit_flow(b, op, d, id);
-    if (op->ua)
-        bld_gua_extend(b, op);
     if (tl->on_devop)
         hand_out(b, op, name, sub_lane, id);
+    if (op->ua)
+        bld_gua_extend(b, op);
 }
 
 /* The ac2g pair of a linked op: start on its launch, finish on the op. */

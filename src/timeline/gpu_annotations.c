@@ -42,7 +42,7 @@ static int range_kind(const bld_proc *p, bld_range *r)
     return r->kind;
 }
 
-static uint32_t range_new(bld *b, const bld_range *r)
+static uint32_t range_new(bld *b, const bld_range *r, uint32_t serial)
 {
     bld_gua *g = &b->gua;
     uint32_t ua = g->free_range;
@@ -55,7 +55,8 @@ static uint32_t range_new(bld *b, const bld_range *r)
         }
         ua = (uint32_t)++g->n_ranges;
     }
-    g->ranges[ua - 1] = (bld_gua_range){r->ext_id, r->name, 0, 0, 0, 1};
+    uint64_t ref = r->seq ? (uint64_t)serial << 32 | r->seq : 0;
+    g->ranges[ua - 1] = (bld_gua_range){r->ext_id, ref, r->name, 0, 0, 0, 1};
     return ua;
 }
 
@@ -66,7 +67,7 @@ uint32_t bld_gua_of_launch(bld *b, bld_proc *p, const bld_thread *t)
         if (range_kind(p, r) == BLD_RANGE_OP)
             continue; /* G1 */
         if (!r->ua)
-            r->ua = range_new(b, r);
+            r->ua = range_new(b, r, t->serial);
         if (r->ua)
             b->gua.ranges[r->ua - 1].pending++;
         return r->ua;

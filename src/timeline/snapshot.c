@@ -80,6 +80,9 @@ static int keep_devop(const act_tl_devop *d, void *ctx)
         .bytes = d->bytes,
         .gsize = {d->gsize[0], d->gsize[1], d->gsize[2]},
         .lsize = {d->lsize[0], d->lsize[1], d->lsize[2]},
+        .user_ext = d->user_ref,
+        .user_external_id = d->user_ext_id,
+        .user_name = cstr(tl, d->user_name),
     };
     return tl->err;
 }

@@ -53,6 +53,12 @@ typedef struct act_snap_op {
     uint64_t flow_id;     /* the trace's ac2g flow id (0 = not linked) */
     uint64_t bytes;       /* transfers and fills */
     uint64_t gsize[3], lsize[3];
+    /* The innermost user range (not an operator) open at launch, which
+     * kineto draws on the device lane as gpu_user_annotation: its
+     * reference (act_snapshot_current_ext() form), External id, name
+     * (0, 0, "": none). */
+    uint64_t user_ext, user_external_id;
+    const char *user_name;
 } act_snap_op;
 
 typedef struct act_snapshot act_snapshot;

@@ -132,6 +132,10 @@ typedef struct act_tl_devop {
     uint64_t ext_id;                   /* the trace's External id (0 = none) */
     uint64_t range_ref;                /* the range's reference as recorded (0 = none) */
     uint64_t flow_id;                  /* its ac2g flow (0 = none) */
+    /* The innermost user range open at its launch (gpu_annotations.c):
+     * its reference as recorded, External id and name (0, 0, "": none). */
+    uint64_t user_ref, user_ext_id;
+    act_str user_name;
     uint64_t bytes, gsize[3], lsize[3];
 } act_tl_devop;
 
