@@ -63,6 +63,31 @@ LAUNCH_ALIASES = {
 }
 
 
+# HTA's category of launch calls (its critical path and call stacks take
+# cpu_op, cuda_runtime and cuda_driver events only) -> the categories
+# acceltrace writes for the runtimes it traces.
+RUNTIME_ALIASES = ("opencl_runtime", "privateuse1_runtime", "runtime")
+
+
+def teach_runtime_category(analyzer):
+    """Let ``analyzer`` take the runtime calls of OpenCL, the torch plugin
+    and other runtimes as HTA takes CUDA's (``cuda_runtime``), inside its
+    data frames only: its critical path analysis then finds the launch of
+    every kernel. Returns how many events it mapped."""
+    trace = analyzer.t
+    symbols = trace.symbol_table
+    symbols.add_symbols(["cuda_runtime"])
+    index = symbols.get_sym_id_map()
+    ids = [index[c] for c in RUNTIME_ALIASES if c in index]
+    mapped = 0
+    for df in trace.traces.values():
+        if ids:
+            hit = df["cat"].isin(ids)
+            mapped += int(hit.sum())
+            df.loc[hit, "cat"] = index["cuda_runtime"]
+    return mapped
+
+
 def teach_launch_names(analyzer):
     """Let ``analyzer`` (an ``hta.trace_analysis.TraceAnalysis``) count the
     launch calls of OpenCL (and the torch plugin's launch markers, which
@@ -117,10 +142,11 @@ def _monotone_rounding():
 def TraceAnalysis(trace_dir, **kwargs):
     """``hta.trace_analysis.TraceAnalysis`` over ``trace_dir`` (one trace
     per rank), read with monotone microsecond rounding and with
-    :func:`teach_launch_names` applied."""
+    :func:`teach_launch_names` and :func:`teach_runtime_category` applied."""
     from hta.trace_analysis import TraceAnalysis as _HtaTraceAnalysis
 
     with _monotone_rounding():
         analyzer = _HtaTraceAnalysis(trace_dir=trace_dir, **kwargs)
     teach_launch_names(analyzer)
+    teach_runtime_category(analyzer)
     return analyzer

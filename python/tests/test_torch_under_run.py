@@ -235,3 +235,38 @@ def test_torch_profiler_inside_run_keeps_its_kernels(tmp_path):
     with open(out) as f:
         rev = json.load(f)["traceEvents"]
     assert len([e for e in rev if e.get("cat") == "kernel"]) == 4
+
+
+def test_hta_user_annotations_and_critical_path_on_a_run_trace(tmp_path):
+    """What gpu_user_annotation is for: HTA's user-annotation breakdown and
+    its critical path analysis of a record_function, on a `run` trace
+    (acceltrace.hta takes OpenCL's calls as HTA takes CUDA's runtime)."""
+    need_plugin()
+    need_module("pyopencl")
+    need_module("hta")
+    script = textwrap.dedent('''\
+        import pyopencl as cl
+        import torch
+        ctx = cl.create_some_context(interactive=False)
+        q = cl.CommandQueue(ctx)
+        prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
+        d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
+        k = cl.Kernel(prg, "k")
+        for i in range(4):
+            with torch.profiler.record_function("step%d" % (i % 2)):
+                k(q, (1024,), None, d)
+                k(q, (1024,), None, d)
+        q.finish()
+        ''')
+    events, _ = run(tmp_path, script)
+    from acceltrace.hta import TraceAnalysis
+    folder = tmp_path / "hta"
+    folder.mkdir()
+    os.replace(tmp_path / "t.json", folder / "t.json")
+    a = TraceAnalysis(str(folder), include_last_profiler_step=True)
+    ua = a.get_gpu_user_annotation_breakdown(visualize=False)
+    assert set(ua["name"]) == {"step0", "step1"}
+    gua = [e for e in events if e.get("cat") == "gpu_user_annotation"]
+    assert len(gua) == 4
+    cp, ok = a.critical_path_analysis(rank=0, annotation="step0", instance_id=0)
+    assert ok and len(cp.critical_path_nodes) > 0

@@ -8,7 +8,10 @@
  *  G1. A device op belongs to the innermost *user* range open on its
  *      launching thread when it was launched: ranges pushed as operators
  *      (a CATEGORY arg, torch's cpu_op) are passed over, as kineto maps a
- *      kernel to its innermost record_function, not to the aten op.
+ *      kernel to its innermost record_function, not to the aten op; and so
+ *      are torch.profiler's step ranges ("ProfilerStep#N"): HTA and the
+ *      TensorBoard plugin find steps by that name whatever the lane, and a
+ *      copy on a device lane made each step count twice.
  *  G2. Per (range, device lane) one slice, from the first of its ops'
  *      starts to the last one's end, on the lane of its ops, named as the
  *      range, with the range's External id.
@@ -22,6 +25,7 @@
  *      its CATEGORY arg follows its push, before anything it encloses.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "builder_int.h"
 
@@ -35,10 +39,16 @@ int bld_range_is_op(const bld_proc *p, const bld_range *r)
     return 0;
 }
 
+static int is_step(act_str name)
+{
+    static const char step[] = "ProfilerStep#";
+    return name.n >= sizeof(step) - 1 && !memcmp(name.p, step, sizeof(step) - 1);
+}
+
 static int range_kind(const bld_proc *p, bld_range *r)
 {
-    if (r->kind == BLD_RANGE_UNKNOWN)
-        r->kind = bld_range_is_op(p, r) ? BLD_RANGE_OP : BLD_RANGE_USER; /* G4 */
+    if (r->kind == BLD_RANGE_UNKNOWN) /* G4; a step is passed over as an operator (G1) */
+        r->kind = bld_range_is_op(p, r) || is_step(r->name) ? BLD_RANGE_OP : BLD_RANGE_USER;
     return r->kind;
 }
 
