@@ -71,3 +71,18 @@ def run_python(code, env=None):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=full, timeout=120)
     return p.returncode, p.stdout, p.stderr
+
+
+# A Python script's start: a PoCL context, queue `q`, program `prg` with
+# kernel `k` (adds 1 to each float of its buffer), buffer `d` of 4 KiB, and
+# `knl`, the kernel with `d` set (scripts run by the tests append to it).
+OCL_PROLOGUE = """\
+import ctypes, threading
+import pyopencl as cl
+ctx = cl.create_some_context(interactive=False)
+q = cl.CommandQueue(ctx)
+prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
+d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
+knl = cl.Kernel(prg, "k")
+knl.set_args(d)
+"""

@@ -11,19 +11,11 @@ import subprocess
 import sys
 import textwrap
 
+from conftest import OCL_PROLOGUE
 from test_analysers import BIN, need_build, need_module
 
 # A kernel ready to launch from a thread.
-PROLOGUE = textwrap.dedent('''\
-    import ctypes, threading
-    import pyopencl as cl
-    ctx = cl.create_some_context(interactive=False)
-    q = cl.CommandQueue(ctx)
-    prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
-    d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
-    knl = cl.Kernel(prg, "k")
-    knl.set_args(d)
-    ''')
+PROLOGUE = OCL_PROLOGUE
 
 SCRIPT = PROLOGUE + textwrap.dedent('''\
     def work():

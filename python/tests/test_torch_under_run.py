@@ -20,7 +20,7 @@ import textwrap
 
 import pytest
 
-from conftest import missing
+from conftest import OCL_PROLOGUE, missing
 from test_analysers import BIN, LIB, need_build, need_module
 
 ACCELTRACE = os.path.join(BIN, "acceltrace")
@@ -244,18 +244,12 @@ def test_hta_user_annotations_and_critical_path_on_a_run_trace(tmp_path):
     need_plugin()
     need_module("pyopencl")
     need_module("hta")
-    script = textwrap.dedent('''\
-        import pyopencl as cl
+    script = OCL_PROLOGUE + textwrap.dedent('''\
         import torch
-        ctx = cl.create_some_context(interactive=False)
-        q = cl.CommandQueue(ctx)
-        prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
-        d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4096)
-        k = cl.Kernel(prg, "k")
         for i in range(4):
             with torch.profiler.record_function("step%d" % (i % 2)):
-                k(q, (1024,), None, d)
-                k(q, (1024,), None, d)
+                knl(q, (1024,), None, d)
+                knl(q, (1024,), None, d)
         q.finish()
         ''')
     events, _ = run(tmp_path, script)
