@@ -140,14 +140,30 @@ static uint32_t name_hash32(const char *s)
     return h;
 }
 
+/* The columns of a parenthesised end ("(program 24)"), if the name has
+ * one that fits in half of w; else 0. */
+static size_t paren_tail(const char *s, size_t w)
+{
+    size_t n = strlen(s);
+    const char *open = n && s[n - 1] == ')' ? strrchr(s, '(') : NULL;
+    if (!open || open == s || open[-1] != ' ')
+        return 0;
+    size_t t = act_sum_cols_of(open); /* UTF-8: columns, not bytes */
+    return t <= w / 2 ? t : 0;
+}
+
 /* Cut to `w` columns keeping head and tail ("abc...xyz"): names often
- * differ at the end (suffixes, template arguments). */
+ * differ at the end (suffixes, template arguments), and a parenthesised
+ * end (the program of a kernel, "exec (program 12)") is kept whole. */
 void act_sum_fit(char *s, size_t w)
 {
     size_t c = act_sum_cols_of(s);
     if (c <= w || w < 8)
         return;
-    size_t tail = w / 3, head = w - 3 - tail;
+    size_t tail = paren_tail(s, w);
+    if (!tail)
+        tail = w / 3;
+    size_t head = w - 3 - tail;
     size_t hb = byte_at(s, head), tb = byte_at(s, c - tail);
     memmove(s + hb + 3, s + tb, strlen(s + tb) + 1);
     memcpy(s + hb, "...", 3);

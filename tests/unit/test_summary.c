@@ -20,6 +20,7 @@
 #include "acceltrace.h"
 #include "summary_load.h"
 #include "writers/summary.h"
+#include "writers/summary_rows.h"
 
 /* The buffer lives in a heap cell, not in a local whose address the
  * stream keeps (gcc 12 -O3 would call the result a dangling pointer). */
@@ -61,6 +62,26 @@ static const char *row_of(const char *out, const char *title, const char *name)
     const char *r = strstr(t, pat);
     assert_non_null(r);
     return r + 1;
+}
+
+/* A name cut to its column keeps a parenthesised end whole: kernels of
+ * different programs differ only there ("(program 24)"), which the cut
+ * made "...ogram 24)". */
+static void test_fit_keeps_a_parenthesised_end(void **state)
+{
+    (void)state;
+    char a[] = "winconv_3x3_bwd_filter (program 24)";
+    act_sum_fit(a, 28);
+    assert_string_equal(a, "winconv_3x3_b...(program 24)");
+    char b[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    act_sum_fit(b, 28);
+    assert_string_equal(b, "abcdefghijklmnop...123456789"); /* no suffix: as before */
+    char c[] = "name (a parenthesis far too long to keep whole here)";
+    act_sum_fit(c, 28);
+    assert_int_equal(strlen(c), 28);
+    char d[] = "short (program 1)";
+    act_sum_fit(d, 28);
+    assert_string_equal(d, "short (program 1)");
 }
 
 static void test_numbers(void **state)
@@ -213,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_table_counter_is_summarised),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_fit_keeps_a_parenthesised_end),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_torch_bare_array),
         cmocka_unit_test(test_acceltrace_counters),
