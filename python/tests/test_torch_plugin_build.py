@@ -59,6 +59,15 @@ def test_a_missing_compiler_is_a_clear_error(tmp_path, monkeypatch):
         _build.build(torch, cxx="/nonexistent/c++")
 
 
+def test_the_cxx_standard_is_torchs():
+    """torch 2.14's headers need C++20 (-std=c++17 failed with 40+ errors):
+    the plugin is built with the standard torch gives its extensions."""
+    import torch.utils.cpp_extension as ce
+    with open(ce.__file__, encoding="utf-8") as f:
+        want = "c++20" if "-std=c++20" in f.read() else "c++17"
+    assert _build.cxx_standard(os.path.dirname(torch.__file__)) == want
+
+
 def test_building_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("ACCELTRACE_TORCH_BUILD", "0")
     assert not _build.enabled()

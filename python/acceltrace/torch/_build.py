@@ -86,11 +86,23 @@ def _digest(paths, extra):
     return h.hexdigest()[:16]
 
 
+def cxx_standard(tdir):
+    """The C++ standard torch builds its extensions with (what its
+    ``torch.utils.cpp_extension`` passes): torch 2.14's headers need C++20
+    (std::strong_ordering, requires-clauses); older ones take C++17."""
+    try:
+        with open(os.path.join(tdir, "utils", "cpp_extension.py"), encoding="utf-8") as f:
+            return "c++20" if "-std=c++20" in f.read() else "c++17"
+    except OSError:
+        return "c++17"
+
+
 def _torch_facts(torch):
     tdir = os.path.dirname(os.path.abspath(torch.__file__))
     return {
         "version": torch.__version__,
         "dir": tdir,
+        "std": cxx_standard(tdir),
         "abi": int(torch._C._GLIBCXX_USE_CXX11_ABI),
         "registry": os.path.exists(os.path.join(
             tdir, "include", "torch", "csrc", "profiler", "standalone",
@@ -103,7 +115,7 @@ def command(cpp, incs, out, facts, libacceltrace, cxx=None):
     cxx = shlex.split(cxx or os.environ.get("CXX") or "c++")
     tinc = os.path.join(facts["dir"], "include")
     tlib = os.path.join(facts["dir"], "lib")
-    cmd = cxx + ["-std=c++17", "-O2", "-shared", "-fPIC", "-fvisibility=hidden",
+    cmd = cxx + ["-std=" + facts["std"], "-O2", "-shared", "-fPIC", "-fvisibility=hidden",
                  "-DACT_TORCH_VERSION=\"%s\"" % facts["version"], "-DUSE_KINETO",
                  "-DFMT_HEADER_ONLY=1", "-D_GLIBCXX_USE_CXX11_ABI=%d" % facts["abi"]]
     if facts["registry"]:
@@ -135,7 +147,8 @@ def build(torch, cxx=None):
     headers = [next(os.path.join(d, h) for d in incs if os.path.exists(os.path.join(d, h)))
                for h in _HEADERS + _PUBLIC]
     key = "%s-abi%d-%s" % (facts["version"].replace(os.sep, "_"), facts["abi"],
-                           _digest([cpp] + headers, os.path.realpath(lib) + (cxx or "")))
+                           _digest([cpp] + headers,
+                                   os.path.realpath(lib) + (cxx or "") + facts["std"]))
     dest = os.path.join(cache_root(), "torch-plugin", key)
     out = os.path.join(dest, PLUGIN_NAME)
     if os.path.exists(out + ".json") and os.path.exists(out):
