@@ -41,11 +41,12 @@ typedef struct obj {
     uint8_t in_table;
     uint8_t counted;   /* bytes are on the context's counter */
     uint8_t untracked; /* a context seen only through its objects */
-    uint32_t index;    /* contexts: ordinal; programs: ordinal from 1; kernels: their program's */
+    uint32_t index;    /* contexts: ordinal; programs: ordinal from 1 */
     uint64_t bytes;    /* memory: size; contexts: live bytes */
     uint64_t *kargs;   /* kernels: argument sizes */
     uint32_t n_kargs;
-    const void *queue; /* command buffers: the first queue it was created for */
+    const void *queue;   /* command buffers: the first queue it was created for */
+    const char *program; /* kernels: "program N" of their program, kept by names.c */
 } obj;
 
 static obj *act_cl_objs[ACT_CL_OBJ_BUCKETS];
@@ -333,21 +334,6 @@ cl_command_queue act_cl_obj_queue(const void *h)
     return q;
 }
 
-/* The cache of this thread missed: look `k` up under the lock, and ask
- * for the name of a kernel whose creation was seen. */
-void act_cl_obj_kernel_program(cl_kernel k, const void *from)
-{
-    pthread_mutex_lock(&act_cl_obj_lock);
-    obj *o = obj_find(k);
-    const obj *f = obj_find(from);
-    if (o && o->type == ACT_CL_OBJ_KERNEL && f &&
-        (f->type == ACT_CL_OBJ_PROGRAM || f->type == ACT_CL_OBJ_KERNEL)) {
-        o->index = f->index;
-        atomic_fetch_add(&act_cl_karg_gen, 1);
-    }
-    pthread_mutex_unlock(&act_cl_obj_lock);
-}
-
 /* "program N", kept for the life of the process (names.c). */
 static const char *program_label(uint32_t ord)
 {
@@ -356,22 +342,46 @@ static const char *program_label(uint32_t ord)
     return ord ? act_cl_name_keep(s, (size_t)n) : NULL;
 }
 
+/* Once per kernel made, not per launch: its label, kept with its node. */
+void act_cl_obj_kernel_program(cl_kernel k, const void *from)
+{
+    pthread_mutex_lock(&act_cl_obj_lock);
+    const obj *f = obj_find(from);
+    uint32_t ord = f && f->type == ACT_CL_OBJ_PROGRAM ? f->index : 0;
+    const char *label = f && f->type == ACT_CL_OBJ_KERNEL ? f->program : NULL; /* a clone */
+    pthread_mutex_unlock(&act_cl_obj_lock);
+    if (ord)
+        label = program_label(ord); /* outside the lock: names.c takes its own */
+    if (!label)
+        return;
+    pthread_mutex_lock(&act_cl_obj_lock);
+    obj *o = obj_find(k);
+    if (o && o->type == ACT_CL_OBJ_KERNEL) {
+        o->program = label;
+        atomic_fetch_add(&act_cl_karg_gen, 1);
+    }
+    pthread_mutex_unlock(&act_cl_obj_lock);
+}
+
+/* The cache of this thread missed: look `k` up under the lock, and ask
+ * for the name of a kernel whose creation was seen. */
 static __attribute__((noinline)) void karg_cache_fill(karg_cache *c, cl_kernel k, uint64_t gen)
 {
     pthread_mutex_lock(&act_cl_obj_lock);
     const obj *o = obj_find(k);
-    uint32_t m = 0, ord = 0, known = o && o->type == ACT_CL_OBJ_KERNEL;
+    uint32_t m = 0, known = o && o->type == ACT_CL_OBJ_KERNEL;
+    const char *program = NULL;
     if (known) {
         m = o->n_kargs < ACT_CL_KARGS_CACHED ? o->n_kargs : ACT_CL_KARGS_CACHED;
         memcpy(c->sizes, o->kargs, m * sizeof(uint64_t));
-        ord = o->index;
+        program = o->program;
     }
     pthread_mutex_unlock(&act_cl_obj_lock);
     c->k = k;
     c->gen = gen; /* read before the lookup: a later change misses */
     c->n = m;
     c->name = known ? act_cl_kernel_name(k) : NULL;
-    c->program = program_label(ord);
+    c->program = program;
 }
 
 const act_cl_kinfo *act_cl_obj_kernel(cl_kernel k)
