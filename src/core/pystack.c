@@ -27,10 +27,11 @@
  *  P3. Off (depth 0), the hot paths pay one predictable branch on
  *      act__pystack_depth (rec_write.h).
  *  P4. A call made with the GIL released still gets its stack, read when
- *      the GIL is back and the calling frames are the same (recorder/emit.c),
- *      if it is still its thread's latest API call then. On the main thread
- *      by Py_AddPendingCall (documented as callable without the GIL; run at
- *      the interpreter's next check, right after the call returns): no cost
+ *      the GIL is back and the calling frames are the same (recorder/emit.c):
+ *      until then a HOLD arg stands in and the builder keeps the thread's
+ *      calls back; one BACK arg then gives them all the stack (record.h).
+ *      On the main thread by Py_AddPendingCall (documented as callable
+ *      without the GIL; run at the interpreter's next check): no cost
  *      elsewhere. On other threads (pending calls run on the main thread
  *      only) by a profile function (PyEval_SetProfile) installed at the
  *      thread's first captured call that holds the GIL, where the program
@@ -38,7 +39,7 @@
  *      event after the call, and, for extension functions seen doing so
  *      (PyCFunction objects report C_CALL), read at their C_CALL and kept
  *      for the calls inside. The profile function costs that thread's
- *      Python code about 25 ns per call event (BENCHMARKS.md).
+ *      Python code about 23 ns per call event (BENCHMARKS.md).
  */
 #include <dlfcn.h>
 #include <pthread.h>

@@ -61,36 +61,36 @@ static json_t *counters_of(const act_timeline *tl, uint64_t invalid_utf8, size_t
     return a;
 }
 
-static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
+/* Event e's arg `key` of `type`, or NULL. */
+static const act_tl_arg *arg_of(const act_timeline *tl, const act_tl_event *e, uint32_t type,
+                                const char *key)
 {
     for (uint32_t i = 0; i < e->nargs; i++) {
         const act_tl_arg *a = &tl->args[e->arg0 + i];
-        if (a->type == ACT_ARG_U64 && act_str_is(a->key, "External id"))
-            return a->v.u;
+        if (a->type == type && act_str_is(a->key, key))
+            return a;
     }
-    return 0;
+    return NULL;
+}
+
+static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
+{
+    const act_tl_arg *a = arg_of(tl, e, ACT_ARG_U64, "External id");
+    return a ? a->v.u : 0;
 }
 
 /* A device op's "program" arg (an OpenCL kernel's), or an empty string. */
 static act_str arg_program(const act_timeline *tl, const act_tl_event *e)
 {
-    for (uint32_t i = 0; i < e->nargs; i++) {
-        const act_tl_arg *a = &tl->args[e->arg0 + i];
-        if (a->type == ACT_ARG_STR && act_str_is(a->key, "program"))
-            return a->v.s;
-    }
-    return (act_str){"", 0};
+    const act_tl_arg *a = arg_of(tl, e, ACT_ARG_STR, "program");
+    return a ? a->v.s : (act_str){"", 0};
 }
 
 /* A device op's "queued" arg (devices.c: us on the trace's axis), or -1. */
 static double arg_queued(const act_timeline *tl, const act_tl_event *e)
 {
-    for (uint32_t i = 0; i < e->nargs; i++) {
-        const act_tl_arg *a = &tl->args[e->arg0 + i];
-        if (a->type == ACT_ARG_F64 && act_str_is(a->key, "queued"))
-            return a->v.d;
-    }
-    return -1;
+    const act_tl_arg *a = arg_of(tl, e, ACT_ARG_F64, "queued");
+    return a ? a->v.d : -1;
 }
 
 /* The builder's process-lifetime slice (one "cpu_op" per process, for the

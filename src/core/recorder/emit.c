@@ -125,7 +125,7 @@ typedef struct act_pystack_tls {
 
 /* C functions seen releasing the GIL around a captured call (any thread
  * adds, without the GIL; the hook reads, with it). A full table learns no
- * more: those calls then get a stack only at their C_RETURN. */
+ * more: those calls then get their stack held, at the next event. */
 #define PYSTACK_LEARNED 512u
 static _Atomic(const void *) pystack_learned[PYSTACK_LEARNED];
 
@@ -168,9 +168,9 @@ static uint32_t pystack_id(act_thread *t, int depth)
 {
     act_pystack_frames w;
     uint64_t key = act_pystack_walk(depth, &w);
-    act_pystack_tls *s = key ? pystack_tls(t) : NULL;
     if (!key)
         return 0;
+    act_pystack_tls *s = pystack_tls(t);
     uint32_t gen = act_recorder_generation();
     int cache = act_rec_state.ring_chunks == 0 && s;
     act_pystack_id none = {0, 0, 0};
@@ -268,8 +268,6 @@ static void pystack_released(act_thread *t)
         pystack_arg(s->held_id, 0);
         return;
     }
-    if (s->late && s->late_gen != act_recorder_generation())
-        s->late = 0; /* held in a spool gone since */
     /* Its stack stands in until the GIL is back (the builder holds it). */
     pystack_arg(act_str_intern_literal("(not known: the GIL was released)"), ACT_RECARG_F_HOLD);
     s->late = 1;
@@ -286,10 +284,10 @@ void act_rec_pystack_emit(void)
         return;
     uint32_t id = pystack_id(t, depth);
     if (id) {
-        if (t->pystack_ids && ((act_pystack_tls *)t->pystack_ids)->late)
-            pystack_late(t, t->pystack_ids, depth); /* the GIL is back: those first */
-        pystack_arg(id, 0);
         act_pystack_tls *s = t->pystack_ids;
+        if (s && s->late)
+            pystack_late(t, s, depth); /* the GIL is back: those first */
+        pystack_arg(id, 0);
         if (s && !s->hooked && !main_thread(t)) {
             s->hooked = 1;
             act_pystack_profile_install(pystack_profile);
