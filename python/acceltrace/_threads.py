@@ -2,10 +2,13 @@
 
 A Python thread's OS name is its process's ("python3"), so its lane read
 "python3 (tid)". Once the package loads libacceltrace (its first call),
-each thread started from then on (and each one already running) is named in the trace by its
-``threading`` name through ``act_thread_name`` (as nvtxNameOsThread does);
-the OS name is left alone, so the program sees no change. A thread renamed
-after it started is named again when ``name_thread`` is called.
+each thread started from then on (and each one already running) is named
+in the trace by its ``threading`` name through ``act_thread_name`` (as
+nvtxNameOsThread does); the OS name is left alone, so the program sees no
+change. A thread renamed after it started keeps its first name unless
+``name_thread`` is called again. Run's start-up hook
+(python/pyhook/sitecustomize.py) does the same for programs that never
+import this package: it cannot import it, so it has its own few lines.
 """
 
 import threading

@@ -57,7 +57,6 @@ def _observe(torch):
         _say("torch ops are not recorded: %s" % exc)
 
 
-
 def _thread_namer():
     """act_thread_name of the libacceltrace beside this folder, if the
     process has loaded it (the OpenCL layer, the torch plugin): never loaded
@@ -98,6 +97,7 @@ def _name_threads():
         return bootstrap(self)
 
     threading.Thread._bootstrap_inner = _bootstrap_inner
+
 
 class _TorchWatch:
     """A meta-path finder that finds nothing itself: when `torch` is found by

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from validate_trace import pointer_arg
+
 tool, proto, vecops, annotate = sys.argv[1:5]
 failures = []
 
@@ -148,14 +150,7 @@ class Decoded:
         return (tr.process.pid, None)
 
 
-def norm(v):
-    """A JSON arg as the protobuf carries it: "0x.." strings are pointers."""
-    if isinstance(v, str) and v.startswith("0x"):
-        try:
-            return int(v, 16)
-        except ValueError:
-            return v
-    return v
+norm = pointer_arg  # a JSON arg as the protobuf carries it
 
 
 def take(pool, key, label, what):

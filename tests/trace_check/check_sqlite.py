@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+from validate_trace import pointer_arg
+
 tool, vecops, annotate = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
 
@@ -45,14 +47,7 @@ def arg_value(row):
 def json_arg(v):
     """A JSON arg value as the SQLite writer stores it (hex strings are
     integers there, booleans 0/1)."""
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, str) and v.startswith("0x"):
-        try:
-            return int(v, 16)
-        except ValueError:
-            return v
-    return v
+    return int(v) if isinstance(v, bool) else pointer_arg(v)
 
 
 def compare(label, doc, db):

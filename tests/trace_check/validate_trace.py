@@ -44,6 +44,17 @@ class Invalid(Exception):
     pass
 
 
+def pointer_arg(v):
+    """A JSON arg as the binary writers (SQLite, Perfetto protobuf) store
+    it: a "0x.." string is the pointer it stands for."""
+    if isinstance(v, str) and v.startswith("0x"):
+        try:
+            return int(v, 16)
+        except ValueError:
+            return v
+    return v
+
+
 def load(path):
     """The trace at path (.json, or gzip as -o NAME.gz writes); Invalid when
     it is not a JSON object."""
