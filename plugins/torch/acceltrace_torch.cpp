@@ -695,18 +695,19 @@ void Session::processTrace(libkineto::ActivityLogger &logger,
             link = getLinked(static_cast<int32_t>(c->second));
         to_activity(d, type, link, logger);
         if (d.op.user_ext && wants(ActivityType::GPU_USER_ANNOTATION)) {
+            auto key = std::make_tuple(d.op.user_ext, d.op.device_pid, d.op.lane_tid);
+            auto it = user_spans.find(key);
+            if (it != user_spans.end()) {
+                it->second.start = std::min(it->second.start, start);
+                it->second.end = std::max(it->second.end, end);
+                continue;
+            }
+            /* the range's link, once per span */
             auto u = corr_by_ext.find(d.op.user_ext);
             const libkineto::ITraceActivity *ulink =
                 u != corr_by_ext.end() && getLinked ? getLinked(static_cast<int32_t>(u->second))
                                                     : nullptr;
-            auto key = std::make_tuple(d.op.user_ext, d.op.device_pid, d.op.lane_tid);
-            auto it = user_spans.find(key);
-            if (it == user_spans.end())
-                user_spans.emplace(key, UserSpan{start, end, d.user_name, ulink});
-            else {
-                it->second.start = std::min(it->second.start, start);
-                it->second.end = std::max(it->second.end, end);
-            }
+            user_spans.emplace(key, UserSpan{start, end, d.user_name, ulink});
         }
     }
     for (const auto &kv : user_spans) {
