@@ -36,6 +36,7 @@
 #include "help.h"
 #include "outname.h"
 #include "run_info.h"
+#include "trace_import.h"
 
 static volatile sig_atomic_t export_interrupted;
 
@@ -118,6 +119,46 @@ static int check_spool_dir(const char *dir)
     return found ? 0 : -1;
 }
 
+/* A trace file given instead of a spool directory: written again in the
+ * format -o's name picks (trace_import.c). */
+static int export_trace_file(const char *in, const char *out, int force, unsigned mode)
+{
+    char err[512];
+    if (act_outname_is_template(out)) {
+        fprintf(stderr,
+                "acceltrace: export: -o '%s': a trace file is written to one file, not a "
+                "name template\n",
+                out);
+        return 2;
+    }
+    if (act_out_path_check(out, force, err, sizeof(err)) != 0 ||
+        act_out_dir_probe(out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "acceltrace: %s\n", err);
+        return 2;
+    }
+    act_import_opts io = {.in_path = in,
+                          .out_path = out,
+                          .force = force,
+                          .mode = mode,
+                          .cancel = &export_interrupted,
+                          .who = "export"};
+    uint64_t events = 0;
+    int rc = act_trace_import(&io, &events);
+    if (export_interrupted) {
+        fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
+                sigabbrev_np(export_interrupted) ? sigabbrev_np(export_interrupted) : "?");
+        return 128 + export_interrupted;
+    }
+    if (rc == ACT_E_FORMAT)
+        return 2;
+    if (rc) {
+        fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", out, act_strerror(rc));
+        return 74;
+    }
+    fprintf(stderr, "acceltrace: %llu events written to %s\n", (unsigned long long)events, out);
+    return 0;
+}
+
 int act_cmd_export(int argc, char **argv)
 {
     static const struct option longs[] = {
@@ -139,8 +180,9 @@ int act_cmd_export(int argc, char **argv)
         }
     }
     if (optind != argc - 1 || !out)
-        return act_help_usage_error(
-            "export", "%s", !out ? "-o FILE is required" : "give exactly one spool directory");
+        return act_help_usage_error("export", "%s",
+                                    !out ? "-o FILE is required"
+                                         : "give exactly one spool directory or trace file");
     const char *dir = argv[optind];
     char err[512];
     act_config cfg;
@@ -149,6 +191,9 @@ int act_cmd_export(int argc, char **argv)
         return 2;
     }
     signals_install();
+    struct stat st;
+    if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
+        return export_trace_file(dir, out, force, cfg.trace_mode);
     if (check_spool_dir(dir) != 0)
         return 2;
     act_run_info ri;

@@ -1,7 +1,9 @@
 /*
  * cmd_stats.c -- `acceltrace stats [--report NAME,...] [--format F]
- * [--timeunit U] FILE.sqlite...`: named reports over SQLite traces, as
- * nsys users know them (kern_sum, api_sum, mem_sum, ...).
+ * [--timeunit U] FILE...`: named reports over SQLite traces, as nsys
+ * users know them (kern_sum, api_sum, mem_sum, ...). A JSON trace (ours or
+ * torch.profiler's) is made a SQLite trace first, in a temporary folder
+ * (trace_import.c), so that the same SQL answers for it.
  *
  * A report is a SQL file in the reports folder (tools/reports in the tree,
  * share/acceltrace/reports installed, ACCELTRACE_REPORTS_DIR to use
@@ -25,6 +27,7 @@
 #include "cmd.h"
 #include "help.h"
 #include "self_dir.h"
+#include "trace_import.h"
 #include "writers/sqlite_api.h"
 
 #define DEFAULT_REPORTS "kern_sum,api_sum,mem_time_sum,mem_sum,range_sum"
@@ -437,11 +440,53 @@ static sqlite3 *open_trace(const char *path, char *err, size_t errlen)
     return db;
 }
 
+/* Whether path begins as a SQLite database does (else it is read as a
+ * JSON trace). */
+static int is_sqlite(const char *path)
+{
+    char head[16] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
+    if (f)
+        fclose(f);
+    return n == sizeof(head) && !memcmp(head, "SQLite format 3", sizeof(head));
+}
+
+/* A JSON trace (ours, torch.profiler's; plain or gzip) as a SQLite trace in
+ * a private temporary folder (trace_import.c): its path in db (removed by
+ * json_db_remove), or 2 after saying why. */
+static int json_db(const char *path, char *dir, size_t dirlen, char *db, size_t dblen)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, dirlen, "%s/acceltrace-stats-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "acceltrace: stats: %s: %s\n", dir, strerror(errno));
+        return 2;
+    }
+    snprintf(db, dblen, "%s/trace.sqlite", dir);
+    act_import_opts io = {.in_path = path, .out_path = db, .who = "stats"};
+    if (act_trace_import(&io, NULL) == 0)
+        return 0;
+    rmdir(dir);
+    return 2;
+}
+
+static void json_db_remove(const char *dir, const char *db)
+{
+    unlink(db);
+    rmdir(dir);
+}
+
 /* The reports of one file; 0, or 2 after saying why. */
 static int stats_file(const stats_opts *o, const char *path, json_t *all)
 {
-    char err[1024];
-    sqlite3 *db = open_trace(path, err, sizeof(err));
+    char err[PATH_MAX + 1024], dir[PATH_MAX], tmpdb[PATH_MAX + 16];
+    int from_json = access(path, R_OK) == 0 && !is_sqlite(path);
+    if (from_json && json_db(path, dir, sizeof(dir), tmpdb, sizeof(tmpdb)))
+        return 2;
+    sqlite3 *db = open_trace(from_json ? tmpdb : path, err, sizeof(err));
+    if (from_json)
+        json_db_remove(dir, tmpdb); /* open (or not): the file is no longer needed by name */
     if (!db) {
         fprintf(stderr, "acceltrace: stats: %s\n", err);
         return 2;

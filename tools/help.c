@@ -157,22 +157,29 @@ static const hcmd cmds[] = {
      "several traces (one per rank) add a row per rank and the spread between them. The "
      "table fits COLUMNS or the terminal (80 columns otherwise).",
      "Exit status: 0, or 2 when a file is missing or not a trace.", summary_opts},
-    {"stats", "acceltrace stats [OPTIONS] TRACE.sqlite...", "named reports over SQLite traces",
+    {"stats", "acceltrace stats [OPTIONS] TRACE...", "named reports over traces",
      "Run named reports, as nsys users know them, over SQLite traces ('acceltrace run -o "
-     "t.sqlite'): kern_sum, api_sum, mem_sum, mem_time_sum, range_sum, kern_trace, api_trace, "
+     "t.sqlite') or JSON traces (ours or torch.profiler's, plain or gzip; made a SQLite "
+     "trace in a temporary folder first): kern_sum, api_sum, mem_sum, mem_time_sum, range_sum, "
+     "kern_trace, api_trace, "
      "rank_sum, cl_errors, cl_leaks, cl_builds. Summaries give Time (%), Total Time, "
      "Instances, Avg, Med, Min, Max and StdDev per name. Each report is a SQL file (--list "
      "says where) over the views of docs/sqlite.md: read it, copy it, change it; "
      "ACCELTRACE_REPORTS_DIR names another folder.",
-     "Exit status: 0, or 2 for a usage error, an unknown report, or a file that is not an "
-     "acceltrace SQLite trace.",
+     "Exit status: 0, or 2 for a usage error, an unknown report, or a file that is neither "
+     "an acceltrace SQLite trace nor a JSON trace.",
      stats_opts},
-    {"export", "acceltrace export [OPTIONS] SPOOL_DIR -o FILE", "write the trace from a kept spool",
+    {"export", "acceltrace export [OPTIONS] SPOOL_DIR|TRACE -o FILE",
+     "write a trace from a kept spool, or a trace in another format",
      "Write the trace, and print the summary, from a spool directory that 'acceltrace run' "
      "kept (when the trace could not be written, after an interrupted export, or with "
      "--keep-spool). The command line, exit status and --metadata come from the run.json "
-     "that run saved there.",
-     "Exit status: 0 written, 2 usage error or no spool in SPOOL_DIR, 74 the trace could "
+     "that run saved there. Given a trace file instead (a JSON trace, ours or "
+     "torch.profiler's, plain or gzip), write it again in the format FILE's name picks: "
+     "'export -o t.sqlite t.json', '-o t.pftrace', '-o t.json.gz'; its events, args, flows "
+     "and top-level members are kept, and what cannot be is counted on stderr.",
+     "Exit status: 0 written, 2 usage error, no spool in SPOOL_DIR or a TRACE that is not "
+     "a JSON trace, 74 the trace could "
      "not be written (or lacks a process whose spool could not be read for want of memory), "
      "128+N interrupted by signal N.",
      export_opts},

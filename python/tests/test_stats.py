@@ -4,8 +4,9 @@ vecops (PoCL) traced to t.sqlite; each summary report checked against the
 answer computed here from the database's own views with Python's
 statistics module (count, total, average, median, min, max, sample
 standard deviation); time units, csv and json; the reports listed; bad
-inputs (an unknown report, a file that is not a database, a JSON trace)
-answered with one line and exit 2.
+inputs (an unknown report, a file that is neither a database nor JSON, a
+corrupt database) answered with one line and exit 2; a JSON trace read
+through a temporary SQLite trace.
 """
 
 import json
@@ -154,9 +155,19 @@ def test_list_and_bad_inputs(db, tmp_path):
     r = stats(str(bad))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert str(bad) in r.stderr
+    corrupt = tmp_path / "corrupt.sqlite"
+    corrupt.write_bytes(b"SQLite format 3\0" + os.urandom(4096))
+    r = stats(str(corrupt))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert str(corrupt) in r.stderr
+    # A JSON trace is read through a SQLite trace made in a temporary folder.
     js = tmp_path / "t.json"
     js.write_text('{"traceEvents": []}')
-    r = stats(str(js))
-    assert r.returncode == 2 and "not an acceltrace SQLite trace" in r.stderr
+    tmpd = tmp_path / "tmpd"
+    tmpd.mkdir()
+    r = subprocess.run([ACT, "stats", str(js)], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, TMPDIR=str(tmpd)))
+    assert r.returncode == 0 and "(no rows" in r.stdout, r.stderr
+    assert not os.listdir(tmpd)
     r = stats("--format", "xml", db)
     assert r.returncode == 2

@@ -98,6 +98,13 @@ const char *act_cat_name(int cat)
     return cat > 0 && cat < ACT_CAT_MAX ? cat_names[cat] : "";
 }
 
+const char *act_tl_cat_name(const act_timeline *tl, int cat)
+{
+    if (cat >= ACT_CAT_MAX && tl && (size_t)(cat - ACT_CAT_MAX) < tl->n_cat_extra)
+        return tl->cat_extra[cat - ACT_CAT_MAX];
+    return act_cat_name(cat);
+}
+
 const char *act_rec_kind_name(int kind)
 {
     static const char *const names[ACT_REC_KIND_MAX] = {

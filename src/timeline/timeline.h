@@ -40,6 +40,11 @@ enum act_cat {
 };
 
 const char *act_cat_name(int cat);
+/* The name of `cat` in `tl`: act_cat_name's, or beyond ACT_CAT_MAX one of
+ * the imported trace's own categories (tl->cat_extra). */
+struct act_timeline;
+const char *act_tl_cat_name(const struct act_timeline *tl, int cat);
+#define ACT_CAT_EXTRA_MAX (255 - ACT_CAT_MAX) /* an imported trace's own categories */
 /* The category of a host call recorded by `source` (its traits'
  * api_cat, core/source_traits.h). */
 int act_cat_of_api(uint32_t source);
@@ -58,7 +63,8 @@ enum act_arg_type {
     ACT_ARG_U64X3, /* [a,b,c] */
     ACT_ARG_BOOL,
     ACT_ARG_U64V, /* v.vec: [a,b,...] (any length, 0 included) */
-    ACT_ARG_NULL  /* null */
+    ACT_ARG_NULL, /* null */
+    ACT_ARG_JSON  /* v.s: JSON text, written as it is (an imported trace's arrays, objects) */
 };
 
 typedef struct act_tl_arg {
@@ -77,9 +83,11 @@ typedef struct act_tl_arg {
     } v;
 } act_tl_arg;
 
-#define ACT_EVF_BP_E   0x1 /* flow finish binds to the enclosing slice */
-#define ACT_EVF_NO_TID 0x2 /* process-scoped metadata: no "tid" member */
-#define ACT_EVF_ERROR  0x4 /* a failed call or command: written with the error colour */
+#define ACT_EVF_BP_E    0x1  /* flow finish binds to the enclosing slice */
+#define ACT_EVF_NO_TID  0x2  /* process-scoped metadata: no "tid" member */
+#define ACT_EVF_ERROR   0x4  /* a failed call or command: written with the error colour */
+#define ACT_EVF_SCOPE_G 0x8  /* an instant of global scope ("s":"g"; imported traces) */
+#define ACT_EVF_SCOPE_P 0x10 /* an instant of process scope ("s":"p"; imported traces) */
 
 typedef struct act_tl_event {
     uint64_t ts;  /* timeline ns (ignored for "M") */
@@ -247,6 +255,16 @@ struct act_timeline {
      * error, which becomes tl->err. */
     int (*on_devop)(const act_tl_devop *op, void *ctx);
     void *devop_ctx;
+    /* An imported trace (acceltrace export TRACE.json, tools/trace_import.c)
+     * rather than a built one: its events are the file's, times are its ts
+     * in ns (base_ns 0), and its top-level members are tl->meta in file
+     * order (is_json: the value is JSON text), which the writers write as
+     * they are in place of the run's facts (command, counts, devices). */
+    int imported;
+    /* Categories beyond enum act_cat, named by an imported trace
+     * ("python_function"): category ACT_CAT_MAX + i is cat_extra[i]. */
+    const char *cat_extra[ACT_CAT_EXTRA_MAX];
+    size_t n_cat_extra;
 };
 
 /* A batch of events and their args small enough to stay in a core's cache

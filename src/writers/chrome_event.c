@@ -220,6 +220,10 @@ static void write_arg_value(act_chrome_enc *w, const act_tl_arg *a)
         wstr_event(w, a->v.s.p, a->v.s.n);
         return;
     }
+    if (a->type == ACT_ARG_JSON) { /* valid JSON text, made by the importer */
+        act_obuf_put(b, a->v.s.p, a->v.s.n);
+        return;
+    }
     if (a->type == ACT_ARG_U64V) {
         act_obuf_putc(b, '[');
         for (uint32_t i = 0; i < a->v.vec.n; i++) {
@@ -413,7 +417,8 @@ static void write_event(act_chrome_enc *w, const act_tl_event *e, int sep)
     } else if (e->cat) {
         p = CUR_LIT(p, ",\"cat\":");
         b->len = (size_t)(p - b->buf);
-        wstr_event(w, act_cat_name(e->cat), strlen(act_cat_name(e->cat)));
+        const char *cat = act_tl_cat_name(w->tl, e->cat);
+        wstr_event(w, cat, strlen(cat));
         if (act_obuf_reserve(b, EV_ROOM + ESC_MAX))
             return;
         p = b->buf + b->len;
@@ -450,7 +455,11 @@ static void write_event(act_chrome_enc *w, const act_tl_event *e, int sep)
         if (e->flags & ACT_EVF_BP_E)
             p = CUR_LIT(p, ",\"bp\":\"e\"");
         break;
-    case 'i': p = CUR_LIT(p, ",\"s\":\"t\""); break;
+    case 'i':
+        p = e->flags & ACT_EVF_SCOPE_G   ? CUR_LIT(p, ",\"s\":\"g\"")
+            : e->flags & ACT_EVF_SCOPE_P ? CUR_LIT(p, ",\"s\":\"p\"")
+                                         : CUR_LIT(p, ",\"s\":\"t\"");
+        break;
     default: break;
     }
     /* Chrome's reserved colour for failures (Perfetto keeps the arg). */

@@ -521,11 +521,30 @@ static void write_props(act_chrome_enc *w, const act_chrome_opts *o)
     write_user_metadata(w, o);
 }
 
+/* An imported trace's members (tl->imported), as its file had them, after
+ * its events: each a member of its own, a JSON value kept as it was. */
+static void write_imported(act_chrome_enc *w, const act_chrome_opts *o)
+{
+    const act_timeline *tl = w->tl;
+    for (size_t i = 0; i < tl->n_meta; i++) {
+        const act_tl_meta *m = &tl->meta[i];
+        act_obuf_lit(w->b, ",\n");
+        act_chrome_str_put(w, m->key.p, m->key.n);
+        act_obuf_putc(w->b, ':');
+        if (m->is_json & ACT_META_JSON)
+            act_obuf_put(w->b, m->value.p, m->value.n);
+        else
+            act_chrome_str_put(w, m->value.p, m->value.n);
+    }
+    if (o->stats)
+        *o->stats = (act_chrome_stats){w->invalid, 0};
+}
+
 void act_chrome_head_write(act_chrome_enc *w, const act_chrome_opts *o)
 {
     act_obuf *b = w->b;
     act_obuf_putc(b, '{');
-    if (o->events_first) {
+    if (o->events_first || w->tl->imported) {
         act_obuf_lit(b, "\"traceEvents\":[\n");
         return;
     }
@@ -538,6 +557,11 @@ void act_chrome_tail_write(act_chrome_enc *w, const act_chrome_opts *o)
     act_obuf_lit(w->b, "\n]");
     free(w->esc); /* only event strings are cached */
     w->esc = NULL;
+    if (w->tl->imported) {
+        write_imported(w, o);
+        act_obuf_lit(w->b, "}\n");
+        return;
+    }
     if (o->events_first) {
         act_obuf_lit(w->b, ",\n");
         write_props(w, o);

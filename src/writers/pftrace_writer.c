@@ -288,10 +288,10 @@ static void pf_intern_bound(pf_writer *w)
 }
 
 /* The categories, interned once per incremental state with fixed iids. */
-static void pf_intern_categories(pf_writer *w)
+static void pf_intern_categories(pf_writer *w, const act_timeline *tl)
 {
-    for (int c = 1; c < ACT_CAT_MAX; c++) {
-        const char *n = act_cat_name(c);
+    for (int c = 1; c < ACT_CAT_MAX + (int)tl->n_cat_extra; c++) {
+        const char *n = act_tl_cat_name(tl, c);
         size_t at = act_pb_msg_begin(&w->in, ID_CATEGORIES);
         act_pb_u64(&w->in, 1, PF_CATEGORY0 + (unsigned)c);
         act_pb_str(&w->in, 2, n, strlen(n));
@@ -456,6 +456,7 @@ static void pf_arg_value(pf_writer *w, const act_tl_arg *a)
             act_pb_bytes(b, DA_JSON, "[]", 2);
         break;
     }
+    case ACT_ARG_JSON: act_pb_bytes(b, DA_JSON, a->v.s.p, a->v.s.n); break;
     default: act_pb_bytes(b, DA_JSON, "null", 4); break;
     }
 }
@@ -483,7 +484,7 @@ static void pf_event_start(pf_writer *w, act_timeline *tl, uint64_t track, int t
     pf_intern_bound(w);
     w->te.n = w->in.n = 0;
     if (w->cleared)
-        pf_intern_categories(w);
+        pf_intern_categories(w, tl);
     /* Timestamps are the Chrome trace's, in ns: from the time base
      * (baseTimeNanoseconds in the metadata), which also keeps their
      * varints short. Nothing is before the base (the builder sets it to
@@ -499,14 +500,14 @@ static void pf_event_start(pf_writer *w, act_timeline *tl, uint64_t track, int t
     act_pb_u64(&w->te, TE_TRACK_UUID, track);
 }
 
-static void pf_event_name(pf_writer *w, const act_tl_event *e)
+static void pf_event_name(pf_writer *w, const act_timeline *tl, const act_tl_event *e)
 {
     uint64_t iid = pf_intern_id(w, &w->names, ID_EVENT_NAMES, e->name);
     if (iid)
         act_pb_u64(&w->te, TE_NAME_IID, iid);
     else
         act_pb_str(&w->te, TE_NAME, e->name.p, e->name.n);
-    if (e->cat > 0 && e->cat < ACT_CAT_MAX)
+    if (e->cat > 0 && e->cat < ACT_CAT_MAX + tl->n_cat_extra)
         act_pb_u64(&w->te, TE_CATEGORY_IIDS, PF_CATEGORY0 + e->cat);
 }
 
@@ -548,7 +549,7 @@ static void pf_slice(pf_writer *w, act_timeline *tl, const act_tl_event *e, cons
     if (!track)
         return;
     pf_event_start(w, tl, track, e->ph == 'X' ? TYPE_BEGIN : TYPE_INSTANT, e->ts);
-    pf_event_name(w, e);
+    pf_event_name(w, tl, e);
     pf_args(w, tl, e);
     if (e->ph == 'X' && e->cat >= ACT_CAT_OPENCL_RUNTIME && e->cat <= ACT_CAT_RUNTIME &&
         !(e->flags & ACT_EVF_NO_TID) && pf_has_arg(tl, e, "correlation"))
@@ -586,7 +587,7 @@ static void pf_flow_alone(pf_writer *w, act_timeline *tl, const act_tl_event *e,
     if (!track || !id)
         return;
     pf_event_start(w, tl, track, TYPE_INSTANT, e->ts);
-    pf_event_name(w, e);
+    pf_event_name(w, tl, e);
     act_pb_fixed64(&w->te, TE_TERM_FLOW_IDS, id);
     pf_event_put(w);
 }
@@ -652,7 +653,7 @@ static void pf_async(pf_writer *w, act_timeline *tl, const act_tl_event *e)
         return;
     pf_event_start(w, tl, track, e->ph == 'b' ? TYPE_BEGIN : TYPE_END, e->ts);
     if (e->ph == 'b') {
-        pf_event_name(w, e);
+        pf_event_name(w, tl, e);
         pf_args(w, tl, e);
     } else { /* the Chrome writer writes the name of an "e" too */
         w->bad += act_pb_utf8_bad(e->name.p, e->name.n);

@@ -61,6 +61,7 @@ typedef struct sqlite_writer {
     char **owned; /* strings made valid UTF-8 here */
     size_t n_owned, cap_owned;
     int64_t next_event;
+    uint64_t first_ns; /* the earliest event's time (an imported trace's time zero) */
     act_writer_facts f;
     int err; /* sticky ACT_E_* */
     char why[256];
@@ -264,18 +265,28 @@ static const char index_sql[] = "CREATE INDEX args_event ON args (event, key);"
                                 "CREATE INDEX events_cat ON events (cat, start_ns);"
                                 "CREATE INDEX events_flow ON events (flow) WHERE flow IS NOT NULL;";
 
-static int sw_schema(sqlite_writer *w)
+/* The categories table: act_cat's names, then an imported trace's own. */
+static int sw_categories(sqlite_writer *w, const act_timeline *tl)
+{
+    sqlite3_stmt *s;
+    if (sq.sqlite3_prepare_v2(w->db, "INSERT INTO categories VALUES (?1, ?2)", -1, &s, NULL))
+        return sw_fail(w, ACT_E_IO, "prepare");
+    for (int c = 1; c < ACT_CAT_MAX + (int)tl->n_cat_extra && !w->err; c++) {
+        const char *n = act_tl_cat_name(tl, c);
+        sq.sqlite3_bind_int64(s, 1, c);
+        sq.sqlite3_bind_text(s, 2, n, -1, SQLITE_TRANSIENT);
+        sw_step(w, s);
+    }
+    sq.sqlite3_finalize(s);
+    return w->err;
+}
+
+static int sw_schema(sqlite_writer *w, const act_timeline *tl)
 {
     if (sw_exec(w, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
                    "PRAGMA locking_mode = EXCLUSIVE; BEGIN;") ||
-        sw_exec(w, schema_sql))
+        sw_exec(w, schema_sql) || sw_categories(w, tl))
         return w->err;
-    char sql[128];
-    for (int c = 1; c < ACT_CAT_MAX; c++) {
-        snprintf(sql, sizeof(sql), "INSERT INTO categories VALUES (%d, '%s');", c, act_cat_name(c));
-        if (sw_exec(w, sql))
-            return w->err;
-    }
     for (int i = 0; i < ST_N; i++)
         if (sq.sqlite3_prepare_v2(w->db, stmt_sql[i], -1, &w->st[i], NULL) != SQLITE_OK)
             return sw_fail(w, ACT_E_IO, "prepare");
@@ -344,6 +355,7 @@ static int sw_arg(sqlite_writer *w, int64_t event, const act_tl_arg *a)
         json_vec(buf, sizeof(buf), a->v.vec.p, a->v.vec.n, 1);
         sq.sqlite3_bind_text(s, 6, buf, -1, SQLITE_TRANSIENT);
         break;
+    case ACT_ARG_JSON: sq.sqlite3_bind_text(s, 6, a->v.s.p, (int)a->v.s.n, SQLITE_STATIC); break;
     default: break; /* ACT_ARG_NULL: every value NULL */
     }
     return sw_step(w, s);
@@ -369,6 +381,8 @@ static int sw_event(sqlite_writer *w, act_timeline *tl, const act_tl_event *e)
     else
         sq.sqlite3_bind_int64(s, 6, e->tid);
     bind_u64(s, 7, e->ts);
+    if (e->ph != 'M' && e->ts < w->first_ns)
+        w->first_ns = e->ts;
     if (e->ph == 'X')
         bind_u64(s, 8, e->dur);
     else
@@ -463,6 +477,17 @@ static int sw_errors(sqlite_writer *w, const act_timeline *tl)
     return w->err;
 }
 
+/* An imported trace's time zero, from which reports count: ts 0 in one of
+ * ours (its times are from the run's time zero already), else its first
+ * event (a torch.profiler trace counts from the machine's boot). */
+static uint64_t imported_zero(const sqlite_writer *w, const act_timeline *tl)
+{
+    for (size_t i = 0; i < tl->n_meta; i++)
+        if (act_str_is(tl->meta[i].key, "acceltrace"))
+            return 0;
+    return w->first_ns == UINT64_MAX ? 0 : w->first_ns;
+}
+
 /* The trace's facts: the timeline's metadata as recorded, then the run's
  * (schema, version, command, exit status, clock, time base, counts),
  * its devices and its error lines. */
@@ -473,11 +498,13 @@ static int sw_close_facts(sqlite_writer *w, act_timeline *tl)
         char *key = strndup(k.p, k.n);
         if (!key)
             return sw_fail(w, ACT_E_NOMEM, "out of memory");
-        sw_meta(w, key, tl->meta[i].value, tl->meta[i].is_json);
+        sw_meta(w, key, tl->meta[i].value, tl->meta[i].is_json & ACT_META_JSON);
         free(key);
     }
     sw_meta_u64(w, "schema_version", ACT_SQLITE_SCHEMA);
     sw_meta(w, "acceltrace_version", (act_str){ACT_VERSION, strlen(ACT_VERSION)}, 0);
+    if (tl->imported) /* its members are its facts */
+        return sw_meta_u64(w, "base_ns", imported_zero(w, tl));
     sw_meta_command(w);
     if (w->f.child_status >= 0)
         sw_meta_u64(w, "exit_status", (uint64_t)w->f.child_status);
@@ -520,7 +547,6 @@ static void sw_free(sqlite_writer *w)
 static int sqlite_writer_open(act_writer **out, act_timeline *tl, const act_writer_facts *f,
                               char *err, size_t errlen)
 {
-    (void)tl;
     *out = NULL;
     if (act_sqlite_load() != 0) {
         snprintf(err, errlen, "%s: SQLite output needs libsqlite3.so.0 (Debian: libsqlite3-0)",
@@ -534,13 +560,14 @@ static int sqlite_writer_open(act_writer **out, act_timeline *tl, const act_writ
     }
     w->base.ops = &act_writer_sqlite;
     w->f = *f;
+    w->first_ns = UINT64_MAX;
     *out = &w->base;
     int rc = act_outfile_open(&w->file, f->path, f->force, f->mode, ACT_OUTFILE_NAMED, err, errlen);
     if (rc)
         return rc;
     if (sq.sqlite3_open_v2(act_outfile_temp(w->file), &w->db, SQLITE_OPEN_READWRITE, NULL) !=
             SQLITE_OK ||
-        sw_schema(w)) {
+        sw_schema(w, tl)) {
         sw_fail(w, ACT_E_IO, "cannot open the database");
         snprintf(err, errlen, "%s: %s", f->path, w->why);
         return w->err;

@@ -11,7 +11,9 @@ slices, process and thread names, sort indexes and labels, every
 launch -> device op flow between the same two slices, and every metadata
 member. Nothing more may be there. A third run (70 000 marks of distinct
 names from Python) overflows the writer's intern tables, which must be
-cleared and refilled on the way. Also: `-o x.pftrace` straight from run."""
+cleared and refilled on the way. Each JSON trace is also exported itself
+(`export -o x.pftrace t.json`) and checked the same way. Also: `-o
+x.pftrace` straight from run."""
 import json
 import os
 import subprocess
@@ -318,7 +320,15 @@ with tempfile.TemporaryDirectory() as d:
             continue
         dec = decode(Trace, pf)
         with open(js, encoding="utf-8") as f:
-            compare(label, json.load(f), dec)
+            doc = json.load(f)
+        compare(label, doc, dec)
+        # The JSON trace itself exported (issue 33 part 1): the same again.
+        imp = os.path.join(d, f"{label}.imported.pftrace")
+        p = run([tool, "export", "-o", imp, js])
+        if p.returncode != 0:
+            failures.append(f"{label}: export of the JSON rc={p.returncode} {p.stderr[-400:]!r}")
+        else:
+            compare(label + " (from JSON)", doc, decode(Trace, imp))
         if label == "interning" and dec.clears < 2:
             failures.append(f"interning: the intern tables were never cleared ({dec.clears})")
     pf = os.path.join(d, "direct.pftrace")

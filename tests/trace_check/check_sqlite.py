@@ -7,7 +7,10 @@ duration, flow id) must be a row of `events` with the same values, every
 arg the same value; every kernel joins its launch by correlation in the
 views; the metadata and the devices are there; an invalid UTF-8 name is
 stored as the JSON writer wrote it. Also: `-o x.sqlite` straight from
-`run`, and a second export without --force refused."""
+`run`, and a second export without --force refused. The JSON trace
+itself exported to SQLite (`export -o x.sqlite t.json`) holds the same
+events, args and flows, every top-level member, and gives the same
+`stats` reports as the spool's."""
 import json
 import os
 import sqlite3
@@ -50,7 +53,7 @@ def json_arg(v):
     return int(v) if isinstance(v, bool) else pointer_arg(v)
 
 
-def compare(label, doc, db):
+def compare(label, doc, db, imported=False):
     con = sqlite3.connect(db)
     con.text_factory = lambda b: b.decode("utf-8")
     ver = con.execute("PRAGMA user_version").fetchone()[0]
@@ -101,6 +104,15 @@ def compare(label, doc, db):
     if unlinked:
         failures.append(f"{label}: {unlinked} kernels join no launch by correlation")
     meta = dict(con.execute("SELECT key, value FROM meta"))
+    if imported:  # every member of the JSON trace, with its value
+        typed = {k: json.loads(v) if j else v
+                 for k, v, j in con.execute("SELECT key, value, is_json FROM meta")}
+        for k, v in doc.items():
+            if k != "traceEvents" and typed.get(k) != v:
+                failures.append(f"{label}: member {k}: JSON {v!r} SQLite {typed.get(k)!r}")
+        con.close()
+        print(f"{label}: {n} events compared, {len(doc) - 1} members")
+        return
     for k in ("command", "exit_status", "clock_method", "schema_version"):
         if k not in meta:
             failures.append(f"{label}: meta lacks {k}")
@@ -120,6 +132,23 @@ def compare(label, doc, db):
     print(f"{label}: {n} events compared")
 
 
+def same_reports(label, db, imp):
+    """`acceltrace stats` says the same of both databases."""
+    reports = "kern_sum,api_sum,mem_sum,mem_time_sum,range_sum,kern_trace,api_trace,rank_sum"
+    out = []
+    for f in (db, imp):
+        p = run([tool, "stats", "--report", reports, "--format", "json", f])
+        if p.returncode != 0:
+            failures.append(f"{label}: stats {f}: rc={p.returncode} {p.stderr[-300:]!r}")
+            return
+        out.append([(r["report"], r["rows"]) for r in json.loads(p.stdout)])
+    if out[0] != out[1]:
+        for a, b in zip(*out):
+            if a != b:
+                failures.append(f"{label}: report {a[0]} differs from JSON: "
+                                f"{str(a[1])[:300]} vs {str(b[1])[:300]}")
+
+
 with tempfile.TemporaryDirectory() as d:
     for label, prog in (("vecops", vecops), ("annotate", annotate)):
         js = os.path.join(d, f"{label}.json")
@@ -134,7 +163,17 @@ with tempfile.TemporaryDirectory() as d:
             failures.append(f"{label}: export rc={p.returncode} {p.stderr[-400:]!r}")
             continue
         with open(js, encoding="utf-8") as f:
-            compare(label, json.load(f), db)
+            doc = json.load(f)
+        compare(label, doc, db)
+        # The JSON trace itself exported to SQLite (issue 33 part 1): the
+        # same events, args, flows and members, and the same reports.
+        imp = os.path.join(d, f"{label}.imported.sqlite")
+        p = run([tool, "export", "-o", imp, js])
+        if p.returncode != 0:
+            failures.append(f"{label}: export of the JSON rc={p.returncode} {p.stderr[-400:]!r}")
+        else:
+            compare(label + " (from JSON)", doc, imp, imported=True)
+            same_reports(label, db, imp)
         p = run([tool, "export", "--no-summary", spool, "-o", db])
         if p.returncode == 0 or "exists" not in p.stderr or "--force" not in p.stderr:
             failures.append(f"{label}: a second export without --force: rc={p.returncode}")
