@@ -280,16 +280,29 @@ static void print_cmd(const hcmd *c, FILE *f)
     }
 }
 
+static void print_commands(FILE *f)
+{
+    for (size_t i = 0; i < N_CMDS; i++)
+        fprintf(f, "  %-10s%s\n", cmds[i].name, cmds[i].brief);
+}
+
 static void print_top(FILE *f)
 {
     fprintf(f, "usage:\n");
     for (size_t i = 0; i < N_CMDS; i++)
         fprintf(f, "  %s\n", cmds[i].synopsis);
     fprintf(f, "\ncommands:\n");
-    for (size_t i = 0; i < N_CMDS; i++)
-        fprintf(f, "  %-10s%s\n", cmds[i].name, cmds[i].brief);
+    print_commands(f);
     fprintf(f, "\n'acceltrace help COMMAND' or 'acceltrace COMMAND --help' describes each "
                "command;\n'man acceltrace' has them all.\n");
+}
+
+int act_help_no_command(void)
+{
+    fprintf(stderr, "acceltrace: a command is needed:\n");
+    print_commands(stderr);
+    fprintf(stderr, "(see 'acceltrace --help')\n");
+    return 2;
 }
 
 int act_help_print(const char *command, FILE *f)

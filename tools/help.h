@@ -13,6 +13,8 @@
 /* `acceltrace COMMAND --help` (NULL or "" = the top-level help). Returns
  * 0, or -1 for an unknown command. */
 int act_help_print(const char *command, FILE *f);
+/* `acceltrace` alone: every command and what it does, on stderr; returns 2. */
+int act_help_no_command(void);
 /* A usage error: "acceltrace: CMD: MESSAGE (see 'acceltrace CMD --help')",
  * one line on stderr. Returns 2 (the exit status). */
 int act_help_usage_error(const char *command, const char *fmt, ...)

@@ -14,9 +14,7 @@
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return act_help_usage_error(
-            NULL,
-            "a command is needed: run, summary, stats, export, merge, trigger, rt, version, help");
+        return act_help_no_command();
     const char *cmd = argv[1];
     if (!strcmp(cmd, "run"))
         return act_cmd_run(argc - 1, argv + 1);

@@ -39,13 +39,23 @@ def check_usage():
         (["rt", "--bad"], "acceltrace: rt: unknown option '--bad'"),
         (["sumary", "t.json"], "did you mean 'summary'?"),
         (["rnu"], "did you mean 'run'?"),
-        ([], "acceltrace: a command is needed"),
     ]
     for args, want in cases:
         p = ac(*args)
         lines = p.stderr.splitlines()
         if p.returncode != 2 or len(lines) != 1 or want not in lines[0] or "--help')" not in lines[0]:
             fail("usage %r: rc=%d stderr=%r" % (args, p.returncode, p.stderr))
+
+
+def check_bare():
+    """`acceltrace` alone: exit 2, and every command listed with what it does."""
+    p = ac()
+    cmds = [ln.split()[0] for ln in ac("--help").stdout.split("commands:\n", 1)[1].splitlines()
+            if ln.startswith("  ")]
+    listed = [ln.split()[0] for ln in p.stderr.splitlines() if ln.startswith("  ")]
+    if p.returncode != 2 or not p.stderr.startswith("acceltrace: a command is needed") \
+            or listed != cmds or len(cmds) < 8:
+        fail("bare: rc=%d stderr=%r (commands %r)" % (p.returncode, p.stderr, cmds))
 
 
 def check_help():
@@ -152,6 +162,7 @@ if check == "docs":
     check_docs()
 else:
     check_usage()
+    check_bare()
     check_help()
     check_quiet_and_config()
     check_completion()
