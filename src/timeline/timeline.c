@@ -43,7 +43,7 @@ static const char *const cat_names[ACT_CAT_MAX] = {
     {                                                                                              \
         key, label, offsetof(act_tl_counts, field), 0                                              \
     }
-#define RING_COUNTER(field, key, label)                                                            \
+#define INFO_COUNTER(field, key, label)                                                            \
     {                                                                                              \
         key, label, offsetof(act_tl_counts, field), 1                                              \
     }
@@ -58,18 +58,18 @@ const act_tl_counter act_tl_counters[] = {
     COUNTER(device_ops_without_times, "device_ops_without_times", "device ops without timestamps"),
     COUNTER(unlinked_device_ops, "unlinked_device_ops", "device ops without host launch"),
     COUNTER(unresolved_external, "unresolved_external_ids", "External ids naming no range"),
-    COUNTER(flows, "flows", "launch-to-device flows"),
+    INFO_COUNTER(flows, "flows", "launch-to-device flows"),
     COUNTER(orphan_args, "orphan_args", "args with no event"),
-    RING_COUNTER(ring_size, "ring_size", "ring size per process (bytes)"),
-    RING_COUNTER(ring_chunks_overwritten, "ring_chunks_overwritten", "ring chunks overwritten"),
-    RING_COUNTER(ring_records_overwritten, "ring_records_overwritten", "ring records overwritten"),
-    RING_COUNTER(ring_bytes_overwritten, "ring_bytes_overwritten", "ring bytes overwritten"),
-    RING_COUNTER(ranges_before_window, "ranges_before_window", "ranges begun before ring window"),
-    RING_COUNTER(ring_flows_dropped, "ring_flows_dropped", "flows to launches overwritten"),
-    RING_COUNTER(ring_external_dropped, "ring_external_dropped", "External ids overwritten"),
+    INFO_COUNTER(ring_size, "ring_size", "ring size per process (bytes)"),
+    COUNTER(ring_chunks_overwritten, "ring_chunks_overwritten", "ring chunks overwritten"),
+    COUNTER(ring_records_overwritten, "ring_records_overwritten", "ring records overwritten"),
+    COUNTER(ring_bytes_overwritten, "ring_bytes_overwritten", "ring bytes overwritten"),
+    COUNTER(ranges_before_window, "ranges_before_window", "ranges begun before ring window"),
+    COUNTER(ring_flows_dropped, "ring_flows_dropped", "flows to launches overwritten"),
+    COUNTER(ring_external_dropped, "ring_external_dropped", "External ids overwritten"),
 };
 #undef COUNTER
-#undef RING_COUNTER
+#undef INFO_COUNTER
 const size_t act_tl_n_counters = sizeof(act_tl_counters) / sizeof(act_tl_counters[0]);
 
 /* The category of each source's host calls, by its traits' name; made

@@ -197,8 +197,10 @@ typedef struct act_tl_counts {
 typedef struct act_tl_counter {
     const char *key;
     const char *label;
-    size_t offset;  /* of a uint64_t in act_tl_counts */
-    int quiet_zero; /* the summary prints it only when not 0 (ring-mode counters) */
+    size_t offset; /* of a uint64_t in act_tl_counts */
+    /* 1: it counts what is so (flows, the ring's size), not what was lost
+     * or went wrong: the summary's "all clean" holds whatever its value. */
+    int info;
 } act_tl_counter;
 
 extern const act_tl_counter act_tl_counters[];

@@ -6,6 +6,7 @@
  * summary.c, which only feeds it (summary_cl.h).
  */
 #include "summary_cl.h"
+#include "summary_rows.h"
 
 #include <string.h>
 
@@ -46,27 +47,51 @@ void act_summary_cl_failure_event(json_t **failed, const act_timeline *tl, const
     act_summary_cl_failure(failed, e->name.p, e->name.n, "failed", 6);
 }
 
-static void print_failures(FILE *f, json_t *failed)
+/* One failure's line, the call, the error and the count, in 80 columns:
+ * the error gets the columns its longest takes (up to 44, the longest
+ * OpenCL error name), the call the rest; one too long is cut (act_sum_fit). */
+static void print_failure(FILE *f, const char *name, const char *err, long long n, int errw)
+{
+    char call[160], why[160];
+    int callw = 80 - 4 - 1 - errw - 1 - 6;
+    snprintf(call, sizeof(call), "%s", name);
+    snprintf(why, sizeof(why), "%s", err);
+    act_sum_fit(call, (size_t)callw);
+    act_sum_fit(why, (size_t)errw);
+    fprintf(f, "    %-*s %-*s %6lld\n", callw, call, errw, why, n);
+}
+
+static int print_failures(FILE *f, json_t *failed)
 {
     long long total = 0;
+    int errw = 20;
     const char *name, *err;
     json_t *per, *c;
     // cppcheck-suppress unknownMacro
     json_object_foreach(failed, name, per)
     {
-        json_object_foreach(per, err, c) total += json_integer_value(c);
+        json_object_foreach(per, err, c)
+        {
+            total += json_integer_value(c);
+            errw = (int)strlen(err) > errw ? (int)strlen(err) : errw;
+        }
     }
+    if (!total)
+        return 0;
+    errw = errw > 44 ? 44 : errw;
     fprintf(f, "  %-34s %lld\n", "failed calls and commands", total);
     json_object_foreach(failed, name, per)
     {
-        json_object_foreach(per, err, c)
-            fprintf(f, "    %-40s %-40s %lld\n", name, err, (long long)json_integer_value(c));
+        json_object_foreach(per, err, c) print_failure(f, name, err, json_integer_value(c), errw);
     }
+    return 1;
 }
 
-static void print_leaks(FILE *f, json_t *leaks)
+static int print_leaks(FILE *f, json_t *leaks)
 {
     json_int_t total = json_integer_value(json_object_get(leaks, "total"));
+    if (total <= 0)
+        return 0;
     fprintf(f, "  %-34s %lld", "objects never released", (long long)total);
     const char *sep = " (";
     const char *k;
@@ -83,6 +108,7 @@ static void print_leaks(FILE *f, json_t *leaks)
         sep = ", ";
     }
     fprintf(f, "%s\n", *sep == ',' ? ")" : "");
+    return 1;
 }
 
 /* The calls counted, not drawn (the trace's "opencl_calls_not_drawn"). */
@@ -92,10 +118,14 @@ static void print_undrawn(FILE *f, json_t *undrawn)
     const char *k;
     json_t *v;
     json_object_foreach(undrawn, k, v) total += json_integer_value(v);
+    if (!total)
+        return;
     fprintf(f, "  %-34s %lld", "calls counted, not drawn", total);
     const char *sep = " (";
     json_object_foreach(undrawn, k, v)
     {
+        if (json_integer_value(v) <= 0)
+            continue;
         fprintf(f, "%s%s %lld", sep, k, (long long)json_integer_value(v));
         sep = ", ";
     }
@@ -110,11 +140,16 @@ void act_summary_cl_print(FILE *f, json_t *failed, json_t *leaks, json_t *undraw
     fprintf(f, "OpenCL:\n");
     fprintf(f, "  %-34s %llu (%.3f ms)\n", "program builds", (unsigned long long)builds,
             build_us / 1000.0);
-    print_failures(f, failed);
+    int bad = print_failures(f, failed);
     if (json_is_object(leaks))
-        print_leaks(f, leaks);
+        bad += print_leaks(f, leaks);
     else
         fprintf(f, "  %-34s unknown (no leak report in this trace)\n", "objects never released");
+    if (!bad)
+        fprintf(f, "  %s\n",
+                json_is_object(leaks)
+                    ? "all clean: no call or command failed, every object released"
+                    : "no call or command failed");
     if (json_is_object(undrawn))
         print_undrawn(f, undrawn);
 }

@@ -43,10 +43,21 @@ typedef struct tcol {
     int w, on;
 } tcol;
 
+/* The columns a figure takes in the table (grouped). */
 static int numw(double v, int prec)
 {
     char b[64];
-    return act_sum_fig_text(b, sizeof(b), v, prec);
+    act_sum_fig_text(b, sizeof(b), v, prec);
+    act_sum_digits_group(b, sizeof(b));
+    return (int)strlen(b);
+}
+
+/* A count as the table prints it (grouped). */
+static const char *count_text(char *b, size_t cap, unsigned long long n)
+{
+    snprintf(b, cap, "%llu", n);
+    act_sum_digits_group(b, cap);
+    return b;
 }
 
 /* Row i of a section as printed: its top rows, then "other" if any. */
@@ -90,7 +101,7 @@ static void print_ops(act_summary *s, FILE *f, const char *title, sect *t, doubl
     double k = unit_scale[u];
     char fb[64];
     /* busy < 0: times that are no share of busy time (the delays) */
-    print_head(f, title, t, busy < 0 ? NULL : act_sum_fig(s, fb, sizeof(fb), busy * k, pr), lanes,
+    print_head(f, title, t, busy < 0 ? NULL : act_sum_tfig(s, fb, sizeof(fb), busy * k, pr), lanes,
                with_lanes, unit_name[u]);
     size_t nr = sect_shown(t);
     if (!nr) {
@@ -110,7 +121,7 @@ static void print_ops(act_summary *s, FILE *f, const char *title, sect *t, doubl
     for (size_t i = 0; i < nr; i++) {
         const prow *r = sect_row(t, i);
         char b[32];
-        int cw = snprintf(b, sizeof(b), "%llu", (unsigned long long)r->count);
+        int cw = (int)strlen(count_text(b, sizeof(b), (unsigned long long)r->count));
         c[0].w = cw > c[0].w ? cw : c[0].w;
         double v[5];
         row_figs(r, v);
@@ -144,12 +155,12 @@ static void print_ops(act_summary *s, FILE *f, const char *title, sect *t, doubl
         const char *name = i < t->nr ? (r->shown ? r->shown : "?") : t->other_label;
         size_t sc = act_sum_cols_of(name);
         fprintf(f, "  %s%*s", name, (int)(sc < (size_t)namew ? namew - sc : 0), "");
-        fprintf(f, " %*llu", c[0].w, (unsigned long long)r->count);
+        fprintf(f, " %*s", c[0].w, count_text(fb, sizeof(fb), (unsigned long long)r->count));
         double v[5];
         row_figs(r, v);
         for (int j = 0; j < 5; j++)
             if (c[j + 1].on)
-                fprintf(f, " %*s", c[j + 1].w, act_sum_fig(s, fb, sizeof(fb), v[j] * k, pr));
+                fprintf(f, " %*s", c[j + 1].w, act_sum_tfig(s, fb, sizeof(fb), v[j] * k, pr));
         if (c[6].on)
             fprintf(f, " %*s%%", c[6].w - 1,
                     act_sum_fig(s, fb, sizeof(fb), act_sum_pct_of(r->total, busy), 1));
@@ -193,8 +204,8 @@ static void print_spread(FILE *f, act_summary *s, double a, double b, const char
     else
         act_sum_fig(s, fp, sizeof(fp), pc, 1);
     int l = snprintf(line, sizeof(line), "  spread of span: %s..%s %s (%s%%), slowest: ",
-                     act_sum_fig(s, fa, sizeof(fa), a * k, pr),
-                     act_sum_fig(s, fb, sizeof(fb), b * k, pr), unit_name[u], fp);
+                     act_sum_tfig(s, fa, sizeof(fa), a * k, pr),
+                     act_sum_tfig(s, fb, sizeof(fb), b * k, pr), unit_name[u], fp);
     snprintf(label, sizeof(label), "%s", slowest);
     act_sum_fit(label, width - l > 12 ? (size_t)(width - l) : 12);
     fprintf(f, "%s%s\n", line, label);
@@ -224,11 +235,12 @@ static void print_group_rows(FILE *f, act_summary *s, const pgroup *g, size_t n,
         act_sum_group_label(s, &g[i], label, sizeof(label));
         act_sum_fit(label, (size_t)lw);
         size_t sc = act_sum_cols_of(label);
-        fprintf(f, "  %s%*s %*llu %*s %*s %*s\n", label, (int)(sc < (size_t)lw ? lw - sc : 0), "",
-                w[0], (unsigned long long)g[i].dev_slices, w[1],
-                act_sum_fig(s, f1, sizeof(f1), act_sum_span_of(&g[i]) * k, pr), w[2],
-                act_sum_fig(s, f2, sizeof(f2), g[i].dev_busy * k, pr), w[3],
-                act_sum_fig(s, f3, sizeof(f3), g[i].host_busy * k, pr));
+        char f0[32];
+        fprintf(f, "  %s%*s %*s %*s %*s %*s\n", label, (int)(sc < (size_t)lw ? lw - sc : 0), "",
+                w[0], count_text(f0, sizeof(f0), (unsigned long long)g[i].dev_slices), w[1],
+                act_sum_tfig(s, f1, sizeof(f1), act_sum_span_of(&g[i]) * k, pr), w[2],
+                act_sum_tfig(s, f2, sizeof(f2), g[i].dev_busy * k, pr), w[3],
+                act_sum_tfig(s, f3, sizeof(f3), g[i].host_busy * k, pr));
     }
 }
 
@@ -263,33 +275,37 @@ static uint64_t jnum(json_t *o, const char *k)
     return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
 }
 
-static void print_kind_counts(FILE *f, const char *label, json_t *o)
+/* A per-kind count ("dropped records 4 (api 3, mark 1)"), when not 0;
+ * returns whether it printed. */
+static int print_kind_counts(FILE *f, const char *label, json_t *o)
 {
     uint64_t total = 0;
     const char *k;
     json_t *v;
     json_object_foreach(o, k, v) total += json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+    if (!total)
+        return 0;
     fprintf(f, "  %-34s %llu", label, (unsigned long long)total);
-    if (total) {
-        const char *sep = " (";
-        json_object_foreach(o, k, v)
-        {
-            if (json_is_integer(v) && json_integer_value(v) > 0) {
-                char kc[128];
-                act_sum_clean(k, strlen(k), kc, sizeof(kc));
-                fprintf(f, "%s%s %lld", sep, kc, (long long)json_integer_value(v));
-                sep = ", ";
-            }
+    const char *sep = " (";
+    json_object_foreach(o, k, v)
+    {
+        if (json_is_integer(v) && json_integer_value(v) > 0) {
+            char kc[128];
+            act_sum_clean(k, strlen(k), kc, sizeof(kc));
+            fprintf(f, "%s%s %lld", sep, kc, (long long)json_integer_value(v));
+            sep = ", ";
         }
-        fprintf(f, ")");
     }
-    fprintf(f, "\n");
+    fprintf(f, ")\n");
+    return 1;
 }
 
-static void print_errors(FILE *f, json_t *er)
+static int print_errors(FILE *f, json_t *er)
 {
     size_t n = json_array_size(er), i;
     json_t *v;
+    if (!n)
+        return 0;
     fprintf(f, "  %-34s %zu\n", "errors", n);
     json_array_foreach(er, i, v)
     {
@@ -304,39 +320,99 @@ static void print_errors(FILE *f, json_t *er)
             snprintf(line, sizeof(line), "(not a string)");
         fprintf(f, "    %s\n", line[0] ? line : "(no reason given)");
     }
+    return 1;
 }
 
+/* A plain counter's line, when not 0; returns whether it printed. */
+static int print_count(FILE *f, const char *label, uint64_t n)
+{
+    if (n)
+        fprintf(f, "  %-34s %llu\n", label, (unsigned long long)n);
+    return n != 0;
+}
+
+/* The counters of what was lost or went wrong, into f; returns how many
+ * lines (0: all clean). Zero counters are not listed. */
+static int print_problems(FILE *f, json_t *a)
+{
+    int n = print_kind_counts(f, "dropped records", json_object_get(a, "dropped"));
+    n += print_kind_counts(f, "outside the capture window", json_object_get(a, "outside_window"));
+    json_t *cb = json_object_get(a, "callbacks");
+    if (jnum(cb, "pending") || jnum(cb, "lost"))
+        n += fprintf(f, "  %-34s %llu pending, %llu lost\n", "device callbacks outstanding",
+                     (unsigned long long)jnum(cb, "pending"),
+                     (unsigned long long)jnum(cb, "lost")) > 0;
+    json_t *sk = json_object_get(a, "skew");
+    if (jnum(sk, "device_before_launch"))
+        n += fprintf(f, "  %-34s %llu (max %.3f us)\n", "device start before host launch",
+                     (unsigned long long)jnum(sk, "device_before_launch"),
+                     (double)jnum(sk, "max_ns") / 1000.0) > 0;
+    /* The timeline's one counters table (timeline.c), then the writer's. */
+    for (size_t k = 0; k < act_tl_n_counters; k++)
+        if (!act_tl_counters[k].info)
+            n += print_count(f, act_tl_counters[k].label, jnum(a, act_tl_counters[k].key));
+    n += print_count(f, "invalid UTF-8 sequences replaced", jnum(a, "invalid_utf8"));
+    json_t *tr = json_object_get(a, "truncated_processes");
+    if (json_array_size(tr)) {
+        fprintf(f, "  %-34s %zu", "truncated processes", json_array_size(tr));
+        size_t i;
+        json_t *v;
+        json_array_foreach(tr, i, v)
+            fprintf(f, "%s%lld", i ? ", " : " (pid ", (long long)json_integer_value(v));
+        fprintf(f, ")\n");
+        n++;
+    }
+    return n + print_errors(f, json_object_get(a, "errors"));
+}
+
+/* The counters that count what is so (act_tl_counter.info), not 0,
+ * joined: "111 launch-to-device flows". */
+static void info_counts(json_t *a, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[0] = 0;
+    for (size_t k = 0; k < act_tl_n_counters && o < cap; k++)
+        if (act_tl_counters[k].info && jnum(a, act_tl_counters[k].key))
+            o += (size_t)snprintf(out + o, cap - o, "%s%llu %s", o ? ", " : "",
+                                  (unsigned long long)jnum(a, act_tl_counters[k].key),
+                                  act_tl_counters[k].label);
+}
+
+/* "Counters: all clean (111 launch-to-device flows)" when nothing was lost
+ * or went wrong; else the counters that are not 0, one a line. */
 static void print_counters(FILE *f, json_t *a, const char *whose)
 {
     if (!json_is_object(a)) {
         fprintf(f, "Counters%s: none in this trace (not written by acceltrace)\n", whose);
         return;
     }
-    fprintf(f, "Counters%s:\n", whose);
-    print_kind_counts(f, "dropped records", json_object_get(a, "dropped"));
-    print_kind_counts(f, "outside the capture window", json_object_get(a, "outside_window"));
-    json_t *cb = json_object_get(a, "callbacks");
-    fprintf(f, "  %-34s %llu pending, %llu lost\n", "device callbacks outstanding",
-            (unsigned long long)jnum(cb, "pending"), (unsigned long long)jnum(cb, "lost"));
-    json_t *sk = json_object_get(a, "skew");
-    fprintf(f, "  %-34s %llu (max %.3f us)\n", "device start before host launch",
-            (unsigned long long)jnum(sk, "device_before_launch"),
-            (double)jnum(sk, "max_ns") / 1000.0);
-    /* The timeline's one counters table (timeline.c), then the writer's. */
-    for (size_t k = 0; k < act_tl_n_counters; k++)
-        if (!act_tl_counters[k].quiet_zero || jnum(a, act_tl_counters[k].key))
-            fprintf(f, "  %-34s %llu\n", act_tl_counters[k].label,
-                    (unsigned long long)jnum(a, act_tl_counters[k].key));
-    fprintf(f, "  %-34s %llu\n", "invalid UTF-8 sequences replaced",
-            (unsigned long long)jnum(a, "invalid_utf8"));
-    json_t *tr = json_object_get(a, "truncated_processes");
-    fprintf(f, "  %-34s %zu", "truncated processes", json_array_size(tr));
-    size_t i;
-    json_t *v;
-    json_array_foreach(tr, i, v)
-        fprintf(f, "%s%lld", i ? ", " : " (pid ", (long long)json_integer_value(v));
-    fprintf(f, "%s\n", json_array_size(tr) ? ")" : "");
-    print_errors(f, json_object_get(a, "errors"));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    int n = m ? print_problems(m, a) : -1;
+    if (m)
+        fclose(m);
+    char info[256];
+    info_counts(a, info, sizeof(info));
+    if (n == 0) {
+        size_t cols = strlen(whose) + strlen(info) + 23; /* "Counters: all clean (...)" */
+        if (!info[0])
+            fprintf(f, "Counters%s: all clean\n", whose);
+        else if (cols <= 80)
+            fprintf(f, "Counters%s: all clean (%s)\n", whose, info);
+        else
+            fprintf(f, "Counters%s: all clean\n  %s\n", whose, info);
+    } else {
+        fprintf(f, "Counters%s:\n", whose);
+        if (n > 0)
+            fputs(text, f);
+        else /* no memory for the buffer: print them straight */
+            print_problems(f, a);
+        for (size_t k = 0; k < act_tl_n_counters; k++)
+            if (act_tl_counters[k].info)
+                print_count(f, act_tl_counters[k].label, jnum(a, act_tl_counters[k].key));
+    }
+    free(text);
 }
 
 static void print_all_counters(FILE *f, act_summary *s)

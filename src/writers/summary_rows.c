@@ -287,6 +287,36 @@ const char *act_sum_fig(act_summary *s, char *b, size_t cap, double v, int prec)
     return b;
 }
 
+/* Digits grouped by thousands in place ("91700.248" -> "91,700.248"), in
+ * the integer part of a fixed-point figure or a count; an exponent form,
+ * "overflow" or a figure that would not fit cap is left as it is. */
+void act_sum_digits_group(char *b, size_t cap)
+{
+    size_t lead = b[0] == '-' ? 1 : 0, digits = 0, len = strlen(b);
+    while (b[lead + digits] >= '0' && b[lead + digits] <= '9')
+        digits++;
+    if (digits < 4 || strchr(b, 'e'))
+        return;
+    size_t commas = (digits - 1) / 3;
+    if (len + commas + 1 > cap)
+        return;
+    memmove(b + lead + digits + commas, b + lead + digits, len - lead - digits + 1);
+    size_t from = lead + digits, to = from + commas;
+    for (size_t n = 0; from > lead; n++) {
+        if (n && n % 3 == 0)
+            b[--to] = ',';
+        b[--to] = b[--from];
+    }
+}
+
+/* act_sum_fig for the table: grouped (the CSV keeps plain figures). */
+const char *act_sum_tfig(act_summary *s, char *b, size_t cap, double v, int prec)
+{
+    act_sum_fig(s, b, cap, v, prec);
+    act_sum_digits_group(b, cap);
+    return b;
+}
+
 double act_sum_pct_of(double part, double busy)
 {
     return busy > 0 ? 100.0 * part / busy : 0.0;

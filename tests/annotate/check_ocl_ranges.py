@@ -36,14 +36,16 @@ def by_range_table(stderr):
             inside = True
             continue
         if inside:
-            m = re.match(r"^  (.+?)\s+(\d+)\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+%$", line)
+            m = re.match(r"^  (.+?)\s+([\d,]+)\s+([\d.,]+)\s+[\d.,]+\s+[\d.,]+\s+[\d.,]+\s+"
+                         r"[\d.,]+%$", line)  # figures grouped by thousands
             if not m:
                 if line.startswith("  name") or not line.startswith("  "):
                     if not line.startswith("  name"):
                         inside = False
                     continue
                 continue
-            rows[m.group(1).strip()] = (int(m.group(2)), float(m.group(3)))
+            rows[m.group(1).strip()] = (int(m.group(2).replace(",", "")),
+                                        float(m.group(3).replace(",", "")))
     return rows
 
 

@@ -229,6 +229,49 @@ static void test_every_table_counter_is_summarised(void **state)
     free(out);
 }
 
+/* Nothing lost or wrong: one line says so, with what the informative
+ * counters count, and no counter of 0 is listed. */
+static void test_all_clean(void **state)
+{
+    (void)state;
+    char err[512];
+    char *out = NULL;
+    const char *trace = "{\"traceEvents\":[],\"acceltrace\":{\"dropped\":{\"api\":0},"
+                        "\"callbacks\":{\"pending\":0,\"lost\":0},\"flows\":12345,"
+                        "\"unbalanced_pops\":0,\"invalid_utf8\":0,\"errors\":[]}}";
+    assert_int_equal(load(trace, err, sizeof(err), &out), 0);
+    assert_non_null(strstr(out, "Counters: all clean (12345 launch-to-device flows)\n"));
+    assert_null(strstr(out, " 0\n"));
+    free(out);
+    trace = "{\"traceEvents\":[],\"acceltrace\":{\"flows\":7,\"unbalanced_pops\":2}}";
+    assert_int_equal(load(trace, err, sizeof(err), &out), 0);
+    assert_non_null(strstr(out, "Counters:\n  unbalanced range pops              2\n"
+                                "  launch-to-device flows             7\n"));
+    assert_null(strstr(out, "all clean"));
+    free(out);
+}
+
+/* Table figures are grouped by thousands; short ones, exponents and
+ * "overflow" are left as they are. */
+static void test_digits_grouped(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"91700.248", "91,700.248"}, {"1470.584", "1,470.584"}, {"470.584", "470.584"},
+        {"1234567", "1,234,567"},    {"-12345.5", "-12,345.5"}, {"999", "999"},
+        {"1.5e+300", "1.5e+300"},    {"overflow", "overflow"},  {"1000", "1,000"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char b[64];
+        snprintf(b, sizeof(b), "%s", cases[i][0]);
+        act_sum_digits_group(b, sizeof(b));
+        assert_string_equal(b, cases[i][1]);
+    }
+    char small[8] = "1234567"; /* no room for the commas: left alone */
+    act_sum_digits_group(small, sizeof(small));
+    assert_string_equal(small, "1234567");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +281,8 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_torch_bare_array),
         cmocka_unit_test(test_acceltrace_counters),
+        cmocka_unit_test(test_all_clean),
+        cmocka_unit_test(test_digits_grouped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
