@@ -285,18 +285,23 @@ static int print_kind_counts(FILE *f, const char *label, json_t *o)
     json_object_foreach(o, k, v) total += json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
     if (!total)
         return 0;
-    fprintf(f, "  %-34s %llu", label, (unsigned long long)total);
+    char line[2048];
+    size_t at =
+        (size_t)snprintf(line, sizeof(line), "  %-34s %llu", label, (unsigned long long)total);
     const char *sep = " (";
     json_object_foreach(o, k, v)
     {
-        if (json_is_integer(v) && json_integer_value(v) > 0) {
+        if (json_is_integer(v) && json_integer_value(v) > 0 && at < sizeof(line)) {
             char kc[128];
             act_sum_clean(k, strlen(k), kc, sizeof(kc));
-            fprintf(f, "%s%s %lld", sep, kc, (long long)json_integer_value(v));
+            at += (size_t)snprintf(line + at, sizeof(line) - at, "%s%s %lld", sep, kc,
+                                   (long long)json_integer_value(v));
             sep = ", ";
         }
     }
-    fprintf(f, ")\n");
+    if (at < sizeof(line))
+        snprintf(line + at, sizeof(line) - at, ")");
+    act_sum_wrap(f, line, 4, 1);
     return 1;
 }
 
@@ -318,7 +323,9 @@ static int print_errors(FILE *f, json_t *er)
             act_sum_clean(json_string_value(v), json_string_length(v), line, sizeof(line));
         else
             snprintf(line, sizeof(line), "(not a string)");
-        fprintf(f, "    %s\n", line[0] ? line : "(no reason given)");
+        char ind[sizeof(line) + 4];
+        snprintf(ind, sizeof(ind), "    %s", line[0] ? line : "(no reason given)");
+        act_sum_wrap(f, ind, 6, 0);
     }
     return 1;
 }

@@ -309,6 +309,33 @@ void act_sum_digits_group(char *b, size_t cap)
     }
 }
 
+/* A line of the summary in 80 columns: cut at the last space that fits
+ * (a list: after the last ", ", so that its items stay whole), each further piece
+ * indented by `indent` columns; a word longer than a line is cut where
+ * the line ends. */
+void act_sum_wrap(FILE *f, const char *line, int indent, int list)
+{
+    size_t width = 80, n = strlen(line), at = 0, first = 1;
+    while (at < n) {
+        size_t room = first ? width : width - (size_t)indent, len = n - at;
+        if (len > room) { /* after the last ", " that fits, else the last space */
+            size_t cut = 0;
+            for (size_t i = room / 3; list && i + 1 < room; i++)
+                if (line[at + i] == ',' && line[at + i + 1] == ' ')
+                    cut = i + 1;
+            for (size_t i = room; !cut && i > room / 3; i--)
+                if (line[at + i] == ' ')
+                    cut = i;
+            len = cut ? cut : room;
+        }
+        fprintf(f, "%*s%.*s\n", first ? 0 : indent, "", (int)len, line + at);
+        at += len;
+        while (line[at] == ' ')
+            at++;
+        first = 0;
+    }
+}
+
 /* act_sum_fig for the table: grouped (the CSV keeps plain figures). */
 const char *act_sum_tfig(act_summary *s, char *b, size_t cap, double v, int prec)
 {

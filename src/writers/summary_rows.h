@@ -54,6 +54,7 @@ const char *act_sum_fig(act_summary *s, char *b, size_t cap, double v, int prec)
 int act_sum_fig_text(char *b, size_t cap, double v, int prec);
 const char *act_sum_tfig(act_summary *s, char *b, size_t cap, double v, int prec);
 void act_sum_digits_group(char *b, size_t cap);
+void act_sum_wrap(FILE *f, const char *line, int indent, int list);
 void act_sum_fit(char *s, size_t w);
 void act_sum_free_shown(prow *r, size_t n);
 void act_sum_group_label(const act_summary *s, const pgroup *g, char *out, size_t cap);

@@ -34,6 +34,7 @@ def fail(msg):
 
 
 def summary_drops(text):
+    text = re.sub(r"\n {4,}", " ", text)  # a long line is wrapped at 80 columns
     m = re.search(r"dropped records\s+(\d+)(?: \(([^)]*)\))?", text)
     if not m and ("Counters: all clean" in text or re.search(r"^Counters:$", text, re.M)):
         return 0, {}  # the summary lists only the counters that are not 0

@@ -272,6 +272,37 @@ static void test_digits_grouped(void **state)
     assert_string_equal(small, "1234567");
 }
 
+/* Long lines are wrapped into 80 columns: prose at spaces, a list after
+ * its commas, a word longer than a line cut; nothing is lost. */
+static void test_wrap(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    char list[400] = "  dropped records                    9";
+    for (int i = 0; i < 12; i++)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%skind_%d %d", i ? ", " : " (",
+                 i, 1000 + i);
+    strcat(list, ")");
+    act_sum_wrap(f, list, 4, 1);
+    char word[200];
+    memset(word, 'w', 150);
+    word[150] = 0;
+    act_sum_wrap(f, word, 6, 0);
+    fclose(f);
+    size_t kept = 0;
+    for (char *ln = strtok(out, "\n"); ln; ln = strtok(NULL, "\n")) {
+        assert_true(strlen(ln) <= 80);
+        kept += strlen(ln);
+        if (strstr(ln, "kind_"))
+            assert_non_null(strstr(ln, " 10")); /* an item stays whole: its name and count */
+    }
+    assert_true(kept >= strlen(list) + 150 - 3); /* only the spaces at the cuts go */
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_acceltrace_counters),
         cmocka_unit_test(test_all_clean),
         cmocka_unit_test(test_digits_grouped),
+        cmocka_unit_test(test_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
