@@ -37,7 +37,7 @@
 
 #include "acceltrace.h"
 #include "core/record.h"
-#include "core/vec.h"
+#include "timeline/strtab.h"
 #include "timeline/timeline.h"
 #include "timeline/u64map.h"
 #include "trace_import.h"
@@ -46,11 +46,9 @@
 
 typedef struct importer {
     act_timeline tl;
-    act_u64map strs;       /* hash of the bytes (probed on a clash) -> index + 1 */
+    act_strtab strs;       /* the interned strings, in the timeline's arena */
     act_u64map lanes;      /* a string pid (tid: with its pid) -> its number */
     uint32_t n_lanes, pid; /* lanes numbered; the pid of the event being read */
-    act_str *str;          /* the interned strings, in the timeline's arena */
-    size_t n_str, cap_str;
     act_writer_pick pick[ACT_WRITERS_MAX];
     act_writer *w[ACT_WRITERS_MAX];
     size_t n_pick, n_w;
@@ -63,34 +61,26 @@ typedef struct importer {
 
 /* ---- strings -------------------------------------------------------------- */
 
-static uint64_t str_hash(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
-    }
-    return h ? h : 1;
-}
-
 /* `p` (n bytes) interned: one copy for the life of the import (I2). */
 static act_str intern(importer *im, const char *p, size_t n)
 {
-    uint64_t key = str_hash(p, n), at;
-    while (act_u64map_get(&im->strs, key, &at)) {
-        act_str o = im->str[at - 1];
-        if (o.n == n && !memcmp(o.p, p, n))
-            return o;
-        key = key + 1 ? key + 1 : 1;
-    }
+    uint64_t id = act_strtab_find(&im->strs, p, n);
+    if (id)
+        return act_strtab_get(&im->strs, id);
     act_str s = act_tl_strdup(&im->tl, p, n);
-    if (im->tl.err || act_vec_reserve(im->str, im->cap_str, im->n_str + 1, 1024) ||
-        act_u64map_put(&im->strs, key, im->n_str + 1)) {
+    if (im->tl.err || !act_strtab_add(&im->strs, s)) {
         im->tl.err = ACT_E_NOMEM;
         return (act_str){"", 0};
     }
-    im->str[im->n_str++] = s;
     return s;
+}
+
+/* A lane name's key in im->lanes: its string's number, and for a thread
+ * the pid it belongs to. */
+static uint64_t lane_key(importer *im, act_str name, int is_tid, uint32_t pid)
+{
+    uint64_t id = act_strtab_find(&im->strs, name.p, name.n);
+    return id << 33 | (uint64_t)is_tid << 32 | (is_tid ? pid : 0);
 }
 
 static act_str intern_json_str(importer *im, const json_t *v)
@@ -182,11 +172,11 @@ static uint64_t time_ns(importer *im, const json_t *v, const char *what)
 static uint32_t lane_named(importer *im, const json_t *v, int is_tid, uint32_t pid)
 {
     act_str name = intern_json_str(im, v);
-    uint64_t key = str_hash(name.p, name.n) ^ (is_tid ? 0x7469640000000000ull ^ pid : 0), id;
-    if (act_u64map_get(&im->lanes, key ? key : 1, &id))
+    uint64_t key = lane_key(im, name, is_tid, pid), id;
+    if (act_u64map_get(&im->lanes, key, &id))
         return (uint32_t)id;
     id = ACT_IMPORT_NAMED_LANE - im->n_lanes++;
-    if (act_u64map_put(&im->lanes, key ? key : 1, id)) {
+    if (act_u64map_put(&im->lanes, key, id)) {
         im->tl.err = ACT_E_NOMEM;
         return 0;
     }
@@ -417,9 +407,8 @@ static void say_unkept(const importer *im, const act_import_opts *o)
 static void importer_free(importer *im)
 {
     act_timeline_free(&im->tl);
-    act_u64map_free(&im->strs);
+    act_strtab_free(&im->strs);
     act_u64map_free(&im->lanes);
-    free(im->str);
 }
 
 int act_trace_import(const act_import_opts *o, uint64_t *events)

@@ -83,6 +83,22 @@ typedef struct act_tl_arg {
     } v;
 } act_tl_arg;
 
+/* A vector arg's length and element i (ACT_ARG_U64X3 or ACT_ARG_U64V: the
+ * latter points into a spool, maybe unaligned). */
+static inline uint32_t act_tl_arg_vec_len(const act_tl_arg *a)
+{
+    return a->type == ACT_ARG_U64X3 ? 3 : a->v.vec.n;
+}
+
+static inline uint64_t act_tl_arg_vec_at(const act_tl_arg *a, uint32_t i)
+{
+    uint64_t v;
+    if (a->type == ACT_ARG_U64X3)
+        return a->v.v3[i];
+    memcpy(&v, (const char *)a->v.vec.p + i * sizeof(v), sizeof(v));
+    return v;
+}
+
 #define ACT_EVF_BP_E    0x1  /* flow finish binds to the enclosing slice */
 #define ACT_EVF_NO_TID  0x2  /* process-scoped metadata: no "tid" member */
 #define ACT_EVF_ERROR   0x4  /* a failed call or command: written with the error colour */

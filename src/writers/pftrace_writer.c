@@ -440,16 +440,10 @@ static void pf_arg_value(pf_writer *w, const act_tl_arg *a)
     }
     case ACT_ARG_U64X3:
     case ACT_ARG_U64V: {
-        int three = a->type == ACT_ARG_U64X3;
-        uint32_t n = three ? 3 : a->v.vec.n;
+        uint32_t n = act_tl_arg_vec_len(a);
         for (uint32_t i = 0; i < n; i++) {
-            uint64_t v;
-            if (three)
-                v = a->v.v3[i];
-            else
-                memcpy(&v, (const char *)a->v.vec.p + i * sizeof(v), sizeof(v));
             size_t at = act_pb_msg_begin(b, DA_ARRAY);
-            act_pb_u64(b, DA_UINT, v);
+            act_pb_u64(b, DA_UINT, act_tl_arg_vec_at(a, i));
             act_pb_msg_end(b, at);
         }
         if (!n) /* an empty array: no element says it is one */

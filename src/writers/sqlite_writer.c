@@ -36,7 +36,7 @@
 #include "obuf.h"
 #include "outfile.h"
 #include "sqlite_api.h"
-#include "timeline/u64map.h"
+#include "timeline/strtab.h"
 #include "writer.h"
 
 #define ACT_SQLITE_SCHEMA 2
@@ -75,10 +75,8 @@ typedef struct sqlite_writer {
     act_outfile *file;
     sqlite3 *db;
     sqlite3_stmt *st[ST_N];
-    act_u64map str_ids; /* hash of the bytes (probed on a clash) -> string id */
-    act_str *strs;      /* string id - 1 -> its bytes (valid until the close) */
-    size_t n_strs, cap_strs;
-    char **owned; /* strings made valid UTF-8 here */
+    act_strtab strs; /* the strings table's rows (their bytes valid until the close) */
+    char **owned;    /* strings made valid UTF-8 here */
     size_t n_owned, cap_owned;
     int64_t next_event;
     act_obuf args; /* the pending rows' args, each a JSON object (memory) */
@@ -123,16 +121,6 @@ static int sw_step(sqlite_writer *w, sqlite3_stmt *s)
 
 /* ---- strings ------------------------------------------------------------ */
 
-static uint64_t str_hash(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
-    }
-    return h ? h : 1;
-}
-
 /* `s` as valid UTF-8: itself, or a copy with each invalid sequence
  * replaced by U+FFFD (as the Chrome writer does), owned by the writer. */
 static act_str str_valid(sqlite_writer *w, act_str s)
@@ -168,21 +156,11 @@ static act_str str_valid(sqlite_writer *w, act_str s)
 /* The id of string `s` in `strings`, added on first use; 0 on error. */
 static int64_t str_id(sqlite_writer *w, act_str s)
 {
-    uint64_t key = str_hash(s.p, s.n), id;
-    while (act_u64map_get(&w->str_ids, key, &id)) {
-        const act_str *o = &w->strs[id - 1];
-        if (o->n == s.n && !memcmp(o->p, s.p, s.n))
-            return (int64_t)id;
-        key = key + 1 ? key + 1 : 1; /* a clash of hashes: probe on */
-    }
-    if (act_vec_reserve(w->strs, w->cap_strs, w->n_strs + 1, 1024)) {
-        sw_fail(w, ACT_E_NOMEM, "out of memory");
-        return 0;
-    }
+    uint64_t id = act_strtab_find(&w->strs, s.p, s.n);
+    if (id)
+        return (int64_t)id;
     act_str v = str_valid(w, s);
-    w->strs[w->n_strs++] = s;
-    id = w->n_strs;
-    if (act_u64map_put(&w->str_ids, key, id)) {
+    if (!(id = act_strtab_add(&w->strs, s))) {
         sw_fail(w, ACT_E_NOMEM, "out of memory");
         return 0;
     }
@@ -316,18 +294,11 @@ static void sw_arg_value(sqlite_writer *w, const act_tl_arg *a)
     case ACT_ARG_JSON: act_obuf_put(b, a->v.s.p, a->v.s.n); break;
     case ACT_ARG_U64X3:
     case ACT_ARG_U64V: {
-        int three = a->type == ACT_ARG_U64X3;
-        uint32_t n = three ? 3 : a->v.vec.n;
         act_obuf_putc(b, '[');
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t v;
-            if (three)
-                v = a->v.v3[i];
-            else
-                memcpy(&v, (const char *)a->v.vec.p + i * sizeof(v), sizeof(v));
+        for (uint32_t i = 0; i < act_tl_arg_vec_len(a); i++) {
             if (i)
                 act_obuf_putc(b, ',');
-            act_obuf_u64(b, v);
+            act_obuf_u64(b, act_tl_arg_vec_at(a, i));
         }
         act_obuf_putc(b, ']');
         break;
@@ -582,8 +553,7 @@ static void sw_free(sqlite_writer *w)
     for (size_t i = 0; i < w->n_owned; i++)
         free(w->owned[i]);
     free(w->owned);
-    free(w->strs);
-    act_u64map_free(&w->str_ids);
+    act_strtab_free(&w->strs);
     free(w);
 }
 
