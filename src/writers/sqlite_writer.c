@@ -257,7 +257,7 @@ static void sw_events_sql(char *b, size_t cap)
 
 static int sw_schema(sqlite_writer *w, const act_timeline *tl)
 {
-    if (sw_exec(w, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+    if (sw_exec(w, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
                    "PRAGMA locking_mode = EXCLUSIVE;"
                    "BEGIN;") ||
         sw_exec(w, schema_sql) || sw_categories(w, tl))
