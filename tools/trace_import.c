@@ -23,7 +23,8 @@
  *      never dropped silently: members other than ph, cat, name, pid, tid,
  *      ts, dur, id, bp, s, cname and args; a cname other than "terrible";
  *      an instant's scope other than "t"; a pid or tid that is not an
- *      unsigned 32-bit integer or a string; an event without ph. A lane
+ *      unsigned 32-bit integer or a string; an event without ph; args of
+ *      an event beyond the 65 535 a timeline event holds. A lane
  *      named by a string gets a number and a name event (lane_named); a
  *      metadata event's ts, which no reader uses, is not kept.
  *  I4. Args keep their JSON type: integers, reals, booleans, null and
@@ -238,6 +239,10 @@ static int hex_of(const char *s, uint64_t *v)
 
 static void add_arg(importer *im, const char *key, const json_t *v)
 {
+    if (im->tl.n_ev && im->tl.ev[im->tl.n_ev - 1].nargs == UINT16_MAX) {
+        unkept(im, "args beyond 65535"); /* act_tl_event.nargs holds no more */
+        return;
+    }
     act_str k = intern(im, key, strlen(key));
     act_tl_arg *a = act_tl_arg_add(&im->tl, k.p);
     if (!a)

@@ -187,3 +187,20 @@ def test_existing_output_needs_force(ours, tmp_path):
 def test_template_output_refused(ours, tmp_path):
     r = export("-o", str(tmp_path / "t-%p.json"), ours)
     assert r.returncode == 2 and "template" in r.stderr
+
+
+def test_more_args_than_an_event_holds_are_said(tmp_path):
+    """An event holds at most 65 535 args: the rest are counted, not
+    wrapped round into a wrong count."""
+    need_build()
+    args = {"a%d" % i: i for i in range(70000)}
+    src = tmp_path / "many.json"
+    src.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "name": "big", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": args},
+        {"ph": "X", "name": "next", "pid": 1, "tid": 1, "ts": 3, "dur": 1, "args": {"k": 1}}]}))
+    out = str(tmp_path / "out.json")
+    r = export("-o", out, str(src))
+    assert r.returncode == 0, r.stderr
+    assert "4465 event members could not be kept" in r.stderr, r.stderr
+    evs = load(out)["traceEvents"]
+    assert len(evs[0]["args"]) == 65535 and evs[1]["args"] == {"k": 1}
