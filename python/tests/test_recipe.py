@@ -315,3 +315,21 @@ def test_native_command_runs_the_recipe(hand):
 def test_recipe_error_is_an_exception_for_python_users(tmp_path):
     with pytest.raises(RecipeError, match="no traces in this folder"):
         inputs.prepare([str(tmp_path)])
+
+
+def test_streamed_and_whole_json_reads_agree(hand, tmp_path, monkeypatch):
+    """ijson's stream and json.load (where ijson is missing) give the same tables."""
+    import pyarrow.parquet as pq
+    src = os.path.join(hand, "r0.json")
+    convert.convert(src)
+    a = {t: pq.read_table(os.path.join(convert.cache_dir(src), t + ".parquet"))
+         for t in convert.SCHEMAS}
+    monkeypatch.setitem(sys.modules, "ijson", None)  # import ijson: ImportError
+    facts = convert.convert(src)
+    for t in convert.SCHEMAS:
+        assert pq.read_table(os.path.join(convert.cache_dir(src), t + ".parquet")).equals(a[t])
+    assert facts["rank"] == 0 and facts["rows"]["kernels"] == 3
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": [')
+    with pytest.raises(RecipeError, match="not a readable trace"):
+        convert.convert(str(bad))

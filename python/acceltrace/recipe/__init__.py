@@ -12,7 +12,7 @@ or by kernel name, that an engine (``engines``) runs over all ranks at once
 or one partition per Dask task. ``cli`` is the command, ``output`` prints the
 tables, ``pictures`` draws them. Needs the ``analysis`` extra
 (``pip install acceltrace[analysis]``: duckdb, pyarrow, dask[distributed],
-matplotlib).
+matplotlib, ijson).
 """
 
 

@@ -15,7 +15,7 @@ import sys
 
 from . import RecipeError
 
-NEED = "duckdb, pyarrow, dask[distributed] and matplotlib (pip install acceltrace[analysis])"
+NEED = "duckdb, pyarrow, dask[distributed], matplotlib and ijson (pip install acceltrace[analysis])"
 
 
 def _parser(names):

@@ -16,8 +16,9 @@ start and end) and the source's size and mtime. They are kept in
 again when the trace's size or mtime changes. The rank column is not stored:
 the engines add it (a rank may come from file order).
 
-A JSON trace is read whole, one rank at a time, and dropped once its
-tables are written: memory is one rank's trace, whatever the number of ranks.
+A JSON trace is read as a stream of events (ijson's C parser; where ijson
+is not installed, whole) and the tables written in row groups of
+``Sink.CHUNK`` rows: memory is bounded, whatever the trace's size.
 """
 
 import gzip
@@ -71,61 +72,130 @@ def _fit(v):
     return v if v is not None and -(1 << 63) <= v < (1 << 63) else None
 
 
-def read_json(path):
-    """(columns per table, facts) of a JSON trace."""
+class Sink:
+    """Rows of the four tables, written to ``folder`` as Parquet row groups
+    of CHUNK rows: memory is a chunk per table, whatever the trace's size."""
+
+    CHUNK = 131072
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.cols = {t: {f.name: [] for f in s} for t, s in SCHEMAS.items()}
+        self.writers = {}
+        self.rows = dict.fromkeys(SCHEMAS, 0)
+        self.first = self.last = None
+
+    def add(self, table, row):
+        cols = self.cols[table]
+        for c, v in zip(cols.values(), row):
+            c.append(v)
+        self.first = row[0] if self.first is None or row[0] < self.first else self.first
+        self.last = row[1] if self.last is None or row[1] > self.last else self.last
+        if len(cols["start_ns"]) >= self.CHUNK:
+            self.flush(table)
+
+    def flush(self, table):
+        cols = self.cols[table]
+        if table not in self.writers:
+            self.writers[table] = pq.ParquetWriter(
+                os.path.join(self.folder, table + ".parquet"), SCHEMAS[table],
+                compression="zstd")
+        self.rows[table] += len(cols["start_ns"])
+        self.writers[table].write_table(pa.Table.from_pydict(cols, schema=SCHEMAS[table]))
+        for c in cols.values():
+            c.clear()
+
+    def close(self):
+        for t in SCHEMAS:
+            if self.cols[t]["start_ns"] or t not in self.writers:
+                self.flush(t)
+            self.writers[t].close()
+
+
+def _events(f, path):
+    """The trace's events, one at a time (ijson's C parser), or all read
+    at once where ijson is not installed; and a function giving the
+    top-level members ``distributedInfo``, ``traceName``,
+    ``baseTimeNanoseconds`` (their own passes, for a streamed file)."""
+    try:
+        import ijson
+    except ImportError:
+        doc = json.load(f)
+        if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+            raise RecipeError("%s: not a trace (no traceEvents list)" % path)
+        events = doc.pop("traceEvents")
+        return iter(events), lambda key: doc.get(key)
+
+    def member(key):
+        f.seek(0)
+        return next(ijson.items(f, key, use_float=True), None)
+    return ijson.items(f, "traceEvents.item", use_float=True), member
+
+
+def read_json(path, sink):
+    """Feed ``sink`` the events of a JSON trace; return its facts."""
     try:
         with open(path, "rb") as f:
             gz = f.read(2) == b"\x1f\x8b"
         with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
-            doc = json.load(f)
-    except (OSError, EOFError, ValueError) as exc:  # JSONDecodeError, bad gzip, bad UTF-8
-        raise RecipeError("%s: not a readable trace (%s)" % (path, exc)) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise RecipeError("%s: not a trace (no traceEvents list)" % path)
-    cols = {t: {f.name: [] for f in s} for t, s in SCHEMAS.items()}
-    k, a, m, r = cols["kernels"], cols["api"], cols["memops"], cols["ranges"]
-    for e in doc.pop("traceEvents"):
+            events, member = _events(f, path)
+            n = _feed(path, events, sink)
+            if n == 0:
+                f.seek(0)
+                head = f.read(4096)
+                if b'"traceEvents"' not in head and member("traceEvents") is None:
+                    raise RecipeError("%s: not a trace (no traceEvents list)" % path)
+            dist, name, base = (member(k) for k in ("distributedInfo", "traceName",
+                                                     "baseTimeNanoseconds"))
+    except RecipeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (JSON, ijson, gzip, UTF-8 and I/O errors alike)
+        raise RecipeError("%s: not a readable trace (%s)"
+                          % (path, str(exc).splitlines()[0] if str(exc) else
+                             type(exc).__name__)) from None
+    dist = dist if isinstance(dist, dict) else {}
+    return {"rank": _int(dist.get("rank")), "world_size": _int(dist.get("world_size")),
+            "trace_name": name if isinstance(name, str) else None, "wall_zero_ns": _int(base)}
+
+
+def _feed(path, events, sink):
+    n = 0
+    for e in events:
+        n += 1
         if not isinstance(e, dict) or e.get("ph") != "X":
             continue
         cat = e.get("cat")
         if not isinstance(cat, str):
+            continue
+        kind = ("kernels" if cat in KERNEL_CATS else "memops" if cat in MEMOP_CATS else
+                "api" if is_api_cat(cat) else "ranges" if cat in RANGE_CATS else None)
+        if kind is None:
             continue
         try:
             start = round(float(e["ts"]) * 1000)
             end = start + round(float(e.get("dur") or 0) * 1000)
         except (KeyError, TypeError, ValueError):
             raise RecipeError("%s: an event without a numeric ts/dur: %.200s"
-                              % (path, json.dumps(e))) from None
+                              % (path, json.dumps(e, default=str))) from None
         args = e.get("args") if isinstance(e.get("args"), dict) else {}
         name = str(e.get("name", ""))
-        if cat in KERNEL_CATS or cat in MEMOP_CATS:
+        corr = _fit(_int(args.get("correlation")))
+        if kind in ("kernels", "memops"):
             dev = _int(args.get("device"))
             dev = _int(e.get("pid")) if dev is None else dev
             q = _int(args.get("stream"))
             q = _int(e.get("tid")) if q is None else q
-            t = k if cat in KERNEL_CATS else m
-            for c, v in (("start_ns", start), ("end_ns", end), ("name", name), ("device", dev),
-                         ("queue", q), ("correlation", _fit(_int(args.get("correlation"))))):
-                t[c].append(v)
-            if t is k:
-                k["external_id"].append(_fit(_int(args.get("External id"))))
+            if kind == "kernels":
+                sink.add(kind, (start, end, name, dev, q, corr,
+                                _fit(_int(args.get("External id")))))
             else:
-                m["kind"].append(MEMOP_CATS[cat])
-                m["bytes"].append(_fit(_int(args.get("bytes"))))
-        elif is_api_cat(cat):
-            for c, v in (("start_ns", start), ("end_ns", end), ("name", name),
-                         ("pid", _int(e.get("pid"))), ("tid", _int(e.get("tid"))),
-                         ("correlation", _fit(_int(args.get("correlation"))))):
-                a[c].append(v)
-        elif cat in RANGE_CATS:
-            for c, v in (("start_ns", start), ("end_ns", end), ("name", name),
-                         ("pid", _int(e.get("pid"))), ("tid", _int(e.get("tid"))), ("cat", cat)):
-                r[c].append(v)
-    dist = doc.get("distributedInfo") if isinstance(doc.get("distributedInfo"), dict) else {}
-    base = _int(doc.get("baseTimeNanoseconds"))
-    return cols, {"rank": _int(dist.get("rank")), "world_size": _int(dist.get("world_size")),
-                  "trace_name": doc.get("traceName") if isinstance(doc.get("traceName"), str)
-                  else None, "wall_zero_ns": base}
+                sink.add(kind, (start, end, name, dev, q, MEMOP_CATS[cat],
+                                _fit(_int(args.get("bytes"))), corr))
+        elif kind == "api":
+            sink.add(kind, (start, end, name, _int(e.get("pid")), _int(e.get("tid")), corr))
+        else:
+            sink.add(kind, (start, end, name, _int(e.get("pid")), _int(e.get("tid")), cat))
+    return n
 
 
 SQLITE_QUERIES = {
@@ -139,28 +209,28 @@ SQLITE_QUERIES = {
 }
 
 
-def read_sqlite(path):
-    """(columns per table, facts) of an acceltrace SQLite trace."""
+def read_sqlite(path, sink):
+    """Feed ``sink`` the rows of an acceltrace SQLite trace; return its facts."""
     try:
         con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
         try:
             meta = {key: (json.loads(v) if is_json and v is not None else v)
                     for key, v, is_json in con.execute("SELECT key, value, is_json FROM meta")}
             base = _int(meta.get("base_ns")) or 0
-            cols = {}
             for t, q in SQLITE_QUERIES.items():
-                rows = con.execute(q.format(b=base)).fetchall()
-                names = SCHEMAS[t].names
-                cols[t] = {n: [row[i] for row in rows] for i, n in enumerate(names)}
+                cur = con.execute(q.format(b=base))
+                for rows in iter(lambda: cur.fetchmany(65536), []):
+                    for row in rows:
+                        sink.add(t, row)
         finally:
             con.close()
     except (sqlite3.Error, ValueError) as exc:
         raise RecipeError("%s: not an acceltrace SQLite trace (%s)" % (path, exc)) from None
     dist = meta.get("distributedInfo") if isinstance(meta.get("distributedInfo"), dict) else {}
     name = meta.get("traceName")
-    return cols, {"rank": _int(dist.get("rank")), "world_size": _int(dist.get("world_size")),
-                  "trace_name": name if isinstance(name, str) else None,
-                  "wall_zero_ns": _int(meta.get("base_wall_ns"))}
+    return {"rank": _int(dist.get("rank")), "world_size": _int(dist.get("world_size")),
+            "trace_name": name if isinstance(name, str) else None,
+            "wall_zero_ns": _int(meta.get("base_wall_ns"))}
 
 
 def is_sqlite(path):
@@ -198,21 +268,18 @@ def convert(path):
     """Make ``path``'s tables (atomically: a temporary folder renamed);
     returns its facts (info.json's content)."""
     stamp = _stamp(path)
-    cols, facts = (read_sqlite if is_sqlite(path) else read_json)(path)
-    starts = [min(c["start_ns"]) for c in cols.values() if c["start_ns"]]
-    ends = [max(c["end_ns"]) for c in cols.values() if c["end_ns"]]
-    zero = facts.pop("wall_zero_ns")
-    facts["wall_start_ns"] = zero + min(starts) if zero is not None and starts else None
-    facts["wall_end_ns"] = zero + max(ends) if zero is not None and ends else None
-    facts.update(path=os.path.abspath(path), stamp=stamp,
-                 rows={t: len(c["start_ns"]) for t, c in cols.items()})
     dest = cache_dir(path)
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(dest))
     try:
-        for t, c in cols.items():
-            pq.write_table(pa.Table.from_pydict(c, schema=SCHEMAS[t]),
-                           os.path.join(tmp, t + ".parquet"), compression="zstd")
+        sink = Sink(tmp)
+        facts = (read_sqlite if is_sqlite(path) else read_json)(path, sink)
+        sink.close()
+        zero = facts.pop("wall_zero_ns")
+        known = zero is not None and sink.first is not None
+        facts.update(wall_start_ns=zero + sink.first if known else None,
+                     wall_end_ns=zero + sink.last if known else None,
+                     path=os.path.abspath(path), stamp=stamp, rows=sink.rows)
         with open(os.path.join(tmp, "info.json"), "w") as f:
             json.dump(facts, f)
         shutil.rmtree(dest, ignore_errors=True)
