@@ -41,7 +41,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         import duckdb, pyarrow, matplotlib  # noqa: F401,E401  (present, or say so)
-        from . import RecipeError as _E, inputs, engines, recipes, output, pictures  # noqa: F401
+        from . import engines, inputs, output, pictures, recipes
     except ImportError as exc:
         sys.stderr.write("acceltrace recipe: needs %s: %s\n" % (NEED, exc))
         return 2
