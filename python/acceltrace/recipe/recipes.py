@@ -154,23 +154,21 @@ FROM ranks r LEFT JOIN delay USING (rank) ORDER BY r.rank"""},
 
 COMM_OVERLAP = Recipe(
     "comm_overlap", "per rank: collective kernels' time (nccl, hccl, allreduce, ...) and how"
-    " much of it compute kernels overlap", {
+    " much of it compute kernels overlap (|comm| + |compute| - |both|, each a union)", {
         "overlap": Part("rank", """
 WITH comm AS (SELECT rank, start_ns, end_ns FROM kernels
               WHERE regexp_matches(lower(name), '{c}')),
 comp AS (SELECT rank, start_ns, end_ns FROM kernels
          WHERE NOT regexp_matches(lower(name), '{c}')),
-cu AS {cu}, pu AS {pu},
-ov AS (SELECT cu.rank, sum(least(cu.end_ns, pu.end_ns) - greatest(cu.start_ns, pu.start_ns))
-              AS ov_ns
-       FROM cu JOIN pu ON cu.rank = pu.rank AND cu.start_ns < pu.end_ns
-                          AND pu.start_ns < cu.end_ns GROUP BY cu.rank),
-n AS (SELECT rank, count(*) AS n, sum(end_ns - start_ns) AS sum_ns FROM comm GROUP BY rank),
-u AS (SELECT rank, sum(end_ns - start_ns) AS comm_ns FROM cu GROUP BY rank)
+every AS (SELECT rank, start_ns, end_ns FROM kernels),
+cu AS (SELECT rank, sum(end_ns - start_ns) AS comm_ns FROM {cu} GROUP BY rank),
+pu AS (SELECT rank, sum(end_ns - start_ns) AS comp_ns FROM {pu} GROUP BY rank),
+au AS (SELECT rank, sum(end_ns - start_ns) AS all_ns FROM {au} GROUP BY rank),
+n AS (SELECT rank, count(*) AS n, sum(end_ns - start_ns) AS sum_ns FROM comm GROUP BY rank)
 SELECT rank, n::BIGINT AS n, sum_ns::BIGINT AS sum_ns, comm_ns::BIGINT AS comm_ns,
-       coalesce(ov_ns, 0)::BIGINT AS ov_ns
-FROM n JOIN u USING (rank) LEFT JOIN ov USING (rank)""".format(
-            c=COLLECTIVE, cu=union_of("comm"), pu=union_of("comp"))),
+       (comm_ns + coalesce(comp_ns, 0) - all_ns)::BIGINT AS ov_ns
+FROM n JOIN cu USING (rank) JOIN au USING (rank) LEFT JOIN pu USING (rank)""".format(
+            c=COLLECTIVE, cu=union_of("comm"), pu=union_of("comp"), au=union_of("every"))),
     }, {
         "comm_overlap": """
 SELECT rank AS "Rank", n AS "Collectives", sum_ns AS "Collective Time (ns)",
