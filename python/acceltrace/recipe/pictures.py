@@ -31,11 +31,12 @@ def _bars(ax, df, x, cols, title, ylabel, stacked=True):
     for i, c in enumerate(cols):
         vals = [float(v) if v == v and v is not None else 0.0 for v in df[c]]
         if stacked:
-            ax.bar(range(len(df)), vals, bottom=bottom, label=c)
+            ax.bar(range(len(df)), vals, bottom=bottom, label=c.replace(" (ns)", ""))
             bottom = [b + v for b, v in zip(bottom, vals)]
         else:
             w = 0.8 / n
-            ax.bar([j - 0.4 + w * (i + 0.5) for j in range(len(df))], vals, width=w, label=c)
+            ax.bar([j - 0.4 + w * (i + 0.5) for j in range(len(df))], vals, width=w,
+                   label=c.replace(" (ns)", ""))
     ax.set_xticks(range(len(df)), labels if len(df) <= 32 else None, rotation=40, fontsize=8)
     ax.set_title(title)
     ax.set_ylabel(ylabel)
