@@ -51,13 +51,14 @@ int act_cmd_recipe(int argc, char **argv)
     if (act_self_dir(exe, sizeof exe - 64) == 0) {
         static const char *const rel[] = {"../../python", "../lib/python3/dist-packages", "../.."};
         for (size_t i = 0; i < sizeof rel / sizeof rel[0] && !found; i++) {
-            snprintf(pkg, sizeof pkg, "%s/%s", exe, rel[i]);
+            if ((size_t)snprintf(pkg, sizeof pkg, "%s/%s", exe, rel[i]) >= sizeof pkg)
+                continue;
             found = has_recipe(pkg);
-            if (found && i == 0 && !(python && *python)) {
-                snprintf(venv, sizeof venv, "%s/../../.venv/bin/python", exe);
-                if (access(venv, X_OK) == 0)
-                    python = venv;
-            }
+            if (found && i == 0 && !(python && *python) &&
+                (size_t)snprintf(venv, sizeof venv, "%s/../../.venv/bin/python", exe) <
+                    sizeof venv &&
+                access(venv, X_OK) == 0)
+                python = venv;
         }
     }
     if (!python || !*python)
