@@ -351,3 +351,11 @@ def test_sqlite_exported_from_json_gives_the_same_answers(hand, tmp_path):
     for name in recipes.RECIPES:
         a, b = (command([name, "--format", "csv", x]) for x in (hand, str(d)))
         assert a[0] == b[0] == 0 and a[1] == b[1], (name, a, b)
+
+
+def test_dask_without_a_scheduler_starts_its_own(hand):
+    a = command(["launch_delay", "--format", "csv", hand])
+    b = command(["launch_delay", "--format", "csv", "--engine", "dask", hand])
+    assert a[0] == b[0] == 0 and a[1] == b[1], b[2]
+    rc, out, err = command(["idle", "--scheduler", "tcp://127.0.0.1:8786", hand])
+    assert rc == 2 and err == "acceltrace recipe: --scheduler is for --engine dask\n"
