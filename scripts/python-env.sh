@@ -15,7 +15,7 @@
 act_python_env() {
   local root=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
   local venv=$root/.venv
-  local want="torch==2.13.0 pytest numpy scikit-build-core==1.1.0 pyopencl==2026.1.4 opencv-python-headless==4.12.0.88 HolisticTraceAnalysis==0.5.0 pandas<3 torch-tb-profiler==0.4.3 nvtx==0.2.16 protobuf==7.36.2; editable $root/python"
+  local want="torch==2.13.0 pytest numpy scikit-build-core==1.1.0 pyopencl==2026.1.4 opencv-python-headless==4.12.0.88 HolisticTraceAnalysis==0.5.0 pandas<3 torch-tb-profiler==0.4.3 nvtx==0.2.16 protobuf==7.36.2 duckdb==2.0.1 pyarrow==26.0.1 dask[distributed]==2026.8.0 matplotlib==3.11.2 ijson==3.6.0; editable $root/python"
   local stamp=$venv/.acceltrace-env
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
@@ -38,6 +38,11 @@ act_python_env() {
   # protobuf: decodes the .pftrace writer's output against Perfetto's proto
   # in tests/trace_check/check_pftrace.py (the version tensorboard pulls).
   "$venv/bin/pip" install -q protobuf==7.36.2
+  # The analysis extra (python/pyproject.toml): `acceltrace recipe`'s
+  # engines (DuckDB, Dask), its Parquet cache, its streaming JSON reader
+  # (ijson) and its pictures.
+  "$venv/bin/pip" install -q duckdb==2.0.1 pyarrow==26.0.1 'dask[distributed]==2026.8.0' \
+    matplotlib==3.11.2 ijson==3.6.0
   "$venv/bin/pip" install -q --no-build-isolation -e "$root/python"
   printf '%s' "$want" >"$stamp"
 }

@@ -16,6 +16,7 @@ int act_cmd_trigger(int argc, char **argv); /* cmd_trigger.c */
 int act_cmd_export(int argc, char **argv);  /* cmd_export.c */
 int act_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 int act_cmd_stats(int argc, char **argv);   /* cmd_stats.c */
+int act_cmd_recipe(int argc, char **argv);  /* cmd_recipe.c: execs the Python recipes */
 
 /* Weak fallbacks let a subcommand be missing from a build without
  * breaking the others (main.c says "not available in this build"). */

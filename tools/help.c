@@ -131,6 +131,16 @@ static const hopt stats_opts[] = {
     {NULL, NULL, NULL},
 };
 
+static const hopt recipe_opts[] = {
+    {"--engine", "ENGINE", "duckdb (default, embedded) or dask"},
+    {"--scheduler", "ADDR", "the Dask scheduler (tcp://host:8786); default: a local cluster"},
+    {"--format", "FORMAT", "table (default), csv or json"},
+    {"--timeunit", "UNIT", "ns (default), us, ms or s for the time columns"},
+    {"-o, --output", "DIR", "write the recipe's picture there (NAME.png, NAME.svg)"},
+    {"-h, --help", NULL, "show this help"},
+    {NULL, NULL, NULL},
+};
+
 static const hopt help_only_opts[] = {
     {"-h, --help", NULL, "show this help"},
     {NULL, NULL, NULL},
@@ -169,6 +179,17 @@ static const hcmd cmds[] = {
      "Exit status: 0, or 2 for a usage error, an unknown report, or a file that is neither "
      "an acceltrace SQLite trace nor a JSON trace.",
      stats_opts},
+    {"recipe", "acceltrace recipe NAME [OPTIONS] INPUT...", "multi-rank recipes (DuckDB, Dask)",
+     "Run a recipe over every rank of a run: kernel_sum, rank_imbalance, idle, launch_delay, "
+     "comm_overlap. INPUT is a trace file (.json, .json.gz, .sqlite; acceltrace's or "
+     "torch.profiler's) or a folder of per-rank traces; each is converted once to Parquet "
+     "(kept in .acceltrace-cache beside it). DuckDB runs the recipe embedded; --engine dask "
+     "on a Dask cluster, with the same result. Python: needs the acceltrace package with "
+     "its analysis extra (pip install acceltrace[analysis]); ACCELTRACE_PYTHON names the "
+     "Python to run.",
+     "Exit status: 0, or 2 for a usage error, an unreadable trace, traces of two runs, a "
+     "missing rank, or missing Python packages.",
+     recipe_opts},
     {"export", "acceltrace export [OPTIONS] SPOOL_DIR|TRACE -o FILE",
      "write a trace from a kept spool, or a trace in another format",
      "Write the trace, and print the summary, from a spool directory that 'acceltrace run' "

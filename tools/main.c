@@ -28,6 +28,8 @@ int main(int argc, char **argv)
         return act_cmd_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "stats"))
         return act_cmd_stats(argc - 1, argv + 1);
+    if (!strcmp(cmd, "recipe"))
+        return act_cmd_recipe(argc - 1, argv + 1);
     if (!strcmp(cmd, "rt")) {
         if (!act_cmd_rt) {
             fprintf(stderr, "acceltrace: rt: not available in this build\n");

@@ -8,6 +8,9 @@ The native command is looked for as the library is: installed with the
 package (``_build_info``), then the build tree of the checkout this package
 comes from (``<repo>/build/bin/acceltrace``). PATH is never searched: in a
 wheel, ``acceltrace`` on PATH is this very entry point.
+
+``recipe`` is the one command that is Python (acceltrace.recipe): it runs
+here, in this interpreter, without the native command.
 """
 
 import os
@@ -27,6 +30,9 @@ def native_command():
 
 def main(argv=None):
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["recipe"]:
+        from .recipe.cli import main as recipe
+        return recipe(args[1:])
     cmd = native_command()
     if cmd is None:
         sys.stderr.write(
