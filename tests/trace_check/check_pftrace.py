@@ -72,30 +72,81 @@ def annotation_value(a, strings):
     return getattr(a, k) if k else None
 
 
+BOOTTIME = 6
+
+
+class Sequence:
+    """What trace processor keeps per trusted_packet_sequence_id
+    (proto_trace_reader.cc, clock_synchronizer.h): the incremental state
+    (interned strings, TracePacketDefaults), dropped when a packet sets
+    SEQ_INCREMENTAL_STATE_CLEARED, and its sequence-scoped clocks (ids 64 to
+    127) from ClockSnapshots: an incremental clock's value moves by each
+    packet's timestamp and is reset by a snapshot."""
+
+    def __init__(self):
+        self.clear()
+        self.clocks = {}  # id -> [value ns, BOOTTIME - value at the snapshot, incremental]
+        self.deltas = self.whole = 0  # timestamps on the delta clock, on BOOTTIME
+        self.clears = 0
+
+    def clear(self):
+        self.names, self.keys, self.values, self.cats = {}, {}, {}, {}
+        self.defaults = None
+
+    def timestamp(self, p):
+        """The packet's timestamp on BOOTTIME (the trace's clock)."""
+        clock = p.timestamp_clock_id or (self.defaults.timestamp_clock_id
+                                         if self.defaults is not None else 0)
+        if clock in (0, BOOTTIME):
+            self.whole += p.timestamp_clock_id == BOOTTIME
+            return p.timestamp
+        if clock not in self.clocks:
+            failures.append(f"timestamp on clock {clock}, never in a ClockSnapshot")
+            return p.timestamp
+        c = self.clocks[clock]
+        self.deltas += 1
+        t = p.timestamp - (1 << 64) if p.timestamp >= 1 << 63 else p.timestamp  # int64
+        c[0] = c[0] + t if c[2] else t
+        return c[0] + c[1]
+
+
 class Decoded:
     """The packets, resolved: tracks, slices, instants, counters, flows."""
 
     def __init__(self, trace):
-        self.clears = 0
         self.tracks = {}
         self.slices, self.instants, self.counters, self.flows = [], [], [], {}
         self.async_begin, self.async_end = [], []
         self.meta = {}
         self.packets = len(trace.packet)
-        names, keys, values, cats = {}, {}, {}, {}
+        self.seqs = {}
         open_ = {}
         for p in trace.packet:
-            if p.trusted_packet_sequence_id != 1:
-                failures.append(f"packet on sequence {p.trusted_packet_sequence_id}")
+            sq = self.seqs.setdefault(p.trusted_packet_sequence_id, Sequence())
+            if not p.trusted_packet_sequence_id:
+                failures.append("packet without a sequence")
             if p.sequence_flags & 1:
-                names, keys, values, cats = {}, {}, {}, {}
-                self.clears += 1
+                sq.clear()
+                sq.clears += 1
+            if p.HasField("trace_packet_defaults"):
+                sq.defaults = p.trace_packet_defaults
+            names, keys, values, cats = sq.names, sq.keys, sq.values, sq.cats
             for t, n in ((names, "event_names"), (keys, "debug_annotation_names"),
                          (cats, "event_categories")):
                 for x in getattr(p.interned_data, n):
                     t[x.iid] = x.name
             for x in p.interned_data.debug_annotation_string_values:
                 values[x.iid] = x.str.decode("utf-8")
+            if p.HasField("clock_snapshot"):
+                cs = {c.clock_id: c for c in p.clock_snapshot.clocks}
+                if BOOTTIME not in cs:
+                    failures.append("a ClockSnapshot without BOOTTIME")
+                    continue
+                for cid, c in cs.items():
+                    if cid != BOOTTIME:
+                        sq.clocks[cid] = [c.timestamp, cs[BOOTTIME].timestamp - c.timestamp,
+                                          c.is_incremental]
+                continue  # trace processor reads nothing else of it
             if p.HasField("track_descriptor"):
                 self.tracks[p.track_descriptor.uuid] = p.track_descriptor
             if p.HasField("chrome_events"):
@@ -108,39 +159,42 @@ class Decoded:
             if not p.sequence_flags & 2:
                 failures.append("a track event without SEQ_NEEDS_INCREMENTAL_STATE")
             te = p.track_event
+            ts = sq.timestamp(p)
+            track = te.track_uuid if te.HasField("track_uuid") else (
+                sq.defaults.track_event_defaults.track_uuid if sq.defaults is not None else 0)
             name = te.name if te.HasField("name") else names.get(te.name_iid)
             cat = cats.get(te.category_iids[0], "") if te.category_iids else ""
             args = {}
             for a in te.debug_annotations:
                 args[a.name if a.HasField("name") else keys[a.name_iid]] = \
                     annotation_value(a, values)
-            tr = self.tracks.get(te.track_uuid)
+            tr = self.tracks.get(track)
             if tr is None:
-                failures.append(f"event on a track not described yet: {te.track_uuid}")
+                failures.append(f"event on a track not described yet: {track}")
                 continue
             where = self.where(tr)
-            ev = {"name": name, "cat": cat, "ts": p.timestamp, "args": args, "where": where,
+            ev = {"name": name, "cat": cat, "ts": ts, "args": args, "where": where,
                   "flow_out": list(te.flow_ids), "flow_in": list(te.terminating_flow_ids)}
             if te.type == te.TYPE_COUNTER:
                 v = te.double_counter_value if te.HasField("double_counter_value") \
                     else te.counter_value
                 self.counters.append((tr.parent_uuid and self.where(
-                    self.tracks[tr.parent_uuid])[0], tr.name, p.timestamp, v))
+                    self.tracks[tr.parent_uuid])[0], tr.name, ts, v))
             elif tr.HasField("process") or tr.HasField("thread"):
                 if te.type == te.TYPE_INSTANT:
                     self.instants.append(ev)
                 elif te.type == te.TYPE_SLICE_BEGIN:
-                    open_.setdefault(te.track_uuid, []).append(ev)
+                    open_.setdefault(track, []).append(ev)
                 else:
-                    b = open_[te.track_uuid].pop()
-                    b["dur"] = p.timestamp - b["ts"]
+                    b = open_[track].pop()
+                    b["dur"] = ts - b["ts"]
                     self.slices.append(b)
             else:  # an async track
                 pid = self.where(self.tracks[tr.parent_uuid])[0]
                 if te.type == te.TYPE_SLICE_BEGIN:
-                    self.async_begin.append((pid, name, cat, p.timestamp, json.dumps(args)))
+                    self.async_begin.append((pid, name, cat, ts, json.dumps(args)))
                 else:
-                    self.async_end.append((pid, tr.name, p.timestamp))
+                    self.async_end.append((pid, tr.name, ts))
         for t in open_.values():
             if t:
                 failures.append(f"{len(t)} slices never ended")
@@ -281,7 +335,11 @@ def compare(label, doc, dec):
         failures.append(f"{label}: metadata not in the JSON: {sorted(extra)}")
     if n < 10:
         failures.append(f"{label}: only {n} events compared")
-    print(f"{label}: {n} events, {dec.packets} packets compared")
+    deltas = sum(q.deltas for q in dec.seqs.values())
+    whole = sum(q.whole for q in dec.seqs.values())
+    print(f"{label}: {n} events, {dec.packets} packets compared, {len(dec.seqs)} sequences, "
+          f"{deltas} delta timestamps, {whole} earlier ones written whole")
+    return deltas, whole
 
 
 def decode(trace_cls, path):
@@ -321,7 +379,12 @@ with tempfile.TemporaryDirectory() as d:
         dec = decode(Trace, pf)
         with open(js, encoding="utf-8") as f:
             doc = json.load(f)
-        compare(label, doc, dec)
+        deltas, whole = compare(label, doc, dec)
+        # the encodings the check must have seen (docs/pftrace.md, "Sequences")
+        if label == "vecops" and (len(dec.seqs) < 3 or deltas < 100):
+            failures.append(f"vecops: {len(dec.seqs)} sequences, {deltas} delta timestamps")
+        if label == "annotate" and not whole:
+            failures.append("annotate: no timestamp earlier than its sequence's last")
         # The JSON trace itself exported (issue 33 part 1): the same again.
         imp = os.path.join(d, f"{label}.imported.pftrace")
         p = run([tool, "export", "-o", imp, js])
@@ -329,8 +392,9 @@ with tempfile.TemporaryDirectory() as d:
             failures.append(f"{label}: export of the JSON rc={p.returncode} {p.stderr[-400:]!r}")
         else:
             compare(label + " (from JSON)", doc, decode(Trace, imp))
-        if label == "interning" and dec.clears < 2:
-            failures.append(f"interning: the intern tables were never cleared ({dec.clears})")
+        again = sum(max(q.clears - 1, 0) for q in dec.seqs.values())
+        if label == "interning" and again < 1:
+            failures.append("interning: the intern tables were never cleared mid-trace")
     pf = os.path.join(d, "direct.pftrace")
     p = run([tool, "run", "--no-summary", "-o", pf, "--", vecops])
     if p.returncode != 0 or not os.path.exists(pf):
