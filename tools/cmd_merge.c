@@ -37,12 +37,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "acceltrace.h"
 #include "cmd.h"
 #include "core/config.h"
 #include "help.h"
 #include "trace_file.h"
+#include "trace_import.h"
 #include "trace_stream.h"
 #include "writers/chrome_json.h"
+#include "writers/writer.h"
 
 #define ID_STRIDE   10000000000LL
 #define SMALL_PIDS  64
@@ -587,16 +590,50 @@ static int merge_stream(input *in, int n, const alignment *a, sink *out)
                                                 (json_int_t)in[k].rank, "shift_us", w.shift, "pids",
                                                 in[k].pidmap));
     }
+    json_t *rep = merge_report(report, a);
     sink_str(out, "],\"deviceProperties\":");
     sink_json(out, props);
     sink_str(out, ",\"acceltrace\":");
-    json_t *rep = merge_report(report, a);
     sink_json(out, rep);
     sink_str(out, "}\n");
     json_decref(rep);
     json_decref(props);
     json_decref(p.used);
     return rc;
+}
+
+/* Whether out names a Perfetto trace (the writers' table: .pftrace). */
+static int out_is_pftrace(const char *out)
+{
+    act_writer_pick pick[ACT_WRITERS_MAX];
+    return act_writers_pick(out, 0, pick) && pick[0].ops == &act_writer_pftrace;
+}
+
+static int merge_write(input *in, int n, const alignment *a, const char *out);
+
+/* The merged trace as a Perfetto protobuf trace (docs/pftrace.md, "Merged
+ * traces"): the merged JSON, written beside out under a temporary name,
+ * then imported as `export -o out.pftrace merged.json` imports a trace
+ * (trace_import.c), and removed. 0, or -1 after saying why. */
+static int merge_write_pftrace(input *in, int n, const alignment *a, const char *out)
+{
+    char tmp[4200];
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.merge.json", out) >= sizeof(tmp)) {
+        fprintf(stderr, "acceltrace: merge: cannot write %s: %s\n", out, strerror(ENAMETOOLONG));
+        return -1;
+    }
+    struct stat st;
+    if (stat(tmp, &st) == 0) { /* not ours to replace */
+        fprintf(stderr, "acceltrace: merge: cannot write %s: %s is in the way\n", out, tmp);
+        return -1;
+    }
+    if (merge_write(in, n, a, tmp))
+        return -1;
+    act_import_opts o = {.in_path = tmp, .out_path = out, .force = 1, .who = "merge"};
+    uint64_t events = 0;
+    int rc = act_trace_import(&o, &events);
+    remove(tmp);
+    return rc ? -1 : 0;
 }
 
 /* The merged trace to a temporary name beside out, then in place; 0, or
@@ -718,7 +755,10 @@ int act_cmd_merge(int argc, char **argv)
     if (!rc && align_inputs(in, n, &a))
         rc = 2;
     if (!rc) {
-        rc = merge_write(in, n, &a, out) ? 2 : 0;
+        rc = (out_is_pftrace(out) ? merge_write_pftrace(in, n, &a, out)
+                                  : merge_write(in, n, &a, out))
+                 ? 2
+                 : 0;
         if (!rc)
             fprintf(stderr, "acceltrace: merged %d traces into %s (aligned on the %s)\n", n, out,
                     a.monotonic ? "monotonic clock of one boot" : method_name(&a));

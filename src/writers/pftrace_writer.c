@@ -153,6 +153,7 @@ enum { TRACK_PROCESS, TRACK_THREAD, TRACK_OTHER };
 
 /* What a track's descriptor says (sent again when an "M" adds to it). */
 typedef struct pf_track {
+    uint64_t late; /* a thread's track for its slices that come late (0: none yet) */
     uint32_t pid, tid;
     uint32_t seq; /* index in seqs of its events' sequence */
     uint8_t kind, has_rank;
@@ -173,11 +174,24 @@ typedef struct pf_seq {
     int cleared;   /* the next event starts its incremental state again */
     int started;   /* first_packet_on_sequence sent */
     uint64_t last; /* the delta clock's value: the last timestamp written with it */
+    uint64_t high; /* the latest timestamp written on it (kept when it starts over) */
     /* Ends of its slices not written yet (ns from the base), latest
      * first: a slice's end is written when an event of its thread comes
      * at or after it (or at the close), so that its timestamps rise. */
     uint64_t *ends;
     size_t n_ends, cap_ends;
+    /* Slice begins at hold_ts not written yet: written, longest first,
+     * when an event of the thread comes after that time, so that a slice
+     * that begins with another and encloses it is begun first (trace
+     * processor keeps packets of one timestamp in file order). bodies
+     * holds each one's packet from its flags on, and its interned strings. */
+    struct pf_held {
+        size_t at, n, in_at, in_n;
+        uint64_t end;
+    } * held;
+    size_t n_held, cap_held;
+    uint64_t hold_ts;
+    act_pb bodies;
 } pf_seq;
 
 typedef struct pf_writer {
@@ -193,6 +207,8 @@ typedef struct pf_writer {
     size_t n_seqs;
     size_t n_interned;                 /* strings in all intern tables */
     pf_seq *seq;                       /* the current event's */
+    int hold;                          /* the event being made is a held begin */
+    uint64_t hold_end;                 /* the end of the slice being made */
     const act_timeline *tl;            /* the batch's timeline (its categories) */
     act_u64map procs, threads, others; /* key -> uuid */
     pf_track *tracks;                  /* uuid - 1 -> its descriptor */
@@ -321,6 +337,8 @@ static uint64_t pf_intern_id(pf_writer *w, pf_intern *t, uint32_t field, act_str
     return t->n;
 }
 
+static void pf_held_release(pf_writer *w, pf_seq *q);
+
 /* Before an event's packet: when the tables of all sequences together
  * hold PF_INTERN_MAX strings, every sequence starts over (its next event
  * clears its incremental state), so memory stays bounded. */
@@ -328,6 +346,8 @@ static void pf_intern_bound(pf_writer *w)
 {
     if (w->n_interned < PF_INTERN_MAX)
         return;
+    for (size_t i = 0; i < w->n_seqs; i++) /* they use the strings of now */
+        pf_held_release(w, &w->seqs[i]);
     for (size_t i = 0; i < w->n_seqs; i++) {
         pf_intern_clear(&w->seqs[i].names);
         pf_intern_clear(&w->seqs[i].keys);
@@ -406,6 +426,8 @@ static void pf_timestamp(act_pb *b, pf_seq *q, uint64_t t)
     } else if (t >= q->last) {
         act_pb_u64(b, TP_TIMESTAMP, t - q->last);
         q->last = t;
+        if (t > q->high)
+            q->high = t;
     } else {
         act_pb_u64(b, TP_TIMESTAMP, t);
         act_pb_u64(b, TP_CLOCK_ID, BOOTTIME);
@@ -428,11 +450,64 @@ static void pf_end_put(pf_writer *w, pf_seq *q, uint64_t t)
     pf_packet_put_from(w, b);
 }
 
-/* The ends on q at or before t, written in their order (UINT64_MAX: all). */
+/* The ends on q at or before t, written in their order (UINT64_MAX: all);
+ * while begins are held at t, only those before t (the held slices' own
+ * ends come after their begins). */
 static void pf_ends_flush(pf_writer *w, pf_seq *q, uint64_t t)
 {
-    while (q->n_ends && q->ends[q->n_ends - 1] <= t)
+    while (q->n_ends && (q->ends[q->n_ends - 1] < t ||
+                         (q->ends[q->n_ends - 1] == t && !(q->n_held && q->hold_ts == t))))
         pf_end_put(w, q, q->ends[--q->n_ends]);
+}
+
+/* The held begins of q written, longest slice first (of equal ones, in the
+ * order they came); the first carries the interned strings of all. */
+static void pf_held_release(pf_writer *w, pf_seq *q)
+{
+    if (!q->n_held)
+        return;
+    for (size_t i = 1; i < q->n_held; i++) { /* insertion sort: a few at most */
+        struct pf_held h = q->held[i];
+        size_t j = i;
+        for (; j > 0 && q->held[j - 1].end < h.end; j--)
+            q->held[j] = q->held[j - 1];
+        q->held[j] = h;
+    }
+    act_pb *b = &w->pkt;
+    for (size_t i = 0; i < q->n_held; i++) {
+        const struct pf_held *h = &q->held[i];
+        b->n = 0;
+        act_pb_u64(b, TP_SEQ_ID, q->id);
+        pf_timestamp(b, q, q->hold_ts);
+        if (!act_pb_reserve(b, h->n)) {
+            memcpy(b->p + b->n, q->bodies.p + h->at, h->n);
+            b->n += h->n;
+        }
+        if (i == 0) {
+            size_t in = act_pb_msg_begin(b, TP_INTERNED);
+            for (size_t k = 0; k < q->n_held; k++)
+                if (q->held[k].in_n && !act_pb_reserve(b, q->held[k].in_n)) {
+                    memcpy(b->p + b->n, q->bodies.p + q->held[k].in_at, q->held[k].in_n);
+                    b->n += q->held[k].in_n;
+                }
+            if (b->n == in + 1) /* none: no empty InternedData */
+                b->n = in - 1;  /* its one-byte tag and its length */
+            else
+                act_pb_msg_end(b, in);
+        }
+        pf_packet_put(w);
+    }
+    q->n_held = 0;
+    q->bodies.n = 0;
+}
+
+/* Every sequence's held begins, then its ends: all written. */
+static void pf_seqs_flush(pf_writer *w)
+{
+    for (size_t i = 0; i < w->n_seqs && !w->err; i++) {
+        pf_held_release(w, &w->seqs[i]);
+        pf_ends_flush(w, &w->seqs[i], UINT64_MAX);
+    }
 }
 
 /* A slice's end at t on q, kept until pf_ends_flush passes it; the array
@@ -557,6 +632,31 @@ static uint64_t pf_named_track(pf_writer *w, uint32_t pid, uint64_t key, act_str
     return uuid;
 }
 
+/* The track under a thread's for its slices that come after a later event
+ * of the thread was written (docs/pftrace.md, "Sequences"): on sequence 1,
+ * where they nest among themselves. */
+static uint64_t pf_late_track(pf_writer *w, uint64_t thread)
+{
+    if (w->tracks[thread - 1].late)
+        return w->tracks[thread - 1].late;
+    uint32_t pid = w->tracks[thread - 1].pid;
+    if (act_vec_reserve(w->tracks, w->cap_tracks, w->n_tracks + 1, 64)) {
+        pf_fail(w, ACT_E_NOMEM, "out of memory");
+        return 0;
+    }
+    w->tracks[w->n_tracks++] = (pf_track){.pid = pid, .kind = TRACK_OTHER};
+    uint64_t uuid = w->n_tracks;
+    w->tracks[thread - 1].late = uuid;
+    pf_packet_start(w);
+    size_t td = act_pb_msg_begin(&w->pkt, TP_TRACK_DESC);
+    act_pb_u64(&w->pkt, TD_UUID, uuid);
+    act_pb_u64(&w->pkt, TD_PARENT, thread);
+    act_pb_str(&w->pkt, TD_NAME, "late slices", 11);
+    act_pb_msg_end(&w->pkt, td);
+    pf_packet_put(w);
+    return uuid;
+}
+
 /* An "M" event: what it says of its process or thread, sent again. */
 static void pf_metadata_event(pf_writer *w, act_timeline *tl, const act_tl_event *e)
 {
@@ -636,6 +736,7 @@ static void pf_args(pf_writer *w, act_timeline *tl, const act_tl_event *e)
 /* Start an event's packet in w->te, its TrackEvent open: the interned
  * strings it adds go to w->in and join it at pf_event_put. The event's
  * track is made before (its descriptor is a packet of its own). */
+/* hold: a slice's begin on a thread's own sequence, held (pf_held_release). */
 static void pf_event_start(pf_writer *w, act_timeline *tl, uint64_t track, int type, uint64_t ts)
 {
     pf_intern_bound(w);
@@ -648,10 +749,17 @@ static void pf_event_start(pf_writer *w, act_timeline *tl, uint64_t track, int t
      * varints short. Nothing is before the base (the builder sets it to
      * the first time it saw); were something, it would be put at the base. */
     uint64_t t = ts > tl->base_ns ? ts - tl->base_ns : 0;
+    if (q->n_held && t != q->hold_ts)
+        pf_held_release(w, q);
     pf_ends_flush(w, q, t);
     w->te.n = w->in.n = 0;
-    act_pb_u64(&w->te, TP_SEQ_ID, q->id);
-    pf_timestamp(&w->te, q, t);
+    w->hold = q->track && type == TYPE_BEGIN;
+    if (w->hold) { /* its sequence id and timestamp when it is written */
+        q->hold_ts = t;
+    } else {
+        act_pb_u64(&w->te, TP_SEQ_ID, q->id);
+        pf_timestamp(&w->te, q, t);
+    }
     act_pb_u64(&w->te, TP_SEQ_FLAGS, SEQ_NEEDS);
     w->te_at = act_pb_msg_begin(&w->te, TP_TRACK_EVENT);
     act_pb_u64(&w->te, TE_TYPE, (uint64_t)type);
@@ -675,6 +783,23 @@ static void pf_event_put(pf_writer *w)
     if (w->in.err)
         pf_fail(w, ACT_E_NOMEM, "out of memory");
     act_pb_msg_end(&w->te, w->te_at);
+    if (w->hold) { /* kept with its interned strings until its time has passed */
+        pf_seq *q = w->seq;
+        w->hold = 0;
+        w->bad += w->te.invalid;
+        w->te.invalid = 0;
+        if (w->te.err || act_vec_reserve(q->held, q->cap_held, q->n_held + 1, 4) ||
+            act_pb_reserve(&q->bodies, w->te.n + w->in.n)) {
+            pf_fail(w, ACT_E_NOMEM, "out of memory");
+            return;
+        }
+        struct pf_held *h = &q->held[q->n_held++];
+        *h = (struct pf_held){q->bodies.n, w->te.n, q->bodies.n + w->te.n, w->in.n, w->hold_end};
+        memcpy(q->bodies.p + q->bodies.n, w->te.p, w->te.n);
+        memcpy(q->bodies.p + q->bodies.n + w->te.n, w->in.p, w->in.n);
+        q->bodies.n += w->te.n + w->in.n;
+        return;
+    }
     if (w->in.n)
         act_pb_bytes(&w->te, TP_INTERNED, w->in.p, w->in.n);
     w->bad += w->te.invalid;
@@ -707,7 +832,17 @@ static void pf_slice(pf_writer *w, act_timeline *tl, const act_tl_event *e, cons
     uint64_t track = pf_event_track(w, e);
     if (!track)
         return;
+    /* A slice that begins before the latest time written on its thread's
+     * sequence could begin with a slice written there and enclose it, and
+     * trace processor keeps packets of one time in file order: it nests
+     * them the wrong way round. It goes on the thread's late track. */
+    const pf_seq *q = &w->seqs[w->tracks[track - 1].seq];
+    if (e->ph == 'X' && q->track && (e->ts > tl->base_ns ? e->ts - tl->base_ns : 0) < q->high &&
+        !(track = pf_late_track(w, track)))
+        return;
     pf_event_start(w, tl, track, e->ph == 'X' ? TYPE_BEGIN : TYPE_INSTANT, e->ts);
+    uint64_t end = e->ts + e->dur;
+    w->hold_end = end > tl->base_ns ? end - tl->base_ns : 0;
     pf_event_name(w, tl, e);
     pf_args(w, tl, e);
     if (e->ph == 'X' && e->cat >= ACT_CAT_OPENCL_RUNTIME && e->cat <= ACT_CAT_RUNTIME &&
@@ -719,8 +854,7 @@ static void pf_slice(pf_writer *w, act_timeline *tl, const act_tl_event *e, cons
     if (e->ph != 'X')
         return;
     if (w->seq->track) { /* a thread's own sequence: its end when its time comes */
-        uint64_t end = e->ts + e->dur;
-        pf_end_push(w, w->seq, end > tl->base_ns ? end - tl->base_ns : 0);
+        pf_end_push(w, w->seq, w->hold_end);
         return;
     }
     pf_event_start(w, tl, track, TYPE_END, e->ts + e->dur);
@@ -924,6 +1058,8 @@ static void pf_free(pf_writer *w)
         pf_intern_free(&w->seqs[i].keys);
         pf_intern_free(&w->seqs[i].values);
         free(w->seqs[i].ends);
+        free(w->seqs[i].held);
+        act_pb_free(&w->seqs[i].bodies);
     }
     free(w->seqs);
     act_u64map_free(&w->procs);
@@ -982,8 +1118,8 @@ static int pftrace_writer_close(act_writer *aw, act_timeline *tl, int ok, char *
     pf_writer *w = (pf_writer *)aw;
     w->tl = tl;
     int write_errno = !ok && w->out.err == ACT_E_IO ? w->out.sys_errno : 0;
-    for (size_t i = 0; ok && i < w->n_seqs && !w->err; i++)
-        pf_ends_flush(w, &w->seqs[i], UINT64_MAX);
+    if (ok)
+        pf_seqs_flush(w);
     if (ok && !w->err)
         pf_metadata(w, tl);
     int rc = ok ? (w->err ? w->err : w->out.err) : ACT_E_INVAL;

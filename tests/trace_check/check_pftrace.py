@@ -9,7 +9,8 @@ event must be there with the same values: slices (name, category, process,
 thread, start and duration in ns, every arg), instants, counters, async
 slices, process and thread names, sort indexes and labels, every
 launch -> device op flow between the same two slices, and every metadata
-member. Nothing more may be there. A third run (70 000 marks of distinct
+member. Nothing more may be there. The first two JSON traces are merged
+(`merge`) to JSON and to .pftrace, which must hold the same. A third run (70 000 marks of distinct
 names from Python) overflows the writer's intern tables, which must be
 cleared and refilled on the way. Each JSON trace is also exported itself
 (`export -o x.pftrace t.json`) and checked the same way. Also: `-o
@@ -120,6 +121,7 @@ class Decoded:
         self.meta = {}
         self.packets = len(trace.packet)
         self.seqs = {}
+        self.late = 0
         open_ = {}
         for p in trace.packet:
             sq = self.seqs.setdefault(p.trusted_packet_sequence_id, Sequence())
@@ -172,7 +174,11 @@ class Decoded:
             if tr is None:
                 failures.append(f"event on a track not described yet: {track}")
                 continue
-            where = self.where(tr)
+            # a thread's track for its slices that came late: the thread's
+            late = tr.parent_uuid in self.tracks and \
+                self.tracks[tr.parent_uuid].HasField("thread")
+            where = self.where(self.tracks[tr.parent_uuid] if late else tr)
+            self.late += late
             ev = {"name": name, "cat": cat, "ts": ts, "args": args, "where": where,
                   "flow_out": list(te.flow_ids), "flow_in": list(te.terminating_flow_ids)}
             if te.type == te.TYPE_COUNTER:
@@ -180,24 +186,34 @@ class Decoded:
                     else te.counter_value
                 self.counters.append((tr.parent_uuid and self.where(
                     self.tracks[tr.parent_uuid])[0], tr.name, ts, v))
-            elif tr.HasField("process") or tr.HasField("thread"):
+            elif tr.HasField("process") or tr.HasField("thread") or late:
                 if te.type == te.TYPE_INSTANT:
                     self.instants.append(ev)
-                elif te.type == te.TYPE_SLICE_BEGIN:
-                    open_.setdefault(track, []).append(ev)
-                else:
-                    b = open_[track].pop()
-                    b["dur"] = ts - b["ts"]
-                    self.slices.append(b)
+                else:  # paired below, in trace processor's order
+                    open_.setdefault(track, []).append((ts, len(open_.get(track, ())),
+                                                        te.type == te.TYPE_SLICE_BEGIN, ev))
             else:  # an async track
                 pid = self.where(self.tracks[tr.parent_uuid])[0]
                 if te.type == te.TYPE_SLICE_BEGIN:
                     self.async_begin.append((pid, name, cat, ts, json.dumps(args)))
                 else:
                     self.async_end.append((pid, tr.name, ts))
-        for t in open_.values():
-            if t:
-                failures.append(f"{len(t)} slices never ended")
+        # Trace processor sorts the packets by timestamp (those of equal
+        # timestamps stay in file order) and then pairs each SLICE_END with
+        # the innermost open SLICE_BEGIN of its track.
+        for marks in open_.values():
+            stack = []
+            for ts, _, begin, ev in sorted(marks, key=lambda m: (m[0], m[1])):
+                if begin:
+                    stack.append(ev)
+                elif not stack:
+                    failures.append(f"a slice end at {ts} with no slice open")
+                else:
+                    b = stack.pop()
+                    b["dur"] = ts - b["ts"]
+                    self.slices.append(b)
+            if stack:
+                failures.append(f"{len(stack)} slices never ended")
 
     @staticmethod
     def where(tr):
@@ -345,7 +361,10 @@ def compare(label, doc, dec):
 def decode(trace_cls, path):
     t = trace_cls()
     with open(path, "rb") as f:
-        t.ParseFromString(f.read())
+        try:
+            t.ParseFromString(f.read())
+        except Exception as e:  # DecodeError: not Perfetto's Trace
+            failures.append(f"{path}: {e}")
     return Decoded(t)
 
 
@@ -383,18 +402,39 @@ with tempfile.TemporaryDirectory() as d:
         # the encodings the check must have seen (docs/pftrace.md, "Sequences")
         if label == "vecops" and (len(dec.seqs) < 3 or deltas < 100):
             failures.append(f"vecops: {len(dec.seqs)} sequences, {deltas} delta timestamps")
-        if label == "annotate" and not whole:
-            failures.append("annotate: no timestamp earlier than its sequence's last")
-        # The JSON trace itself exported (issue 33 part 1): the same again.
+        # The JSON trace itself exported (issue 33 part 1): the same again;
+        # a run's JSON has its process-lifetime slice last: it comes late.
         imp = os.path.join(d, f"{label}.imported.pftrace")
         p = run([tool, "export", "-o", imp, js])
         if p.returncode != 0:
             failures.append(f"{label}: export of the JSON rc={p.returncode} {p.stderr[-400:]!r}")
         else:
-            compare(label + " (from JSON)", doc, decode(Trace, imp))
+            idec = decode(Trace, imp)
+            compare(label + " (from JSON)", doc, idec)
+            if label == "vecops" and not idec.late:
+                failures.append("vecops (from JSON): no slice on a thread's late track")
         again = sum(max(q.clears - 1, 0) for q in dec.seqs.values())
         if label == "interning" and again < 1:
             failures.append("interning: the intern tables were never cleared mid-trace")
+    # merge -o x.pftrace: the merged Perfetto trace holds what the merged
+    # JSON of the same inputs holds (the merged JSON, imported as export
+    # imports a JSON trace)
+    ins = [os.path.join(d, f"{k}.json") for k in ("vecops", "annotate")]
+    if Trace is not None and all(os.path.exists(x) for x in ins):
+        mj, mp = os.path.join(d, "merged.json"), os.path.join(d, "merged.pftrace")
+        pj, pp = run([tool, "merge", "-o", mj] + ins), run([tool, "merge", "-o", mp] + ins)
+        if pj.returncode or pp.returncode:
+            failures.append(f"merge: rc={pj.returncode}/{pp.returncode} {pp.stderr[-400:]!r}")
+        else:
+            with open(mj, encoding="utf-8") as f:
+                merged = json.load(f)
+            dec = decode(Trace, mp)
+            compare("merge", merged, dec)
+            # a run's JSON has its process-lifetime slice last: it comes late
+            if not dec.late:
+                failures.append("merge: no slice on a thread's late track")
+            if len({e["pid"] for e in merged["traceEvents"] if e["ph"] == "X"}) < 3:
+                failures.append("merge: the merged trace has fewer than 3 processes")
     pf = os.path.join(d, "direct.pftrace")
     p = run([tool, "run", "--no-summary", "-o", pf, "--", vecops])
     if p.returncode != 0 or not os.path.exists(pf):
@@ -403,6 +443,18 @@ with tempfile.TemporaryDirectory() as d:
         dec = decode(Trace, pf)
         if not any(s["cat"] == "kernel" for s in dec.slices):
             failures.append("direct: no kernels")
+        # run streams: the process-lifetime slice, which begins with the
+        # first call, is written last; trace processor must still see it
+        # enclose every slice of its thread
+        life = [s for s in dec.slices if s["args"].get("acceltrace") == "process lifetime"]
+        if not life:
+            failures.append("direct: no process-lifetime slice")
+        for lt in life:
+            out = [s["name"] for s in dec.slices if s["where"] == lt["where"] and
+                   (s["ts"] < lt["ts"] or s["ts"] + s["dur"] > lt["ts"] + lt["dur"])]
+            if out:
+                failures.append(f"direct: {len(out)} slices outside the process lifetime "
+                                f"({lt['dur']} ns), e.g. {out[0]}")
         if oct(os.stat(pf).st_mode & 0o777) != "0o600":
             failures.append(f"direct: mode {oct(os.stat(pf).st_mode & 0o777)}")
 for f in failures[:30]:
