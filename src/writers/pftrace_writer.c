@@ -751,7 +751,9 @@ static void pf_event_start(pf_writer *w, act_timeline *tl, uint64_t track, int t
      * varints short. Nothing is before the base (the builder sets it to
      * the first time it saw); were something, it would be put at the base. */
     uint64_t t = ts > tl->base_ns ? ts - tl->base_ns : 0;
-    if (q->n_held && t != q->hold_ts)
+    /* Held begins go out before an event of another time, and before any
+     * other packet of theirs: it may use a string they interned. */
+    if (q->n_held && (t != q->hold_ts || !(q->track && type == TYPE_BEGIN)))
         pf_held_release(w, q);
     pf_ends_flush(w, q, t);
     w->te.n = w->in.n = 0;

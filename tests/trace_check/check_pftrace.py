@@ -69,7 +69,9 @@ def annotation_value(a, strings):
     if k == "legacy_json_value":
         return json.loads(a.legacy_json_value)
     if k == "string_value_iid":
-        return strings[a.string_value_iid]
+        if a.string_value_iid not in strings:
+            failures.append(f"string value iid {a.string_value_iid} used before it is interned")
+        return strings.get(a.string_value_iid)
     return getattr(a, k) if k else None
 
 
@@ -165,10 +167,14 @@ class Decoded:
             track = te.track_uuid if te.HasField("track_uuid") else (
                 sq.defaults.track_event_defaults.track_uuid if sq.defaults is not None else 0)
             name = te.name if te.HasField("name") else names.get(te.name_iid)
+            if name is None and te.name_iid:
+                failures.append(f"event name iid {te.name_iid} used before it is interned")
             cat = cats.get(te.category_iids[0], "") if te.category_iids else ""
             args = {}
             for a in te.debug_annotations:
-                args[a.name if a.HasField("name") else keys[a.name_iid]] = \
+                if not a.HasField("name") and a.name_iid not in keys:
+                    failures.append(f"arg name iid {a.name_iid} used before it is interned")
+                args[a.name if a.HasField("name") else keys.get(a.name_iid)] = \
                     annotation_value(a, values)
             tr = self.tracks.get(track)
             if tr is None:
@@ -416,6 +422,25 @@ with tempfile.TemporaryDirectory() as d:
         again = sum(max(q.clears - 1, 0) for q in dec.seqs.values())
         if label == "interning" and again < 1:
             failures.append("interning: the intern tables were never cleared mid-trace")
+    # A slice and an instant that begin at one time on one thread and share
+    # strings: the slice's begin is held (begins of one time go out longest
+    # first), and the instant, which uses the strings the begin interned,
+    # must not be written before it.
+    tie = os.path.join(d, "tie.json")
+    evs = [{"ph": "X", "cat": "cpu_op", "name": "same", "pid": 1, "tid": 1, "ts": 10.0,
+            "dur": 5.0, "args": {"k": "v"}},
+           {"ph": "i", "cat": "cpu_op", "name": "same", "pid": 1, "tid": 1, "ts": 10.0,
+            "s": "t", "args": {"k": "v"}}]
+    evs += [{"ph": "X", "cat": "cpu_op", "name": f"n{i}", "pid": 1, "tid": 1,
+             "ts": 20.0 + i, "dur": 0.5} for i in range(9)]
+    with open(tie, "w", encoding="utf-8") as f:
+        json.dump({"traceEvents": evs}, f)
+    p = run([tool, "export", "-o", os.path.join(d, "tie.pftrace"), tie])
+    if p.returncode != 0:
+        failures.append(f"tie: export rc={p.returncode} {p.stderr[-400:]!r}")
+    elif Trace is not None:
+        with open(tie, encoding="utf-8") as f:
+            compare("tie", json.load(f), decode(Trace, os.path.join(d, "tie.pftrace")))
     # merge -o x.pftrace: the merged Perfetto trace holds what the merged
     # JSON of the same inputs holds (the merged JSON, imported as export
     # imports a JSON trace)
