@@ -417,15 +417,15 @@ with tempfile.TemporaryDirectory() as d:
         else:
             idec = decode(Trace, imp)
             compare(label + " (from JSON)", doc, idec)
-            if label == "vecops" and not idec.late:
-                failures.append("vecops (from JSON): no slice on a thread's late track")
         again = sum(max(q.clears - 1, 0) for q in dec.seqs.values())
         if label == "interning" and again < 1:
             failures.append("interning: the intern tables were never cleared mid-trace")
     # A slice and an instant that begin at one time on one thread and share
     # strings: the slice's begin is held (begins of one time go out longest
     # first), and the instant, which uses the strings the begin interned,
-    # must not be written before it.
+    # must not be written before it. Then a slice that encloses one written
+    # before it, from the same time, coming after a later event (as `run`
+    # writes a process's lifetime slice): on the thread's late track.
     tie = os.path.join(d, "tie.json")
     evs = [{"ph": "X", "cat": "cpu_op", "name": "same", "pid": 1, "tid": 1, "ts": 10.0,
             "dur": 5.0, "args": {"k": "v"}},
@@ -433,14 +433,19 @@ with tempfile.TemporaryDirectory() as d:
             "s": "t", "args": {"k": "v"}}]
     evs += [{"ph": "X", "cat": "cpu_op", "name": f"n{i}", "pid": 1, "tid": 1,
              "ts": 20.0 + i, "dur": 0.5} for i in range(9)]
+    evs += [{"ph": "X", "cat": "cpu_op", "name": "lifetime", "pid": 1, "tid": 1, "ts": 10.0,
+             "dur": 30.0}]
     with open(tie, "w", encoding="utf-8") as f:
         json.dump({"traceEvents": evs}, f)
     p = run([tool, "export", "-o", os.path.join(d, "tie.pftrace"), tie])
     if p.returncode != 0:
         failures.append(f"tie: export rc={p.returncode} {p.stderr[-400:]!r}")
     elif Trace is not None:
+        tdec = decode(Trace, os.path.join(d, "tie.pftrace"))
         with open(tie, encoding="utf-8") as f:
-            compare("tie", json.load(f), decode(Trace, os.path.join(d, "tie.pftrace")))
+            compare("tie", json.load(f), tdec)
+        if not tdec.late:
+            failures.append("tie: the late enclosing slice is not on a late track")
     # merge -o x.pftrace: the merged Perfetto trace holds what the merged
     # JSON of the same inputs holds (the merged JSON, imported as export
     # imports a JSON trace)
@@ -455,9 +460,6 @@ with tempfile.TemporaryDirectory() as d:
                 merged = json.load(f)
             dec = decode(Trace, mp)
             compare("merge", merged, dec)
-            # a run's JSON has its process-lifetime slice last: it comes late
-            if not dec.late:
-                failures.append("merge: no slice on a thread's late track")
             if len({e["pid"] for e in merged["traceEvents"] if e["ph"] == "X"}) < 3:
                 failures.append("merge: the merged trace has fewer than 3 processes")
     pf = os.path.join(d, "direct.pftrace")
