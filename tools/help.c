@@ -210,7 +210,8 @@ static const hcmd cmds[] = {
      "position), on one time axis. Traces of one boot align exactly on their shared clock; "
      "others through their wall-clock anchors; the merged trace states the alignment and "
      "its error bound under acceltrace.merge. Inputs are plain or gzip-compressed JSON "
-     "(.json.gz); an OUT ending in .gz is written gzip-compressed.",
+     "(.json.gz); an OUT ending in .gz is written gzip-compressed, one ending in .pftrace "
+     "as a Perfetto protobuf trace (docs/pftrace.md).",
      "Exit status: 0, or 2 for a usage error or an unreadable input.", merge_opts},
     {"trigger", "acceltrace trigger PID|SPOOL_DIR", "make a running 'run' write a trace now",
      "Make a running 'acceltrace run' write a trace of what it has recorded so far, "

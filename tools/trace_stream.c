@@ -27,7 +27,11 @@ typedef struct stream {
     int saw_events;        /* a traceEvents array was found */
     char *top_key;         /* the member whose value comes next (top object) */
     json_t *cap[MAX_NEST]; /* the containers being built */
+    /* the key of each object being built whose value comes next: a
+     * buffer per level, reused (a key per member: no allocation each) */
     char *cap_key[MAX_NEST];
+    size_t key_len[MAX_NEST], key_cap[MAX_NEST];
+    unsigned char has_key[MAX_NEST];
     int n_cap;
     int skip;           /* nesting inside a value left out (shallow events) */
     int skip_value;     /* the next value is left out (not in cb->only) */
@@ -58,9 +62,15 @@ static int give(stream *s, json_t *v)
         json_t *parent = s->cap[s->n_cap - 1];
         int rc;
         if (json_is_object(parent)) {
-            rc = json_object_set_new(parent, s->cap_key[s->n_cap - 1], v);
-            free(s->cap_key[s->n_cap - 1]);
-            s->cap_key[s->n_cap - 1] = NULL;
+            int l = s->n_cap - 1;
+            if (!s->has_key[l]) { /* yajl gives a key before each value */
+                json_decref(v);
+                s->failed = "a value without a key";
+                return 0;
+            }
+            /* yajl checked the key's UTF-8 */
+            rc = json_object_setn_new_nocheck(parent, s->cap_key[l], s->key_len[l], v);
+            s->has_key[l] = 0;
         } else {
             rc = json_array_append_new(parent, v);
         }
@@ -125,6 +135,13 @@ static int cb_number(void *c, const char *n, size_t len)
     stream *s = c;
     if (skipped(s))
         return 1;
+    /* the common case, an integer of up to 18 digits, read here */
+    size_t neg = len && n[0] == '-', at = neg;
+    long long iv = 0;
+    while (at < len && at - neg < 18 && n[at] >= '0' && n[at] <= '9')
+        iv = iv * 10 + (n[at++] - '0');
+    if (at == len && at > neg)
+        return on_scalar(s, json_integer(neg ? -iv : iv));
     char buf[128];
     if (len >= sizeof(buf)) {
         s->failed = "a number of more than 127 characters";
@@ -154,7 +171,7 @@ static int cb_string(void *c, const unsigned char *str, size_t len)
 {
     if (skipped(c))
         return 1;
-    return on_scalar(c, json_stringn((const char *)str, len));
+    return on_scalar(c, json_stringn_nocheck((const char *)str, len)); /* yajl checked UTF-8 */
 }
 
 static int cb_key(void *c, const unsigned char *k, size_t len)
@@ -171,18 +188,31 @@ static int cb_key(void *c, const unsigned char *k, size_t len)
             return 1;
         }
     }
+    if (s->n_cap) {
+        int l = s->n_cap - 1;
+        if (s->key_cap[l] < len + 1) {
+            size_t cap = len + 1 > 64 ? len + 1 : 64;
+            char *b = realloc(s->cap_key[l], cap);
+            if (!b) {
+                s->failed = "out of memory";
+                return 0;
+            }
+            s->cap_key[l] = b;
+            s->key_cap[l] = cap;
+        }
+        memcpy(s->cap_key[l], k, len);
+        s->cap_key[l][len] = '\0';
+        s->key_len[l] = len;
+        s->has_key[l] = 1;
+        return 1;
+    }
     char *key = strndup((const char *)k, len);
     if (!key) {
         s->failed = "out of memory";
         return 0;
     }
-    if (s->n_cap) {
-        free(s->cap_key[s->n_cap - 1]);
-        s->cap_key[s->n_cap - 1] = key;
-    } else {
-        free(s->top_key);
-        s->top_key = key;
-    }
+    free(s->top_key);
+    s->top_key = key;
     return 1;
 }
 
@@ -220,7 +250,7 @@ static int open_container(stream *s, int is_map)
         return 0;
     }
     s->cap[s->n_cap] = v;
-    s->cap_key[s->n_cap++] = NULL;
+    s->has_key[s->n_cap++] = 0;
     return 1;
 }
 
@@ -244,8 +274,7 @@ static int cb_end(void *c)
     }
     if (s->n_cap && s->depth > (s->events_depth ? s->events_depth : 1)) {
         json_t *v = s->cap[--s->n_cap];
-        free(s->cap_key[s->n_cap]);
-        s->cap_key[s->n_cap] = NULL;
+        s->has_key[s->n_cap] = 0;
         s->depth--;
         return give(s, v);
     }
@@ -262,10 +291,10 @@ static const yajl_callbacks callbacks = {
 
 static void stream_free(stream *s)
 {
-    for (int i = 0; i < s->n_cap; i++) {
+    for (int i = 0; i < s->n_cap; i++)
         json_decref(s->cap[i]);
+    for (int i = 0; i < MAX_NEST; i++)
         free(s->cap_key[i]);
-    }
     free(s->top_key);
 }
 

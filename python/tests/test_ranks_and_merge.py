@@ -414,3 +414,29 @@ def test_streaming_merge_equals_the_document_merge(tmp_path, golden, inputs):
     r = run(["merge", "-o", out] + inputs, cwd=data)
     assert r.returncode == 0, r.stderr
     assert load(out) == load(os.path.join(data, golden))
+
+
+def test_merge_writes_every_value_back_as_read(tmp_path):
+    """merge writes its events by hand (not through jansson's dump): every
+    value an event holds reads back the same, strings with quotes, control
+    characters and non-ASCII, reals short and long (three decimals, or
+    17 digits), integers at both ends, nested arrays and objects. Only pid
+    and ts are mapped (one input, no clock: ts as written)."""
+    need_build()
+    args = {"quote\"back\\slash": "tab\there\nnl\r\x01\x1f/\u00e9\u4e2d\U0001f600",
+            "reals": [0.1 + 0.2, 1e300, -2.5e-300, 23320.314, -0.5, 123456789012.345, 3.0],
+            "ints": [0, -1, 9223372036854775807, -9223372036854775808, 10 ** 18],
+            "nested": {"a": [True, False, None, {"b": []}], "": {}}, "empty": ""}
+    ev = {"ph": "X", "cat": "c\u00e9", "name": "n\"\\", "pid": 1, "tid": 2, "ts": 1.5,
+          "dur": 0.001, "args": args}
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps({"traceEvents": [ev]}), encoding="utf-8")
+    out = str(tmp_path / "m.json")
+    r = run(["merge", "-o", out, str(src)])
+    assert r.returncode == 0, r.stderr
+    got = [e for e in load(out)["traceEvents"] if e.get("ph") == "X"]
+    assert len(got) == 1
+    g = got[0]
+    for k in ("cat", "name", "tid", "dur", "args"):
+        assert g[k] == ev[k], k
+    assert json.dumps(g["args"], sort_keys=True) == json.dumps(args, sort_keys=True)

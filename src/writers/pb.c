@@ -50,25 +50,6 @@ static void varint_at(uint8_t *p, uint64_t v)
     *p = (uint8_t)v;
 }
 
-void act_pb_varint(act_pb *b, uint64_t v)
-{
-    if (act_pb_reserve(b, 10))
-        return;
-    varint_at(b->p + b->n, v);
-    b->n += varint_size(v);
-}
-
-void act_pb_tag(act_pb *b, uint32_t field, int wire)
-{
-    act_pb_varint(b, ((uint64_t)field << 3) | (unsigned)wire);
-}
-
-void act_pb_u64(act_pb *b, uint32_t field, uint64_t v)
-{
-    act_pb_tag(b, field, ACT_PB_VARINT);
-    act_pb_varint(b, v);
-}
-
 void act_pb_i64(act_pb *b, uint32_t field, int64_t v)
 {
     act_pb_u64(b, field, (uint64_t)v); /* int64: two's complement, 10 bytes if negative */

@@ -1,25 +1,30 @@
 /*
  * pftrace_writer.c -- the timeline as Perfetto's native protobuf trace
- * (`-o trace.pftrace`, docs/pftrace.md): a stream of TracePackets on one
- * packet sequence, which Perfetto loads at sizes where a JSON trace
- * fails. The same events, links and metadata as the Chrome trace; one more
- * writer on the seam (writer.h).
+ * (`-o trace.pftrace`, docs/pftrace.md): a stream of TracePackets, one
+ * packet sequence per thread and sequence 1 for the rest, which Perfetto
+ * loads at sizes where a JSON trace fails. The same events, links and metadata as the Chrome trace;
+ * one more writer on the seam (writer.h).
  *
  * Mapping (the Chrome event -> the packets):
  *  - every process and thread gets a TrackDescriptor the first time an
  *    event uses it; "M" events (process_name, thread_name, *_sort_index,
  *    process_labels) send it again with what they add;
- *  - "X": TYPE_SLICE_BEGIN at ts and TYPE_SLICE_END at ts + dur, args as
- *    debug annotations; "i": TYPE_INSTANT; "b"/"e": a slice on an async
- *    track of its own (process, id, name); "C": one counter track per
+ *  - "X": TYPE_SLICE_BEGIN at ts and TYPE_SLICE_END at ts + dur (held
+ *    until its thread's events reach that time), args as debug annotations; "i": TYPE_INSTANT;
+ * "b"/"e": a slice on an async track of its own (process, id, name); "C": one counter track per
  *    (process, counter, key), TYPE_COUNTER;
  *  - the launch -> device op links ("s"/"f" pairs): a host runtime call
  *    that can launch (it has a "correlation" arg) carries flow_ids = [a hash of its
  *    thread and start]; the device op an "f" binds to carries that id in
  *    terminating_flow_ids (the "s" says which host slice it is);
  *  - names, categories, arg names and string arg values are interned
- *    (InternedData); the table is cleared (SEQ_INCREMENTAL_STATE_CLEARED)
- *    when it holds PF_INTERN_MAX strings, so memory stays bounded;
+ *    (InternedData, per sequence); the tables are cleared
+ *    (SEQ_INCREMENTAL_STATE_CLEARED) when they hold PF_INTERN_MAX strings
+ *    in all, so memory stays bounded;
+ *  - a thread's own sequence sets its track and a delta clock as packet
+ *    defaults (TracePacketDefaults, ClockSnapshot with an incremental
+ *    clock): its events leave out track_uuid and their timestamps are
+ *    deltas;
  *  - the metadata: the members the Chrome writer writes beside
  *    "traceEvents", each a ChromeMetadata of one ChromeEventBundle packet,
  *    made by the Chrome writer itself (into memory) and read with jansson.
@@ -50,6 +55,19 @@ enum {
     TP_CHROME_EVENTS = 5,
     TP_TRACK_DESC = 60,
     TP_FIRST_ON_SEQ = 87,
+    TP_CLOCK_SNAPSHOT = 6,
+    TP_CLOCK_ID = 58,
+    TP_DEFAULTS = 59,
+    TPD_CLOCK_ID = 58,
+    TPD_TRACK_EVENT = 11,
+    TED_TRACK_UUID = 11,
+    CS_CLOCKS = 1,
+    CS_PRIMARY = 2,
+    CLK_ID = 1,
+    CLK_TS = 2,
+    CLK_INCREMENTAL = 3,
+    BOOTTIME = 6,
+    CLOCK_DELTA = 64, /* a sequence-scoped clock, incremental (docs/pftrace.md) */
     SEQ_CLEARED = 1,
     SEQ_NEEDS = 2,
     TE_CATEGORY_IIDS = 3,
@@ -103,8 +121,8 @@ enum {
 
 #define PF_SEQ_ID     1u
 #define PF_INTERN_MAX (1u << 16)
-#define PF_MAX_FLOWS  16   /* flow ends bound to one slice (one is usual) */
-#define PF_CATEGORY0  1000 /* iids of categories: PF_CATEGORY0 + enum act_cat */
+#define PF_MAX_FLOWS  16  /* flow ends bound to one slice (one is usual) */
+#define PF_MAX_SEQS   256 /* threads with a sequence of their own; the rest share sequence 1 */
 
 /* ---- the writer's state ------------------------------------------------- */
 
@@ -135,11 +153,46 @@ enum { TRACK_PROCESS, TRACK_THREAD, TRACK_OTHER };
 
 /* What a track's descriptor says (sent again when an "M" adds to it). */
 typedef struct pf_track {
+    uint64_t late; /* a thread's track for its slices that come late (0: none yet) */
     uint32_t pid, tid;
+    uint32_t seq; /* index in seqs of its events' sequence */
     uint8_t kind, has_rank;
     int32_t rank;
     act_str name, labels;
 } pf_track;
+
+/* A packet sequence and what is incremental on it: the intern tables,
+ * and for a thread's own sequence its default track and the last
+ * timestamp of its delta clock. Sequence 1 (seqs[0]) is shared: track
+ * descriptors, counters, async slices, process-scoped events, the
+ * metadata and the threads beyond PF_MAX_SEQS; its events name their
+ * track and carry absolute timestamps. */
+typedef struct pf_seq {
+    uint32_t id;    /* trusted_packet_sequence_id */
+    uint64_t track; /* its default track (TrackEventDefaults), 0 on sequence 1 */
+    pf_intern names, keys, values;
+    int cleared;   /* the next event starts its incremental state again */
+    int started;   /* first_packet_on_sequence sent */
+    uint64_t last; /* the delta clock's value: the last timestamp written with it */
+    uint64_t high; /* the latest timestamp written on it (kept when it starts over) */
+    /* Ends of its slices not written yet (ns from the base), latest
+     * first: a slice's end is written when an event of its thread comes
+     * at or after it (or at the close), so that its timestamps rise. */
+    uint64_t *ends;
+    size_t n_ends, cap_ends;
+    /* Slice begins at hold_ts not written yet: written, longest first,
+     * when an event of the thread comes after that time, so that a slice
+     * that begins with another and encloses it is begun first (trace
+     * processor keeps packets of one timestamp in file order). bodies
+     * holds each one's packet from its flags on, and its interned strings. */
+    struct pf_held {
+        size_t at, n, in_at, in_n;
+        uint64_t end;
+    } * held;
+    size_t n_held, cap_held;
+    uint64_t hold_ts;
+    act_pb bodies;
+} pf_seq;
 
 typedef struct pf_writer {
     act_writer base;
@@ -149,9 +202,14 @@ typedef struct pf_writer {
     act_pb pkt; /* a descriptor's or the metadata's packet */
     act_pb te;  /* an event's packet, its TrackEvent open at te_at */
     size_t te_at;
-    act_pb in; /* the event's InternedData, added at its end */
-    pf_intern names, keys, values;
-    int cleared;                       /* the next event packet clears the incremental state */
+    act_pb in;    /* the event's InternedData, added at its end */
+    pf_seq *seqs; /* [0]: sequence 1 (shared); then one per thread track */
+    size_t n_seqs;
+    size_t n_interned;                 /* strings in all intern tables */
+    pf_seq *seq;                       /* the current event's */
+    int hold;                          /* the event being made is a held begin */
+    uint64_t hold_end;                 /* the end of the slice being made */
+    const act_timeline *tl;            /* the batch's timeline (its categories) */
     act_u64map procs, threads, others; /* key -> uuid */
     pf_track *tracks;                  /* uuid - 1 -> its descriptor */
     size_t n_tracks, cap_tracks;
@@ -228,7 +286,9 @@ static void pf_intern_clear(pf_intern *t)
 {
     act_u64map_free(&t->ids);
     memset(t->memo, 0, sizeof(t->memo));
-    t->n = 0;
+    free(t->strs); /* a table refills from small: memory follows what is used */
+    t->strs = NULL;
+    t->n = t->cap = 0;
 }
 
 static struct pf_memo *pf_memo_slot(pf_intern *t, act_str s)
@@ -271,32 +331,198 @@ static uint64_t pf_intern_id(pf_writer *w, pf_intern *t, uint32_t field, act_str
     act_pb_str(&w->in, 2, s.p, s.n);
     act_pb_msg_end(&w->in, at);
     t->strs[t->n++] = (pf_istr){s, w->in.invalid - before};
+    w->n_interned++;
     *m = (struct pf_memo){s.p, s.n, t->n};
     w->bad += w->in.invalid - before;
     return t->n;
 }
 
-/* Before an event's packet: start over when the tables are full. */
+static void pf_held_release(pf_writer *w, pf_seq *q);
+
+/* Before an event's packet: when the tables of all sequences together
+ * hold PF_INTERN_MAX strings, every sequence starts over (its next event
+ * clears its incremental state), so memory stays bounded. */
 static void pf_intern_bound(pf_writer *w)
 {
-    if (w->names.n + w->keys.n + w->values.n < PF_INTERN_MAX)
+    if (w->n_interned < PF_INTERN_MAX)
         return;
-    pf_intern_clear(&w->names);
-    pf_intern_clear(&w->keys);
-    pf_intern_clear(&w->values);
-    w->cleared = 1;
+    for (size_t i = 0; i < w->n_seqs; i++) /* they use the strings of now */
+        pf_held_release(w, &w->seqs[i]);
+    for (size_t i = 0; i < w->n_seqs; i++) {
+        pf_intern_clear(&w->seqs[i].names);
+        pf_intern_clear(&w->seqs[i].keys);
+        pf_intern_clear(&w->seqs[i].values);
+        w->seqs[i].cleared = 1;
+    }
+    w->n_interned = 0;
 }
 
-/* The categories, interned once per incremental state with fixed iids. */
-static void pf_intern_categories(pf_writer *w, const act_timeline *tl)
+/* The categories, interned once per incremental state: iid = the
+ * category's number (one byte; an imported trace's own ones after enum
+ * act_cat's, act_tl_cat_name). */
+static void pf_intern_categories(pf_writer *w, act_pb *b)
 {
-    for (int c = 1; c < ACT_CAT_MAX + (int)tl->n_cat_extra; c++) {
+    const act_timeline *tl = w->tl;
+    for (int c = 1; c < ACT_CAT_MAX + (int)(tl ? tl->n_cat_extra : 0); c++) {
         const char *n = act_tl_cat_name(tl, c);
-        size_t at = act_pb_msg_begin(&w->in, ID_CATEGORIES);
-        act_pb_u64(&w->in, 1, PF_CATEGORY0 + (unsigned)c);
-        act_pb_str(&w->in, 2, n, strlen(n));
-        act_pb_msg_end(&w->in, at);
+        size_t at = act_pb_msg_begin(b, ID_CATEGORIES);
+        act_pb_u64(b, 1, (unsigned)c);
+        act_pb_str(b, 2, n, strlen(n));
+        act_pb_msg_end(b, at);
     }
+    (void)w;
+}
+
+/* A sequence's incremental state starts (again): one packet that clears
+ * it, interns the categories and, on a thread's own sequence, sets the
+ * packet defaults (its track, the delta clock) and starts the delta clock
+ * at 0 with a ClockSnapshot (docs/pftrace.md, "Sequences"). */
+static void pf_seq_start(pf_writer *w, pf_seq *q)
+{
+    act_pb *b = &w->pkt;
+    b->n = 0;
+    act_pb_u64(b, TP_SEQ_ID, q->id);
+    act_pb_u64(b, TP_SEQ_FLAGS, SEQ_CLEARED);
+    if (!q->started)
+        act_pb_u64(b, TP_FIRST_ON_SEQ, 1);
+    q->started = 1;
+    size_t in = act_pb_msg_begin(b, TP_INTERNED);
+    pf_intern_categories(w, b);
+    act_pb_msg_end(b, in);
+    if (q->track) {
+        size_t d = act_pb_msg_begin(b, TP_DEFAULTS);
+        act_pb_u64(b, TPD_CLOCK_ID, CLOCK_DELTA);
+        size_t ted = act_pb_msg_begin(b, TPD_TRACK_EVENT);
+        act_pb_u64(b, TED_TRACK_UUID, q->track);
+        act_pb_msg_end(b, ted);
+        act_pb_msg_end(b, d);
+        /* BOOTTIME 0 = delta clock 0: the timestamps are the other
+         * sequences' (ns from the time base) */
+        size_t cs = act_pb_msg_begin(b, TP_CLOCK_SNAPSHOT);
+        size_t c = act_pb_msg_begin(b, CS_CLOCKS);
+        act_pb_u64(b, CLK_ID, BOOTTIME);
+        act_pb_u64(b, CLK_TS, 0);
+        act_pb_msg_end(b, c);
+        c = act_pb_msg_begin(b, CS_CLOCKS);
+        act_pb_u64(b, CLK_ID, CLOCK_DELTA);
+        act_pb_u64(b, CLK_TS, 0);
+        act_pb_u64(b, CLK_INCREMENTAL, 1);
+        act_pb_msg_end(b, c);
+        act_pb_u64(b, CS_PRIMARY, BOOTTIME);
+        act_pb_msg_end(b, cs);
+        q->last = 0;
+    }
+    pf_packet_put(w);
+    q->cleared = 0;
+}
+
+/* The timestamp of a packet on q: on a thread's own sequence a delta
+ * from the last one (the delta clock of its defaults); one earlier than
+ * that is written whole, on BOOTTIME. */
+static void pf_timestamp(act_pb *b, pf_seq *q, uint64_t t)
+{
+    if (!q->track) {
+        act_pb_u64(b, TP_TIMESTAMP, t);
+    } else if (t >= q->last) {
+        act_pb_u64(b, TP_TIMESTAMP, t - q->last);
+        q->last = t;
+        if (t > q->high)
+            q->high = t;
+    } else {
+        act_pb_u64(b, TP_TIMESTAMP, t);
+        act_pb_u64(b, TP_CLOCK_ID, BOOTTIME);
+    }
+}
+
+/* A slice's end at t on q, written now (TYPE_SLICE_END on its default track). */
+static void pf_end_put(pf_writer *w, pf_seq *q, uint64_t t)
+{
+    if (q->cleared)
+        pf_seq_start(w, q);
+    act_pb *b = &w->te;
+    b->n = 0;
+    act_pb_u64(b, TP_SEQ_ID, q->id);
+    pf_timestamp(b, q, t);
+    act_pb_u64(b, TP_SEQ_FLAGS, SEQ_NEEDS);
+    size_t at = act_pb_msg_begin(b, TP_TRACK_EVENT);
+    act_pb_u64(b, TE_TYPE, TYPE_END);
+    act_pb_msg_end(b, at);
+    pf_packet_put_from(w, b);
+}
+
+/* The ends on q at or before t, written in their order (UINT64_MAX: all);
+ * while begins are held at t, only those before t (the held slices' own
+ * ends come after their begins). */
+static void pf_ends_flush(pf_writer *w, pf_seq *q, uint64_t t)
+{
+    while (q->n_ends && (q->ends[q->n_ends - 1] < t ||
+                         (q->ends[q->n_ends - 1] == t && !(q->n_held && q->hold_ts == t))))
+        pf_end_put(w, q, q->ends[--q->n_ends]);
+}
+
+/* The held begins of q written, longest slice first (of equal ones, in the
+ * order they came); the first carries the interned strings of all. */
+static void pf_held_release(pf_writer *w, pf_seq *q)
+{
+    if (!q->n_held)
+        return;
+    for (size_t i = 1; i < q->n_held; i++) { /* insertion sort: a few at most */
+        struct pf_held h = q->held[i];
+        size_t j = i;
+        for (; j > 0 && q->held[j - 1].end < h.end; j--)
+            q->held[j] = q->held[j - 1];
+        q->held[j] = h;
+    }
+    act_pb *b = &w->pkt;
+    for (size_t i = 0; i < q->n_held; i++) {
+        const struct pf_held *h = &q->held[i];
+        b->n = 0;
+        act_pb_u64(b, TP_SEQ_ID, q->id);
+        pf_timestamp(b, q, q->hold_ts);
+        if (!act_pb_reserve(b, h->n)) {
+            memcpy(b->p + b->n, q->bodies.p + h->at, h->n);
+            b->n += h->n;
+        }
+        if (i == 0) {
+            size_t in = act_pb_msg_begin(b, TP_INTERNED);
+            for (size_t k = 0; k < q->n_held; k++)
+                if (q->held[k].in_n && !act_pb_reserve(b, q->held[k].in_n)) {
+                    memcpy(b->p + b->n, q->bodies.p + q->held[k].in_at, q->held[k].in_n);
+                    b->n += q->held[k].in_n;
+                }
+            if (b->n == in + 1) /* none: no empty InternedData */
+                b->n = in - 1;  /* its one-byte tag and its length */
+            else
+                act_pb_msg_end(b, in);
+        }
+        pf_packet_put(w);
+    }
+    q->n_held = 0;
+    q->bodies.n = 0;
+}
+
+/* Every sequence's held begins, then its ends: all written. */
+static void pf_seqs_flush(pf_writer *w)
+{
+    for (size_t i = 0; i < w->n_seqs && !w->err; i++) {
+        pf_held_release(w, &w->seqs[i]);
+        pf_ends_flush(w, &w->seqs[i], UINT64_MAX);
+    }
+}
+
+/* A slice's end at t on q, kept until pf_ends_flush passes it; the array
+ * stays sorted, latest first (of two equal ends the later pushed, an inner
+ * slice, comes out first). */
+static void pf_end_push(pf_writer *w, pf_seq *q, uint64_t t)
+{
+    if (act_vec_reserve(q->ends, q->cap_ends, q->n_ends + 1, 16)) {
+        pf_fail(w, ACT_E_NOMEM, "out of memory");
+        return;
+    }
+    size_t i = q->n_ends++;
+    for (; i > 0 && q->ends[i - 1] < t; i--)
+        q->ends[i] = q->ends[i - 1];
+    q->ends[i] = t;
 }
 
 /* ---- tracks ---------------------------------------------------------------- */
@@ -362,8 +588,20 @@ static uint64_t pf_thread_track(pf_writer *w, uint32_t pid, uint32_t tid)
         return 0;
     uuid =
         pf_track_new(w, &w->threads, key, (pf_track){.pid = pid, .tid = tid, .kind = TRACK_THREAD});
-    if (uuid)
-        pf_track_send(w, uuid);
+    if (!uuid)
+        return 0;
+    pf_track_send(w, uuid);
+    /* a sequence of its own while there are fewer than PF_MAX_SEQS */
+    if (w->n_seqs <= PF_MAX_SEQS) {
+        pf_seq *q = realloc(w->seqs, (w->n_seqs + 1) * sizeof(*q));
+        if (!q) {
+            pf_fail(w, ACT_E_NOMEM, "out of memory");
+            return 0;
+        }
+        w->seqs = q;
+        q[w->n_seqs] = (pf_seq){.id = (uint32_t)w->n_seqs + 1, .track = uuid, .cleared = 1};
+        w->tracks[uuid - 1].seq = (uint32_t)w->n_seqs++;
+    }
     return uuid;
 }
 
@@ -389,6 +627,31 @@ static uint64_t pf_named_track(pf_writer *w, uint32_t pid, uint64_t key, act_str
     act_pb_str(&w->pkt, TD_NAME, name.p, name.n);
     if (counter)
         act_pb_bytes(&w->pkt, TD_COUNTER, "", 0);
+    act_pb_msg_end(&w->pkt, td);
+    pf_packet_put(w);
+    return uuid;
+}
+
+/* The track under a thread's for its slices that come after a later event
+ * of the thread was written (docs/pftrace.md, "Sequences"): on sequence 1,
+ * where they nest among themselves. */
+static uint64_t pf_late_track(pf_writer *w, uint64_t thread)
+{
+    if (w->tracks[thread - 1].late)
+        return w->tracks[thread - 1].late;
+    uint32_t pid = w->tracks[thread - 1].pid;
+    if (act_vec_reserve(w->tracks, w->cap_tracks, w->n_tracks + 1, 64)) {
+        pf_fail(w, ACT_E_NOMEM, "out of memory");
+        return 0;
+    }
+    w->tracks[w->n_tracks++] = (pf_track){.pid = pid, .kind = TRACK_OTHER};
+    uint64_t uuid = w->n_tracks;
+    w->tracks[thread - 1].late = uuid;
+    pf_packet_start(w);
+    size_t td = act_pb_msg_begin(&w->pkt, TP_TRACK_DESC);
+    act_pb_u64(&w->pkt, TD_UUID, uuid);
+    act_pb_u64(&w->pkt, TD_PARENT, thread);
+    act_pb_str(&w->pkt, TD_NAME, "late slices", 11);
     act_pb_msg_end(&w->pkt, td);
     pf_packet_put(w);
     return uuid;
@@ -431,7 +694,7 @@ static void pf_arg_value(pf_writer *w, const act_tl_arg *a)
     case ACT_ARG_BOOL: act_pb_u64(b, DA_BOOL, a->v.u != 0); break;
     case ACT_ARG_HEX: act_pb_u64(b, DA_POINTER, a->v.u); break;
     case ACT_ARG_STR: {
-        uint64_t iid = pf_intern_id(w, &w->values, ID_STRING_VALUES, a->v.s);
+        uint64_t iid = pf_intern_id(w, &w->seq->values, ID_STRING_VALUES, a->v.s);
         if (iid)
             act_pb_u64(b, DA_STRING_IID, iid);
         else
@@ -451,7 +714,9 @@ static void pf_arg_value(pf_writer *w, const act_tl_arg *a)
         break;
     }
     case ACT_ARG_JSON: act_pb_bytes(b, DA_JSON, a->v.s.p, a->v.s.n); break;
-    default: act_pb_bytes(b, DA_JSON, "null", 4); break;
+    default: /* ACT_ARG_NULL: a name and no value (docs/pftrace.md: 6 bytes less than
+              * legacy_json_value "null", the same in trace processor: no arg) */
+        break;
     }
 }
 
@@ -460,7 +725,7 @@ static void pf_args(pf_writer *w, act_timeline *tl, const act_tl_event *e)
     for (uint32_t i = 0; i < e->nargs; i++) {
         const act_tl_arg *a = &tl->args[e->arg0 + i];
         size_t at = act_pb_msg_begin(&w->te, TE_ANNOTATIONS);
-        uint64_t iid = pf_intern_id(w, &w->keys, ID_ANNOTATION_NAMES, a->key);
+        uint64_t iid = pf_intern_id(w, &w->seq->keys, ID_ANNOTATION_NAMES, a->key);
         if (iid)
             act_pb_u64(&w->te, DA_NAME_IID, iid);
         else
@@ -473,36 +738,48 @@ static void pf_args(pf_writer *w, act_timeline *tl, const act_tl_event *e)
 /* Start an event's packet in w->te, its TrackEvent open: the interned
  * strings it adds go to w->in and join it at pf_event_put. The event's
  * track is made before (its descriptor is a packet of its own). */
+/* hold: a slice's begin on a thread's own sequence, held (pf_held_release). */
 static void pf_event_start(pf_writer *w, act_timeline *tl, uint64_t track, int type, uint64_t ts)
 {
     pf_intern_bound(w);
-    w->te.n = w->in.n = 0;
-    if (w->cleared)
-        pf_intern_categories(w, tl);
+    w->tl = tl;
+    pf_seq *q = w->seq = &w->seqs[w->tracks[track - 1].seq];
+    if (q->cleared)
+        pf_seq_start(w, q);
     /* Timestamps are the Chrome trace's, in ns: from the time base
      * (baseTimeNanoseconds in the metadata), which also keeps their
      * varints short. Nothing is before the base (the builder sets it to
      * the first time it saw); were something, it would be put at the base. */
-    act_pb_u64(&w->te, TP_SEQ_ID, PF_SEQ_ID);
-    act_pb_u64(&w->te, TP_TIMESTAMP, ts > tl->base_ns ? ts - tl->base_ns : 0);
-    act_pb_u64(&w->te, TP_SEQ_FLAGS, w->cleared ? SEQ_CLEARED | SEQ_NEEDS : SEQ_NEEDS);
-    if (w->cleared)
-        act_pb_u64(&w->te, TP_FIRST_ON_SEQ, 1);
-    w->cleared = 0;
+    uint64_t t = ts > tl->base_ns ? ts - tl->base_ns : 0;
+    /* Held begins go out before an event of another time, and before any
+     * other packet of theirs: it may use a string they interned. */
+    if (q->n_held && (t != q->hold_ts || !(q->track && type == TYPE_BEGIN)))
+        pf_held_release(w, q);
+    pf_ends_flush(w, q, t);
+    w->te.n = w->in.n = 0;
+    w->hold = q->track && type == TYPE_BEGIN;
+    if (w->hold) { /* its sequence id and timestamp when it is written */
+        q->hold_ts = t;
+    } else {
+        act_pb_u64(&w->te, TP_SEQ_ID, q->id);
+        pf_timestamp(&w->te, q, t);
+    }
+    act_pb_u64(&w->te, TP_SEQ_FLAGS, SEQ_NEEDS);
     w->te_at = act_pb_msg_begin(&w->te, TP_TRACK_EVENT);
     act_pb_u64(&w->te, TE_TYPE, (uint64_t)type);
-    act_pb_u64(&w->te, TE_TRACK_UUID, track);
+    if (track != q->track)
+        act_pb_u64(&w->te, TE_TRACK_UUID, track);
 }
 
 static void pf_event_name(pf_writer *w, const act_timeline *tl, const act_tl_event *e)
 {
-    uint64_t iid = pf_intern_id(w, &w->names, ID_EVENT_NAMES, e->name);
+    uint64_t iid = pf_intern_id(w, &w->seq->names, ID_EVENT_NAMES, e->name);
     if (iid)
         act_pb_u64(&w->te, TE_NAME_IID, iid);
     else
         act_pb_str(&w->te, TE_NAME, e->name.p, e->name.n);
     if (e->cat > 0 && e->cat < ACT_CAT_MAX + tl->n_cat_extra)
-        act_pb_u64(&w->te, TE_CATEGORY_IIDS, PF_CATEGORY0 + e->cat);
+        act_pb_u64(&w->te, TE_CATEGORY_IIDS, e->cat);
 }
 
 static void pf_event_put(pf_writer *w)
@@ -510,6 +787,23 @@ static void pf_event_put(pf_writer *w)
     if (w->in.err)
         pf_fail(w, ACT_E_NOMEM, "out of memory");
     act_pb_msg_end(&w->te, w->te_at);
+    if (w->hold) { /* kept with its interned strings until its time has passed */
+        pf_seq *q = w->seq;
+        w->hold = 0;
+        w->bad += w->te.invalid;
+        w->te.invalid = 0;
+        if (w->te.err || act_vec_reserve(q->held, q->cap_held, q->n_held + 1, 4) ||
+            act_pb_reserve(&q->bodies, w->te.n + w->in.n)) {
+            pf_fail(w, ACT_E_NOMEM, "out of memory");
+            return;
+        }
+        struct pf_held *h = &q->held[q->n_held++];
+        *h = (struct pf_held){q->bodies.n, w->te.n, q->bodies.n + w->te.n, w->in.n, w->hold_end};
+        memcpy(q->bodies.p + q->bodies.n, w->te.p, w->te.n);
+        memcpy(q->bodies.p + q->bodies.n + w->te.n, w->in.p, w->in.n);
+        q->bodies.n += w->te.n + w->in.n;
+        return;
+    }
     if (w->in.n)
         act_pb_bytes(&w->te, TP_INTERNED, w->in.p, w->in.n);
     w->bad += w->te.invalid;
@@ -542,7 +836,17 @@ static void pf_slice(pf_writer *w, act_timeline *tl, const act_tl_event *e, cons
     uint64_t track = pf_event_track(w, e);
     if (!track)
         return;
+    /* A slice that begins before the latest time written on its thread's
+     * sequence could begin with a slice written there and enclose it, and
+     * trace processor keeps packets of one time in file order: it nests
+     * them the wrong way round. It goes on the thread's late track. */
+    const pf_seq *q = &w->seqs[w->tracks[track - 1].seq];
+    if (e->ph == 'X' && q->track && (e->ts > tl->base_ns ? e->ts - tl->base_ns : 0) < q->high &&
+        !(track = pf_late_track(w, track)))
+        return;
     pf_event_start(w, tl, track, e->ph == 'X' ? TYPE_BEGIN : TYPE_INSTANT, e->ts);
+    uint64_t end = e->ts + e->dur;
+    w->hold_end = end > tl->base_ns ? end - tl->base_ns : 0;
     pf_event_name(w, tl, e);
     pf_args(w, tl, e);
     if (e->ph == 'X' && e->cat >= ACT_CAT_OPENCL_RUNTIME && e->cat <= ACT_CAT_RUNTIME &&
@@ -551,10 +855,14 @@ static void pf_slice(pf_writer *w, act_timeline *tl, const act_tl_event *e, cons
     for (size_t i = 0; i < n_term; i++)
         act_pb_fixed64(&w->te, TE_TERM_FLOW_IDS, term[i]);
     pf_event_put(w);
-    if (e->ph == 'X') {
-        pf_event_start(w, tl, track, TYPE_END, e->ts + e->dur);
-        pf_event_put(w);
+    if (e->ph != 'X')
+        return;
+    if (w->seq->track) { /* a thread's own sequence: its end when its time comes */
+        pf_end_push(w, w->seq, w->hold_end);
+        return;
     }
+    pf_event_start(w, tl, track, TYPE_END, e->ts + e->dur);
+    pf_event_put(w);
 }
 
 /* An "s": remember which host slice its flow starts on. */
@@ -749,9 +1057,15 @@ static void pf_free(pf_writer *w)
     act_pb_free(&w->pkt);
     act_pb_free(&w->te);
     act_pb_free(&w->in);
-    pf_intern_free(&w->names);
-    pf_intern_free(&w->keys);
-    pf_intern_free(&w->values);
+    for (size_t i = 0; i < w->n_seqs; i++) {
+        pf_intern_free(&w->seqs[i].names);
+        pf_intern_free(&w->seqs[i].keys);
+        pf_intern_free(&w->seqs[i].values);
+        free(w->seqs[i].ends);
+        free(w->seqs[i].held);
+        act_pb_free(&w->seqs[i].bodies);
+    }
+    free(w->seqs);
     act_u64map_free(&w->procs);
     act_u64map_free(&w->threads);
     act_u64map_free(&w->others);
@@ -772,8 +1086,14 @@ static int pftrace_writer_open(act_writer **out, act_timeline *tl, const act_wri
     }
     w->base.ops = &act_writer_pftrace;
     w->f = *f;
-    w->cleared = 1;
     *out = &w->base;
+    w->seqs = calloc(1, sizeof(*w->seqs));
+    if (!w->seqs) {
+        snprintf(err, errlen, "%s: out of memory", f->path);
+        return ACT_E_NOMEM;
+    }
+    w->seqs[0] = (pf_seq){.id = PF_SEQ_ID, .cleared = 1};
+    w->n_seqs = 1;
     int rc = act_outfile_open(&w->file, f->path, f->force, f->mode, 0, err, errlen);
     if (rc)
         return rc;
@@ -800,7 +1120,10 @@ static void pftrace_writer_set_facts(act_writer *aw, const act_writer_facts *f)
 static int pftrace_writer_close(act_writer *aw, act_timeline *tl, int ok, char *err, size_t errlen)
 {
     pf_writer *w = (pf_writer *)aw;
+    w->tl = tl;
     int write_errno = !ok && w->out.err == ACT_E_IO ? w->out.sys_errno : 0;
+    if (ok)
+        pf_seqs_flush(w);
     if (ok && !w->err)
         pf_metadata(w, tl);
     int rc = ok ? (w->err ? w->err : w->out.err) : ACT_E_INVAL;

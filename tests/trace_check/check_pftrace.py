@@ -9,7 +9,8 @@ event must be there with the same values: slices (name, category, process,
 thread, start and duration in ns, every arg), instants, counters, async
 slices, process and thread names, sort indexes and labels, every
 launch -> device op flow between the same two slices, and every metadata
-member. Nothing more may be there. A third run (70 000 marks of distinct
+member. Nothing more may be there. The first two JSON traces are merged
+(`merge`) to JSON and to .pftrace, which must hold the same. A third run (70 000 marks of distinct
 names from Python) overflows the writer's intern tables, which must be
 cleared and refilled on the way. Each JSON trace is also exported itself
 (`export -o x.pftrace t.json`) and checked the same way. Also: `-o
@@ -68,34 +69,88 @@ def annotation_value(a, strings):
     if k == "legacy_json_value":
         return json.loads(a.legacy_json_value)
     if k == "string_value_iid":
-        return strings[a.string_value_iid]
+        if a.string_value_iid not in strings:
+            failures.append(f"string value iid {a.string_value_iid} used before it is interned")
+        return strings.get(a.string_value_iid)
     return getattr(a, k) if k else None
+
+
+BOOTTIME = 6
+
+
+class Sequence:
+    """What trace processor keeps per trusted_packet_sequence_id
+    (proto_trace_reader.cc, clock_synchronizer.h): the incremental state
+    (interned strings, TracePacketDefaults), dropped when a packet sets
+    SEQ_INCREMENTAL_STATE_CLEARED, and its sequence-scoped clocks (ids 64 to
+    127) from ClockSnapshots: an incremental clock's value moves by each
+    packet's timestamp and is reset by a snapshot."""
+
+    def __init__(self):
+        self.clear()
+        self.clocks = {}  # id -> [value ns, BOOTTIME - value at the snapshot, incremental]
+        self.deltas = self.whole = 0  # timestamps on the delta clock, on BOOTTIME
+        self.clears = 0
+
+    def clear(self):
+        self.names, self.keys, self.values, self.cats = {}, {}, {}, {}
+        self.defaults = None
+
+    def timestamp(self, p):
+        """The packet's timestamp on BOOTTIME (the trace's clock)."""
+        clock = p.timestamp_clock_id or (self.defaults.timestamp_clock_id
+                                         if self.defaults is not None else 0)
+        if clock in (0, BOOTTIME):
+            self.whole += p.timestamp_clock_id == BOOTTIME
+            return p.timestamp
+        if clock not in self.clocks:
+            failures.append(f"timestamp on clock {clock}, never in a ClockSnapshot")
+            return p.timestamp
+        c = self.clocks[clock]
+        self.deltas += 1
+        t = p.timestamp - (1 << 64) if p.timestamp >= 1 << 63 else p.timestamp  # int64
+        c[0] = c[0] + t if c[2] else t
+        return c[0] + c[1]
 
 
 class Decoded:
     """The packets, resolved: tracks, slices, instants, counters, flows."""
 
     def __init__(self, trace):
-        self.clears = 0
         self.tracks = {}
         self.slices, self.instants, self.counters, self.flows = [], [], [], {}
         self.async_begin, self.async_end = [], []
         self.meta = {}
         self.packets = len(trace.packet)
-        names, keys, values, cats = {}, {}, {}, {}
+        self.seqs = {}
+        self.late = 0
         open_ = {}
         for p in trace.packet:
-            if p.trusted_packet_sequence_id != 1:
-                failures.append(f"packet on sequence {p.trusted_packet_sequence_id}")
+            sq = self.seqs.setdefault(p.trusted_packet_sequence_id, Sequence())
+            if not p.trusted_packet_sequence_id:
+                failures.append("packet without a sequence")
             if p.sequence_flags & 1:
-                names, keys, values, cats = {}, {}, {}, {}
-                self.clears += 1
+                sq.clear()
+                sq.clears += 1
+            if p.HasField("trace_packet_defaults"):
+                sq.defaults = p.trace_packet_defaults
+            names, keys, values, cats = sq.names, sq.keys, sq.values, sq.cats
             for t, n in ((names, "event_names"), (keys, "debug_annotation_names"),
                          (cats, "event_categories")):
                 for x in getattr(p.interned_data, n):
                     t[x.iid] = x.name
             for x in p.interned_data.debug_annotation_string_values:
                 values[x.iid] = x.str.decode("utf-8")
+            if p.HasField("clock_snapshot"):
+                cs = {c.clock_id: c for c in p.clock_snapshot.clocks}
+                if BOOTTIME not in cs:
+                    failures.append("a ClockSnapshot without BOOTTIME")
+                    continue
+                for cid, c in cs.items():
+                    if cid != BOOTTIME:
+                        sq.clocks[cid] = [c.timestamp, cs[BOOTTIME].timestamp - c.timestamp,
+                                          c.is_incremental]
+                continue  # trace processor reads nothing else of it
             if p.HasField("track_descriptor"):
                 self.tracks[p.track_descriptor.uuid] = p.track_descriptor
             if p.HasField("chrome_events"):
@@ -108,42 +163,63 @@ class Decoded:
             if not p.sequence_flags & 2:
                 failures.append("a track event without SEQ_NEEDS_INCREMENTAL_STATE")
             te = p.track_event
+            ts = sq.timestamp(p)
+            track = te.track_uuid if te.HasField("track_uuid") else (
+                sq.defaults.track_event_defaults.track_uuid if sq.defaults is not None else 0)
             name = te.name if te.HasField("name") else names.get(te.name_iid)
+            if name is None and te.name_iid:
+                failures.append(f"event name iid {te.name_iid} used before it is interned")
             cat = cats.get(te.category_iids[0], "") if te.category_iids else ""
             args = {}
             for a in te.debug_annotations:
-                args[a.name if a.HasField("name") else keys[a.name_iid]] = \
+                if not a.HasField("name") and a.name_iid not in keys:
+                    failures.append(f"arg name iid {a.name_iid} used before it is interned")
+                args[a.name if a.HasField("name") else keys.get(a.name_iid)] = \
                     annotation_value(a, values)
-            tr = self.tracks.get(te.track_uuid)
+            tr = self.tracks.get(track)
             if tr is None:
-                failures.append(f"event on a track not described yet: {te.track_uuid}")
+                failures.append(f"event on a track not described yet: {track}")
                 continue
-            where = self.where(tr)
-            ev = {"name": name, "cat": cat, "ts": p.timestamp, "args": args, "where": where,
+            # a thread's track for its slices that came late: the thread's
+            late = tr.parent_uuid in self.tracks and \
+                self.tracks[tr.parent_uuid].HasField("thread")
+            where = self.where(self.tracks[tr.parent_uuid] if late else tr)
+            self.late += late
+            ev = {"name": name, "cat": cat, "ts": ts, "args": args, "where": where,
                   "flow_out": list(te.flow_ids), "flow_in": list(te.terminating_flow_ids)}
             if te.type == te.TYPE_COUNTER:
                 v = te.double_counter_value if te.HasField("double_counter_value") \
                     else te.counter_value
                 self.counters.append((tr.parent_uuid and self.where(
-                    self.tracks[tr.parent_uuid])[0], tr.name, p.timestamp, v))
-            elif tr.HasField("process") or tr.HasField("thread"):
+                    self.tracks[tr.parent_uuid])[0], tr.name, ts, v))
+            elif tr.HasField("process") or tr.HasField("thread") or late:
                 if te.type == te.TYPE_INSTANT:
                     self.instants.append(ev)
-                elif te.type == te.TYPE_SLICE_BEGIN:
-                    open_.setdefault(te.track_uuid, []).append(ev)
-                else:
-                    b = open_[te.track_uuid].pop()
-                    b["dur"] = p.timestamp - b["ts"]
-                    self.slices.append(b)
+                else:  # paired below, in trace processor's order
+                    open_.setdefault(track, []).append((ts, len(open_.get(track, ())),
+                                                        te.type == te.TYPE_SLICE_BEGIN, ev))
             else:  # an async track
                 pid = self.where(self.tracks[tr.parent_uuid])[0]
                 if te.type == te.TYPE_SLICE_BEGIN:
-                    self.async_begin.append((pid, name, cat, p.timestamp, json.dumps(args)))
+                    self.async_begin.append((pid, name, cat, ts, json.dumps(args)))
                 else:
-                    self.async_end.append((pid, tr.name, p.timestamp))
-        for t in open_.values():
-            if t:
-                failures.append(f"{len(t)} slices never ended")
+                    self.async_end.append((pid, tr.name, ts))
+        # Trace processor sorts the packets by timestamp (those of equal
+        # timestamps stay in file order) and then pairs each SLICE_END with
+        # the innermost open SLICE_BEGIN of its track.
+        for marks in open_.values():
+            stack = []
+            for ts, _, begin, ev in sorted(marks, key=lambda m: (m[0], m[1])):
+                if begin:
+                    stack.append(ev)
+                elif not stack:
+                    failures.append(f"a slice end at {ts} with no slice open")
+                else:
+                    b = stack.pop()
+                    b["dur"] = ts - b["ts"]
+                    self.slices.append(b)
+            if stack:
+                failures.append(f"{len(stack)} slices never ended")
 
     @staticmethod
     def where(tr):
@@ -281,13 +357,20 @@ def compare(label, doc, dec):
         failures.append(f"{label}: metadata not in the JSON: {sorted(extra)}")
     if n < 10:
         failures.append(f"{label}: only {n} events compared")
-    print(f"{label}: {n} events, {dec.packets} packets compared")
+    deltas = sum(q.deltas for q in dec.seqs.values())
+    whole = sum(q.whole for q in dec.seqs.values())
+    print(f"{label}: {n} events, {dec.packets} packets compared, {len(dec.seqs)} sequences, "
+          f"{deltas} delta timestamps, {whole} earlier ones written whole")
+    return deltas, whole
 
 
 def decode(trace_cls, path):
     t = trace_cls()
     with open(path, "rb") as f:
-        t.ParseFromString(f.read())
+        try:
+            t.ParseFromString(f.read())
+        except Exception as e:  # DecodeError: not Perfetto's Trace
+            failures.append(f"{path}: {e}")
     return Decoded(t)
 
 
@@ -321,16 +404,64 @@ with tempfile.TemporaryDirectory() as d:
         dec = decode(Trace, pf)
         with open(js, encoding="utf-8") as f:
             doc = json.load(f)
-        compare(label, doc, dec)
-        # The JSON trace itself exported (issue 33 part 1): the same again.
+        deltas, whole = compare(label, doc, dec)
+        # the encodings the check must have seen (docs/pftrace.md, "Sequences")
+        if label == "vecops" and (len(dec.seqs) < 3 or deltas < 100):
+            failures.append(f"vecops: {len(dec.seqs)} sequences, {deltas} delta timestamps")
+        # The JSON trace itself exported (issue 33 part 1): the same again;
+        # a run's JSON has its process-lifetime slice last: it comes late.
         imp = os.path.join(d, f"{label}.imported.pftrace")
         p = run([tool, "export", "-o", imp, js])
         if p.returncode != 0:
             failures.append(f"{label}: export of the JSON rc={p.returncode} {p.stderr[-400:]!r}")
         else:
-            compare(label + " (from JSON)", doc, decode(Trace, imp))
-        if label == "interning" and dec.clears < 2:
-            failures.append(f"interning: the intern tables were never cleared ({dec.clears})")
+            idec = decode(Trace, imp)
+            compare(label + " (from JSON)", doc, idec)
+        again = sum(max(q.clears - 1, 0) for q in dec.seqs.values())
+        if label == "interning" and again < 1:
+            failures.append("interning: the intern tables were never cleared mid-trace")
+    # A slice and an instant that begin at one time on one thread and share
+    # strings: the slice's begin is held (begins of one time go out longest
+    # first), and the instant, which uses the strings the begin interned,
+    # must not be written before it. Then a slice that encloses one written
+    # before it, from the same time, coming after a later event (as `run`
+    # writes a process's lifetime slice): on the thread's late track.
+    tie = os.path.join(d, "tie.json")
+    evs = [{"ph": "X", "cat": "cpu_op", "name": "same", "pid": 1, "tid": 1, "ts": 10.0,
+            "dur": 5.0, "args": {"k": "v"}},
+           {"ph": "i", "cat": "cpu_op", "name": "same", "pid": 1, "tid": 1, "ts": 10.0,
+            "s": "t", "args": {"k": "v"}}]
+    evs += [{"ph": "X", "cat": "cpu_op", "name": f"n{i}", "pid": 1, "tid": 1,
+             "ts": 20.0 + i, "dur": 0.5} for i in range(9)]
+    evs += [{"ph": "X", "cat": "cpu_op", "name": "lifetime", "pid": 1, "tid": 1, "ts": 10.0,
+             "dur": 30.0}]
+    with open(tie, "w", encoding="utf-8") as f:
+        json.dump({"traceEvents": evs}, f)
+    p = run([tool, "export", "-o", os.path.join(d, "tie.pftrace"), tie])
+    if p.returncode != 0:
+        failures.append(f"tie: export rc={p.returncode} {p.stderr[-400:]!r}")
+    elif Trace is not None:
+        tdec = decode(Trace, os.path.join(d, "tie.pftrace"))
+        with open(tie, encoding="utf-8") as f:
+            compare("tie", json.load(f), tdec)
+        if not tdec.late:
+            failures.append("tie: the late enclosing slice is not on a late track")
+    # merge -o x.pftrace: the merged Perfetto trace holds what the merged
+    # JSON of the same inputs holds (the merged JSON, imported as export
+    # imports a JSON trace)
+    ins = [os.path.join(d, f"{k}.json") for k in ("vecops", "annotate")]
+    if Trace is not None and all(os.path.exists(x) for x in ins):
+        mj, mp = os.path.join(d, "merged.json"), os.path.join(d, "merged.pftrace")
+        pj, pp = run([tool, "merge", "-o", mj] + ins), run([tool, "merge", "-o", mp] + ins)
+        if pj.returncode or pp.returncode:
+            failures.append(f"merge: rc={pj.returncode}/{pp.returncode} {pp.stderr[-400:]!r}")
+        else:
+            with open(mj, encoding="utf-8") as f:
+                merged = json.load(f)
+            dec = decode(Trace, mp)
+            compare("merge", merged, dec)
+            if len({e["pid"] for e in merged["traceEvents"] if e["ph"] == "X"}) < 3:
+                failures.append("merge: the merged trace has fewer than 3 processes")
     pf = os.path.join(d, "direct.pftrace")
     p = run([tool, "run", "--no-summary", "-o", pf, "--", vecops])
     if p.returncode != 0 or not os.path.exists(pf):
@@ -339,6 +470,18 @@ with tempfile.TemporaryDirectory() as d:
         dec = decode(Trace, pf)
         if not any(s["cat"] == "kernel" for s in dec.slices):
             failures.append("direct: no kernels")
+        # run streams: the process-lifetime slice, which begins with the
+        # first call, is written last; trace processor must still see it
+        # enclose every slice of its thread
+        life = [s for s in dec.slices if s["args"].get("acceltrace") == "process lifetime"]
+        if not life:
+            failures.append("direct: no process-lifetime slice")
+        for lt in life:
+            out = [s["name"] for s in dec.slices if s["where"] == lt["where"] and
+                   (s["ts"] < lt["ts"] or s["ts"] + s["dur"] > lt["ts"] + lt["dur"])]
+            if out:
+                failures.append(f"direct: {len(out)} slices outside the process lifetime "
+                                f"({lt['dur']} ns), e.g. {out[0]}")
         if oct(os.stat(pf).st_mode & 0o777) != "0o600":
             failures.append(f"direct: mode {oct(os.stat(pf).st_mode & 0o777)}")
 for f in failures[:30]:
