@@ -49,11 +49,20 @@ def one_act(act, app, n, tmp, buffer_size):
                                 out, "-f", "--", app, "loop", str(n)], env)
     peak = re.search(r"launcher peak memory (\d+) KiB", err)
     drop = re.search(r"dropped records\s+(\d+)", err)
+    # Where the tail goes (run's debug line "after the exit: ..."): the records
+    # the reading thread had not read at the exit, and the parts of the tail.
+    left = re.search(r"tail of (\d+) records \(of (\d+)\) read ([\d.]+) ms", err)
+    closed = re.search(r"file closed ([\d.]+) ms", err)
+    summ = re.search(r"summary ([\d.]+) ms", err)
     size = os.path.getsize(out)
     os.unlink(out)
     return {"tail": tail, "launcher": int(peak.group(1)) / 1024 if peak else None,
             "tree": rss / 1024 if rss else None, "bpl": size / n,
-            "dropped": int(drop.group(1)) if drop else 0}
+            "dropped": int(drop.group(1)) if drop else 0,
+            "left": 100.0 * int(left.group(1)) / int(left.group(2)) if left else None,
+            "read_ms": float(left.group(3)) if left else None,
+            "close_ms": float(closed.group(1)) if closed else None,
+            "sum_ms": float(summ.group(1)) if summ else None}
 
 
 def one_cli(cliloader, app, n, tmp):
@@ -66,7 +75,8 @@ def one_cli(cliloader, app, n, tmp):
                if f.endswith(".json"))
     shutil.rmtree(dump, ignore_errors=True)
     return {"tail": tail, "launcher": None, "tree": rss / 1024 if rss else None,
-            "bpl": size / n, "dropped": 0}
+            "bpl": size / n, "dropped": 0, "left": None, "read_ms": None, "close_ms": None,
+            "sum_ms": None}
 
 
 def spread(vals):
@@ -99,17 +109,22 @@ def main():
                     res.setdefault((label, n), []).append(r)
                     print(f"round {rep + 1} {label} {n}: tail {r['tail']:.1f} ms, launcher "
                           f"{r['launcher']} MiB, tree {r['tree']} MiB, {r['bpl']:.0f} B/launch, "
-                          f"dropped {r['dropped']}", flush=True)
+                          f"dropped {r['dropped']}, left at exit {r['left']} %, read "
+                          f"{r['read_ms']} ms, closed {r['close_ms']} ms, summary "
+                          f"{r['sum_ms']} ms", flush=True)
     print("\n| launches | tool | tail ms | launcher peak MiB | process tree peak MiB "
-          "| trace B/launch | dropped |")
-    print("|---|---|---|---|---|---|---|")
+          "| trace B/launch | dropped | % records left at exit | tail: read ms | file closed ms "
+          "| summary ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for label, _ in tools:
             rs = res[(label, n)]
             print(f"| {n} | {label} | {spread([r['tail'] for r in rs])} | "
                   f"{spread([r['launcher'] for r in rs])} | {spread([r['tree'] for r in rs])} | "
                   f"{statistics.median(r['bpl'] for r in rs):.0f} | "
-                  f"{max(r['dropped'] for r in rs)} |")
+                  f"{max(r['dropped'] for r in rs)} | {spread([r['left'] for r in rs])} | "
+                  f"{spread([r['read_ms'] for r in rs])} | {spread([r['close_ms'] for r in rs])} | "
+                  f"{spread([r['sum_ms'] for r in rs])} |")
     return 0
 
 
