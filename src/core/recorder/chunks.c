@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,6 +30,56 @@ static _Atomic uint32_t next_serial = 1;
 
 /* ---- per-thread state ------------------------------------------------- */
 
+/* Pages of the spool leave the program's resident set once every chunk in
+ * their region is given up (docs/reliability.md, "Memory"): the mapping
+ * is shared with the file, so the records stay in the page cache for the
+ * launcher to read, and a later touch maps them again. The region is the
+ * kernel's largest file folio (2 MiB): a fault maps a whole folio, so
+ * dropping less than one would be mapped again by the next write beside
+ * it. Caller holds act_rec_state.lock (the mapping, the threads' chunks and
+ * the free list cannot change meanwhile). */
+#define ACT_DROP_REGION (2u << 20)
+
+/* Chunk idx is not being written: handed out already (below chunks_used)
+ * and no thread's current chunk (`self` is being released). A chunk on the
+ * free list counts as given up: most are never taken again (too little
+ * room left), and one that is faults its pages back in. */
+static int chunk_done(uint64_t idx, uint64_t used, const act_thread *self)
+{
+    if (idx >= used)
+        return 0;
+    for (const act_thread *t = act_rec_state.threads; t; t = t->next)
+        if (t != self && t->owned == idx + 1)
+            return 0;
+    return 1;
+}
+
+/* Drop the region at file offset lo when every chunk in it is given up. */
+static void region_drop(const act_thread *self, uint64_t lo)
+{
+    uint64_t cs = act_rec_state.chunk_size, head = ACT_SPOOL_HEADER_SIZE;
+    uint64_t hi = lo + ACT_DROP_REGION;
+    if (hi > act_rec_state.map_size)
+        return; /* the spool's last, partial region stays */
+    uint64_t used = atomic_load((_Atomic uint64_t *)&act_rec_hdr_get()->chunks_used);
+    uint64_t first = lo > head ? (lo - head) / cs : 0, last = (hi - 1 - head) / cs;
+    for (uint64_t k = first; k <= last; k++)
+        if (!chunk_done(k, used, self))
+            return;
+    (void)madvise(act_rec_state.map + lo, ACT_DROP_REGION, MADV_DONTNEED);
+}
+
+/* The regions chunk c lies in (a chunk can straddle two: the spool's
+ * header puts chunks off the region boundaries). */
+static void chunk_drop_region(const act_thread *self, const act_chunk_header *c)
+{
+    uint64_t off = (uint64_t)((const char *)c - act_rec_state.map);
+    uint64_t mask = ~(uint64_t)(ACT_DROP_REGION - 1);
+    uint64_t lo = off & mask, end = (off + act_rec_state.chunk_size - 1) & mask;
+    for (uint64_t r = lo; r <= end; r += ACT_DROP_REGION)
+        region_drop(self, r);
+}
+
 static void chunk_release(act_thread *t)
 {
     /* Caller holds act_rec_state.lock. A chunk with room left is recycled for the
@@ -42,11 +93,16 @@ static void chunk_release(act_thread *t)
             atomic_load_explicit((_Atomic uint32_t *)&t->chunk->used, memory_order_relaxed);
         act_rec_ring_disown(t->chunk->index);
         atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
-    } else if (t->pos + 64 < t->room) {
-        act_rec_state.free_chunks[act_rec_state.free_top++] = t->chunk->index;
-        atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
+    } else {
+        if (t->pos + 64 < t->room) {
+            act_rec_state.free_chunks[act_rec_state.free_top++] =
+                (act_free_chunk){t->chunk->index, t->pos};
+            atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
+        }
+        chunk_drop_region(t, t->chunk);
     }
     t->chunk = NULL;
+    t->owned = 0;
     t->room = 0;
     /* The fast path must never write to a chunk this thread gave up:
      * another thread may own it now, and commit needs t->chunk. */
@@ -155,14 +211,10 @@ static uint32_t free_chunk_take(size_t need)
 {
     uint32_t usable = act_rec_state.chunk_size - (uint32_t)sizeof(act_chunk_header);
     for (uint32_t i = act_rec_state.free_top; i-- > 0;) {
-        uint32_t idx = act_rec_state.free_chunks[i];
-        const act_chunk_header *c =
-            (const act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
-                                       (size_t)idx * act_rec_state.chunk_size);
-        uint32_t used = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_relaxed);
-        if (used + need <= usable) {
+        act_free_chunk f = act_rec_state.free_chunks[i];
+        if (f.used + need <= usable) {
             act_rec_state.free_chunks[i] = act_rec_state.free_chunks[--act_rec_state.free_top];
-            return idx;
+            return f.index;
         }
     }
     return UINT32_MAX;
@@ -193,6 +245,7 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
     uint32_t gen = atomic_load(&act_rec_state.gen);
     if (t->gen != gen) {
         t->chunk = NULL;
+        t->owned = 0;
         atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
         t->gen = gen;
         t->ring_before = 0;
@@ -227,6 +280,7 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
         atomic_store_explicit(&act_rec_exhausted, 1, memory_order_relaxed);
     else if (act_rec_state.ring_chunks)
         act_rec_ring_own(idx);
+    t->owned = idx == UINT32_MAX ? 0 : idx + 1;
     pthread_mutex_unlock(&act_rec_state.lock);
     if (idx == UINT32_MAX)
         return -1;

@@ -71,7 +71,8 @@ static int recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size
     int rc = act_rec_spool_map(dir, capacity, chunk_size, create);
     if (rc == 0) {
         free(act_rec_state.free_chunks);
-        act_rec_state.free_chunks = calloc(act_rec_state.chunk_count, sizeof(uint32_t));
+        act_rec_state.free_chunks =
+            calloc(act_rec_state.chunk_count, sizeof(act_rec_state.free_chunks[0]));
         act_rec_state.free_top = 0;
         if (!act_rec_state.free_chunks) {
             munmap(act_rec_state.map, act_rec_state.map_size);

@@ -73,6 +73,13 @@ static void *prefault_main(void *arg)
             act_rec_state.ring_chunks ? act_rec_state.ring_chunks : act_rec_state.chunk_count;
         uint64_t want = used + ahead < last ? used + ahead : last;
         uint32_t idx = atomic_load(&prefaulter.done);
+        if (idx < used) {
+            /* Behind the recording threads: what they took they faulted in
+             * themselves (chunks.c), and may have given up and dropped
+             * since; populating it again would map it back for nothing. */
+            atomic_store(&prefaulter.done, (uint32_t)used);
+            continue;
+        }
         if (idx < want && !prefaulter.no_space) {
             pthread_mutex_unlock(&prefaulter.lock);
             /* Never populate a page whose space is not reserved. A failure

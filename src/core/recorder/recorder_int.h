@@ -85,6 +85,12 @@ typedef struct act_ring_name {
     (2 * (sizeof(act_rec_string) + sizeof(act_rec_thread)) + ACT_THREAD_NAME_MAX +                 \
      ACT_THREAD_GIVEN_MAX + 16)
 
+/* A chunk given up with room left, and how full it was then (kept here so
+ * that looking for one reads no page of the spool: chunks.c drops them). */
+typedef struct act_free_chunk {
+    uint32_t index, used;
+} act_free_chunk;
+
 struct act_thread {
     /* Hot fields first: one cache line serves a push or a pop. */
     char *data;           /* first byte after the chunk header */
@@ -109,7 +115,10 @@ struct act_thread {
     act_str_slot strs[ACT_STR_CACHE];
     act_ptr_slot ptrs[ACT_PTR_CACHE];
     struct act_thread *next; /* all-threads list, under act_rec_state.lock */
-    int announced;           /* THREAD record written in this generation */
+    /* The index of `chunk` + 1 (0: none), under act_rec_state.lock: what
+     * other threads read to know the chunk is being written (chunks.c). */
+    uint32_t owned;
+    int announced; /* THREAD record written in this generation */
     /* Ring mode (ring.c): the last string ids interned (a record about to be
      * written may use them; the next chunk defines them again), and the
      * names of the open ranges (defined again atop every chunk). */
@@ -144,7 +153,7 @@ struct act_rec_state {
     uint32_t chunk_size;
     uint32_t chunk_count;
     _Atomic uint32_t gen;
-    uint32_t *free_chunks; /* recycled chunk indices */
+    act_free_chunk *free_chunks; /* recycled chunks, with their fill when given up */
     uint32_t free_top;
     act_thread *threads;
     /* Ring mode (ring.c): 0 = off, else chunks the ring cycles through. */
