@@ -39,6 +39,7 @@
 
 #include "acceltrace.h"
 #include "cmd.h"
+#include "core/common.h"
 #include "core/config.h"
 #include "help.h"
 #include "trace_file.h"
@@ -816,8 +817,7 @@ static int merge_write(input *in, int n, const alignment *a, const char *out)
 /* "-": standard input copied to a temporary file (read twice). */
 static const char *stdin_spill(char *path, size_t len)
 {
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, len, "%s/acceltrace-merge-XXXXXX", dir && *dir ? dir : "/tmp");
+    act_temp_template(path, len, "acceltrace-merge");
     int fd = mkstemp(path);
     if (fd < 0)
         return NULL;

@@ -596,11 +596,10 @@ static int run_prepare(run_ctx *r)
     run_log_level = r->cfg.log_level;
     if (check_ring(&r->cfg) != 0 || run_check_output(r) != 0 || run_find_libraries(r) != 0)
         return 2;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(r->spool, sizeof(r->spool), "%s/acceltrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    const char *tmp = act_temp_template(r->spool, sizeof(r->spool), "acceltrace");
     if (!act_dir_make_temp(r->spool)) {
-        fprintf(stderr, "acceltrace: run: cannot create a spool directory in %s: %s\n",
-                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        fprintf(stderr, "acceltrace: run: cannot create a spool directory in %s: %s\n", tmp,
+                strerror(errno));
         return 2;
     }
     r->o.metadata[r->o.n_metadata] = NULL;

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "core/common.h"
 #include "help.h"
 #include "self_dir.h"
 #include "trace_import.h"
@@ -454,12 +455,11 @@ static int is_sqlite(const char *path)
 
 /* A JSON trace (ours, torch.profiler's; plain or gzip) as a SQLite trace in
  * a private temporary folder (trace_import.c): its path in db (removed by
- * json_db_remove), or 2 after saying why. */
+ * act_dir_remove_flat), or 2 after saying why. */
 static int json_db(const char *path, char *dir, size_t dirlen, char *db, size_t dblen)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, dirlen, "%s/acceltrace-stats-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
+    act_temp_template(dir, dirlen, "acceltrace-stats");
+    if (!act_dir_make_temp(dir)) {
         fprintf(stderr, "acceltrace: stats: %s: %s\n", dir, strerror(errno));
         return 2;
     }
@@ -467,14 +467,8 @@ static int json_db(const char *path, char *dir, size_t dirlen, char *db, size_t 
     act_import_opts io = {.in_path = path, .out_path = db, .who = "stats"};
     if (act_trace_import(&io, NULL) == 0)
         return 0;
-    rmdir(dir);
+    act_dir_remove_flat(dir);
     return 2;
-}
-
-static void json_db_remove(const char *dir, const char *db)
-{
-    unlink(db);
-    rmdir(dir);
 }
 
 /* The reports of one file; 0, or 2 after saying why. */
@@ -486,7 +480,7 @@ static int stats_file(const stats_opts *o, const char *path, json_t *all)
         return 2;
     sqlite3 *db = open_trace(from_json ? tmpdb : path, err, sizeof(err));
     if (from_json)
-        json_db_remove(dir, tmpdb); /* open (or not): the file is no longer needed by name */
+        act_dir_remove_flat(dir); /* open (or not): the file is no longer needed by name */
     if (!db) {
         fprintf(stderr, "acceltrace: stats: %s\n", err);
         return 2;

@@ -128,9 +128,7 @@ static int session_make_dir(const act_options *opts)
         session_state.own_dir = 0;
         return ACT_OK;
     }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(session_state.dir, sizeof(session_state.dir), "%s/acceltrace-session-XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
+    act_temp_template(session_state.dir, sizeof(session_state.dir), "acceltrace-session");
     if (!act_dir_make_temp(session_state.dir))
         return ACT_E_IO;
     session_state.own_dir = 1;

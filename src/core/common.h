@@ -50,6 +50,9 @@ int64_t act_clock_realtime_offset(int64_t *error_ns);
 int act_dir_remove_flat(const char *dir);
 /* mkdtemp, then mode 0700 whatever the umask: `tmpl` or NULL (errno). */
 char *act_dir_make_temp(char *tmpl);
+/* "$TMPDIR/PREFIX-XXXXXX" (/tmp when TMPDIR is unset or empty) into out,
+ * for act_dir_make_temp or mkstemp; returns the folder it names. */
+const char *act_temp_template(char *out, size_t cap, const char *prefix);
 /* mkdir `dir` with mode 0700 whatever the umask: 0, or -1 with errno
  * (EEXIST when it exists). */
 int act_dir_make_private(const char *dir);

@@ -61,6 +61,15 @@ char *act_dir_make_temp(char *tmpl)
     return dir_mode_set(tmpl, 0700) == 0 ? tmpl : NULL;
 }
 
+const char *act_temp_template(char *out, size_t cap, const char *prefix)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    snprintf(out, cap, "%s/%s-XXXXXX", tmp, prefix);
+    return tmp;
+}
+
 int act_dir_make_private(const char *dir)
 {
     if (mkdir(dir, 0700) != 0)
