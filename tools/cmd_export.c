@@ -119,6 +119,14 @@ static int check_spool_dir(const char *dir)
     return found ? 0 : -1;
 }
 
+/* The first signal stopped the export: said, and the exit status 128+N. */
+static int said_interrupted(void)
+{
+    fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
+            sigabbrev_np(export_interrupted) ? sigabbrev_np(export_interrupted) : "?");
+    return 128 + export_interrupted;
+}
+
 /* A trace file given instead of a spool directory: written again in the
  * format -o's name picks (trace_import.c). */
 static int export_trace_file(const char *in, const char *out, int force, unsigned mode)
@@ -144,11 +152,8 @@ static int export_trace_file(const char *in, const char *out, int force, unsigne
                           .who = "export"};
     uint64_t events = 0;
     int rc = act_trace_import(&io, &events);
-    if (export_interrupted) {
-        fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
-                sigabbrev_np(export_interrupted) ? sigabbrev_np(export_interrupted) : "?");
-        return 128 + export_interrupted;
-    }
+    if (export_interrupted)
+        return said_interrupted();
     if (rc == ACT_E_FORMAT)
         return 2;
     if (rc) {
@@ -225,11 +230,8 @@ int act_cmd_export(int argc, char **argv)
     };
     int rc = each ? export_each(&eo, out, &ri) : act_trace_export(&eo);
     act_run_info_free(&ri);
-    if (export_interrupted) {
-        fprintf(stderr, "acceltrace: interrupted by SIG%s: the trace was not written\n",
-                sigabbrev_np(export_interrupted) ? sigabbrev_np(export_interrupted) : "?");
-        return 128 + export_interrupted;
-    }
+    if (export_interrupted)
+        return said_interrupted();
     if (rc < 0 && rc != ACT_E_FORMAT) {
         if (!each)
             fprintf(stderr, "acceltrace: could not write the trace '%s': %s\n", out,

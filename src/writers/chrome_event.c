@@ -227,11 +227,9 @@ static void write_arg_value(act_chrome_enc *w, const act_tl_arg *a)
     if (a->type == ACT_ARG_U64V) {
         act_obuf_putc(b, '[');
         for (uint32_t i = 0; i < a->v.vec.n; i++) {
-            uint64_t v;
-            memcpy(&v, a->v.vec.p + i, sizeof v);
             if (i)
                 act_obuf_putc(b, ',');
-            act_obuf_u64(b, v);
+            act_obuf_u64(b, act_tl_arg_vec_at(a, i));
         }
         act_obuf_putc(b, ']');
         return;
