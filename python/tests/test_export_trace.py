@@ -204,3 +204,27 @@ def test_more_args_than_an_event_holds_are_said(tmp_path):
     assert "4465 event members could not be kept" in r.stderr, r.stderr
     evs = load(out)["traceEvents"]
     assert len(evs[0]["args"]) == 65535 and evs[1]["args"] == {"k": 1}
+
+
+@pytest.mark.parametrize("name", ["direct.json", "direct.pftrace"])
+def test_direct_io_writes_the_same_bytes(ours, tmp_path, name):
+    """ACCELTRACE_DIRECT_IO=0: every whole block goes out with O_DIRECT
+    (writers/obuf.c), the last partial one through the cache; the file is
+    byte for byte what the page cache alone writes."""
+    got = {}
+    for mode in ("0", "off"):
+        out = str(tmp_path / (mode + name))
+        r = subprocess.run([ACT, "export", "-o", out, ours], capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, ACCELTRACE_DIRECT_IO=mode))
+        assert r.returncode == 0, r.stderr
+        with open(out, "rb") as f:
+            got[mode] = f.read()
+    assert len(got["0"]) > 8192 and got["0"] == got["off"]
+
+
+def test_direct_io_bad_value_is_refused(ours, tmp_path):
+    r = subprocess.run([ACT, "export", "-o", str(tmp_path / "x.json"), ours],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, ACCELTRACE_DIRECT_IO="fast"))
+    assert r.returncode == 2, r.stderr
+    assert "ACCELTRACE_DIRECT_IO" in r.stderr and not os.path.exists(tmp_path / "x.json")

@@ -180,6 +180,17 @@ static int parse_gzip_threads(const char *v, act_config *cfg)
     return 0;
 }
 
+static int parse_direct_io(const char *v, act_config *cfg)
+{
+    uint64_t b;
+    if (strcmp(v, "off") == 0)
+        b = ACT_DIRECT_IO_OFF;
+    else if (act_config_parse_size(v, &b) < 0 || b > 1024 * GIB)
+        return -1;
+    cfg->direct_io = b;
+    return 0;
+}
+
 static int parse_buffer_size(const char *v, act_config *cfg)
 {
     uint64_t b;
@@ -434,6 +445,9 @@ static const act_var vars[] = {
      "(e.g. 0600, 0640, 0644)"},
     {"ACCELTRACE_GZIP_THREADS", parse_gzip_threads,
      "an integer from 1 to 16: threads compressing a .gz trace"},
+    {"ACCELTRACE_DIRECT_IO", parse_direct_io,
+     "off, or a size up to 1T (e.g. 64M, 0): the bytes of a trace written through the page "
+     "cache before the rest goes out with O_DIRECT"},
     {"ACCELTRACE_LIBRARY", parse_file_path,
      "the path of libacceltrace.so (read by the Python package)"},
     {"ACCELTRACE_PYTHON_BINDING", parse_python_binding,
@@ -467,6 +481,7 @@ void act_config_defaults(act_config *cfg)
     strcpy(cfg->hooks, "all");
     cfg->log_level = 2;     /* info */
     cfg->trace_mode = 0600; /* traces can hold names and arguments: private */
+    cfg->direct_io = ACT_DIRECT_IO_DEFAULT;
 }
 
 /* Nonzero in set-uid/set-gid (and otherwise privileged) processes. */
@@ -625,6 +640,13 @@ unsigned act_config_gzip_threads(void)
     const char *v = getenv("ACCELTRACE_GZIP_THREADS");
     act_config c = {.gzip_threads = 0};
     return v && parse_gzip_threads(v, &c) == 0 ? c.gzip_threads : 0;
+}
+
+uint64_t act_config_direct_io(void)
+{
+    const char *v = getenv("ACCELTRACE_DIRECT_IO");
+    act_config c = {.direct_io = ACT_DIRECT_IO_DEFAULT};
+    return v && parse_direct_io(v, &c) == 0 ? c.direct_io : ACT_DIRECT_IO_DEFAULT;
 }
 
 int act_config_log_level(void)

@@ -32,6 +32,8 @@ typedef struct act_config {
         trace_mode;   /* ACCELTRACE_TRACE_MODE: permission bits of written traces (default 0600) */
     unsigned sources; /* ACCELTRACE_SOURCES: ACT_CFG_SOURCE_* bits, started at start-up */
     unsigned gzip_threads;    /* ACCELTRACE_GZIP_THREADS: 1..16 (0 = the writer's default) */
+    uint64_t direct_io;       /* ACCELTRACE_DIRECT_IO: bytes of a trace written through the
+                                 page cache before O_DIRECT (ACT_DIRECT_IO_OFF: never) */
     int opencl_clock;         /* ACCELTRACE_OPENCL_CLOCK: index in act_cl_clock_names (0 = auto) */
     int python_backtrace;     /* ACCELTRACE_PYTHON_BACKTRACE: Python frames per call (0 = off) */
     int python_backtrace_all; /* ... ":all": every intercepted call */
@@ -77,6 +79,12 @@ int act_config_log_level(void);
  * unset or invalid (an invalid value is reported where the configuration
  * is checked, at start-up or by `run`). */
 unsigned act_config_gzip_threads(void);
+/* ACCELTRACE_DIRECT_IO the same way: the bytes a trace file gets through
+ * the page cache before the rest is written with O_DIRECT (writers/obuf.c);
+ * ACT_DIRECT_IO_DEFAULT when unset or invalid, ACT_DIRECT_IO_OFF for "off". */
+#define ACT_DIRECT_IO_DEFAULT (64ull << 20)
+#define ACT_DIRECT_IO_OFF     UINT64_MAX
+uint64_t act_config_direct_io(void);
 /* Nonzero when `v` is a valid ACCELTRACE_HOOKS value. */
 int act_config_hooks_valid(const char *v);
 

@@ -6,11 +6,14 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "acceltrace.h"
@@ -19,12 +22,14 @@
 #include "core/vec.h"
 #include "writers/gz.h"
 
+static char *buf_alloc(size_t cap);
+
 int act_obuf_init(act_obuf *b, int fd, size_t cap)
 {
     memset(b, 0, sizeof(*b));
     b->fd = fd;
     b->cap = cap ? cap : 4096;
-    b->buf = malloc(b->cap);
+    b->buf = fd >= 0 ? buf_alloc(b->cap) : malloc(b->cap);
     if (!b->buf) {
         b->cap = 0;
         b->err = ACT_E_NOMEM;
@@ -51,6 +56,183 @@ static int write_all(int fd, const char *p, size_t n)
     }
     act_xfsz_restore(&g, rc);
     return rc;
+}
+
+/* ---- direct I/O --------------------------------------------------------- */
+
+/* A long trace is written past the page cache. Copying a trace into fresh
+ * page-cache pages is the largest cost of writing one: 0.17-1.77 CPU-s a
+ * GB on the machines measured (the most when the pages are new to the
+ * guest), against 0.08 with O_DIRECT (BENCHMARKS.md, "Direct I/O"); and a
+ * trace of GBs, read once later, need not push the program's files out of
+ * the cache. A trace of at most `after` bytes (ACCELTRACE_DIRECT_IO, 64
+ * MiB) is left in the cache for the viewer that opens it next.
+ *
+ * Invariants:
+ *  1. Only a regular file, only plain output (gzip members are small and
+ *     of any length), only a buffer made by act_obuf_init_bg.
+ *  2. A flush hands over bytes up to an aligned file offset; the rest
+ *     (under one block) moves to the front of the next buffer (flush_len),
+ *     and an explicit flush hands it over after. Buffers are allocated
+ *     aligned.
+ *  3. A write is direct only when its offset, length and address are all
+ *     aligned (STATX_DIOALIGN, at least 4 KiB) and the file has `after`
+ *     bytes; any other goes through the cache, O_DIRECT cleared first
+ *     (one fcntl where the mode changes).
+ *  4. A file system that refuses O_DIRECT (fcntl or write EINVAL), or a
+ *     device slower with it than the cache would be (under DIO_SLOW_MBS
+ *     over DIO_SLOW_RUN writes of DIO_SLOW_MIN or more in a row), is written through the cache
+ *     from then on. Nothing is lost or written twice: the loop goes on
+ *     from the offset reached.
+ *  5. Writes are serial (the caller's, or the one writer thread's), so the
+ *     state has no lock; `direct` alone is read by others (atomic). */
+#define DIO_SLOW_MBS 256
+#define DIO_SLOW_RUN 4
+#define DIO_SLOW_MIN (512u << 10)
+
+struct act_obuf_dio {
+    uint64_t after;  /* direct from this file offset on */
+    uint64_t start;  /* the file offset at the first byte */
+    uint64_t off;    /* the file offset reached */
+    uint64_t direct; /* bytes written with O_DIRECT (atomic) */
+    size_t align;    /* offset, length and address alignment */
+    int on;          /* O_DIRECT is set on the descriptor */
+    int usable;      /* 0: refused or slow: through the cache for good */
+    int slow;        /* direct writes in a row under DIO_SLOW_MBS */
+};
+
+/* The alignment O_DIRECT needs on fd's file system: at least 4 KiB. */
+static size_t dio_align(int fd)
+{
+    size_t a = 4096;
+#if defined(STATX_DIOALIGN)
+    struct statx sx;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN)) {
+        if (!sx.stx_dio_offset_align)
+            return 0; /* the file system says: no O_DIRECT */
+        if (sx.stx_dio_offset_align > a)
+            a = sx.stx_dio_offset_align;
+        if (sx.stx_dio_mem_align > a)
+            a = sx.stx_dio_mem_align;
+    }
+#endif
+    return a;
+}
+
+/* The state for fd, or NULL: not a regular file, never direct. */
+static act_obuf_dio *dio_new(int fd, uint64_t after)
+{
+    struct stat st;
+    if (after == ACT_DIRECT_IO_OFF || fstat(fd, &st) || !S_ISREG(st.st_mode))
+        return NULL;
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    size_t align = dio_align(fd);
+    if (at < 0 || !align)
+        return NULL;
+    act_obuf_dio *d = calloc(1, sizeof(*d));
+    if (d) {
+        d->after = after;
+        d->start = d->off = (uint64_t)at;
+        d->align = align;
+        d->usable = 1;
+    }
+    return d;
+}
+
+/* Set or clear O_DIRECT; 0, or -1 (the mode is as it was). */
+static int dio_mode(int fd, act_obuf_dio *d, int on)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT) < 0)
+        return -1;
+    d->on = on;
+    return 0;
+}
+
+/* Rule 3: may p[0..n) go out direct at d->off? */
+static int dio_wanted(const act_obuf_dio *d, const char *p, size_t n)
+{
+    size_t a = d->align;
+    return d->usable && d->off >= d->after && n >= a && !(d->off % a) && !(n % a) &&
+           !((uintptr_t)p % a);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Rule 4's second half: a device that writes direct slower than the
+ * cache takes bytes is left to the cache. */
+static void dio_timed(act_obuf_dio *d, size_t n, uint64_t ns)
+{
+    if (n < DIO_SLOW_MIN)
+        return; /* small writes are latency, not throughput */
+    d->slow = (uint64_t)n * 1000u < (uint64_t)DIO_SLOW_MBS * ns ? d->slow + 1 : 0;
+    if (d->slow >= DIO_SLOW_RUN)
+        d->usable = 0;
+}
+
+/* Write p[0..n) at d->off, direct where rule 3 allows; 0 or an errno. */
+static int dio_write(int fd, act_obuf_dio *d, const char *p, size_t n)
+{
+    int want = dio_wanted(d, p, n);
+    if (want != d->on && dio_mode(fd, d, want) && want) {
+        d->usable = 0; /* rule 4: refused */
+        want = 0;
+    }
+    uint64_t t0 = want ? mono_ns() : 0;
+    size_t off = 0;
+    int rc = 0;
+    while (off < n && !rc) {
+        ssize_t w = write(fd, p + off, n - off);
+        if (w < 0 && errno == EINVAL && d->on) {
+            d->usable = 0; /* rule 4: refused at the write */
+            rc = dio_mode(fd, d, 0) ? EINVAL : 0;
+        } else if (w < 0 && errno != EINTR) {
+            rc = errno ? errno : EIO;
+        } else if (w > 0) {
+            off += (size_t)w;
+            d->off += (uint64_t)w;
+            if (d->on)
+                __atomic_add_fetch(&d->direct, (uint64_t)w, __ATOMIC_RELAXED);
+        }
+    }
+    if (want && d->on && !rc)
+        dio_timed(d, n, mono_ns() - t0);
+    return rc;
+}
+
+/* Plain bytes: direct where they may be, else write_all. */
+static int plain_write(int fd, act_obuf_dio *d, const char *p, size_t n)
+{
+    if (!d)
+        return write_all(fd, p, n);
+    act_xfsz_guard g;
+    act_xfsz_block(&g);
+    int rc = dio_write(fd, d, p, n);
+    act_xfsz_restore(&g, rc);
+    return rc;
+}
+
+/* Rule 2: what a flush hands over; an explicit flush (all) everything. */
+static size_t flush_len(const act_obuf *b, int all)
+{
+    const act_obuf_dio *d = b->dio;
+    if (all || !d || b->gz || b->len < d->align)
+        return b->len;
+    uint64_t at = d->start + b->written;
+    uint64_t end = (at + b->len) / d->align * d->align;
+    return end > at ? (size_t)(end - at) : b->len;
+}
+
+/* A buffer for fd mode: aligned for O_DIRECT. */
+static char *buf_alloc(size_t cap)
+{
+    void *p = NULL;
+    return posix_memalign(&p, 4096, cap) ? NULL : p;
 }
 
 /* ---- gzip --------------------------------------------------------------- */
@@ -96,9 +278,9 @@ static int gz_write(int fd, act_obuf_gz *g, const char *p, size_t n)
 }
 
 /* What every flush calls: the bytes go out as they are or compressed. */
-static int sink_write(int fd, act_obuf_gz *gz, const char *p, size_t n)
+static int sink_write(const act_obuf *b, const char *p, size_t n)
 {
-    return gz ? gz_write(fd, gz, p, n) : write_all(fd, p, n);
+    return b->gz ? gz_write(b->fd, b->gz, p, n) : plain_write(b->fd, b->dio, p, n);
 }
 
 /* ---- background writer and compressor pool --------------------------- */
@@ -136,10 +318,11 @@ struct act_obuf_bg {
     int fd;
     size_t cap; /* the size every buffer is (re)made with */
     act_obuf_gz *gz;
-    int want;       /* threads to start (act_obuf_gzip may raise it) */
-    int nthreads;   /* started; 0 before the first flush */
-    int started;    /* the first flush tried to start them */
-    bg_slot *slots; /* nslots of them */
+    act_obuf_dio *dio; /* the act_obuf's: written here only while threads run */
+    int want;          /* threads to start (act_obuf_gzip may raise it) */
+    int nthreads;      /* started; 0 before the first flush */
+    int started;       /* the first flush tried to start them */
+    bg_slot *slots;    /* nslots of them */
     int nslots;
     uint64_t filled; /* seq of the next buffer the caller hands over */
     uint64_t taken;  /* seq of the next one a thread takes */
@@ -168,7 +351,7 @@ static void bg_write_ready(act_obuf_bg *g)
         /* after a failure: nothing more */
         int e = failed  ? 0
                 : g->gz ? write_all(g->fd, s->out, s->out_len)
-                        : write_all(g->fd, s->raw, s->raw_len);
+                        : plain_write(g->fd, g->dio, s->raw, s->raw_len);
         pthread_mutex_lock(&g->mu);
         if (e && !g->sys_errno)
             g->sys_errno = e;
@@ -271,8 +454,9 @@ static void bg_start(act_obuf_bg *g)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* Hand the filled buffer to the threads and go on in a free one. */
-static int bg_flush(act_obuf *b)
+/* Hand the filled buffer (its first n bytes) to the threads and go on
+ * in a free one, the rest at its front (rule 2 of direct I/O). */
+static int bg_flush(act_obuf *b, size_t n)
 {
     act_obuf_bg *g = b->bg;
     if (!b->len)
@@ -288,25 +472,31 @@ static int bg_flush(act_obuf *b)
     /* The slot is the caller's while FREE: swap buffers with it. */
     char *next = s->raw;
     size_t next_cap = s->raw_cap;
-    s->raw = b->buf;
+    char *full = b->buf;
+    size_t rest = b->len - n;
+    s->raw = full;
     s->raw_cap = b->cap;
-    s->raw_len = b->len;
-    b->written += b->len;
+    s->raw_len = n;
+    b->written += n;
     b->len = 0;
     pthread_mutex_lock(&g->mu);
     s->state = SLOT_FILLED;
     g->filled++;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->mu);
-    if (next_cap < g->cap) {
+    if (next_cap < g->cap || next_cap < rest) {
         free(next);
-        next = malloc(g->cap);
-        next_cap = next ? g->cap : 0;
+        next_cap = g->cap > rest ? g->cap : rest;
+        next = buf_alloc(next_cap);
+        next_cap = next ? next_cap : 0;
     }
     b->buf = next;
     b->cap = next_cap;
     if (!next)
         b->err = ACT_E_NOMEM;
+    else if (rest) /* the threads only read `full` */
+        memcpy(next, full + n, rest);
+    b->len = next ? rest : 0;
     return b->err;
 }
 
@@ -328,7 +518,22 @@ int act_obuf_init_bg(act_obuf *b, int fd, size_t cap)
     g->cap = b->cap;
     g->want = 1;
     b->bg = g;
+    b->dio = g->dio = dio_new(fd, act_config_direct_io());
     return 0;
+}
+
+void act_obuf_direct(act_obuf *b, uint64_t after)
+{
+    assert(!b->len && !b->written); /* before the first byte */
+    if (!b->bg)
+        return; /* a buffer that writes itself stays plain (rule 1) */
+    free(b->dio);
+    b->dio = b->bg->dio = dio_new(b->fd, after);
+}
+
+uint64_t act_obuf_direct_bytes(const act_obuf *b)
+{
+    return b->dio ? __atomic_load_n(&b->dio->direct, __ATOMIC_RELAXED) : 0;
 }
 
 /* Stop the threads (after what was handed over is written) and free. */
@@ -382,30 +587,34 @@ int act_obuf_gzip(act_obuf *b, int level)
 }
 
 /* Hand what is buffered over to the threads, or write it here when
- * there are none. */
-static int flush_async(act_obuf *b)
+ * there are none: all of it, or up to an aligned offset (flush_len). */
+static int flush_async(act_obuf *b, int all)
 {
     if (b->fd < 0 || b->err)
         return b->err;
     if (b->bg && !b->bg->started)
         bg_start(b->bg);
+    size_t n = flush_len(b, all);
     if (b->bg && b->bg->nthreads)
-        return bg_flush(b);
-    int e = sink_write(b->fd, b->gz, b->buf, b->len);
+        return bg_flush(b, n);
+    int e = sink_write(b, b->buf, n);
     if (e) {
         b->err = ACT_E_IO;
         b->sys_errno = e;
         return b->err;
     }
-    b->written += b->len;
-    b->len = 0;
+    b->written += n;
+    memmove(b->buf, b->buf + n, b->len - n);
+    b->len -= n;
     return 0;
 }
 
 /* Write out what is buffered and wait until it is written. */
 static int flush_now(act_obuf *b)
 {
-    int rc = flush_async(b);
+    int rc = flush_async(b, 0); /* the aligned part (direct), then the rest */
+    if (!rc && b->len)
+        rc = flush_async(b, 1);
     if (!rc && b->bg && b->bg->nthreads)
         rc = bg_wait(b);
     return rc;
@@ -434,7 +643,7 @@ int act_obuf_reserve_slow(act_obuf *b, size_t n)
         return b->err;
     /* A record larger than the buffer that came back grows it: every
      * buffer has its own size (bg_flush swaps them). */
-    if (b->fd >= 0 && (flush_async(b) || b->cap - b->len >= n))
+    if (b->fd >= 0 && (flush_async(b, 0) || b->cap - b->len >= n))
         return b->err;
     size_t ncap = b->cap ? b->cap : 4096;
     while (ncap - b->len < n) {
@@ -444,7 +653,11 @@ int act_obuf_reserve_slow(act_obuf *b, size_t n)
         }
         ncap *= 2;
     }
-    char *nb = realloc(b->buf, ncap);
+    char *nb = b->fd >= 0 ? buf_alloc(ncap) : realloc(b->buf, ncap);
+    if (nb && b->fd >= 0) { /* stays aligned for O_DIRECT */
+        memcpy(nb, b->buf, b->len);
+        free(b->buf);
+    }
     if (!nb) {
         b->err = ACT_E_NOMEM;
         return b->err;
@@ -466,6 +679,8 @@ void act_obuf_free(act_obuf *b)
         free(b->gz);
         b->gz = NULL;
     }
+    free(b->dio);
+    b->dio = NULL;
     free(b->buf);
     b->buf = NULL;
     b->len = b->cap = 0;

@@ -19,17 +19,19 @@
 
 typedef struct act_obuf_bg act_obuf_bg;
 typedef struct act_obuf_gz act_obuf_gz;
+typedef struct act_obuf_dio act_obuf_dio;
 
 typedef struct act_obuf {
     char *buf;
     size_t len;
     size_t cap;
-    int fd;           /* -1: memory buffer that grows */
-    int err;          /* first error (negative ACT_E_*), sticky */
-    int sys_errno;    /* errno of the write(2) failure behind ACT_E_IO */
-    uint64_t written; /* bytes handed to write(2) so far */
-    act_obuf_bg *bg;  /* background writer (act_obuf_init_bg), or NULL */
-    act_obuf_gz *gz;  /* gzip stream the writes go through (act_obuf_gzip), or NULL */
+    int fd;            /* -1: memory buffer that grows */
+    int err;           /* first error (negative ACT_E_*), sticky */
+    int sys_errno;     /* errno of the write(2) failure behind ACT_E_IO */
+    uint64_t written;  /* bytes handed to write(2) so far */
+    act_obuf_bg *bg;   /* background writer (act_obuf_init_bg), or NULL */
+    act_obuf_gz *gz;   /* gzip stream the writes go through (act_obuf_gzip), or NULL */
+    act_obuf_dio *dio; /* direct I/O past a size (act_obuf_init_bg), or NULL */
 } act_obuf;
 
 /* fd >= 0: flush to fd; fd < 0: grow in memory. */
@@ -41,6 +43,13 @@ int act_obuf_init(act_obuf *b, int fd, size_t cap);
  * as act_obuf_init's does. b->buf changes at every flush: keep offsets,
  * not pointers, across a reserve. */
 int act_obuf_init_bg(act_obuf *b, int fd, size_t cap);
+/* A file buffer made by act_obuf_init_bg writes a regular file's bytes
+ * past `after` (ACCELTRACE_DIRECT_IO, 64 MiB by default) with O_DIRECT,
+ * plain output only (obuf.c says why and how). This sets another
+ * threshold (ACT_DIRECT_IO_OFF: never), before the first byte. */
+void act_obuf_direct(act_obuf *b, uint64_t after);
+/* Bytes written with O_DIRECT so far (for the debug log and the tests). */
+uint64_t act_obuf_direct_bytes(const act_obuf *b);
 /* Write out what is buffered (fd mode) and wait until it is written.
  * Returns b->err; after ACT_E_IO, errno says why. */
 int act_obuf_flush(act_obuf *b);

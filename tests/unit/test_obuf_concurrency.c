@@ -6,7 +6,10 @@
  * errno; freeing while a write is pending waits for it; through gzip
  * (act_obuf_gzip) the file inflates to exactly what was put, with or
  * without the thread and through a pool of compressors (members in order),
- * and a full disk is ACT_E_IO from act_obuf_flush. Named
+ * and a full disk is ACT_E_IO from act_obuf_flush. Past its threshold a
+ * plain file is written with O_DIRECT (act_obuf_direct): the same bytes,
+ * whatever the pieces, explicit flushes at odd offsets and pieces larger
+ * than the buffer; never through gzip. Named
  * *concurrency* so that CI also runs it under ThreadSanitizer.
  */
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include <cmocka.h>
 
 #include "acceltrace.h"
+#include "core/config.h"
 #include "gunzip.h"
 #include "writers/obuf.h"
 
@@ -241,14 +245,127 @@ static void test_gzip_pool_disk_full(void **state)
     close(fd);
 }
 
+/* O_DIRECT works where the tests write (the build tree's file system)? */
+static int direct_supported(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_DIRECT);
+    if (fd >= 0)
+        close(fd);
+    return fd >= 0;
+}
+
+/* Put ~6 MiB through a 64 KiB buffer made direct past `after`, with an
+ * explicit flush every `flush_every` pieces (0: never) and a piece of 200
+ * KiB (larger than the buffer) now and then; the file must hold exactly
+ * the bytes put. Returns the bytes written direct. */
+static uint64_t direct_round(uint64_t after, int flush_every, int gzip)
+{
+    char path[] = "act_obuf_direct_XXXXXX"; /* in the build tree, not a tmpfs */
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    act_obuf f, m;
+    assert_int_equal(act_obuf_init_bg(&f, fd, 64 * 1024), 0);
+    act_obuf_direct(&f, after);
+    if (gzip)
+        assert_int_equal(act_obuf_gzip(&f, 1), 0);
+    assert_int_equal(act_obuf_init(&m, -1, 4096), 0);
+    uint32_t seed = 11;
+    char p[300];
+    static char big[200 * 1024];
+    for (int i = 0; m.len < 6u << 20; i++) {
+        size_t n = piece(&seed, p);
+        act_obuf_put(&f, p, n);
+        act_obuf_put(&m, p, n);
+        if (i % 5000 == 4999) {
+            memset(big, 'A' + i % 26, sizeof(big));
+            act_obuf_put(&f, big, sizeof(big));
+            act_obuf_put(&m, big, sizeof(big));
+        }
+        if (flush_every && i % flush_every == flush_every - 1)
+            assert_int_equal(act_obuf_flush(&f), 0);
+    }
+    assert_int_equal(act_obuf_flush(&f), 0);
+    uint64_t direct = act_obuf_direct_bytes(&f);
+    act_obuf_free(&f);
+    if (!gzip) {
+        char *got = malloc(m.len + 1);
+        assert_non_null(got);
+        assert_int_equal(pread(fd, got, m.len + 1, 0), (ssize_t)m.len);
+        assert_memory_equal(got, m.buf, m.len);
+        free(got);
+    } else {
+        size_t zlen;
+        char *z = gunzip_fd(fd, &zlen, NULL);
+        assert_non_null(z);
+        assert_int_equal(zlen, m.len);
+        assert_memory_equal(z, m.buf, m.len);
+        free(z);
+    }
+    if (!direct_supported(path))
+        direct = UINT64_MAX; /* the file system refuses: checked bytes only */
+    act_obuf_free(&m);
+    close(fd);
+    unlink(path);
+    return direct;
+}
+
+static void test_direct_same_bytes(void **state)
+{
+    (void)state;
+    uint64_t d = direct_round(0, 0, 0);
+    if (d != UINT64_MAX)
+        assert_true(d > (4u << 20)); /* nearly all of ~6 MiB */
+}
+
+static void test_direct_after_threshold(void **state)
+{
+    (void)state;
+    uint64_t d = direct_round(5u << 20, 0, 0);
+    if (d != UINT64_MAX) {
+        assert_true(d > 0);
+        assert_true(d < (2u << 20)); /* only past the first 5 MiB */
+    }
+}
+
+static void test_direct_odd_flushes(void **state)
+{
+    (void)state;
+    /* explicit flushes leave the file at unaligned offsets: the next
+     * full buffer realigns it, and direct writes resume */
+    uint64_t d = direct_round(0, 3001, 0);
+    if (d != UINT64_MAX)
+        assert_true(d > (2u << 20));
+}
+
+static void test_direct_off(void **state)
+{
+    (void)state;
+    assert_int_equal(direct_round(ACT_DIRECT_IO_OFF, 0, 0) % UINT64_MAX, 0);
+}
+
+static void test_direct_never_gzip(void **state)
+{
+    (void)state;
+    assert_int_equal(direct_round(0, 0, 1) % UINT64_MAX, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_bytes_in_order), cmocka_unit_test(test_write_failure),
-        cmocka_unit_test(test_free_while_pending),  cmocka_unit_test(test_gzip_with_thread),
-        cmocka_unit_test(test_gzip_without_thread), cmocka_unit_test(test_gzip_empty),
-        cmocka_unit_test(test_gzip_disk_full),      cmocka_unit_test(test_gzip_pool_in_order),
+        cmocka_unit_test(test_same_bytes_in_order),
+        cmocka_unit_test(test_write_failure),
+        cmocka_unit_test(test_free_while_pending),
+        cmocka_unit_test(test_gzip_with_thread),
+        cmocka_unit_test(test_gzip_without_thread),
+        cmocka_unit_test(test_gzip_empty),
+        cmocka_unit_test(test_gzip_disk_full),
+        cmocka_unit_test(test_gzip_pool_in_order),
         cmocka_unit_test(test_gzip_pool_disk_full),
+        cmocka_unit_test(test_direct_same_bytes),
+        cmocka_unit_test(test_direct_after_threshold),
+        cmocka_unit_test(test_direct_odd_flushes),
+        cmocka_unit_test(test_direct_off),
+        cmocka_unit_test(test_direct_never_gzip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
