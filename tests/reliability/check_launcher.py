@@ -257,6 +257,10 @@ def part_late(a):
     export_bad_input(a, w)
     late_enospc(a, w)
     late_efbig(a, w)
+    # the same with every whole block written with O_DIRECT (writers/obuf.c)
+    direct = dict(os.environ, ACCELTRACE_DIRECT_IO="0")
+    late_enospc(a, w, direct, "direct ")
+    late_efbig(a, w, direct, "direct ")
 
 
 def export_bad_input(a, w):
@@ -281,8 +285,8 @@ def export_bad_input(a, w):
         check(not os.path.exists(out), "export of %s wrote a trace" % what)
 
 
-def late_enospc(a, w):
-    small = os.path.join(w, "small")
+def late_enospc(a, w, env=None, tag=""):
+    small = os.path.join(w, "small" + tag.strip())
     os.mkdir(small)
     if os.geteuid() != 0:
         print("SKIP: ENOSPC at the end: mounting a tmpfs needs root")
@@ -300,13 +304,14 @@ def late_enospc(a, w):
         prog = ("import subprocess\nf=open(%r,'wb')\ntry:\n while True: f.write(b'x'*65536); f.flush()\n"
                 "except OSError: pass\nsubprocess.run([%r,'child','late','20000'])\nraise SystemExit(3)"
                 % (os.path.join(small, "fill"), a.churn))
-        r = run(a, ["-o", out, "--", sys.executable, "-c", prog])
-        check(not os.path.exists(out), "ENOSPC: a partial trace was left")
+        r = run(a, ["-o", out, "--", sys.executable, "-c", prog], env=env)
+        check(not os.path.exists(out), tag + "ENOSPC: a partial trace was left")
         left = [f for f in os.listdir(small) if f not in ("fill",)]
-        check(not left, "ENOSPC: files left behind: %r" % left)
+        check(not left, tag + "ENOSPC: files left behind: %r" % left)
         check(any("No space left on device" in l for l in lines(r)),
-              "ENOSPC: the reason is not said: %r" % lines(r))
-        check_kept(a, r, "ENOSPC", os.path.join(w, "enospc.json"), 20000, 3, sys.executable)
+              tag + "ENOSPC: the reason is not said: %r" % lines(r))
+        check_kept(a, r, tag + "ENOSPC", os.path.join(w, tag.strip() + "enospc.json"), 20000, 3,
+                   sys.executable)
     finally:
         subprocess.run(["umount", small])
 
@@ -315,7 +320,7 @@ WAIT_GO = ("import os,subprocess,sys,time\nsubprocess.run(sys.argv[1:])\nopen(%r
            "while not os.path.exists(%r): time.sleep(0.01)\n")
 
 
-def limited_run(a, args, w, ranges, fsize):
+def limited_run(a, args, w, ranges, fsize, env=None):
     """`run ARGS -- (churn child late RANGES)`, the launcher limited to
     fsize bytes of file (RLIMIT_FSIZE, set on its pid once the program has
     recorded): the trace written at the end hits EFBIG."""
@@ -325,7 +330,8 @@ def limited_run(a, args, w, ranges, fsize):
             os.unlink(f)
     proc = subprocess.Popen([a.acceltrace, "run", "--no-summary"] + args +
                             ["--", sys.executable, "-c", WAIT_GO % (ready, go), a.churn, "child",
-                             "late", str(ranges)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "late", str(ranges)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
     if check(wait_for(ready, lambda: proc.poll() is None), "EFBIG: the program did not start"):
         resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (fsize, fsize))
     open(go, "w").close()
@@ -337,16 +343,17 @@ def limited_run(a, args, w, ranges, fsize):
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def late_efbig(a, w):
+def late_efbig(a, w, env=None, tag=""):
     """The launcher's own RLIMIT_FSIZE (ulimit -f) below the trace's size:
     EFBIG, said, exit 74, never a SIGXFSZ death of the launcher."""
-    out = os.path.join(w, "big.json")
-    r = limited_run(a, ["-o", out], w, 20000, 65536)
-    check(r.returncode != 128 + signal.SIGXFSZ, "EFBIG: the launcher died of SIGXFSZ")
-    check(any("File too large" in l for l in lines(r)), "EFBIG: the reason is not said: %r"
+    out = os.path.join(w, tag.strip() + "big.json")
+    r = limited_run(a, ["-o", out], w, 20000, 65536, env)
+    check(r.returncode != 128 + signal.SIGXFSZ, tag + "EFBIG: the launcher died of SIGXFSZ")
+    check(any("File too large" in l for l in lines(r)), tag + "EFBIG: the reason is not said: %r"
           % lines(r))
-    check(not os.path.exists(out), "EFBIG: a partial trace was left")
-    check_kept(a, r, "EFBIG", os.path.join(w, "efbig.json"), 20000, 0, sys.executable)
+    check(not os.path.exists(out), tag + "EFBIG: a partial trace was left")
+    check_kept(a, r, tag + "EFBIG", os.path.join(w, tag.strip() + "efbig.json"), 20000, 0,
+               sys.executable)
 
 
 # ---- template: one trace per process, the same rules ----------------------
