@@ -69,6 +69,7 @@ struct act_sp_live {
      * once per window, not once per read. */
     uint8_t *touched;
     size_t n_windows, touched_bytes;
+    uint64_t segs_gone; /* read whole and compacted away (live_compact) */
 };
 
 /* The mapping was dropped: nothing of it is resident. */
@@ -305,6 +306,33 @@ int act_spool_live_scan(act_spool *sp, int final)
     return 0;
 }
 
+/* Segments read whole are not looked at again: once they are most of
+ * sp->segs (and enough to pay for the walk over the chunks), the rest
+ * moves to the front, so that the array holds what is unread, not the
+ * run. A chunk whose last segment went keeps no index into the array:
+ * that segment was closed and its chunk scanned after (live_next), so
+ * only a new SEGMENT record adds to the chunk (a record without one is
+ * reported, as in a chunk never seen). */
+#define LIVE_COMPACT_MIN 4096
+
+static void live_compact(act_spool *sp, struct act_sp_live *l)
+{
+    size_t gone = l->seg;
+    if (gone < LIVE_COMPACT_MIN || gone < sp->n_segs / 2 || gone < l->n_chunks / 8)
+        return;
+    for (size_t i = 0; i < l->n_chunks; i++) {
+        live_chunk *lc = &l->chunks[i];
+        if (lc->has_seg && lc->seg_idx < gone)
+            lc->has_seg = 0;
+        else if (lc->has_seg)
+            lc->seg_idx -= gone;
+    }
+    memmove(sp->segs, sp->segs + gone, (sp->n_segs - gone) * sizeof(*sp->segs));
+    sp->n_segs -= gone;
+    l->segs_gone += gone;
+    l->seg = 0;
+}
+
 int act_spool_live_next(act_spool *sp, act_sp_rec *rec, int final)
 {
     struct act_sp_live *l = sp->live;
@@ -325,6 +353,7 @@ int act_spool_live_next(act_spool *sp, act_sp_rec *rec, int final)
         l->next_seq = sg->seq + 1;
         l->seg++;
         l->off = 0;
+        live_compact(sp, l);
     }
     return 0;
 }
@@ -334,7 +363,7 @@ void act_spool_live_end(act_spool *sp)
     struct act_sp_live *l = sp->live;
     if (!l)
         return;
-    sp->records[ACT_REC_SEGMENT] = sp->n_segs;
+    sp->records[ACT_REC_SEGMENT] = sp->n_segs + l->segs_gone;
     act_rd_reader_finish(sp, &l->rd);
     act_u64map_free(&l->last_seq);
     act_u64map_free(&l->last_chunk);

@@ -5,7 +5,8 @@
  * writing is cut into steps: none of a later segment while an earlier one
  * may still grow, none of a segment whose predecessor in sequence is not
  * published yet. The file is rewritten in place between the steps, as the
- * recorder's MAP_SHARED writes would change it.
+ * recorder's MAP_SHARED writes would change it. What the reader keeps
+ * does not grow with the segments it has read (test_live_segments_bounded).
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -279,6 +280,76 @@ static void test_live_refused(void **state)
     rmdir(dir);
 }
 
+/* A long run: one thread moving through LONG_CHUNKS chunks, a segment
+ * each, published LONG_STEP chunks at a time. The reader's segment table
+ * holds what is unread, not every segment of the run; the records and
+ * the counts still come out as the batch read's. */
+#define LONG_CHUNKS 12000
+#define LONG_STEP   1000
+
+static void write_prefix(const sb *s, const char *path, uint32_t n)
+{
+    sb copy = *s;
+    copy.buf = malloc(s->size);
+    assert_non_null(copy.buf);
+    memcpy(copy.buf, s->buf, s->size);
+    if (n < LONG_CHUNKS) {
+        memset(sb_chunk_hdr(&copy, n), 0, (size_t)(LONG_CHUNKS - n) * copy.chunk_size);
+        sb_hdr(&copy)->chunks_used = n;
+        sb_hdr(&copy)->flags = 0;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, copy.buf, copy.size, 0), (ssize_t)copy.size);
+    close(fd);
+    free(copy.buf);
+}
+
+static void test_live_segments_bounded(void **state)
+{
+    (void)state;
+    sb s;
+    sb_init(&s, 902, 1024, LONG_CHUNKS);
+    sb_open_thread(&s, 0, 1, 902);
+    sb_str(&s, 1, "m");
+    for (uint32_t c = 1; c < LONG_CHUNKS; c++) {
+        sb_use_chunk(&s, c);
+        sb_segment(&s, 1);
+        sb_ts(&s, ACT_REC_MARK, 1, 2000000 + c);
+    }
+    char dir[] = "/tmp/act_live_XXXXXX", path[64], err[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/902.acts", dir);
+    write_prefix(&s, path, LONG_CHUNKS);
+    act_spool batch;
+    assert_int_equal(act_spool_open(&batch, path, err, sizeof(err)), 0);
+    write_prefix(&s, path, LONG_STEP);
+    act_spool sp;
+    assert_int_equal(act_spool_open_live(&sp, path, err, sizeof(err)), 0);
+    static seen got[2 * LONG_CHUNKS];
+    size_t ng = 0, most = 0;
+    for (uint32_t n = LONG_STEP; n <= LONG_CHUNKS; n += LONG_STEP) {
+        write_prefix(&s, path, n);
+        for (int i = 0; i < 3; i++)
+            ng = take(&sp, got, ng, 0);
+        most = sp.n_segs > most ? sp.n_segs : most;
+    }
+    ng = take(&sp, got, ng, 1);
+    most = sp.n_segs > most ? sp.n_segs : most;
+    act_spool_live_end(&sp);
+    assert_true(most < LONG_CHUNKS / 2);         /* was LONG_CHUNKS: every segment kept */
+    assert_int_equal(ng, 1 + (LONG_CHUNKS - 1)); /* THREAD, then a MARK a chunk */
+    for (int k = 0; k < ACT_REC_KIND_MAX; k++)
+        assert_int_equal(sp.records[k], batch.records[k]);
+    assert_int_equal(sp.n_errors, 0);
+    assert_int_equal(sp.last_ts, batch.last_ts);
+    act_spool_close(&sp);
+    act_spool_close(&batch);
+    unlink(path);
+    rmdir(dir);
+    sb_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_live_idle_chunk),
         cmocka_unit_test(test_live_not_ready),
         cmocka_unit_test(test_live_refused),
+        cmocka_unit_test(test_live_segments_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
