@@ -18,9 +18,26 @@
 act_summary *act_summary_new(void)
 {
     act_summary *s = calloc(1, sizeof(act_summary));
-    if (s)
+    if (s) {
         s->want_ranges = 1;
+        s->window = ACT_SUM_WINDOW;
+    }
     return s;
+}
+
+void act_summary_window(act_summary *s, size_t slices)
+{
+    s->window = slices < 1 ? 1 : slices > ACT_SUM_WINDOW ? ACT_SUM_WINDOW : slices;
+}
+
+/* Hold at least `need` slices from now on (a power of two, at most
+ * ACT_SUM_WINDOW). */
+static void window_grow(act_summary *s, uint64_t need)
+{
+    size_t w = s->window;
+    while (w < need && w < ACT_SUM_WINDOW)
+        w *= 2;
+    s->window = w < ACT_SUM_WINDOW ? w : ACT_SUM_WINDOW;
 }
 
 void act_summary_free(act_summary *s)
@@ -518,6 +535,7 @@ static void fold(act_summary *s, const act_sum_pend *p)
         g->last = p->ts + p->dur;
     if (l->popped && p->ts < l->last_ts) {
         s->late++; /* its lane has moved on: counted, busy/self approximate */
+        window_grow(s, (uint64_t)s->window * 2);
         n->self += p->dur;
         return;
     }
@@ -544,6 +562,25 @@ int act_summary_add_delay(act_summary *s, const char *name, size_t len, double d
     return 0;
 }
 
+/* A slice that sorts before one its lane sent earlier: exact only if the
+ * heap still holds the first of the lane's slices it precedes, at most
+ * every arrival since the lane's slices last came in order (its run). */
+static void arrival_order(act_summary *s, act_sum_lane *l, const act_sum_pend *p)
+{
+    if (l->arr_seq && (p->ts < l->arr_ts || (p->ts == l->arr_ts && p->dur > l->arr_dur))) {
+        uint64_t since = p->seq + 1 - l->run_seq;
+        if (since * 2 > s->window)
+            window_grow(s, since * 2);
+        l->run_seq = p->seq + 1; /* a new run from here */
+        return;
+    }
+    if (!l->arr_seq)
+        l->run_seq = p->seq + 1;
+    l->arr_ts = p->ts;
+    l->arr_dur = p->dur;
+    l->arr_seq = p->seq + 1;
+}
+
 int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t pid,
                           uint64_t tid, double ts_us, double dur_us, uint64_t ext)
 {
@@ -560,7 +597,8 @@ int act_summary_add_slice(act_summary *s, const char *name, size_t len, int devi
     if (ensure_src(s) || intern_name(s, name, len, device, &p.name) ||
         intern_lane(s, pid, tid, device, &p.lane))
         return ACT_E_NOMEM;
-    if (s->n_heap == ACT_SUM_WINDOW) {
+    arrival_order(s, &s->ln[p.lane], &p);
+    while (s->n_heap >= s->window) {
         act_sum_pend out = heap_pop(s->heap, &s->n_heap);
         fold(s, &out);
     }

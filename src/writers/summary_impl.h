@@ -3,14 +3,24 @@
  * (summary.c) and its printers (summary_print.c). Not part of any API.
  *
  * Memory is bounded by the distinct names, lanes and processes plus a
- * fixed reorder window, not by the number of slices: each slice goes into
- * a min-heap on (start, -duration, arrival); when the heap is full the
- * earliest slice leaves it and is folded into its name's row (count,
+ * reorder window, not by the number of slices: each slice goes into a
+ * min-heap on (start, -duration, arrival); when the heap holds `window`
+ * slices the earliest leaves it and is folded into its name's row (count,
  * total, min, max), its lane's busy-time union and its lane's nesting
  * stack (self time). A slice that reaches the heap after a later slice of
  * its own lane already left it is still counted exactly in its row; only
  * its share of busy and self time is approximate, and the summary says how
  * many such slices there were (`late`).
+ *
+ * The window: ACT_SUM_WINDOW for a trace file of any origin (a torch
+ * trace may write a step's slice after its 10^5 children); the timelines
+ * the builder makes (run, export) start at ACT_SUM_WINDOW_OWN, as their
+ * lanes come in start order but for what a range or call encloses
+ * (act_summary_window). Either grows, up to ACT_SUM_WINDOW, when a lane's
+ * slice arrives before one that came earlier: to twice the arrivals since
+ * the lane's slices last came in order (what the heap must have held for
+ * it to be exact), and twice over after a late slice. 64 Ki slices instead of 512 Ki: 2.5 MiB
+ * instead of 20, and 7 ms instead of 56-76 to drain at the end of a 1.6 M-launch run.
  *
  * What a distinct name or lane costs is kept small (a trace can hold
  * millions of either; BENCHMARKS.md "Summary at scale"): a name is its row
@@ -28,7 +38,7 @@
 
 #include "summary.h"
 
-#define ACT_SUM_WINDOW (1u << 19) /* slices held for reordering (20 MiB) */
+#define ACT_SUM_WINDOW (1u << 19) /* most slices held for reordering (20 MiB) */
 
 typedef struct act_sum_pend {
     double ts, dur;
@@ -61,9 +71,12 @@ typedef struct act_sum_lane {
     uint64_t key_pid, key_tid;
     uint32_t src, group;
     double last_ts, cur_s, cur_e, busy;
-    act_sum_open base;   /* the outermost open slice (depth >= 1) */
-    act_sum_open *stack; /* the ones inside it (depth >= 2), or NULL */
-    uint32_t depth, cap; /* cap: entries of stack */
+    double arr_ts, arr_dur; /* the latest-starting slice arrived so far */
+    uint64_t arr_seq;       /* its arrival + 1 (0: none yet) */
+    uint64_t run_seq;       /* arrival + 1 of the first since they came in order */
+    act_sum_open base;      /* the outermost open slice (depth >= 1) */
+    act_sum_open *stack;    /* the ones inside it (depth >= 2), or NULL */
+    uint32_t depth, cap;    /* cap: entries of stack */
     uint8_t device, open, popped;
 } act_sum_lane;
 
@@ -104,7 +117,8 @@ struct act_summary {
     size_t n_src, cap_src;
     uint32_t cur_src;
     act_sum_pend *heap;
-    size_t n_heap, cap_heap; /* grows up to ACT_SUM_WINDOW */
+    size_t n_heap, cap_heap; /* grows up to window */
+    size_t window;           /* slices held before the earliest is folded */
     uint64_t seq, late, slices;
     uint64_t bad_dur, bad_ts; /* not finite (or negative): counted as 0 */
     uint64_t truncated;       /* strings cut by the reader (summary_load.c) */

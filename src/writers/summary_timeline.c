@@ -160,6 +160,8 @@ int act_summary_from_timeline(const act_timeline *tl, uint64_t invalid_utf8, siz
     act_summary *s = act_summary_new();
     if (!s)
         return ACT_E_NOMEM;
+    if (!tl->imported) /* the builder's lanes come in start order */
+        act_summary_window(s, ACT_SUM_WINDOW_OWN);
     int rc = act_summary_add_events(s, tl);
     if (!rc)
         act_summary_print_timeline(s, tl, invalid_utf8, errors, f, by_range);

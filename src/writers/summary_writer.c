@@ -20,7 +20,6 @@ typedef struct summary_writer {
 static int summary_writer_open(act_writer **out, act_timeline *tl, const act_writer_facts *f,
                                char *err, size_t errlen)
 {
-    (void)tl;
     (void)err;
     (void)errlen;
     *out = NULL;
@@ -29,6 +28,8 @@ static int summary_writer_open(act_writer **out, act_timeline *tl, const act_wri
         free(s);
         return ACT_E_NOMEM;
     }
+    if (!tl->imported) /* the builder's lanes come in start order */
+        act_summary_window(s->sum, ACT_SUM_WINDOW_OWN);
     s->base.ops = &act_writer_summary;
     s->f = *f;
     *out = &s->base;
