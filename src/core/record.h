@@ -42,6 +42,10 @@
  *      in its chunk, or a later one of its thread, exists), is then held
  *      back by a slow writer only for about its last 4 KiB of records.
  *      In ring mode segments are not split (R1: one per chunk).
+ *  S2. Reuse: a chunk a thread leaves with more than ACT_CHUNK_REUSE_MIN
+ *      bytes free may be handed to another thread (a new SEGMENT record
+ *      first); one with that many or fewer is never written again. A live
+ *      reader stops looking at such a chunk once its last segment is read.
  *
  * Timestamps are nanoseconds on the host timeline clock named in the header
  * (CLOCK_MONOTONIC_RAW unless `clock_kind` says otherwise).
@@ -448,6 +452,9 @@ typedef struct act_spool_header {
 } act_spool_header;
 
 /* Header of every chunk. `used` counts bytes after this header. */
+/* S2: a chunk left with at most this many bytes free is never reused. */
+#define ACT_CHUNK_REUSE_MIN 64
+
 typedef struct act_chunk_header {
     uint32_t magic;
     uint32_t index;

@@ -43,6 +43,7 @@ typedef struct live_chunk {
     uint32_t round;   /* the last scan that looked at it */
     uint32_t idle;    /* scans in a row that found nothing new */
     uint8_t dead;     /* a problem was reported: not read further */
+    uint8_t done;     /* full and read whole: nothing can be added (live_done) */
     uint8_t has_seg;
     uint64_t seq;   /* of its last segment */
     size_t seg_idx; /* that segment's index in sp->segs */
@@ -156,6 +157,19 @@ static int live_seg_add(reader *rd, struct act_sp_live *l, segment *s, size_t *i
     return 0;
 }
 
+/* A chunk left with ACT_CHUNK_REUSE_MIN bytes free or fewer takes no new
+ * thread (record.h S2), and once its last segment was read whole (closed,
+ * its chunk scanned after: live_next) its own thread has left it: nothing
+ * more can appear in it, and scans pass it by. Without this a sweep
+ * (LIVE_SWEEP: every 16th chunk each round, one per 2 MiB window) touched
+ * a page of every window of the run each round: 24 windows a round at
+ * 400 000 launches, four drops of the mapping. */
+static void live_done(const struct act_sp_live *l, live_chunk *lc, size_t avail)
+{
+    if (avail - lc->scanned <= ACT_CHUNK_REUSE_MIN && (!lc->has_seg || lc->seg_idx < l->seg))
+        lc->done = 1;
+}
+
 /* The part of chunk idx published since the last scan, into segments. */
 static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
 {
@@ -163,7 +177,7 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
     live_chunk *lc = &l->chunks[idx];
     size_t base = sp->hdr.header_size + (size_t)idx * sp->hdr.chunk_size;
     const act_chunk_header *ch = (const act_chunk_header *)(const void *)(sp->map + base);
-    if (lc->dead)
+    if (lc->dead || lc->done)
         return 0;
     live_touch(sp, base, sizeof(act_chunk_header)); /* touched on every scan */
     uint32_t magic = __atomic_load_n(&ch->magic, __ATOMIC_ACQUIRE);
@@ -223,6 +237,7 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
      * mapped again from the page cache when read. */
     live_touch(sp, start + lc->scanned, off - lc->scanned);
     lc->scanned = (uint32_t)off;
+    live_done(l, lc, avail);
     return 0;
 }
 

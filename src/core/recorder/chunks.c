@@ -94,7 +94,7 @@ static void chunk_release(act_thread *t)
         act_rec_ring_disown(t->chunk->index);
         atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
     } else {
-        if (t->pos + 64 < t->room) {
+        if (t->pos + ACT_CHUNK_REUSE_MIN < t->room) { /* record.h S2 */
             act_rec_state.free_chunks[act_rec_state.free_top++] =
                 (act_free_chunk){t->chunk->index, t->pos};
             atomic_store_explicit(&act_rec_exhausted, 0, memory_order_relaxed);
