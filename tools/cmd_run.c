@@ -746,7 +746,7 @@ int act_cmd_run(int argc, char **argv)
         fprintf(stderr, "acceltrace: run: out of memory\n");
         return 2;
     }
-    r->o = (run_opts){.summary = 1, .stream_ms = ACT_RUN_STREAM_MS};
+    r->o = (run_opts){.summary = 1, .stream_ms = 0}; /* 0: run_stream.h's default */
     int pi, code = 2;
     if (act_run_args_parse(argc, argv, &r->o, &pi) != 0 ||
         (r->prog = argv + pi, r->argc = argc - pi, run_prepare(r) != 0))

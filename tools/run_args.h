@@ -17,7 +17,7 @@ typedef struct run_opts {
     int ascend;          /* --ascend: preload libmspti + libacceltrace, ACCELTRACE_SOURCES=ascend */
     int trigger_capture; /* --capture-range=trigger: triggers open and close the window */
     int no_stream;       /* --no-stream: read the spool only after the program exits */
-    unsigned stream_ms;  /* --stream-interval: between two reads of the spool */
+    unsigned stream_ms;  /* --stream-interval: between two reads of the spool (0: default) */
     int torch_off;       /* --torch=off: no start-up hook for Python programs (torch ops) */
     const char *metadata[256];
     int n_metadata;

@@ -1,6 +1,7 @@
 /*
  * run_stream.c -- the launcher's reading thread while the program runs
- * (run_stream.h). It wakes every ACT_RUN_STREAM_MS (--stream-interval),
+ * (run_stream.h). It wakes every ACT_RUN_STREAM_MS (--stream-interval;
+ * every ACT_RUN_STREAM_FIRST_MS for its first reads),
  * takes what the program published since (act_export_live_poll) and
  * sleeps again: the program sees a batch of work twenty times a second, at nice
  * ACT_RUN_STREAM_NICE, never a wake-up per record. Every signal is
@@ -24,7 +25,17 @@ struct act_run_stream {
     pthread_cond_t wake;
     volatile int stop; /* atomic: read by the builder between records */
     unsigned ms;
+    unsigned quick; /* reads left at ACT_RUN_STREAM_FIRST_MS */
 };
+
+/* The wait before the next read. */
+static unsigned next_ms(act_run_stream *s)
+{
+    if (!s->quick)
+        return s->ms;
+    s->quick--;
+    return ACT_RUN_STREAM_FIRST_MS;
+}
 
 static void *stream_main(void *arg)
 {
@@ -35,7 +46,7 @@ static void *stream_main(void *arg)
     while (!s->stop) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)s->ms * 1000000L;
+        until.tv_nsec += (long)next_ms(s) * 1000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
         int rc = 0;
@@ -63,7 +74,8 @@ act_run_stream *act_run_stream_start(const char *spool_dir, pid_t pid, unsigned 
     }
     if (out)
         (void)act_export_live_output(s->live, out); /* refused: read only */
-    s->ms = ms;
+    s->ms = ms ? ms : ACT_RUN_STREAM_MS;
+    s->quick = ms ? 0 : ACT_RUN_STREAM_QUICK;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

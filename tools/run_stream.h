@@ -12,13 +12,20 @@
 #include "api/export.h"
 
 /* Between two reads of the spool by default (run --stream-interval): a
- * batch, not a record at a time. */
-#define ACT_RUN_STREAM_MS 50
+ * batch, not a record at a time. The first ACT_RUN_STREAM_QUICK reads
+ * come every ACT_RUN_STREAM_FIRST_MS: a short program's records are read
+ * before it ends, and a long one's in batches of 50 ms (BENCHMARKS.md,
+ * "The tail, flat"). An interval given on the command line is used from
+ * the first read. */
+#define ACT_RUN_STREAM_MS       50
+#define ACT_RUN_STREAM_FIRST_MS 10
+#define ACT_RUN_STREAM_QUICK    50
 /* The reading thread's nice value: it yields to the program. */
 #define ACT_RUN_STREAM_NICE 10
 
 typedef struct act_run_stream act_run_stream;
-/* Start reading `spool_dir`/<pid>.acts every `ms` milliseconds; NULL (and
+/* Start reading `spool_dir`/<pid>.acts every `ms` milliseconds (0: the
+ * default, quicker at first: ACT_RUN_STREAM_QUICK); NULL (and
  * nothing started) when the thread cannot be made: the export then reads
  * everything itself. With `out` (the export's options, borrowed until the
  * export), the trace is written as it is read too (act_export_live_output). */
