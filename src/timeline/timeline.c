@@ -170,6 +170,16 @@ act_tl_arg *act_tl_arg_slot_slow(act_timeline *tl)
 {
     if (tl->err || !tl->n_ev)
         return NULL;
+    if (tl->ev[tl->n_ev - 1].nargs == UINT16_MAX) { /* a hostile spool's ARG records */
+        if (tl->args_full_ev != tl->n_ev) {
+            const act_tl_event *e = &tl->ev[tl->n_ev - 1];
+            act_tl_error(tl, "event '%.*s' at %llu ns has more than %u args: the rest are not kept",
+                         (int)(e->name.n < 200 ? e->name.n : 200), e->name.p,
+                         (unsigned long long)e->ts, (unsigned)UINT16_MAX);
+            tl->args_full_ev = tl->n_ev;
+        }
+        return NULL;
+    }
     if (act_vec_reserve(tl->args, tl->cap_args, tl->n_args + 1, 1024)) {
         tl->err = ACT_E_NOMEM;
         return NULL;

@@ -251,6 +251,7 @@ struct act_timeline {
     size_t n_meta, cap_meta;
     char **errors; /* one line per source error / reader problem */
     size_t n_errors, cap_errors;
+    size_t args_full_ev;      /* 1 + the last event said to hold no more args (0: none) */
     uint64_t errors_unlisted; /* beyond ACT_TL_MAX_ERRORS: counted only */
     uint32_t *truncated_pids;
     size_t n_truncated;
@@ -373,11 +374,14 @@ static inline act_tl_event *act_tl_event_add(act_timeline *tl, char ph, int cat,
     return e;
 }
 
-/* Args attach to the most recently added event. */
+/* Args attach to the most recently added event, up to UINT16_MAX of them
+ * (act_tl_event.nargs): the rest are not kept, said once per event in the
+ * timeline's errors (act_tl_arg_slot_slow). */
 static inline act_tl_arg *act_tl_arg_add(act_timeline *tl, const char *key)
 {
     act_tl_arg *a;
-    if (!tl->err && tl->n_ev && tl->n_args < tl->cap_args)
+    if (!tl->err && tl->n_ev && tl->n_args < tl->cap_args &&
+        tl->ev[tl->n_ev - 1].nargs < UINT16_MAX)
         a = &tl->args[tl->n_args++];
     else if (!(a = act_tl_arg_slot_slow(tl)))
         return NULL;

@@ -717,10 +717,39 @@ static void test_partition_helper(void **state)
     assert_int_equal(act_lanes_nesting_violations(ns, ne, 4), 0);
 }
 
+/* An event holds at most 65 535 args (act_tl_event.nargs is 16 bits): a
+ * hostile spool's ARG records beyond that were counted modulo 65 536
+ * (70 000 args became 4 464, and the next event's args were read as
+ * this one's); now the rest are not kept and the trace says so, once for
+ * the event. */
+static void test_args_beyond_an_event(void **state)
+{
+    (void)state;
+    act_timeline tl;
+    act_build_opts o = {0, 0};
+    assert_int_equal(act_timeline_build(&tl, NULL, 0, &o), 0);
+    size_t errors = tl.n_errors;
+    assert_non_null(act_tl_event_add(&tl, 'X', ACT_CAT_CPU_OP, act_str_c("many"), 1, 1, 0, 10));
+    for (uint64_t i = 0; i < 70000; i++)
+        act_tl_arg_u64(&tl, "k", i);
+    assert_int_equal(tl.ev[tl.n_ev - 1].nargs, UINT16_MAX);
+    assert_int_equal(tl.n_args - tl.ev[tl.n_ev - 1].arg0, UINT16_MAX);
+    assert_int_equal(tl.n_errors, errors + 1);
+    assert_non_null(strstr(tl.errors[errors], "'many' at 0 ns has more than 65535 args"));
+    assert_int_equal(tl.err, 0);
+    /* the next event starts afresh */
+    assert_non_null(act_tl_event_add(&tl, 'X', ACT_CAT_CPU_OP, act_str_c("next"), 1, 1, 20, 1));
+    act_tl_arg_u64(&tl, "k", 1);
+    assert_int_equal(tl.ev[tl.n_ev - 1].nargs, 1);
+    assert_int_equal(tl.n_errors, errors + 1);
+    act_timeline_free(&tl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_joins_and_flows),
+        cmocka_unit_test(test_args_beyond_an_event),
         cmocka_unit_test(test_lanes_and_device_process),
         cmocka_unit_test(test_recycled_chunks),
         cmocka_unit_test(test_vendor_corr_reuse),
