@@ -338,6 +338,32 @@ static int print_count(FILE *f, const char *label, uint64_t n)
     return n != 0;
 }
 
+/* The processes whose spool was cut short: their pids, the first
+ * MAX_TRUNCATED_PIDS of them, wrapped to 80 columns. */
+#define MAX_TRUNCATED_PIDS 32
+
+static int print_truncated(FILE *f, json_t *tr)
+{
+    size_t n = json_array_size(tr), i;
+    if (!n)
+        return 0;
+    char line[64 + MAX_TRUNCATED_PIDS * 24];
+    size_t at = (size_t)snprintf(line, sizeof(line), "  %-34s %zu", "truncated processes", n);
+    json_t *v;
+    json_array_foreach(tr, i, v)
+    {
+        if (i == MAX_TRUNCATED_PIDS) {
+            at += (size_t)snprintf(line + at, sizeof(line) - at, ", and %zu more", n - i);
+            break;
+        }
+        at += (size_t)snprintf(line + at, sizeof(line) - at, "%s%lld", i ? ", " : " (pid ",
+                               (long long)json_integer_value(v));
+    }
+    snprintf(line + at, sizeof(line) - at, ")");
+    act_sum_wrap(f, line, 4, 1);
+    return 1;
+}
+
 /* The counters of what was lost or went wrong, into f; returns how many
  * lines (0: all clean). Zero counters are not listed. */
 static int print_problems(FILE *f, json_t *a)
@@ -359,16 +385,7 @@ static int print_problems(FILE *f, json_t *a)
         if (!act_tl_counters[k].info)
             n += print_count(f, act_tl_counters[k].label, jnum(a, act_tl_counters[k].key));
     n += print_count(f, "invalid UTF-8 sequences replaced", jnum(a, "invalid_utf8"));
-    json_t *tr = json_object_get(a, "truncated_processes");
-    if (json_array_size(tr)) {
-        fprintf(f, "  %-34s %zu", "truncated processes", json_array_size(tr));
-        size_t i;
-        json_t *v;
-        json_array_foreach(tr, i, v)
-            fprintf(f, "%s%lld", i ? ", " : " (pid ", (long long)json_integer_value(v));
-        fprintf(f, ")\n");
-        n++;
-    }
+    n += print_truncated(f, json_object_get(a, "truncated_processes"));
     return n + print_errors(f, json_object_get(a, "errors"));
 }
 

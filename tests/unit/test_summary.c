@@ -316,6 +316,26 @@ static void test_digits_grouped(void **state)
 
 /* Long lines are wrapped into 80 columns: prose at spaces, a list after
  * its commas, a word longer than a line cut; nothing is lost. */
+/* Many truncated processes: the line is wrapped to 80 columns, a pid
+ * never cut, and past 32 pids the rest are counted ("and N more"). */
+static void test_truncated_processes_wrapped(void **state)
+{
+    (void)state;
+    char err[512], trace[4096] = "{\"traceEvents\":[],\"acceltrace\":{\"truncated_processes\":[";
+    for (int i = 0; i < 40; i++)
+        snprintf(trace + strlen(trace), sizeof(trace) - strlen(trace), "%s%d", i ? "," : "",
+                 1000000 + i);
+    strcat(trace, "]}}");
+    char *out = NULL;
+    assert_int_equal(load(trace, err, sizeof(err), &out), 0);
+    assert_non_null(strstr(out, "truncated processes                40 (pid 1000000, 1000001"));
+    assert_non_null(strstr(out, "1000031, and 8 more)"));
+    assert_null(strstr(out, "1000032"));
+    for (char *ln = strtok(out, "\n"); ln; ln = strtok(NULL, "\n"))
+        assert_true(strlen(ln) <= 80);
+    free(out);
+}
+
 static void test_wrap(void **state)
 {
     (void)state;
@@ -355,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_torch_bare_array),
         cmocka_unit_test(test_acceltrace_counters),
+        cmocka_unit_test(test_truncated_processes_wrapped),
         cmocka_unit_test(test_all_clean),
         cmocka_unit_test(test_digits_grouped),
         cmocka_unit_test(test_wrap),
