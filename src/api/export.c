@@ -44,13 +44,19 @@ static int add_failure(spool_set *s, const char *line)
 }
 
 /* One line on stderr when a process ran out of room for its spool (the
- * trace's errors say which process and how much). */
+ * trace's errors say which process and how much). Read from the mapped
+ * header, as the program left it: the copy of a spool read while the
+ * program ran is the one taken when it was opened (its last scan, which
+ * refreshes it, comes later), so a spool the reader opened before it
+ * filled up said nothing. */
 static void note_no_space(const spool_set *s, const char *dir)
 {
     uint64_t lost = 0;
     int err = 0;
     for (size_t i = 0; i < s->n; i++) {
-        const act_spool_header *h = &s->ptr[i]->hdr;
+        const act_spool_header *h = s->ptr[i]->map
+                                        ? (const act_spool_header *)(const void *)s->ptr[i]->map
+                                        : &s->ptr[i]->hdr;
         if (!h->space_errno)
             continue;
         err = (int)h->space_errno;
