@@ -64,6 +64,7 @@ void act_summary_free(act_summary *s)
     free(s->heap);
     free(s->rg);
     free(s->rg_idx);
+    free(s->rr);
     json_decref(s->cl_failed);
     json_decref(s->cl_leaks);
     json_decref(s->cl_undrawn);
@@ -361,17 +362,53 @@ static uint64_t range_hash(const act_summary *s, uint32_t id)
     return hash_bytes(1469598103934665603ull, &s->rg[id].ext, sizeof(uint64_t));
 }
 
+static uint32_t *range_slot(act_summary *s, uint64_t ext)
+{
+    return idx_find(s->rg_idx, s->cap_ridx, hash_bytes(1469598103934665603ull, &ext, sizeof(ext)),
+                    s, range_eq, &ext);
+}
+
+/* The run holding ext, or NULL. */
+static act_sum_rrun *range_run(act_summary *s, uint64_t ext)
+{
+    size_t lo = 0, hi = s->n_rr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->rr[mid].hi < ext)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n_rr && s->rr[lo].lo <= ext ? &s->rr[lo] : NULL;
+}
+
+/* An id past every run's extends the last run (the next id, the same
+ * name) or starts one; any other goes to the hash index, which a lookup
+ * reads first (a later range of the same id renames it). */
 int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t len)
 {
     if (!s->want_ranges || !ext)
         return 0;
     uint32_t nid;
-    if (intern_name(s, name, len, 0, &nid) ||
-        idx_grow(&s->rg_idx, &s->cap_ridx, s->n_rg, s, range_hash))
+    if (intern_name(s, name, len, 0, &nid))
         return ACT_E_NOMEM;
-    uint32_t *slot =
-        idx_find(s->rg_idx, s->cap_ridx, hash_bytes(1469598103934665603ull, &ext, sizeof(ext)), s,
-                 range_eq, &ext);
+    act_sum_rrun *last = s->n_rr ? &s->rr[s->n_rr - 1] : NULL;
+    if ((!last || ext > last->hi) && (!s->n_rg || !*range_slot(s, ext))) {
+        if (last && ext == last->hi + 1 && last->name == nid) {
+            last->hi = ext;
+            return 0;
+        }
+        if (grow((void **)&s->rr, &s->cap_rr, s->n_rr + 1, sizeof(*s->rr)))
+            return ACT_E_NOMEM;
+        s->rr[s->n_rr++] = (act_sum_rrun){ext, ext, nid};
+        return 0;
+    }
+    act_sum_rrun *in = range_run(s, ext);
+    if (in && in->name == nid && (!s->n_rg || !*range_slot(s, ext)))
+        return 0;
+    if (idx_grow(&s->rg_idx, &s->cap_ridx, s->n_rg, s, range_hash))
+        return ACT_E_NOMEM;
+    uint32_t *slot = range_slot(s, ext);
     if (*slot) {
         s->rg[*slot - 1].name = nid;
         return 0;
@@ -385,12 +422,15 @@ int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t
 
 uint32_t act_summary_range_name(act_summary *s, uint64_t ext)
 {
-    if (!ext || !s->n_rg)
+    if (!ext)
         return UINT32_MAX;
-    uint32_t *slot =
-        idx_find(s->rg_idx, s->cap_ridx, hash_bytes(1469598103934665603ull, &ext, sizeof(ext)), s,
-                 range_eq, &ext);
-    return *slot ? s->rg[*slot - 1].name : UINT32_MAX;
+    if (s->n_rg) {
+        uint32_t *slot = range_slot(s, ext);
+        if (*slot)
+            return s->rg[*slot - 1].name;
+    }
+    act_sum_rrun *in = s->n_rr ? range_run(s, ext) : NULL;
+    return in ? in->name : UINT32_MAX;
 }
 
 /* ---- the reorder window ----------------------------------------------- */

@@ -50,8 +50,10 @@ int act_summary_add_delay(act_summary *s, const char *name, size_t len, double d
 int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t pid,
                           uint64_t tid, double ts_us, double dur_us, uint64_t ext);
 /* The name of the range (host slice) carrying External id `ext`. Kept
- * only while ranges are wanted (default on; the by-range table needs them,
- * and they grow with the number of launches). */
+ * only while ranges are wanted (default on; the by-range table needs
+ * them): as runs of consecutive ids of one name (summary_impl.h), so the
+ * ranges of a loop of one name cost nothing a launch; ranges of many
+ * names interleaved grow with their number. */
 int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t len);
 void act_summary_want_ranges(act_summary *s, int on);
 /* Attribute device time to the Python line that launched it instead

@@ -23,6 +23,14 @@
  * instead of 20 MiB (it stays in the cache: heap_pop went from 6.5 % of the launcher's
  * samples at 6 M launches to 3.0 %), and 0.6 ms instead of 56-76 to drain at the end.
  *
+ * The ranges' names by External id (the by-range table): the builder
+ * numbers its ranges as they open, so ranges closed in that order with
+ * one name make one run of ids (act_sum_rrun, appended and binary
+ * searched); a range out of order (an enclosing one, closed after what it
+ * holds) or renamed goes to a hash index read first. A hash entry each
+ * was 24 B a range: 12 MiB more at 400 000 launches in a "step" than at
+ * 40 000; a run, nothing a launch.
+ *
  * What a distinct name or lane costs is kept small (a trace can hold
  * millions of either; BENCHMARKS.md "Summary at scale"): a name is its row
  * and its bytes, a lane a fixed record with its first open slice inline (a nesting stack is
@@ -100,6 +108,14 @@ typedef struct act_sum_range {
     uint32_t name;
 } act_sum_range;
 
+/* External ids lo..hi, all of one range name: the builder numbers its
+ * ranges 1, 2, 3... as they open, so a loop's ranges of one name (a
+ * "step" a launch) are one run, whatever the run's length. */
+typedef struct act_sum_rrun {
+    uint64_t lo, hi;
+    uint32_t name;
+} act_sum_rrun;
+
 struct act_summary {
     /* interned names (device flag is part of the key) */
     act_sum_name *nm;
@@ -124,10 +140,12 @@ struct act_summary {
     uint64_t bad_dur, bad_ts; /* not finite (or negative): counted as 0 */
     uint64_t truncated;       /* strings cut by the reader (summary_load.c) */
     uint64_t overflowed;      /* figures printed as "overflow" (summary_print.c) */
-    act_sum_range *rg;
+    act_sum_range *rg;        /* ranges out of id order, or renamed inside a run */
     size_t n_rg, cap_rg;
     uint32_t *rg_idx;
     size_t cap_ridx;
+    act_sum_rrun *rr; /* ranges in rising id order, runs sorted by id */
+    size_t n_rr, cap_rr;
     act_sum_rrow no_range;
     int want_ranges;
     int by_python_line; /* the ranges are Python lines keyed by correlation */

@@ -5,7 +5,8 @@
  * acceltrace's object form, torch.profiler's bare array, and files that
  * are missing, empty, truncated or not JSON. The reorder window starts
  * small for the builder's timelines and grows where a lane's slices come
- * out of order (test_window_grows).
+ * out of order (test_window_grows). The ranges' External ids are kept as
+ * runs of consecutive ids of one name (test_range_runs).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "acceltrace.h"
 #include "summary_load.h"
 #include "writers/summary.h"
+#include "writers/summary_impl.h"
 #include "writers/summary_rows.h"
 
 /* The buffer lives in a heap cell, not in a local whose address the
@@ -365,10 +367,62 @@ static void test_wrap(void **state)
     free(out);
 }
 
+/* The range map against a plain array: ranges added mostly in rising id
+ * order (as the builder numbers them), some out of order, renamed, or
+ * past a gap; every id reads back the last name it was given. A loop's
+ * ranges of one name are one run, whatever their number. */
+#define RANGE_IDS 3000
+
+static void test_range_runs(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"step", "fwd", "bwd"};
+    act_summary *s = act_summary_new();
+    for (uint64_t e = 1; e <= 100000; e++)
+        assert_int_equal(act_summary_add_range(s, e, "step", 4), 0);
+    assert_int_equal(s->n_rr, 1);
+    assert_int_equal(s->n_rg, 0);
+    uint32_t step = act_summary_range_name(s, 1);
+    assert_int_equal(act_summary_range_name(s, 100000), step);
+    assert_int_equal(act_summary_range_name(s, 100001), UINT32_MAX);
+    assert_int_equal(act_summary_range_name(s, 0), UINT32_MAX);
+    act_summary_free(s);
+
+    s = act_summary_new();
+    int model[RANGE_IDS + 2] = {0}; /* 0: none, else names[i - 1] */
+    uint64_t next = 1;
+    srand(7);
+    for (int i = 0; i < 20000; i++) {
+        int r = rand() % 100, nm = rand() % 3;
+        uint64_t e;
+        if (r < 70 && next <= RANGE_IDS)
+            e = next++; /* in order */
+        else if (r < 80 && next + 1 <= RANGE_IDS)
+            e = (next += 2) - 1; /* past a gap */
+        else
+            e = 1 + (uint64_t)rand() % RANGE_IDS; /* anywhere: renamed or early */
+        if (r < 70)
+            nm = rand() % 8 ? model[e > 1 ? e - 1 : 1] - 1 : nm; /* mostly runs */
+        if (nm < 0)
+            nm = 0;
+        assert_int_equal(act_summary_add_range(s, e, names[nm], strlen(names[nm])), 0);
+        model[e] = nm + 1;
+    }
+    uint32_t id[3];
+    for (int k = 0; k < 3; k++) {
+        act_summary_add_range(s, RANGE_IDS + 1, names[k], strlen(names[k]));
+        id[k] = act_summary_range_name(s, RANGE_IDS + 1);
+    }
+    for (uint64_t e = 0; e <= RANGE_IDS; e++)
+        assert_int_equal(act_summary_range_name(s, e), model[e] ? id[model[e] - 1] : UINT32_MAX);
+    act_summary_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_window_grows),
+        cmocka_unit_test(test_range_runs),
         cmocka_unit_test(test_every_table_counter_is_summarised),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_fit_keeps_a_parenthesised_end),
