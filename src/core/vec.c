@@ -22,11 +22,18 @@
 static void advise_huge(void *p, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
+    /* The whole pages the block spans, not only its 2 MiB-aligned
+     * interior: an mmap'd block is then advised whole and stays one
+     * mapping (VMA). Advising the interior split it in three, and the
+     * mremap of realloc's next growth, which must find the old block in
+     * one mapping, failed (EFAULT): glibc then fell back to a new block,
+     * a copy, and the new block's every page faulted in again. The kernel
+     * uses huge pages only where a 2 MiB-aligned range fits anyway. */
+    const uintptr_t page = 4096;
     if (!p || bytes < ACT_VEC_HUGE_MIN)
         return;
-    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    uintptr_t e = ((uintptr_t)p + bytes) & ~(huge - 1);
+    uintptr_t a = (uintptr_t)p & ~(page - 1);
+    uintptr_t e = ((uintptr_t)p + bytes + page - 1) & ~(page - 1);
     if (e > a)
         (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
 #else
