@@ -763,15 +763,21 @@ static int f64_milli(act_obuf *b, double v)
     if (!m || (double)m / 1000.0 != v)
         return 0;
     uint64_t u = m < 0 ? (uint64_t)0 - (uint64_t)m : (uint64_t)m;
-    if (m < 0)
-        act_obuf_putc(b, '-');
-    act_obuf_u64(b, u / 1000);
+    /* One buffer, one copy: sign, integer digits, then the fraction's
+     * digits with its trailing zeros trimmed. */
+    char tmp[25];
+    size_t i = u64_digits(tmp, u / 1000), n = 20;
     unsigned f = (unsigned)(u % 1000);
-    if (!f)
-        return 1;
-    char tmp[4] = {'.', (char)('0' + f / 100), (char)('0' + f / 10 % 10), (char)('0' + f % 10)};
-    size_t n = f % 100 ? (f % 10 ? 4 : 3) : 2;
-    act_obuf_put(b, tmp, n);
+    if (f) {
+        tmp[20] = '.';
+        tmp[21] = (char)('0' + f / 100);
+        tmp[22] = (char)('0' + f / 10 % 10);
+        tmp[23] = (char)('0' + f % 10);
+        n += f % 100 ? (f % 10 ? 4 : 3) : 2;
+    }
+    if (m < 0)
+        tmp[--i] = '-';
+    act_obuf_put(b, tmp + i, n - i);
     return 1;
 }
 
@@ -800,13 +806,15 @@ void act_obuf_f64(act_obuf *b, double v)
 void act_obuf_hex(act_obuf *b, uint64_t v)
 {
     static const char hexd[] = "0123456789abcdef";
-    char tmp[18];
-    int i = 18;
-    do {
-        tmp[--i] = hexd[v & 15];
-        v >>= 4;
-    } while (v);
-    tmp[--i] = 'x';
-    tmp[--i] = '0';
-    act_obuf_put(b, tmp + i, (size_t)(18 - i));
+    /* Written in place, its length known first: no copy through a
+     * variable-length memcpy (a queue handle on every device op). */
+    size_t nd = v ? (size_t)(64 - __builtin_clzll(v) + 3) / 4 : 1;
+    if (act_obuf_reserve(b, nd + 2))
+        return;
+    char *p = b->buf + b->len;
+    p[0] = '0';
+    p[1] = 'x';
+    for (size_t i = nd + 2; i > 2; v >>= 4)
+        p[--i] = hexd[v & 15];
+    b->len += nd + 2;
 }

@@ -283,6 +283,31 @@ static void test_f64_as_before(void **state)
     }
 }
 
+/* act_obuf_hex writes in place: every length, the same bytes as "0x%llx". */
+static void test_hex_as_printf(void **state)
+{
+    (void)state;
+    act_obuf b;
+    assert_int_equal(act_obuf_init(&b, -1, 16), 0);
+    for (int bit = -1; bit < 64; bit++) {
+        uint64_t v = bit < 0 ? 0 : (uint64_t)1 << bit;
+        const uint64_t vs[3] = {v, v ? v - 1 : 0, v | (v >> 1) | 0x5};
+        for (int k = 0; k < 3; k++) {
+            char want[24];
+            snprintf(want, sizeof(want), "0x%llx", (unsigned long long)vs[k]);
+            b.len = 0;
+            act_obuf_hex(&b, vs[k]);
+            act_obuf_putc(&b, '\0');
+            assert_string_equal(b.buf, want);
+        }
+    }
+    b.len = 0;
+    act_obuf_hex(&b, UINT64_MAX);
+    act_obuf_putc(&b, '\0');
+    assert_string_equal(b.buf, "0xffffffffffffffff");
+    act_obuf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_jansson),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_f64_as_before),
+        cmocka_unit_test(test_hex_as_printf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
