@@ -115,6 +115,21 @@ const char *act_rec_kind_name(int kind)
     return kind >= 0 && kind < ACT_REC_KIND_MAX && names[kind] ? names[kind] : "unknown";
 }
 
+int act_tl_cat_is_device(const act_timeline *tl, int cat)
+{
+    /* act_cat_is_device_name of a built-in name plus 2 (0: not yet
+     * known); every thread that fills an entry stores the same value. */
+    static int known[ACT_CAT_MAX];
+    if (cat < 0 || cat >= ACT_CAT_MAX)
+        return act_cat_is_device_name(act_tl_cat_name(tl, cat));
+    int v = __atomic_load_n(&known[cat], __ATOMIC_RELAXED);
+    if (!v) {
+        v = act_cat_is_device_name(act_cat_name(cat)) + 2;
+        __atomic_store_n(&known[cat], v, __ATOMIC_RELAXED);
+    }
+    return v - 2;
+}
+
 uint64_t act_tl_counts_events(const act_tl_counts *c)
 {
     static const int kinds[] = {ACT_REC_RANGE_PUSH, ACT_REC_RANGE_POP, ACT_REC_RANGE_START,

@@ -53,6 +53,10 @@ const char *act_rec_kind_name(int kind);
 /* 1: device work, 0: host call, -1: neither (flows, metadata). Works on
  * names from any trace (torch.profiler's too). */
 int act_cat_is_device_name(const char *cat);
+/* The same for category `cat` of `tl`; a built-in category's answer is
+ * worked out once (the summary asks it of every slice). */
+struct act_timeline;
+int act_tl_cat_is_device(const struct act_timeline *tl, int cat);
 
 enum act_arg_type {
     ACT_ARG_U64,

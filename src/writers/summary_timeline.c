@@ -115,7 +115,7 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
             act_summary_cl_failure_event(&s->cl_failed, tl, e);
         if (e->ph != 'X')
             continue;
-        int dev = act_cat_is_device_name(act_tl_cat_name(tl, e->cat));
+        int dev = act_tl_cat_is_device(tl, e->cat);
         if (dev < 0 || is_process_slice_tl(tl, e))
             continue;
         uint64_t ext = arg_ext(tl, e);

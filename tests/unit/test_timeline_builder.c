@@ -745,9 +745,23 @@ static void test_args_beyond_an_event(void **state)
     act_timeline_free(&tl);
 }
 
+/* A built-in category's answer, worked out once, is the name's. */
+static void test_cat_is_device_cached(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 2; round++)
+        for (int c = 0; c < ACT_CAT_MAX; c++)
+            assert_int_equal(act_tl_cat_is_device(NULL, c),
+                             act_cat_is_device_name(act_cat_name(c)));
+    assert_int_equal(act_tl_cat_is_device(NULL, ACT_CAT_KERNEL), 1);
+    assert_int_equal(act_tl_cat_is_device(NULL, ACT_CAT_OPENCL_RUNTIME), 0);
+    assert_int_equal(act_tl_cat_is_device(NULL, ACT_CAT_AC2G), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cat_is_device_cached),
         cmocka_unit_test(test_joins_and_flows),
         cmocka_unit_test(test_args_beyond_an_event),
         cmocka_unit_test(test_lanes_and_device_process),
