@@ -711,11 +711,26 @@ static size_t u64_digits(char tmp[20], uint64_t v)
     return (size_t)i;
 }
 
+/* tmp[i..end) into the buffer. With `room` bytes free, as a copy of a
+ * fixed `room` bytes (two vector moves, no call to memcpy): what lies
+ * past end is scratch the next write overwrites; tmp must hold `room`
+ * bytes from i. Otherwise as act_obuf_put, which flushes where it always
+ * did: a gzip member ends at the same byte. */
+static inline void put_fixed(act_obuf *b, const char *tmp, size_t i, size_t end, size_t room)
+{
+    if (b->cap - b->len < room) {
+        act_obuf_put(b, tmp + i, end - i);
+        return;
+    }
+    memcpy(b->buf + b->len, tmp + i, room);
+    b->len += end - i;
+}
+
 void act_obuf_u64(act_obuf *b, uint64_t v)
 {
-    char tmp[20];
+    char tmp[40] = {0}; /* the scratch copied past the digits is defined */
     size_t i = u64_digits(tmp, v);
-    act_obuf_put(b, tmp + i, 20 - i);
+    put_fixed(b, tmp, i, 20, 20);
 }
 
 void act_obuf_i64(act_obuf *b, int64_t v)
@@ -763,9 +778,9 @@ static int f64_milli(act_obuf *b, double v)
     if (!m || (double)m / 1000.0 != v)
         return 0;
     uint64_t u = m < 0 ? (uint64_t)0 - (uint64_t)m : (uint64_t)m;
-    /* One buffer, one copy: sign, integer digits, then the fraction's
-     * digits with its trailing zeros trimmed. */
-    char tmp[25];
+    /* Sign, integer digits, then the fraction's digits with its trailing
+     * zeros trimmed, in one buffer. */
+    char tmp[56] = {0}; /* as in act_obuf_u64 */
     size_t i = u64_digits(tmp, u / 1000), n = 20;
     unsigned f = (unsigned)(u % 1000);
     if (f) {
@@ -775,9 +790,19 @@ static int f64_milli(act_obuf *b, double v)
         tmp[23] = (char)('0' + f % 10);
         n += f % 100 ? (f % 10 ? 4 : 3) : 2;
     }
+    if (b->cap - b->len >= 32) { /* one copy: at most 17 bytes, no flush */
+        if (m < 0)
+            tmp[--i] = '-';
+        put_fixed(b, tmp, i, n, 32);
+        return 1;
+    }
+    /* Near the buffer's end: the pieces as they always went, each of
+     * which may flush (a gzip member's end stays where it was). */
     if (m < 0)
-        tmp[--i] = '-';
-    act_obuf_put(b, tmp + i, n - i);
+        act_obuf_putc(b, '-');
+    act_obuf_put(b, tmp + i, 20 - i);
+    if (n > 20)
+        act_obuf_put(b, tmp + 20, n - 20);
     return 1;
 }
 
