@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "acceltrace.h"
@@ -36,26 +35,6 @@ int act_obuf_init(act_obuf *b, int fd, size_t cap)
         return b->err;
     }
     return 0;
-}
-
-/* write(2) all of it; 0 or the errno of the failure. A trace over the
- * program's `ulimit -f` (an in-process session writes in the program)
- * fails with EFBIG: the SIGXFSZ it raises is not the program's. */
-static int write_all(int fd, const char *p, size_t n)
-{
-    size_t off = 0;
-    int rc = 0;
-    act_xfsz_guard g;
-    act_xfsz_block(&g);
-    while (off < n && !rc) {
-        ssize_t w = write(fd, p + off, n - off);
-        if (w < 0 && errno != EINTR)
-            rc = errno ? errno : EIO;
-        else if (w > 0)
-            off += (size_t)w;
-    }
-    act_xfsz_restore(&g, rc);
-    return rc;
 }
 
 /* ---- direct I/O --------------------------------------------------------- */
@@ -157,13 +136,6 @@ static int dio_wanted(const act_obuf_dio *d, const char *p, size_t n)
            !((uintptr_t)p % a);
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Rule 4's second half: a device that writes direct slower than the
  * cache takes bytes is left to the cache. */
 static void dio_timed(act_obuf_dio *d, size_t n, uint64_t ns)
@@ -175,45 +147,40 @@ static void dio_timed(act_obuf_dio *d, size_t n, uint64_t ns)
         d->usable = 0;
 }
 
-/* Write p[0..n) at d->off, direct where rule 3 allows; 0 or an errno. */
-static int dio_write(int fd, act_obuf_dio *d, const char *p, size_t n)
+/* write(2) all of p[0..n), whole aligned blocks with O_DIRECT where d
+ * allows (rule 3; d NULL: never); 0 or the errno of the failure. A trace
+ * over the program's `ulimit -f` (an in-process session writes in the
+ * program) fails with EFBIG: the SIGXFSZ it raises is not the program's. */
+static int write_all(int fd, act_obuf_dio *d, const char *p, size_t n)
 {
-    int want = dio_wanted(d, p, n);
-    if (want != d->on && dio_mode(fd, d, want) && want) {
+    int want = d && dio_wanted(d, p, n);
+    if (d && want != d->on && dio_mode(fd, d, want) && want) {
         d->usable = 0; /* rule 4: refused */
         want = 0;
     }
-    uint64_t t0 = want ? mono_ns() : 0;
+    uint64_t t0 = want ? act_clock_now() : 0;
     size_t off = 0;
     int rc = 0;
+    act_xfsz_guard g;
+    act_xfsz_block(&g);
     while (off < n && !rc) {
         ssize_t w = write(fd, p + off, n - off);
-        if (w < 0 && errno == EINVAL && d->on) {
+        if (w < 0 && errno == EINVAL && d && d->on) {
             d->usable = 0; /* rule 4: refused at the write */
             rc = dio_mode(fd, d, 0) ? EINVAL : 0;
         } else if (w < 0 && errno != EINTR) {
             rc = errno ? errno : EIO;
         } else if (w > 0) {
             off += (size_t)w;
-            d->off += (uint64_t)w;
-            if (d->on)
+            if (d)
+                d->off += (uint64_t)w;
+            if (d && d->on)
                 __atomic_add_fetch(&d->direct, (uint64_t)w, __ATOMIC_RELAXED);
         }
     }
-    if (want && d->on && !rc)
-        dio_timed(d, n, mono_ns() - t0);
-    return rc;
-}
-
-/* Plain bytes: direct where they may be, else write_all. */
-static int plain_write(int fd, act_obuf_dio *d, const char *p, size_t n)
-{
-    if (!d)
-        return write_all(fd, p, n);
-    act_xfsz_guard g;
-    act_xfsz_block(&g);
-    int rc = dio_write(fd, d, p, n);
     act_xfsz_restore(&g, rc);
+    if (d && want && d->on && !rc)
+        dio_timed(d, n, act_clock_now() - t0);
     return rc;
 }
 
@@ -274,13 +241,13 @@ static int gz_write(int fd, act_obuf_gz *g, const char *p, size_t n)
     if (e)
         return e;
     g->members++;
-    return write_all(fd, g->out, z);
+    return write_all(fd, NULL, g->out, z);
 }
 
 /* What every flush calls: the bytes go out as they are or compressed. */
 static int sink_write(const act_obuf *b, const char *p, size_t n)
 {
-    return b->gz ? gz_write(b->fd, b->gz, p, n) : plain_write(b->fd, b->dio, p, n);
+    return b->gz ? gz_write(b->fd, b->gz, p, n) : write_all(b->fd, b->dio, p, n);
 }
 
 /* ---- background writer and compressor pool --------------------------- */
@@ -350,8 +317,8 @@ static void bg_write_ready(act_obuf_bg *g)
         pthread_mutex_unlock(&g->mu);
         /* after a failure: nothing more */
         int e = failed  ? 0
-                : g->gz ? write_all(g->fd, s->out, s->out_len)
-                        : plain_write(g->fd, g->dio, s->raw, s->raw_len);
+                : g->gz ? write_all(g->fd, NULL, s->out, s->out_len)
+                        : write_all(g->fd, g->dio, s->raw, s->raw_len);
         pthread_mutex_lock(&g->mu);
         if (e && !g->sys_errno)
             g->sys_errno = e;
