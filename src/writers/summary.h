@@ -134,6 +134,9 @@ int act_summary_from_timeline(const act_timeline *tl, uint64_t invalid_utf8, siz
  * reorder window releases them by start, duration and arrival).
  * _add_events: 0 or ACT_E_NOMEM. */
 int act_summary_add_events(act_summary *s, const act_timeline *tl);
+/* A summary for tl's slices: the builder's own timelines (not imported)
+ * start at the reorder window ACT_SUM_WINDOW_OWN. NULL: out of memory. */
+act_summary *act_summary_new_for(const act_timeline *tl);
 void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
                                 size_t errors, FILE *f, int by_range);
 

@@ -154,14 +154,20 @@ void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t
     json_decref(counters);
 }
 
+act_summary *act_summary_new_for(const act_timeline *tl)
+{
+    act_summary *s = act_summary_new();
+    if (s && !tl->imported) /* the builder's lanes come in start order */
+        act_summary_window(s, ACT_SUM_WINDOW_OWN);
+    return s;
+}
+
 int act_summary_from_timeline(const act_timeline *tl, uint64_t invalid_utf8, size_t errors, FILE *f,
                               int by_range)
 {
-    act_summary *s = act_summary_new();
+    act_summary *s = act_summary_new_for(tl);
     if (!s)
         return ACT_E_NOMEM;
-    if (!tl->imported) /* the builder's lanes come in start order */
-        act_summary_window(s, ACT_SUM_WINDOW_OWN);
     int rc = act_summary_add_events(s, tl);
     if (!rc)
         act_summary_print_timeline(s, tl, invalid_utf8, errors, f, by_range);

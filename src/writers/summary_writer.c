@@ -24,12 +24,10 @@ static int summary_writer_open(act_writer **out, act_timeline *tl, const act_wri
     (void)errlen;
     *out = NULL;
     summary_writer *s = calloc(1, sizeof(*s));
-    if (!s || !(s->sum = act_summary_new())) {
+    if (!s || !(s->sum = act_summary_new_for(tl))) {
         free(s);
         return ACT_E_NOMEM;
     }
-    if (!tl->imported) /* the builder's lanes come in start order */
-        act_summary_window(s->sum, ACT_SUM_WINDOW_OWN);
     s->base.ops = &act_writer_summary;
     s->f = *f;
     *out = &s->base;
