@@ -451,10 +451,10 @@ typedef struct act_spool_header {
     uint64_t records_overwritten; /* atomic: records in recycled chunks (SEGMENT, PAD excluded) */
 } act_spool_header;
 
-/* Header of every chunk. `used` counts bytes after this header. */
 /* S2: a chunk left with at most this many bytes free is never reused. */
 #define ACT_CHUNK_REUSE_MIN 64
 
+/* Header of every chunk. `used` counts bytes after this header. */
 typedef struct act_chunk_header {
     uint32_t magic;
     uint32_t index;

@@ -283,11 +283,12 @@ int act_spool_open_live(act_spool *sp, const char *path, char *err, size_t errle
     /* Refused for good (the caller stops trying): TSC times convert with
      * the pairs written at close, and a ring recycles chunks under the
      * reader (its records are read once, at the end, by ring_copy). */
-    if (sp->hdr.clock_kind != ACT_CLOCK_MONOTONIC_RAW || (sp->hdr.flags & ACT_SPOOL_F_RING)) {
-        act_rd_set_err(err, errlen, path,
-                       sp->hdr.clock_kind != ACT_CLOCK_MONOTONIC_RAW
-                           ? "TSC clock: read once the process has ended"
-                           : "ring spool: read once the process has ended");
+    const char *refused =
+        sp->hdr.clock_kind != ACT_CLOCK_MONOTONIC_RAW ? "TSC clock: read once the process has ended"
+        : (sp->hdr.flags & ACT_SPOOL_F_RING) ? "ring spool: read once the process has ended"
+                                             : NULL;
+    if (refused) {
+        act_rd_set_err(err, errlen, path, refused);
         close(fd);
         return ACT_E_UNSUPPORTED;
     }
