@@ -68,13 +68,31 @@ static void two_threads(sb *s)
     note_step(s, 3);
 }
 
-/* The file as it stood after step k (k = STEPS: finished, sealed). */
-static void write_step(sb *s, const char *path, int k)
+/* A copy of s to change before it is written (write_copy). */
+static sb copy_of(const sb *s)
 {
     sb copy = *s;
     copy.buf = malloc(s->size);
     assert_non_null(copy.buf);
     memcpy(copy.buf, s->buf, s->size);
+    return copy;
+}
+
+/* Write the copy over path in place (the live mapping stays valid), and
+ * free it. */
+static void write_copy(sb *copy, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, copy->buf, copy->size, 0), (ssize_t)copy->size);
+    close(fd);
+    free(copy->buf);
+}
+
+/* The file as it stood after step k (k = STEPS: finished, sealed). */
+static void write_step(sb *s, const char *path, int k)
+{
+    sb copy = copy_of(s);
     if (k < STEPS) {
         for (uint32_t c = 0; c < CHUNKS; c++) {
             sb_chunk_hdr(&copy, c)->used = used[k][c];
@@ -84,11 +102,7 @@ static void write_step(sb *s, const char *path, int k)
         sb_hdr(&copy)->chunks_used = chunks[k];
         sb_hdr(&copy)->flags = 0;
     }
-    int fd = open(path, O_WRONLY | O_CREAT, 0600); /* in place: the live mapping stays valid */
-    assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, copy.buf, copy.size, 0), (ssize_t)copy.size);
-    close(fd);
-    free(copy.buf);
+    write_copy(&copy, path);
 }
 
 static size_t take(act_spool *sp, seen *v, size_t n, int final)
@@ -289,20 +303,13 @@ static void test_live_refused(void **state)
 
 static void write_prefix(const sb *s, const char *path, uint32_t n)
 {
-    sb copy = *s;
-    copy.buf = malloc(s->size);
-    assert_non_null(copy.buf);
-    memcpy(copy.buf, s->buf, s->size);
+    sb copy = copy_of(s);
     if (n < LONG_CHUNKS) {
         memset(sb_chunk_hdr(&copy, n), 0, (size_t)(LONG_CHUNKS - n) * copy.chunk_size);
         sb_hdr(&copy)->chunks_used = n;
         sb_hdr(&copy)->flags = 0;
     }
-    int fd = open(path, O_WRONLY | O_CREAT, 0600);
-    assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, copy.buf, copy.size, 0), (ssize_t)copy.size);
-    close(fd);
-    free(copy.buf);
+    write_copy(&copy, path);
 }
 
 static void test_live_segments_bounded(void **state)
