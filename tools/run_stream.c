@@ -3,9 +3,18 @@
  * (run_stream.h). It wakes every ACT_RUN_STREAM_MS (--stream-interval;
  * every ACT_RUN_STREAM_FIRST_MS for its first reads),
  * takes what the program published since (act_export_live_poll) and
- * sleeps again: the program sees a batch of work twenty times a second, at nice
- * ACT_RUN_STREAM_NICE, never a wake-up per record. Every signal is
- * blocked in it: the launcher's main thread takes them.
+ * sleeps again: the program sees a batch of work twenty times a second,
+ * never a wake-up per record. Every signal is blocked in it: the
+ * launcher's main thread takes them.
+ *
+ * It runs at the launcher's own priority (the user's nice value). It ran
+ * at nice 10 before: on a busy machine it was then starved, 54-65 % of a
+ * 1.6 M-launch run was left to read after the exit, and the whole command
+ * took longer (4.2 s against 3.6 s busy, 5.9 against 4.0 with a CPU hog):
+ * the conversion is the same work either way, and done after the exit it
+ * runs alone. An unprivileged thread cannot take back a nice value, so the
+ * writer threads it starts (with the trace file) inherited it too
+ * (BENCHMARKS.md, "The reading thread's priority").
  */
 #include "run_stream.h"
 
@@ -13,10 +22,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 struct act_run_stream {
     pthread_t thread;
@@ -40,8 +46,6 @@ static unsigned next_ms(act_run_stream *s)
 static void *stream_main(void *arg)
 {
     act_run_stream *s = arg;
-    /* This thread only: the main thread waits for the program at nice 0. */
-    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ACT_RUN_STREAM_NICE);
     pthread_mutex_lock(&s->lock);
     while (!s->stop) {
         struct timespec until;

@@ -20,8 +20,6 @@
 #define ACT_RUN_STREAM_MS       50
 #define ACT_RUN_STREAM_FIRST_MS 10
 #define ACT_RUN_STREAM_QUICK    50
-/* The reading thread's nice value: it yields to the program. */
-#define ACT_RUN_STREAM_NICE 10
 
 typedef struct act_run_stream act_run_stream;
 /* Start reading `spool_dir`/<pid>.acts every `ms` milliseconds (0: the
