@@ -166,7 +166,7 @@ int act_stop(void);
 
 typedef struct act_options {
     size_t struct_size;     /* sizeof(act_options), for forward compatibility */
-    uint64_t buffer_size;   /* recorder capacity in bytes; 0 = default */
+    uint64_t buffer_size;   /* recorder capacity in bytes; 0 = automatic, as for run */
     const char *spool_dir;  /* where the spool goes; NULL = a private temp dir */
     int capture_api;        /* nonzero: record only between act_start/act_stop */
     const char *trace_name; /* "traceName" in the trace; NULL = program name */

@@ -50,7 +50,9 @@ static const hopt run_opts[] = {
     {"--ascend", NULL,
      "trace Ascend NPUs through mspti: preloads $ASCEND_HOME_PATH/lib64/libmspti.so "
      "(or $ACCELTRACE_MSPTI_LIB) and libacceltrace.so"},
-    {"--buffer-size", "SIZE", "recorder capacity per process, e.g. 64M [ACCELTRACE_BUFFER_SIZE]"},
+    {"--buffer-size", "SIZE",
+     "recorder capacity per process, e.g. 64M (default auto: a quarter of the free disk, "
+     "256M to 4G) [ACCELTRACE_BUFFER_SIZE]"},
     {"--chunk-size", "SIZE", "bytes per thread chunk (default 128K) [ACCELTRACE_CHUNK_SIZE]"},
     {"--ring", "SIZE",
      "flight recorder: keep only the most recent ~SIZE of records per process (e.g. 64M), "

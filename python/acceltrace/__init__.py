@@ -105,7 +105,7 @@ class profile:
     Use as a context manager, or call :meth:`start` and :meth:`stop`.
     ``output`` is the trace path (None: record and discard). The keyword
     arguments are those of ``act_options``: ``buffer_size`` (bytes, 0 =
-    default), ``spool_dir`` (None = a private temporary directory),
+    automatic, as for ``acceltrace run``), ``spool_dir`` (None = a private temporary directory),
     ``capture_api`` (record only between :func:`capture_start` and
     :func:`capture_stop`), ``trace_name``, ``python_backtrace`` (the
     innermost N Python frames on each kernel launch, copy and

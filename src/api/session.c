@@ -31,8 +31,6 @@
 #include "init/hooks.h"
 #include "init/init.h"
 
-#define SESSION_DEFAULT_CAPACITY (256ull << 20)
-
 static struct {
     pthread_mutex_t lock;
     int active;
@@ -150,7 +148,7 @@ static int session_begin_locked(const act_options *opts)
     }
     if (act_capture_attached())
         return ACT_E_CONFLICT;
-    uint64_t capacity = SESSION_DEFAULT_CAPACITY;
+    uint64_t capacity = 0; /* automatic, as for run (act_recorder_open) */
     if (opts && OPT_HAS(opts, buffer_size) && opts->buffer_size)
         capacity = opts->buffer_size;
     int api = opts && OPT_HAS(opts, capture_api) ? opts->capture_api : 0;
@@ -174,6 +172,8 @@ static int session_begin_locked(const act_options *opts)
     rc = session_ring(chunk, &ring);
     if (rc != ACT_OK)
         return rc;
+    if (ring && !capacity)
+        capacity = ACT_SPOOL_AUTO_MIN; /* a ring is not sized automatically */
     if (ring && ring + ACT_SPOOL_HEADER_SIZE > capacity)
         capacity = ring + ACT_SPOOL_HEADER_SIZE;
     act_recorder_set_ring(ring);

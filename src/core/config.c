@@ -193,8 +193,8 @@ static int parse_direct_io(const char *v, act_config *cfg)
 
 static int parse_buffer_size(const char *v, act_config *cfg)
 {
-    uint64_t b;
-    if (act_config_parse_size(v, &b) < 0 || b < MIB || b > 64 * GIB)
+    uint64_t b = 0; /* "auto": as the spool's file system can spare */
+    if (strcmp(v, "auto") && (act_config_parse_size(v, &b) < 0 || b < MIB || b > 64 * GIB))
         return -1;
     cfg->buffer_size = b;
     return 0;
@@ -416,7 +416,8 @@ static int parse_python_backtrace(const char *v, act_config *cfg)
 static const act_var vars[] = {
     {"ACCELTRACE_SPOOL_DIR", parse_spool_dir, "an absolute directory path (set by acceltrace run)"},
     {"ACCELTRACE_BUFFER_SIZE", parse_buffer_size,
-     "a size in bytes, optionally with suffix K, M or G (e.g. 4096, 64M, 1G), from 1M to 64G"},
+     "auto, or a size in bytes, optionally with suffix K, M or G (e.g. 4096, 64M, 1G), from 1M "
+     "to 64G"},
     {"ACCELTRACE_CHUNK_SIZE", parse_chunk_size,
      "a size in bytes, optionally with suffix K or M, a multiple of 4K from 4K to 16M"},
     {"ACCELTRACE_RING", parse_ring,
@@ -475,7 +476,7 @@ static const act_var vars[] = {
 void act_config_defaults(act_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
-    cfg->buffer_size = 256 * MIB;
+    cfg->buffer_size = 0;        /* auto (act_recorder_open) */
     cfg->chunk_size = 128 * KIB; /* a 64 KiB name fits in one record */
     cfg->drain_timeout_ms = 10000;
     strcpy(cfg->hooks, "all");
@@ -583,12 +584,13 @@ static int check_unknown(char *err, size_t len)
 /* Cross-field rules that no single variable can check. */
 static int check_consistent(const act_config *cfg, char *err, size_t len)
 {
-    if (cfg->chunk_size > cfg->buffer_size / 4) {
+    uint64_t least = cfg->buffer_size ? cfg->buffer_size : ACT_SPOOL_AUTO_MIN;
+    if (cfg->chunk_size > least / 4) {
         if (err && len)
             snprintf(err, len,
                      "Invalid value for ACCELTRACE_CHUNK_SIZE: '%u'. Allowed: at most a quarter of "
                      "ACCELTRACE_BUFFER_SIZE (%llu bytes)",
-                     cfg->chunk_size, (unsigned long long)cfg->buffer_size);
+                     cfg->chunk_size, (unsigned long long)least);
         return ACT_E_CONFIG;
     }
     if (cfg->ring_size && cfg->ring_size < 2ull * cfg->chunk_size) {

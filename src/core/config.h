@@ -15,7 +15,7 @@
 
 typedef struct act_config {
     char spool_dir[4096];      /* ACCELTRACE_SPOOL_DIR: set by `run`; empty = not attached */
-    uint64_t buffer_size;      /* ACCELTRACE_BUFFER_SIZE: bytes, e.g. 64M (default 256M) */
+    uint64_t buffer_size;      /* ACCELTRACE_BUFFER_SIZE: bytes, e.g. 64M; 0: auto (default) */
     uint32_t chunk_size;       /* ACCELTRACE_CHUNK_SIZE: bytes per thread chunk (default 128K) */
     uint64_t ring_size;        /* ACCELTRACE_RING: keep only the most recent bytes (0 = off) */
     uint64_t drain_timeout_ms; /* ACCELTRACE_DRAIN_TIMEOUT: ms to wait for device activity (default

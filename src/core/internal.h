@@ -53,7 +53,12 @@ uint64_t act_tsc_refine(uint64_t tsc, uint64_t ns);
 /* Start recording into a spool file in `dir` (created 0700 if missing;
  * an existing one must belong to this user and not be writable by
  * others). Called by in-process sessions. Returns 0 or a negative ACT_E*
- * code (ACT_E_IO with errno saying why). */
+ * code (ACT_E_IO with errno saying why). `capacity` 0: as large as the
+ * spool's file system can spare (act_rec_spool_auto_size, spool_file.c):
+ * a quarter of its free space, from ACT_SPOOL_AUTO_MIN to
+ * ACT_SPOOL_AUTO_MAX. */
+#define ACT_SPOOL_AUTO_MIN (256ull << 20)
+#define ACT_SPOOL_AUTO_MAX (4ull << 30)
 int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size);
 /* The same in a directory that must exist already: start-up with
  * ACCELTRACE_SPOOL_DIR (made by `run`) and forked children. */

@@ -62,8 +62,12 @@ static int stage_load_core(char *why, size_t len)
         snprintf(why, len, "cannot configure the capture window: %s", act_strerror(rc));
         return rc;
     }
-    /* A ring larger than the buffer makes the spool as large as the ring. */
+    /* A ring larger than the buffer makes the spool as large as the ring;
+     * a ring never grows past its size, so it is not sized automatically
+     * (0: act_recorder_open's automatic capacity). */
     uint64_t capacity = act_cfg.buffer_size;
+    if (act_cfg.ring_size && !capacity)
+        capacity = ACT_SPOOL_AUTO_MIN;
     if (act_cfg.ring_size && act_cfg.ring_size + ACT_SPOOL_HEADER_SIZE > capacity)
         capacity = act_cfg.ring_size + ACT_SPOOL_HEADER_SIZE;
     act_recorder_set_ring(act_cfg.ring_size);

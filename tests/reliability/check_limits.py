@@ -24,6 +24,10 @@ usage: check_limits.py CASE ACCELTRACE LIMITS_WORKLOAD WORKDIR
            three children's spools hold: the trace names each process it
            could not read, `run` says so and exits 74, the spool is kept
            and `export` without the limit writes all four processes.
+  autosize no --buffer-size (and ACCELTRACE_BUFFER_SIZE=auto): the kept spool
+           is a quarter of the space free on its file system, 256 MiB to 4 GiB
+           (the fixed 256 MiB before cut a 1.6 M-launch run short); a given
+           size is the size; under `ulimit -v` 1.5 GiB, 256 MiB and all records.
   ring     a ring spool (--ring=1G) exported under a 512 MiB address
            space limit: the export of an ended process does not copy the
            ring (it did, and failed "out of memory" for a ring larger than
@@ -33,6 +37,7 @@ usage: check_limits.py CASE ACCELTRACE LIMITS_WORKLOAD WORKDIR
 """
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -300,13 +305,59 @@ def ring(acceltrace, prog, work):
           (gib, mem_total() >> 30, err(p).strip()))
 
 
+def kept_spool_size(acceltrace, prog, work, name, opts=(), env=None, **limits):
+    """Run `ranges 100 0` with --keep-spool; the size of its spool file and
+    the space then free on the spool's file system (a quarter of the free
+    space before it was made: what is free after, plus the spool's own
+    reserved blocks)."""
+    trace = os.path.join(work, name + ".json")
+    p = subprocess.run([acceltrace, "run", "--no-summary", "--keep-spool", "-f", "-o", trace] +
+                       list(opts) + ["--", prog, "ranges", "100", "0"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120, preexec_fn=with_limits(**limits),
+                       env=dict(os.environ, **(env or {})))
+    m = re.search(r"spool kept in (\S+)", err(p))
+    if p.returncode != 0 or not m:
+        fail("%s: exit %d: %s" % (name, p.returncode, err(p)[-2000:]))
+    spool = m.group(1)
+    try:
+        acts = [f for f in os.listdir(spool) if f.endswith(".acts")]
+        st = os.stat(os.path.join(spool, acts[0]))
+        v = os.statvfs(spool)
+        free = v.f_bavail * v.f_frsize + st.st_blocks * 512
+        if ranges(load(trace)) != {"r": 100}:
+            fail("%s: ranges %r, want 100" % (name, ranges(load(trace))))
+        return st.st_size, free
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def autosize(acceltrace, prog, work):
+    lo, hi = 256 << 20, 4 << 30
+    for name, env in (("default", None), ("auto", {"ACCELTRACE_BUFFER_SIZE": "auto"})):
+        size, free = kept_spool_size(acceltrace, prog, work, name, env=env)
+        want = min(max(free // 4, lo), hi)
+        # Whole chunks after the header; the free space moves a little
+        # between the spool's creation and our statvfs (other files).
+        if not (lo - (1 << 20) <= size <= hi and abs(size - want) <= max(64 << 20, want // 50)):
+            fail("%s: the spool is %d bytes; free space %d: want about %d" %
+                 (name, size, free, want))
+        print("%s: spool %d MiB with %d MiB free" % (name, size >> 20, free >> 20))
+    size, _ = kept_spool_size(acceltrace, prog, work, "given", opts=["--buffer-size=8M"])
+    if size != 8 << 20:
+        fail("--buffer-size=8M: the spool is %d bytes" % size)
+    size, _ = kept_spool_size(acceltrace, prog, work, "aslimit", aspace=1536 << 20)
+    if size != lo and want > lo:
+        fail("ulimit -v 1.5 GiB: the spool is %d bytes, want the 256 MiB minimum" % size)
+    print("--buffer-size=8M: 8 MiB; ulimit -v 1.5 GiB: %d MiB, every range kept" % (size >> 20))
+
+
 def main():
     case, acceltrace, prog, work = sys.argv[1:5]
     work = os.path.join(work, case)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     {"fsize": fsize, "xfsz": xfsz, "umask": umask, "aslimit": aslimit, "asloss": asloss,
-     "ring": ring}[case](acceltrace, prog, work)
+     "ring": ring, "autosize": autosize}[case](acceltrace, prog, work)
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ static void test_defaults(void **state)
     assert_int_equal(act_config_load(&c, err, sizeof(err)), 0);
     assert_string_equal(err, "");
     assert_string_equal(c.spool_dir, "");
-    assert_int_equal(c.buffer_size, 256ull << 20);
+    assert_int_equal(c.buffer_size, 0); /* automatic: act_recorder_open */
     assert_int_equal(c.chunk_size, 128u << 10);
     assert_int_equal(c.drain_timeout_ms, 10000);
     assert_string_equal(c.hooks, "all");
@@ -191,6 +191,9 @@ static void test_buffer_size(void **state)
     assert_int_equal(expect_valid("ACCELTRACE_BUFFER_SIZE", "1048576").buffer_size, 1ull << 20);
     assert_int_equal(expect_valid("ACCELTRACE_BUFFER_SIZE", "1M").buffer_size, 1ull << 20);
     assert_int_equal(expect_valid("ACCELTRACE_BUFFER_SIZE", "64G").buffer_size, 64ull << 30);
+    assert_int_equal(expect_valid("ACCELTRACE_BUFFER_SIZE", "auto").buffer_size, 0);
+    expect_invalid("ACCELTRACE_BUFFER_SIZE", "AUTO");
+    expect_invalid("ACCELTRACE_BUFFER_SIZE", "0");
     expect_invalid("ACCELTRACE_BUFFER_SIZE", "1048575");
     expect_invalid("ACCELTRACE_BUFFER_SIZE", "65G");
     expect_invalid("ACCELTRACE_BUFFER_SIZE", "68719476737");

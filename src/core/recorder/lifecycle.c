@@ -60,8 +60,8 @@ static int recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size
         return ACT_E_INVAL;
     if (chunk_size < 4096 || chunk_size % 8 || chunk_size > (1u << 24))
         return ACT_E_INVAL;
-    if (capacity < (uint64_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
-        return ACT_E_INVAL;
+    if (capacity && capacity < (uint64_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
+        return ACT_E_INVAL; /* 0: automatic (spool_file.c) */
     pthread_mutex_lock(&act_rec_state.lock);
     if (act_rec_hdr_get() && act_rec_state.pid == getpid()) {
         pthread_mutex_unlock(&act_rec_state.lock);

@@ -148,7 +148,7 @@ struct act_rec_state {
     _Atomic(act_spool_header *) hdr;
     char *map;
     size_t map_size;
-    uint64_t capacity_asked; /* map_size as asked (a forked child asks the same) */
+    uint64_t capacity_asked; /* as asked, 0 = auto (a forked child asks the same) */
     int size_limited;        /* map_size < capacity_asked: RLIMIT_FSIZE (spool_file.c) */
     uint32_t chunk_size;
     uint32_t chunk_count;
@@ -257,8 +257,12 @@ void act_rec_space_atfork_child(void);
 /* ftruncate(fd, size) with any SIGXFSZ it raises in this thread taken back
  * (the program's RLIMIT_FSIZE is the program's): 0 or an errno value. */
 int act_rec_spool_truncate(int fd, off_t size);
+/* The capacity of a spool asked with 0, for `avail` bytes free to this
+ * user on its file system: a quarter, within ACT_SPOOL_AUTO_MIN..MAX. */
+uint64_t act_rec_spool_auto_size(uint64_t avail);
 /* Map a new spool in `dir` (act_rec_state: map, path, header), then fill
- * its header once the chunk tables are set up (lifecycle.c opens). */
+ * its header once the chunk tables are set up (lifecycle.c opens).
+ * `capacity` 0: act_rec_spool_auto_size of the file's file system. */
 int act_rec_spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, int create);
 void act_rec_spool_init_header(void);
 

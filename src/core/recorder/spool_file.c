@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "acceltrace.h"
@@ -141,6 +142,7 @@ int act_rec_spool_truncate(int fd, off_t size)
  * EFBIG when not even the header and one chunk fit. */
 static int spool_grow(int fd, uint64_t *size, uint32_t chunk_size)
 {
+    uint64_t asked = *size;
     struct rlimit rl;
     if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < *size) {
         if (rl.rlim_cur < (rlim_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
@@ -148,8 +150,52 @@ static int spool_grow(int fd, uint64_t *size, uint32_t chunk_size)
         uint64_t chunks = (rl.rlim_cur - ACT_SPOOL_HEADER_SIZE) / chunk_size;
         *size = ACT_SPOOL_HEADER_SIZE + chunks * chunk_size;
     }
-    act_rec_state.size_limited = *size < act_rec_state.capacity_asked;
+    act_rec_state.size_limited = *size < asked;
     return act_rec_spool_truncate(fd, (off_t)*size);
+}
+
+/* ---- the default capacity ----------------------------------------------
+ *
+ * A spool asked with capacity 0 (no --buffer-size) is made as large as its
+ * file system can spare: a quarter of the space free to this user, from
+ * ACT_SPOOL_AUTO_MIN (256 MiB, the fixed default before) to
+ * ACT_SPOOL_AUTO_MAX (4 GiB). The file is sparse and its space reserved
+ * chunk by chunk as records need it, so a short run costs only what it
+ * records, while a long one is no longer cut off at 256 MiB (about a
+ * million back-to-back OpenCL launches: a few minutes of a training loop)
+ * when the disk has room. A quarter, because the JSON trace written from a
+ * spool, often to the same file system, takes about three times its bytes.
+ * Within the program's RLIMIT_FSIZE as any capacity (spool_grow); where
+ * the address space cannot take the mapping (ulimit -v), ACT_SPOOL_AUTO_MIN. */
+uint64_t act_rec_spool_auto_size(uint64_t avail)
+{
+    uint64_t q = avail / 4;
+    return q < ACT_SPOOL_AUTO_MIN   ? ACT_SPOOL_AUTO_MIN
+           : q > ACT_SPOOL_AUTO_MAX ? ACT_SPOOL_AUTO_MAX
+                                    : q;
+}
+
+/* The automatic capacity for the spool open on fd. */
+static uint64_t spool_auto_capacity(int fd)
+{
+    struct statvfs v;
+    if (fstatvfs(fd, &v) != 0)
+        return ACT_SPOOL_AUTO_MIN;
+    return act_rec_spool_auto_size((uint64_t)v.f_bavail * (uint64_t)v.f_frsize);
+}
+
+/* Map the spool fd of `*capacity` bytes; an automatic capacity the address
+ * space refuses is made ACT_SPOOL_AUTO_MIN (the file shrunk to it). NULL
+ * when it cannot be mapped. */
+static void *spool_mmap(int fd, uint64_t *capacity, int automatic)
+{
+    void *m = mmap(NULL, *capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED && automatic && *capacity > ACT_SPOOL_AUTO_MIN &&
+        act_rec_spool_truncate(fd, (off_t)ACT_SPOOL_AUTO_MIN) == 0) {
+        *capacity = ACT_SPOOL_AUTO_MIN;
+        m = mmap(NULL, *capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    return m == MAP_FAILED ? NULL : m;
 }
 
 /* The spool directory: made 0700 when `create` and missing; an existing
@@ -197,7 +243,8 @@ int act_rec_spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, i
     if (fd < 0)
         return ACT_E_IO;
     act_rec_state.capacity_asked = capacity;
-    uint64_t size = capacity;
+    int automatic = capacity == 0;
+    uint64_t size = automatic ? spool_auto_capacity(fd) : capacity;
     /* Sparse, but the header's page is reserved now and each chunk before
      * it is used (act_rec_space_reserve above): a store into a page the file system
      * cannot back would kill the program with SIGBUS. The mode is ours
@@ -212,8 +259,8 @@ int act_rec_spool_map(const char *dir, uint64_t capacity, uint32_t chunk_size, i
         errno = rc;
         return ACT_E_IO;
     }
-    void *m = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
+    void *m = spool_mmap(fd, &capacity, automatic && !act_rec_state.size_limited);
+    if (!m) {
         close(fd);
         unlink(path);
         return ACT_E_NOMEM;
