@@ -13,8 +13,15 @@ tree (ru_maxrss of the children: for CLIntercept, which lives in the
 program, that is its only figure), trace bytes per launch, and dropped
 records (a run that dropped is flagged: its tail is short for that reason).
 
+With --export-reps N, each acceltrace build also keeps the spool of one
+more run per size and exports it N times (`acceltrace export SPOOL -o
+X.json`, the summary on, as `run` writes): events per CPU-second of the
+export process (user + system, all its threads; events counted in the
+trace written), the export-rate column of issue 32's scaling table.
+
 usage: tail_scale.py STREAM_APP [--act LABEL=ACCELTRACE]... [--cliloader PATH]
                      [--sizes 16000,160000,1600000] [--reps 3] [--buffer-size 2G]
+                     [--export-reps N]
 """
 import argparse
 import os
@@ -79,6 +86,44 @@ def one_cli(cliloader, app, n, tmp):
             "sum_ms": None}
 
 
+def count_events(path):
+    """Trace events in a JSON trace written by acceltrace (one per line)."""
+    n = 0
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(1 << 24)
+            if not b:
+                return n
+            n += b.count(b'{"ph":')
+
+
+def export_rate(act, app, n, tmp, buffer_size, reps):
+    """Events per CPU-second of `acceltrace export` of one kept spool."""
+    out = os.path.join(tmp, "k.json")
+    r = subprocess.run([act, "run", "--keep-spool", "--no-summary", f"--buffer-size={buffer_size}",
+                        "-o", out, "-f", "--", app, "loop", str(n)], capture_output=True,
+                       text=True, timeout=1800)
+    m = re.search(r"spool kept in (\S+)", r.stderr)
+    if r.returncode != 0 or not m:
+        sys.exit(f"{act} run --keep-spool exited {r.returncode}: {r.stderr[-1500:]}")
+    rates = []
+    try:
+        for _ in range(reps):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            e = subprocess.run([act, "export", m.group(1), "-o", out, "-f"], capture_output=True,
+                               text=True, timeout=1800)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if e.returncode != 0:
+                sys.exit(f"{act} export exited {e.returncode}: {e.stderr[-1500:]}")
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            rates.append(count_events(out) / cpu / 1e6)
+    finally:
+        shutil.rmtree(m.group(1), ignore_errors=True)
+        if os.path.exists(out):
+            os.unlink(out)
+    return rates
+
+
 def spread(vals):
     vals = sorted(v for v in vals if v is not None)
     if not vals:
@@ -94,6 +139,7 @@ def main():
     ap.add_argument("--sizes", default="16000,160000,1600000")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--buffer-size", default="2G")
+    ap.add_argument("--export-reps", type=int, default=0)
     a = ap.parse_args()
     tools = [tuple(s.split("=", 1)) for s in a.act]
     if a.cliloader:
@@ -112,10 +158,17 @@ def main():
                           f"dropped {r['dropped']}, left at exit {r['left']} %, read "
                           f"{r['read_ms']} ms, closed {r['close_ms']} ms, summary "
                           f"{r['sum_ms']} ms", flush=True)
+        for n in sizes if a.export_reps else []:
+            for label, path in tools:
+                if label != "CLIntercept":
+                    rates = export_rate(path, a.app, n, tmp, a.buffer_size, a.export_reps)
+                    for r in res[(label, n)]:
+                        r["export"] = rates
+                    print(f"export {label} {n}: {spread(rates)} M events/CPU-s", flush=True)
     print("\n| launches | tool | tail ms | launcher peak MiB | process tree peak MiB "
           "| trace B/launch | dropped | % records left at exit | tail: read ms | file closed ms "
-          "| summary ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| summary ms | export M ev/CPU-s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for label, _ in tools:
             rs = res[(label, n)]
@@ -124,7 +177,7 @@ def main():
                   f"{statistics.median(r['bpl'] for r in rs):.0f} | "
                   f"{max(r['dropped'] for r in rs)} | {spread([r['left'] for r in rs])} | "
                   f"{spread([r['read_ms'] for r in rs])} | {spread([r['close_ms'] for r in rs])} | "
-                  f"{spread([r['sum_ms'] for r in rs])} |")
+                  f"{spread([r['sum_ms'] for r in rs])} | {spread(rs[0].get('export', []))} |")
     return 0
 
 
