@@ -21,6 +21,7 @@ act_summary *act_summary_new(void)
     if (s) {
         s->want_ranges = 1;
         s->window = ACT_SUM_WINDOW;
+        act_sum_win_init(&s->win);
     }
     return s;
 }
@@ -61,7 +62,7 @@ void act_summary_free(act_summary *s)
     free(s->gr);
     free(s->gr_idx);
     free(s->src);
-    free(s->heap);
+    act_sum_win_free(&s->win);
     free(s->rg);
     free(s->rg_idx);
     free(s->rr);
@@ -433,47 +434,6 @@ uint32_t act_summary_range_name(act_summary *s, uint64_t ext)
     return in ? in->name : UINT32_MAX;
 }
 
-/* ---- the reorder window ----------------------------------------------- */
-
-static int pend_before(const act_sum_pend *a, const act_sum_pend *b)
-{
-    if (a->ts != b->ts)
-        return a->ts < b->ts;
-    if (a->dur != b->dur)
-        return a->dur > b->dur; /* an enclosing slice before what it holds */
-    return a->seq < b->seq;
-}
-
-static void heap_push(act_sum_pend *h, size_t n, act_sum_pend v)
-{
-    size_t i = n;
-    while (i && pend_before(&v, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = v;
-}
-
-static act_sum_pend heap_pop(act_sum_pend *h, size_t *n)
-{
-    act_sum_pend top = h[0], v = h[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && pend_before(&h[c + 1], &h[c]))
-            c++;
-        if (!pend_before(&h[c], &v))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n)
-        h[i] = v;
-    return top;
-}
-
 /* ---- folding a slice in start order ----------------------------------- */
 
 /* Open slice i of a lane (0 = outermost): the outermost lives in the
@@ -603,7 +563,7 @@ int act_summary_add_delay(act_summary *s, const char *name, size_t len, double d
 }
 
 /* A slice that sorts before one its lane sent earlier: exact only if the
- * heap still holds the first of the lane's slices it precedes, at most
+ * window still holds the first of the lane's slices it precedes, at most
  * every arrival since the lane's slices last came in order (its run). */
 static void arrival_order(act_summary *s, act_sum_lane *l, const act_sum_pend *p)
 {
@@ -638,14 +598,12 @@ int act_summary_add_slice(act_summary *s, const char *name, size_t len, int devi
         intern_lane(s, pid, tid, device, &p.lane))
         return ACT_E_NOMEM;
     arrival_order(s, &s->ln[p.lane], &p);
-    while (s->n_heap >= s->window) {
-        act_sum_pend out = heap_pop(s->heap, &s->n_heap);
+    while (s->win.n >= s->window) {
+        act_sum_pend out = act_sum_win_pop(&s->win);
         fold(s, &out);
     }
-    if (s->n_heap == s->cap_heap &&
-        grow((void **)&s->heap, &s->cap_heap, s->n_heap + 1, sizeof(*s->heap)))
+    if (act_sum_win_push(&s->win, &p))
         return ACT_E_NOMEM;
-    heap_push(s->heap, s->n_heap++, p);
     s->slices++;
     return s->nomem ? ACT_E_NOMEM : 0;
 }
@@ -719,8 +677,8 @@ void act_summary_finish(act_summary *s)
     s->finished = 1;
     op_names_show(s);
     ensure_src(s);
-    while (s->n_heap) {
-        act_sum_pend out = heap_pop(s->heap, &s->n_heap);
+    while (s->win.n) {
+        act_sum_pend out = act_sum_win_pop(&s->win);
         fold(s, &out);
     }
     for (size_t i = 0; i < s->n_ln; i++) {

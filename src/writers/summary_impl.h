@@ -3,11 +3,12 @@
  * (summary.c) and its printers (summary_print.c). Not part of any API.
  *
  * Memory is bounded by the distinct names, lanes and processes plus a
- * reorder window, not by the number of slices: each slice goes into a
- * min-heap on (start, -duration, arrival); when the heap holds `window`
- * slices the earliest leaves it and is folded into its name's row (count,
- * total, min, max), its lane's busy-time union and its lane's nesting
- * stack (self time). A slice that reaches the heap after a later slice of
+ * reorder window, not by the number of slices: each slice goes into the
+ * window (summary_window.h: sorted runs and a min-heap, released by
+ * start, -duration, arrival); when it holds `window` slices the earliest
+ * leaves it and is folded into its name's row (count, total, min, max),
+ * its lane's busy-time union and its lane's nesting stack (self time). A
+ * slice that reaches the window after a later slice of
  * its own lane already left it is still counted exactly in its row; only
  * its share of busy and self time is approximate, and the summary says how
  * many such slices there were (`late`).
@@ -18,7 +19,7 @@
  * lanes come in start order but for what a range or call encloses
  * (act_summary_window). Either grows, up to ACT_SUM_WINDOW, when a lane's
  * slice arrives before one that came earlier: to twice the arrivals since
- * the lane's slices last came in order (what the heap must have held for
+ * the lane's slices last came in order (what the window must have held for
  * it to be exact), and twice over after a late slice. 4 Ki slices instead of 512 Ki: 160 KiB
  * instead of 20 MiB (it stays in the cache: heap_pop went from 6.5 % of the launcher's
  * samples at 6 M launches to 3.0 %), and 0.6 ms instead of 56-76 to drain at the end.
@@ -46,14 +47,9 @@
 #include <stdio.h>
 
 #include "summary.h"
+#include "summary_window.h"
 
 #define ACT_SUM_WINDOW (1u << 19) /* most slices held for reordering (20 MiB) */
-
-typedef struct act_sum_pend {
-    double ts, dur;
-    uint64_t seq, ext;
-    uint32_t name, lane;
-} act_sum_pend;
 
 typedef struct act_sum_rrow {
     uint64_t count;
@@ -133,9 +129,8 @@ struct act_summary {
     act_sum_src *src;
     size_t n_src, cap_src;
     uint32_t cur_src;
-    act_sum_pend *heap;
-    size_t n_heap, cap_heap; /* grows up to window */
-    size_t window;           /* slices held before the earliest is folded */
+    act_sum_win win; /* the slices held (summary_window.h), up to window */
+    size_t window;   /* slices held before the earliest is folded */
     uint64_t seq, late, slices;
     uint64_t bad_dur, bad_ts; /* not finite (or negative): counted as 0 */
     uint64_t truncated;       /* strings cut by the reader (summary_load.c) */
