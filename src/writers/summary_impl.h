@@ -49,7 +49,8 @@
 #include "summary.h"
 #include "summary_window.h"
 
-#define ACT_SUM_WINDOW (1u << 19) /* most slices held for reordering (20 MiB) */
+#define ACT_SUM_LANE_MEMO 16         /* lanes remembered in front of the lane index (summary.c) */
+#define ACT_SUM_WINDOW    (1u << 19) /* most slices held for reordering (20 MiB) */
 
 typedef struct act_sum_rrow {
     uint64_t count;
@@ -122,6 +123,7 @@ struct act_summary {
     size_t n_ln, cap_ln;
     uint32_t *ln_idx;
     size_t cap_lidx;
+    uint32_t ln_memo[ACT_SUM_LANE_MEMO]; /* lane id + 1 last found by a hash slot (0: none) */
     act_sum_group *gr;
     size_t n_gr, cap_gr;
     uint32_t *gr_idx; /* (src, pid) -> group */
@@ -151,6 +153,17 @@ struct act_summary {
     json_t *cl_leaks;   /* a trace's "opencl_leaks" (owned) */
     json_t *cl_undrawn; /* a trace's "opencl_calls_not_drawn" (owned) */
 };
+
+/* The summary.h calls by a name's row id (act_summary_name_id: the name
+ * interned with its kind, device != 0), for a caller that knows a name it
+ * has already interned (summary_timeline.c: the builder's events of one
+ * name share its bytes). A device op's delay and a host range take the
+ * id its slice took. */
+int act_summary_name_id(act_summary *s, const char *name, size_t len, int device, uint32_t *id);
+int act_summary_add_slice_id(act_summary *s, uint32_t name, int device, uint64_t pid, uint64_t tid,
+                             double ts_us, double dur_us, uint64_t ext);
+int act_summary_add_delay_id(act_summary *s, uint32_t id, double delay_us);
+int act_summary_add_range_id(act_summary *s, uint64_t ext, uint32_t nid);
 
 /* Drain the reorder window and close every open slice (before printing). */
 void act_summary_finish(act_summary *s);
