@@ -9,10 +9,10 @@ time and the CPU time of the exporting thread (the builder and the
 formatter; writes and compression are on the writer's threads). Printed:
 each build's events per CPU-second of that thread (the issue-17 measure,
 "5 M events/s on one core") and per second of wall time (what the
-compressor threads keep up with), medians with p10..p90, and the paired
-ratio B / A of each round, which is what a noisy machine cannot fake. With
---callgrind it counts instead each build's instructions for one plain
-export (repeatable whatever the load). The two traces must be identical
+compressor threads keep up with), medians with p10..p90 and min..max,
+and the paired ratio B / A of each round, which is what a noisy machine
+cannot fake. With --callgrind it counts instead each build's
+instructions for one plain export (repeatable whatever the load). The two traces must be identical
 byte for byte (checked once): a faster exporter that writes another trace
 is not the same exporter. With --summary every export also computes and
 prints the summary table (`--child export-summary`, what `acceltrace
@@ -52,7 +52,8 @@ def export(bench, spool, out):
 
 def show(label, v, unit):
     print(f"{label:48s} median {statistics.median(v):7.3f} {unit}  p10..p90 "
-          f"{pct(v, 0.1):7.3f}..{pct(v, 0.9):7.3f}  (n={len(v)})")
+          f"{pct(v, 0.1):7.3f}..{pct(v, 0.9):7.3f}  min..max {min(v):.3f}..{max(v):.3f}  "
+          f"(n={len(v)})")
 
 
 def callgrind(bench, spool, out):
