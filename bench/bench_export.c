@@ -24,6 +24,10 @@
  * act_export_live_output) against the batch
  * export of the same spool, paired in each repetition, each in a fresh
  * child.
+ *
+ * `--child export-summary SPOOL OUT` is `--child export` with the summary
+ * table on, as `acceltrace export` has it by default (issue 32 item 4),
+ * printed into OUT.summary (bench/export_ab.py --summary).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -133,10 +137,16 @@ static void export_opts(act_export_opts *o, const char *dir, const char *out)
     o->child_status = -1;
 }
 
-static int child_export(const char *dir, const char *out)
+/* summary: also the summary table (what `acceltrace export` prints by
+ * default), into OUT.summary, so that two builds' tables can be compared. */
+static int child_export(const char *dir, const char *out, int summary)
 {
     act_export_opts o;
     export_opts(&o, dir, out);
+    char sum_path[4096];
+    snprintf(sum_path, sizeof(sum_path), "%s.summary", out);
+    if (summary && !(o.summary = fopen(sum_path, "w")))
+        return 1;
     /* The previous repetition's trace goes before the timer, as the floor's
      * file goes after its timer: both time writing a fresh file. Replacing
      * a trace costs the kernel freeing the old file and (ext4's rename
@@ -149,6 +159,8 @@ static int child_export(const char *dir, const char *out)
     int rc = act_trace_export(&o);
     uint64_t t1 = bench_now_ns();
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    if (o.summary)
+        fclose(o.summary);
     if (rc != 0) {
         printf("error %d\n", rc);
         return rc == ACT_E_UNSUPPORTED ? 4 : 1;
@@ -512,7 +524,9 @@ int main(int argc, char **argv)
         if (strcmp(argv[2], "generate") == 0 && argc == 6)
             return child_generate(argv[3], atol(argv[4]), atoi(argv[5]));
         if (strcmp(argv[2], "export") == 0 && argc == 5)
-            return child_export(argv[3], argv[4]);
+            return child_export(argv[3], argv[4], 0);
+        if (strcmp(argv[2], "export-summary") == 0 && argc == 5)
+            return child_export(argv[3], argv[4], 1);
         if (strcmp(argv[2], "export-live") == 0 && argc == 5)
             return child_export_live(argv[3], argv[4], 1);
         if (strcmp(argv[2], "export-read") == 0 && argc == 5)

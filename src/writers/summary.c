@@ -21,6 +21,7 @@ act_summary *act_summary_new(void)
     if (s) {
         s->want_ranges = 1;
         s->window = ACT_SUM_WINDOW;
+        act_sum_win_init(&s->win);
     }
     return s;
 }
@@ -61,7 +62,7 @@ void act_summary_free(act_summary *s)
     free(s->gr);
     free(s->gr_idx);
     free(s->src);
-    free(s->heap);
+    act_sum_win_free(&s->win);
     free(s->rg);
     free(s->rg_idx);
     free(s->rr);
@@ -246,7 +247,7 @@ static int group_of(act_summary *s, uint64_t pid, uint32_t *id)
     return 0;
 }
 
-static int intern_lane(act_summary *s, uint64_t pid, uint64_t tid, int device, uint32_t *id)
+static int intern_lane_slow(act_summary *s, uint64_t pid, uint64_t tid, int device, uint32_t *id)
 {
     lane_key k = {pid, tid, s->cur_src, device};
     if (idx_grow(&s->ln_idx, &s->cap_lidx, s->n_ln, s, lane_hash))
@@ -263,6 +264,27 @@ static int intern_lane(act_summary *s, uint64_t pid, uint64_t tid, int device, u
         .key_pid = pid, .key_tid = tid, .src = s->cur_src, .group = g, .device = (uint8_t)device};
     *id = (uint32_t)s->n_ln++;
     *slot = *id + 1;
+    return 0;
+}
+
+/* The lane of (pid, tid, device) in the current source, looked up first
+ * among the lanes last found at its memo slot (summary_impl.h, ln_memo):
+ * a batch's slices take turns among a few lanes, and comparing a lane's
+ * key is cheaper than hashing it. */
+static int intern_lane(act_summary *s, uint64_t pid, uint64_t tid, int device, uint32_t *id)
+{
+    uint64_t h = (pid * 0x9E3779B97F4A7C15ull ^ tid) * 0xC2B2AE3D27D4EB4Full;
+    uint32_t *memo = &s->ln_memo[(h >> 60 ^ (unsigned)device) % ACT_SUM_LANE_MEMO];
+    if (*memo) {
+        const act_sum_lane *l = &s->ln[*memo - 1];
+        if (l->key_pid == pid && l->key_tid == tid && l->src == s->cur_src && l->device == device) {
+            *id = *memo - 1;
+            return 0;
+        }
+    }
+    if (intern_lane_slow(s, pid, tid, device, id))
+        return ACT_E_NOMEM;
+    *memo = *id + 1;
     return 0;
 }
 
@@ -392,6 +414,13 @@ int act_summary_add_range(act_summary *s, uint64_t ext, const char *name, size_t
     uint32_t nid;
     if (intern_name(s, name, len, 0, &nid))
         return ACT_E_NOMEM;
+    return act_summary_add_range_id(s, ext, nid);
+}
+
+int act_summary_add_range_id(act_summary *s, uint64_t ext, uint32_t nid)
+{
+    if (!s->want_ranges || !ext)
+        return 0;
     act_sum_rrun *last = s->n_rr ? &s->rr[s->n_rr - 1] : NULL;
     if ((!last || ext > last->hi) && (!s->n_rg || !*range_slot(s, ext))) {
         if (last && ext == last->hi + 1 && last->name == nid) {
@@ -431,47 +460,6 @@ uint32_t act_summary_range_name(act_summary *s, uint64_t ext)
     }
     act_sum_rrun *in = s->n_rr ? range_run(s, ext) : NULL;
     return in ? in->name : UINT32_MAX;
-}
-
-/* ---- the reorder window ----------------------------------------------- */
-
-static int pend_before(const act_sum_pend *a, const act_sum_pend *b)
-{
-    if (a->ts != b->ts)
-        return a->ts < b->ts;
-    if (a->dur != b->dur)
-        return a->dur > b->dur; /* an enclosing slice before what it holds */
-    return a->seq < b->seq;
-}
-
-static void heap_push(act_sum_pend *h, size_t n, act_sum_pend v)
-{
-    size_t i = n;
-    while (i && pend_before(&v, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = v;
-}
-
-static act_sum_pend heap_pop(act_sum_pend *h, size_t *n)
-{
-    act_sum_pend top = h[0], v = h[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && pend_before(&h[c + 1], &h[c]))
-            c++;
-        if (!pend_before(&h[c], &v))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n)
-        h[i] = v;
-    return top;
 }
 
 /* ---- folding a slice in start order ----------------------------------- */
@@ -590,7 +578,16 @@ int act_summary_add_delay(act_summary *s, const char *name, size_t len, double d
     uint32_t id;
     if (!isfinite(delay_us) || delay_us < 0)
         return 0; /* not a delay the trace can show */
-    if (ensure_src(s) || intern_name(s, name, len, 1, &id))
+    if (intern_name(s, name, len, 1, &id))
+        return ACT_E_NOMEM;
+    return act_summary_add_delay_id(s, id, delay_us);
+}
+
+int act_summary_add_delay_id(act_summary *s, uint32_t id, double delay_us)
+{
+    if (!isfinite(delay_us) || delay_us < 0)
+        return 0; /* not a delay the trace can show */
+    if (ensure_src(s))
         return ACT_E_NOMEM;
     act_sum_rrow *d = &s->nm[id].delay;
     if (!d->count || delay_us < d->min)
@@ -603,7 +600,7 @@ int act_summary_add_delay(act_summary *s, const char *name, size_t len, double d
 }
 
 /* A slice that sorts before one its lane sent earlier: exact only if the
- * heap still holds the first of the lane's slices it precedes, at most
+ * window still holds the first of the lane's slices it precedes, at most
  * every arrival since the lane's slices last came in order (its run). */
 static void arrival_order(act_summary *s, act_sum_lane *l, const act_sum_pend *p)
 {
@@ -621,8 +618,22 @@ static void arrival_order(act_summary *s, act_sum_lane *l, const act_sum_pend *p
     l->arr_seq = p->seq + 1;
 }
 
+int act_summary_name_id(act_summary *s, const char *name, size_t len, int device, uint32_t *id)
+{
+    return intern_name(s, name, len, device != 0, id);
+}
+
 int act_summary_add_slice(act_summary *s, const char *name, size_t len, int device, uint64_t pid,
                           uint64_t tid, double ts_us, double dur_us, uint64_t ext)
+{
+    uint32_t id;
+    if (intern_name(s, name, len, device != 0, &id))
+        return ACT_E_NOMEM;
+    return act_summary_add_slice_id(s, id, device, pid, tid, ts_us, dur_us, ext);
+}
+
+int act_summary_add_slice_id(act_summary *s, uint32_t name, int device, uint64_t pid, uint64_t tid,
+                             double ts_us, double dur_us, uint64_t ext)
 {
     if (!isfinite(dur_us) || dur_us < 0) {
         s->bad_dur++; /* said under the tables: nothing is dropped silently */
@@ -633,19 +644,16 @@ int act_summary_add_slice(act_summary *s, const char *name, size_t len, int devi
         ts_us = 0;
     }
     device = device != 0;
-    act_sum_pend p = {ts_us, dur_us, s->seq++, ext, 0, 0};
-    if (ensure_src(s) || intern_name(s, name, len, device, &p.name) ||
-        intern_lane(s, pid, tid, device, &p.lane))
+    act_sum_pend p = {ts_us, dur_us, s->seq++, ext, name, 0};
+    if (ensure_src(s) || intern_lane(s, pid, tid, device, &p.lane))
         return ACT_E_NOMEM;
     arrival_order(s, &s->ln[p.lane], &p);
-    while (s->n_heap >= s->window) {
-        act_sum_pend out = heap_pop(s->heap, &s->n_heap);
+    while (s->win.n >= s->window) {
+        act_sum_pend out = act_sum_win_pop(&s->win);
         fold(s, &out);
     }
-    if (s->n_heap == s->cap_heap &&
-        grow((void **)&s->heap, &s->cap_heap, s->n_heap + 1, sizeof(*s->heap)))
+    if (act_sum_win_push(&s->win, &p))
         return ACT_E_NOMEM;
-    heap_push(s->heap, s->n_heap++, p);
     s->slices++;
     return s->nomem ? ACT_E_NOMEM : 0;
 }
@@ -719,8 +727,8 @@ void act_summary_finish(act_summary *s)
     s->finished = 1;
     op_names_show(s);
     ensure_src(s);
-    while (s->n_heap) {
-        act_sum_pend out = heap_pop(s->heap, &s->n_heap);
+    while (s->win.n) {
+        act_sum_pend out = act_sum_win_pop(&s->win);
         fold(s, &out);
     }
     for (size_t i = 0; i < s->n_ln; i++) {

@@ -30,7 +30,7 @@ act_summary *act_summary_new(void);
  * one for slices that come in start order per lane but for what a slice
  * encloses; it grows where a lane's slices come out of order. */
 void act_summary_window(act_summary *s, size_t slices);
-/* The first window of the builder's own timelines (run, export; 160 KiB). */
+/* The first window of the builder's own timelines (run, export; 176 KiB). */
 #define ACT_SUM_WINDOW_OWN (1u << 12)
 void act_summary_free(act_summary *s);
 

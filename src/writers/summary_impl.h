@@ -3,11 +3,12 @@
  * (summary.c) and its printers (summary_print.c). Not part of any API.
  *
  * Memory is bounded by the distinct names, lanes and processes plus a
- * reorder window, not by the number of slices: each slice goes into a
- * min-heap on (start, -duration, arrival); when the heap holds `window`
- * slices the earliest leaves it and is folded into its name's row (count,
- * total, min, max), its lane's busy-time union and its lane's nesting
- * stack (self time). A slice that reaches the heap after a later slice of
+ * reorder window, not by the number of slices: each slice goes into the
+ * window (summary_window.h: sorted runs and a min-heap, released by
+ * start, -duration, arrival); when it holds `window` slices the earliest
+ * leaves it and is folded into its name's row (count, total, min, max),
+ * its lane's busy-time union and its lane's nesting stack (self time). A
+ * slice that reaches the window after a later slice of
  * its own lane already left it is still counted exactly in its row; only
  * its share of busy and self time is approximate, and the summary says how
  * many such slices there were (`late`).
@@ -18,9 +19,9 @@
  * lanes come in start order but for what a range or call encloses
  * (act_summary_window). Either grows, up to ACT_SUM_WINDOW, when a lane's
  * slice arrives before one that came earlier: to twice the arrivals since
- * the lane's slices last came in order (what the heap must have held for
- * it to be exact), and twice over after a late slice. 4 Ki slices instead of 512 Ki: 160 KiB
- * instead of 20 MiB (it stays in the cache: heap_pop went from 6.5 % of the launcher's
+ * the lane's slices last came in order (what the window must have held for
+ * it to be exact), and twice over after a late slice. 4 Ki slices instead of 512 Ki: 176 KiB
+ * instead of 22 MiB (it stays in the cache: heap_pop went from 6.5 % of the launcher's
  * samples at 6 M launches to 3.0 %), and 0.6 ms instead of 56-76 to drain at the end.
  *
  * The ranges' names by External id (the by-range table): the builder
@@ -46,14 +47,10 @@
 #include <stdio.h>
 
 #include "summary.h"
+#include "summary_window.h"
 
-#define ACT_SUM_WINDOW (1u << 19) /* most slices held for reordering (20 MiB) */
-
-typedef struct act_sum_pend {
-    double ts, dur;
-    uint64_t seq, ext;
-    uint32_t name, lane;
-} act_sum_pend;
+#define ACT_SUM_LANE_MEMO 16         /* lanes remembered in front of the lane index (summary.c) */
+#define ACT_SUM_WINDOW    (1u << 19) /* most slices held for reordering (22 MiB, 44 B each) */
 
 typedef struct act_sum_rrow {
     uint64_t count;
@@ -126,6 +123,7 @@ struct act_summary {
     size_t n_ln, cap_ln;
     uint32_t *ln_idx;
     size_t cap_lidx;
+    uint32_t ln_memo[ACT_SUM_LANE_MEMO]; /* lane id + 1 last found by a hash slot (0: none) */
     act_sum_group *gr;
     size_t n_gr, cap_gr;
     uint32_t *gr_idx; /* (src, pid) -> group */
@@ -133,9 +131,8 @@ struct act_summary {
     act_sum_src *src;
     size_t n_src, cap_src;
     uint32_t cur_src;
-    act_sum_pend *heap;
-    size_t n_heap, cap_heap; /* grows up to window */
-    size_t window;           /* slices held before the earliest is folded */
+    act_sum_win win; /* the slices held (summary_window.h), up to window */
+    size_t window;   /* slices held before the earliest is folded */
     uint64_t seq, late, slices;
     uint64_t bad_dur, bad_ts; /* not finite (or negative): counted as 0 */
     uint64_t truncated;       /* strings cut by the reader (summary_load.c) */
@@ -156,6 +153,17 @@ struct act_summary {
     json_t *cl_leaks;   /* a trace's "opencl_leaks" (owned) */
     json_t *cl_undrawn; /* a trace's "opencl_calls_not_drawn" (owned) */
 };
+
+/* The summary.h calls by a name's row id (act_summary_name_id: the name
+ * interned with its kind, device != 0), for a caller that knows a name it
+ * has already interned (summary_timeline.c: the builder's events of one
+ * name share its bytes). A device op's delay and a host range take the
+ * id its slice took. */
+int act_summary_name_id(act_summary *s, const char *name, size_t len, int device, uint32_t *id);
+int act_summary_add_slice_id(act_summary *s, uint32_t name, int device, uint64_t pid, uint64_t tid,
+                             double ts_us, double dur_us, uint64_t ext);
+int act_summary_add_delay_id(act_summary *s, uint32_t id, double delay_us);
+int act_summary_add_range_id(act_summary *s, uint64_t ext, uint32_t nid);
 
 /* Drain the reorder window and close every open slice (before printing). */
 void act_summary_finish(act_summary *s);

@@ -61,36 +61,74 @@ static json_t *counters_of(const act_timeline *tl, uint64_t invalid_utf8, size_t
     return a;
 }
 
-/* Event e's arg `key` of `type`, or NULL. */
-static const act_tl_arg *arg_of(const act_timeline *tl, const act_tl_event *e, uint32_t type,
-                                const char *key)
+/* What the summary reads of an event's args: its External id (0: none)
+ * and, for a device op, its "program" (an OpenCL kernel's; "" when none)
+ * and "queued" (devices.c: us on the trace's axis; -1 when none). Each the
+ * first arg of its key and type, found in one pass. */
+typedef struct ev_args {
+    uint64_t ext;
+    act_str prog;
+    double queued;
+} ev_args;
+
+#define KEY_IS(k, lit) ((k).n == sizeof(lit) - 1 && !memcmp((k).p, lit, sizeof(lit) - 1))
+
+static ev_args args_of(const act_timeline *tl, const act_tl_event *e, int dev)
 {
-    for (uint32_t i = 0; i < e->nargs; i++) {
+    ev_args o = {0, {"", 0}, -1};
+    int ext = 0, prog = !dev, queued = !dev; /* found (or not wanted) */
+    for (uint32_t i = 0; i < e->nargs && !(ext && prog && queued); i++) {
         const act_tl_arg *a = &tl->args[e->arg0 + i];
-        if (a->type == type && act_str_is(a->key, key))
-            return a;
+        if (!ext && a->type == ACT_ARG_U64 && KEY_IS(a->key, "External id")) {
+            o.ext = a->v.u;
+            ext = 1;
+        } else if (!prog && a->type == ACT_ARG_STR && KEY_IS(a->key, "program")) {
+            o.prog = a->v.s;
+            prog = 1;
+        } else if (!queued && a->type == ACT_ARG_F64 && KEY_IS(a->key, "queued")) {
+            o.queued = a->v.d;
+            queued = 1;
+        }
     }
-    return NULL;
+    return o;
 }
 
-static uint64_t arg_ext(const act_timeline *tl, const act_tl_event *e)
+/* Name ids already looked up in this batch, by the addresses and lengths
+ * of the event's name and program: the builder interns its strings
+ * (timeline/strtab.c), so a batch's events of one name share their bytes,
+ * and the batch's strings stay in place while it is read, so equal
+ * addresses and lengths are equal bytes. Saves hashing and comparing the
+ * name a slice (issue 32 item 4). */
+#define NAME_MEMO 16
+
+typedef struct name_memo {
+    const char *name, *prog;
+    uint32_t n, pn, id;
+    int dev, used;
+} name_memo;
+
+/* The key a device op is summed under (act_summary_op_key) and its id. */
+static int name_id_slow(act_summary *s, act_str name, act_str prog, int dev, uint32_t *id)
 {
-    const act_tl_arg *a = arg_of(tl, e, ACT_ARG_U64, "External id");
-    return a ? a->v.u : 0;
+    char key[1024];
+    size_t len = act_summary_op_key(key, sizeof(key), name.p, name.n, prog.p, prog.n);
+    return act_summary_name_id(s, len != name.n ? key : name.p, len, dev, id);
 }
 
-/* A device op's "program" arg (an OpenCL kernel's), or an empty string. */
-static act_str arg_program(const act_timeline *tl, const act_tl_event *e)
+static int name_id(act_summary *s, name_memo *memo, act_str name, act_str prog, int dev,
+                   uint32_t *id)
 {
-    const act_tl_arg *a = arg_of(tl, e, ACT_ARG_STR, "program");
-    return a ? a->v.s : (act_str){"", 0};
-}
-
-/* A device op's "queued" arg (devices.c: us on the trace's axis), or -1. */
-static double arg_queued(const act_timeline *tl, const act_tl_event *e)
-{
-    const act_tl_arg *a = arg_of(tl, e, ACT_ARG_F64, "queued");
-    return a ? a->v.d : -1;
+    uintptr_t h = ((uintptr_t)name.p ^ (uintptr_t)prog.p * 31u) * 0x9E3779B97F4A7C15ull;
+    name_memo *m = &memo[(h >> 59 ^ (unsigned)dev) & (NAME_MEMO - 1)];
+    if (m->used && m->name == name.p && m->n == name.n && m->prog == prog.p && m->pn == prog.n &&
+        m->dev == dev) {
+        *id = m->id;
+        return 0;
+    }
+    if (name_id_slow(s, name, prog, dev, id))
+        return ACT_E_NOMEM;
+    *m = (name_memo){name.p, prog.p, name.n, prog.n, *id, dev, 1};
+    return 0;
 }
 
 /* The builder's process-lifetime slice (one "cpu_op" per process, for the
@@ -106,8 +144,28 @@ static int is_process_slice_tl(const act_timeline *tl, const act_tl_event *e)
            act_str_is(a->v.s, ACT_PROCESS_SLICE);
 }
 
+/* Event e's slice (and its delay and range) into s. */
+static int add_event(act_summary *s, name_memo *memo, const act_timeline *tl, const act_tl_event *e,
+                     int dev)
+{
+    ev_args a = args_of(tl, e, dev);
+    double ts = (double)(e->ts - tl->base_ns) / 1000.0;
+    uint32_t id;
+    int rc = name_id(s, memo, e->name, a.prog, dev, &id);
+    if (!rc)
+        rc = act_summary_add_slice_id(s, id, dev, e->pid, e->tid, ts, (double)e->dur / 1000.0,
+                                      a.ext);
+    if (!rc && a.queued >= 0)
+        rc = act_summary_add_delay_id(s, id, ts - a.queued);
+    /* a host slice's id is its bare name's, the id a range is named by */
+    if (!rc && !dev && a.ext && (e->cat == ACT_CAT_USER_ANNOTATION || e->cat == ACT_CAT_CPU_OP))
+        rc = act_summary_add_range_id(s, a.ext, id);
+    return rc;
+}
+
 int act_summary_add_events(act_summary *s, const act_timeline *tl)
 {
+    name_memo memo[NAME_MEMO] = {{0}};
     int rc = 0;
     for (size_t i = 0; i < tl->n_ev && !rc; i++) {
         const act_tl_event *e = &tl->ev[i];
@@ -118,18 +176,7 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
         int dev = act_tl_cat_is_device(tl, e->cat);
         if (dev < 0 || is_process_slice_tl(tl, e))
             continue;
-        uint64_t ext = arg_ext(tl, e);
-        double ts = (double)(e->ts - tl->base_ns) / 1000.0, queued = dev ? arg_queued(tl, e) : -1;
-        char key[1024];
-        act_str prog = dev ? arg_program(tl, e) : (act_str){"", 0};
-        size_t len = act_summary_op_key(key, sizeof(key), e->name.p, e->name.n, prog.p, prog.n);
-        const char *name = len != e->name.n ? key : e->name.p;
-        rc = act_summary_add_slice(s, name, len, dev, e->pid, e->tid, ts, (double)e->dur / 1000.0,
-                                   ext);
-        if (!rc && queued >= 0)
-            rc = act_summary_add_delay(s, name, len, ts - queued);
-        if (!rc && !dev && ext && (e->cat == ACT_CAT_USER_ANNOTATION || e->cat == ACT_CAT_CPU_OP))
-            rc = act_summary_add_range(s, ext, e->name.p, e->name.n);
+        rc = add_event(s, memo, tl, e, dev);
     }
     return rc;
 }
