@@ -297,13 +297,29 @@ void act_rec_pystack_emit(void)
     }
 }
 
+/* A call's start, read from the true clock, on thread t whose last
+ * fast-clock reading (a range pushed just before the call) may be a
+ * nanosecond or so later: moved onto that reading when at most
+ * ACT_CLOCK_SKEW_NS later, its end with it if the call was shorter
+ * (recorder_int.h, "fast clock"). A call recorded with its end before
+ * its start stays so (the trace counts it). */
+static inline void api_times(const act_thread *t, uint64_t *start, uint64_t *end)
+{
+    if (t && *start < t->last_ns && t->last_ns - *start <= ACT_CLOCK_SKEW_NS && *start <= *end) {
+        *start = t->last_ns;
+        *end = *end < *start ? *start : *end;
+    }
+}
+
 int act_rec_api_emit(const char *name, uint64_t start, uint64_t end, uint64_t corr, uint64_t ext,
                      int32_t result, uint32_t source)
 {
     act_thread *t = act_rec_tls;
+    api_times(t, &start, &end);
     int rc = ACT_LIKELY(t != NULL) && api_fast(t, name, start, end, corr, ext, result, source)
                  ? 0
                  : api_slow(name, start, end, corr, ext, result, source);
+    act_rec_clock_floor(act_rec_tls, end);
     if (ACT_UNLIKELY(act__pystack_depth) && rc == 0 && (corr || act__pystack_all))
         act_rec_pystack_emit();
     return rc;
@@ -314,10 +330,12 @@ int act_rec_api_here(const char *name, uint64_t start, uint64_t end, int32_t res
 {
     act_thread *t = act_rec_tls;
     uint64_t ext = t ? act_rec_range_ext(t) : 0;
+    api_times(t, &start, &end);
     int rc =
         ACT_LIKELY(t != NULL) && ACT_LIKELY(api_fast(t, name, start, end, 0, ext, result, source))
             ? 0
             : api_slow(name, start, end, 0, ext, result, source);
+    act_rec_clock_floor(act_rec_tls, end);
     if (ACT_UNLIKELY(act__pystack_all) && rc == 0)
         act_rec_pystack_emit();
     return rc;

@@ -307,10 +307,34 @@ static inline size_t act_rec_utf8_cut(const char *s, size_t len, size_t max)
  * whose TSC reads lower (the difference wraps to a huge value). A thread's
  * readings never go backwards: a re-anchor never lands below the last
  * reading. Without a usable TSC every reading is a clock_gettime.
+ *
+ * API calls are timed with the true clock (act_clock_now), ranges with
+ * this one, and the two disagree by a nanosecond or so either way: a
+ * range popped right after a call it encloses was stamped before the
+ * call's end, or pushed right before it after the call's start, and the
+ * call stuck out of its range (2 322 "host nesting violations" in 200 000
+ * launches of bench_export's spool). So a call's end becomes the floor of
+ * the thread's next readings (act_rec_clock_floor), and its start is
+ * moved onto the thread's last reading when that is at most
+ * ACT_CLOCK_SKEW_NS later (emit.c, api_start). The floor is taken only
+ * from an end within ACT_CLOCK_FLOOR_NS of the thread's anchor: a later
+ * next reading re-anchors on the true clock anyway, and an end from
+ * another clock (a vendor's, converted) cannot stop the thread's clock.
  */
 #define ACT_TSC_REANCHOR (1ull << 20)
 
 uint64_t act_rec_thread_clock_slow(act_thread *t);
+
+#define ACT_CLOCK_SKEW_NS  16u
+#define ACT_CLOCK_FLOOR_NS (4u * 1000u * 1000u)
+
+/* The thread recorded `ns`, read from the true clock: its fast-clock
+ * readings from now on are not earlier (see "fast clock" above). */
+static inline void act_rec_clock_floor(act_thread *t, uint64_t ns)
+{
+    if (t && ns > t->last_ns && ns - t->anc_ns <= ACT_CLOCK_FLOOR_NS)
+        t->last_ns = ns;
+}
 
 static inline uint64_t act_rec_thread_clock(act_thread *t)
 {
@@ -318,6 +342,7 @@ static inline uint64_t act_rec_thread_clock(act_thread *t)
     uint64_t d = __rdtsc() - t->anc_tsc;
     if (ACT_LIKELY(d < ACT_TSC_REANCHOR)) {
         uint64_t ns = t->anc_ns + ((d * t->anc_mult) >> 32);
+        ns = ns < t->last_ns ? t->last_ns : ns;
         t->last_ns = ns;
         return ns;
     }
