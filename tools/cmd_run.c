@@ -368,8 +368,18 @@ static void print_after_exit(const act_export_times *t, uint64_t stop_ns, uint64
 
 /* The trace was not written: the spool stays, with what the later export
  * needs (run.json), and the command that writes the trace from it. */
+/* A spool kept for later is cut to what it used (up to 4 GiB apart by
+ * default, sparse): said, not fatal, when it cannot be. */
+static void keep_shrunk(const char *spool)
+{
+    char err[512] = "";
+    if (act_export_spools_shrink(spool, err, sizeof(err)) < 0)
+        fprintf(stderr, "acceltrace: run: could not cut the kept spool to what it used: %s\n", err);
+}
+
 static void keep_for_export(const char *spool, const act_export_opts *eo, const run_opts *o)
 {
+    keep_shrunk(spool);
     int src = act_run_info_save(spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
                                 eo->child_status, eo->trace_mode, o->out);
     if (src < 0)
@@ -731,9 +741,11 @@ static void run_written(run_ctx *r, const act_export_opts *eo, const act_export_
     const run_opts *o = &r->o;
     /* A kept spool holds what `acceltrace export` needs to write this
      * trace again (run.json): the same file, streamed or not. */
-    if (o->keep_spool)
+    if (o->keep_spool) {
+        keep_shrunk(r->spool);
         (void)act_run_info_save(r->spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
                                 eo->child_status, eo->trace_mode, o->out);
+    }
     if (o->keep_spool && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: spool kept in %s\n", r->spool);
     act_run_free_detached(o->keep_spool ? NULL : r->spool, replaced);

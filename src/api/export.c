@@ -647,3 +647,8 @@ int act_trace_export(const act_export_opts *o)
     close_spools(&set);
     return rc;
 }
+
+int act_export_spools_shrink(const char *spool_dir, char *err, size_t errlen)
+{
+    return act_spool_dir_shrink(spool_dir, err, errlen);
+}

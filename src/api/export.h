@@ -97,4 +97,9 @@ struct act_export_opts {
  * ACT_E_STATE: cancelled through opts->cancel, no trace written). */
 int act_trace_export(const act_export_opts *opts);
 
+/* Cut the kept spools in spool_dir whose processes ended to the chunks
+ * they used (timeline/spool.h, act_spool_dir_shrink): how many were cut,
+ * or a negative ACT_E_* code (err says why). */
+int act_export_spools_shrink(const char *spool_dir, char *err, size_t errlen);
+
 #endif

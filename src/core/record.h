@@ -409,7 +409,9 @@ typedef struct act_spool_header {
     uint64_t magic;
     uint32_t version;
     uint32_t header_size;
-    uint64_t capacity;   /* whole file size in bytes */
+    uint64_t capacity;   /* file size in bytes as made; a sealed spool (not a ring)
+                            may be cut to header_size + chunks_used * chunk_size
+                            once kept (act_spool_dir_shrink) */
     uint32_t chunk_size; /* bytes per chunk, chunk header included */
     uint32_t chunk_count;
     uint32_t pid;

@@ -416,9 +416,15 @@ static int decode(act_spool *sp, size_t file_size)
     reader rd = {.sp = sp, .survey = 1, .raw_min = UINT64_MAX};
     int rc = 0;
     size_t n_chunks = (file_size - sp->hdr.header_size) / sp->hdr.chunk_size;
-    if (sp->hdr.chunk_count > n_chunks)
-        act_rd_problem(sp, "file holds %zu of the %u chunks its header declares (truncated file)",
-                       n_chunks, sp->hdr.chunk_count);
+    /* A kept spool is cut to the chunks it used (act_spool_dir_shrink):
+     * only a file without all of those is short. */
+    uint64_t used =
+        sp->hdr.chunks_used < sp->hdr.chunk_count ? sp->hdr.chunks_used : sp->hdr.chunk_count;
+    if (used > n_chunks)
+        act_rd_problem(sp,
+                       "file holds %zu of the %llu chunks its header says were used "
+                       "(truncated file)",
+                       n_chunks, (unsigned long long)used);
     if (sp->hdr.chunk_count < n_chunks)
         n_chunks = sp->hdr.chunk_count;
     if (sp->hdr.chunks_used < n_chunks)

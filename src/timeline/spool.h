@@ -158,4 +158,12 @@ void act_spool_link_execs(act_spool **sps, size_t n);
 int act_spool_dir_list(const char *dir, char ***paths, size_t *n, char *err, size_t errlen);
 void act_spool_dir_free(char **paths, size_t n);
 
+/* Cut each sealed spool in `dir` (not a ring's) to the chunks it used: a
+ * spool file is made as large as its capacity (up to 4 GiB by default,
+ * sparse) and a kept one would otherwise be that large to a copy that is
+ * not sparse-aware. Only for spools whose process has ended (sealed: it
+ * writes no new chunk); record.h's header invariant allows it. Returns
+ * how many were cut, or ACT_E_IO / ACT_E_NOMEM (err says why). */
+int act_spool_dir_shrink(const char *dir, char *err, size_t errlen);
+
 #endif

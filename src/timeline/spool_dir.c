@@ -1,7 +1,7 @@
 /*
  * spool_dir.c -- the spools of a run's directory (spool.h): which names
- * are spools, their order (pid, then exec image), and the link from one
- * image of a pid to the next.
+ * are spools, their order (pid, then exec image), the link from one
+ * image of a pid to the next, and the cut of a kept spool to what it used.
  */
 #include "spool.h"
 
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acceltrace.h"
+#include "core/record.h"
 
 static void set_err(char *err, size_t errlen, const char *path, const char *what)
 {
@@ -139,4 +140,46 @@ void act_spool_dir_free(char **paths, size_t n)
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
     free(paths);
+}
+
+/* Cut the sealed spool at `path` to its used chunks: 1 cut, 0 left as it
+ * is (not sealed, a ring, not a spool, already that size), or -1 (errno). */
+static int spool_shrink(const char *path)
+{
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    act_spool_header h;
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) == 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+        h.magic == ACT_SPOOL_MAGIC && h.chunk_size && (h.flags & ACT_SPOOL_F_SEALED) &&
+        !(h.flags & ACT_SPOOL_F_RING)) {
+        uint64_t used = h.chunks_used < h.chunk_count ? h.chunks_used : h.chunk_count;
+        uint64_t len = (uint64_t)h.header_size + used * h.chunk_size;
+        if (len < (uint64_t)st.st_size)
+            rc = ftruncate(fd, (off_t)len) == 0 ? 1 : -1;
+    }
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+int act_spool_dir_shrink(const char *dir, char *err, size_t errlen)
+{
+    char **paths;
+    size_t n;
+    int rc = act_spool_dir_list(dir, &paths, &n, err, errlen);
+    int cut = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        int r = spool_shrink(paths[i]);
+        if (r < 0) {
+            set_err(err, errlen, paths[i], strerror(errno));
+            rc = ACT_E_IO;
+        }
+        cut += r > 0;
+    }
+    act_spool_dir_free(paths, n);
+    return rc ? rc : cut;
 }

@@ -24,7 +24,7 @@ usage: check_limits.py CASE ACCELTRACE LIMITS_WORKLOAD WORKDIR
            three children's spools hold: the trace names each process it
            could not read, `run` says so and exits 74, the spool is kept
            and `export` without the limit writes all four processes.
-  autosize no --buffer-size (and ACCELTRACE_BUFFER_SIZE=auto): the kept spool
+  autosize no --buffer-size (and ACCELTRACE_BUFFER_SIZE=auto): the spool
            is a quarter of the space free on its file system, 256 MiB to 4 GiB
            (the fixed 256 MiB before cut a 1.6 M-launch run short); a given
            size is the size.
@@ -43,6 +43,7 @@ import resource
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -307,7 +308,8 @@ def ring(acceltrace, prog, work):
 
 
 def kept_spool_size(acceltrace, prog, work, name, opts=(), env=None, **limits):
-    """Run `ranges 100 0` with --keep-spool; the size of its spool file and
+    """Run `ranges 100 0` with --keep-spool; its spool's capacity (the file,
+    kept, is cut to what it used: checked, and exported again), and
     the space then free on the spool's file system (a quarter of the free
     space before it was made: what is free after, plus the spool's own
     reserved blocks)."""
@@ -322,12 +324,29 @@ def kept_spool_size(acceltrace, prog, work, name, opts=(), env=None, **limits):
     spool = m.group(1)
     try:
         acts = [f for f in os.listdir(spool) if f.endswith(".acts")]
-        st = os.stat(os.path.join(spool, acts[0]))
+        path = os.path.join(spool, acts[0])
+        st = os.stat(path)
+        with open(path, "rb") as f:
+            head = f.read(104)
+        # record.h's act_spool_header: header_size at 12, capacity at 16,
+        # chunk_size at 24, flags at 44, chunks_used at 96.
+        header_size, capacity, chunk_size = struct.unpack_from("<IQI", head, 12)
+        flags, = struct.unpack_from("<I", head, 44)
+        used, = struct.unpack_from("<Q", head, 96)
+        # Kept, the spool is cut to the chunks it used (it was made sealed).
+        if not flags & 1 or st.st_size != header_size + used * chunk_size:
+            fail("%s: kept spool of %d bytes, flags %#x: want it cut to %d + %d x %d" %
+                 (name, st.st_size, flags, header_size, used, chunk_size))
         v = os.statvfs(spool)
         free = v.f_bavail * v.f_frsize + st.st_blocks * 512
         if ranges(load(trace)) != {"r": 100}:
             fail("%s: ranges %r, want 100" % (name, ranges(load(trace))))
-        return st.st_size, free
+        again = os.path.join(work, name + ".again.json")
+        e = export(acceltrace, spool, again)
+        if (e.returncode != 0 or ranges(load(again)) != {"r": 100} or
+                load(again)["acceltrace"]["errors"]):
+            fail("%s: export of the kept spool: exit %d, %s" % (name, e.returncode, err(e)[-1500:]))
+        return capacity, free
     finally:
         shutil.rmtree(spool, ignore_errors=True)
 
