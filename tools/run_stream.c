@@ -3,7 +3,7 @@
  * (run_stream.h). It wakes every ACT_RUN_STREAM_MS (--stream-interval;
  * every ACT_RUN_STREAM_FIRST_MS for its first reads),
  * takes what the program published since (act_export_live_poll) and
- * sleeps again: the program sees a batch of work twenty times a second,
+ * sleeps again: the program sees a batch of work fifty times a second,
  * never a wake-up per record. Every signal is blocked in it: the
  * launcher's main thread takes them.
  *
