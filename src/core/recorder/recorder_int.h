@@ -316,7 +316,7 @@ static inline size_t act_rec_utf8_cut(const char *s, size_t len, size_t max)
  * launches of bench_export's spool). So a call's end becomes the floor of
  * the thread's next readings (act_rec_clock_floor), and its start is
  * moved onto the thread's last reading when that is at most
- * ACT_CLOCK_SKEW_NS later (emit.c, api_start). The floor is taken only
+ * ACT_CLOCK_SKEW_NS later (emit.c, api_times). The floor is taken only
  * from an end within ACT_CLOCK_FLOOR_NS of the thread's anchor: a later
  * next reading re-anchors on the true clock anyway, and an end from
  * another clock (a vendor's, converted) cannot stop the thread's clock.
