@@ -156,8 +156,7 @@ static size_t used_length(int fd, size_t file_size)
     if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != ACT_SPOOL_MAGIC ||
         !h.chunk_size || h.header_size > file_size)
         return file_size;
-    uint64_t chunks = h.chunks_used < h.chunk_count ? h.chunks_used : h.chunk_count;
-    uint64_t len = h.header_size + chunks * h.chunk_size;
+    uint64_t len = h.header_size + act_spool_chunks_used(&h) * h.chunk_size;
     return len < file_size ? (size_t)len : file_size;
 }
 
@@ -241,10 +240,8 @@ static int ring_copy(act_spool *sp)
     const act_spool_header *h = &sp->hdr;
     memcpy(m, sp->map, h->header_size);
     uint64_t n = (sp->map_len - h->header_size) / h->chunk_size;
-    if (n > h->chunk_count)
-        n = h->chunk_count;
-    if (n > h->chunks_used)
-        n = h->chunks_used;
+    if (n > act_spool_chunks_used(h))
+        n = act_spool_chunks_used(h);
     uint32_t avail = h->chunk_size - (uint32_t)sizeof(act_chunk_header);
     for (uint64_t i = 0; i < n; i++) {
         size_t base = h->header_size + (size_t)i * h->chunk_size;
@@ -418,17 +415,14 @@ static int decode(act_spool *sp, size_t file_size)
     size_t n_chunks = (file_size - sp->hdr.header_size) / sp->hdr.chunk_size;
     /* A kept spool is cut to the chunks it used (act_spool_dir_shrink):
      * only a file without all of those is short. */
-    uint64_t used =
-        sp->hdr.chunks_used < sp->hdr.chunk_count ? sp->hdr.chunks_used : sp->hdr.chunk_count;
+    uint64_t used = act_spool_chunks_used(&sp->hdr);
     if (used > n_chunks)
         act_rd_problem(sp,
                        "file holds %zu of the %llu chunks its header says were used "
                        "(truncated file)",
                        n_chunks, (unsigned long long)used);
-    if (sp->hdr.chunk_count < n_chunks)
-        n_chunks = sp->hdr.chunk_count;
-    if (sp->hdr.chunks_used < n_chunks)
-        n_chunks = (size_t)sp->hdr.chunks_used;
+    else
+        n_chunks = (size_t)used;
     size_t mapped = (sp->map_len - sp->hdr.header_size) / sp->hdr.chunk_size;
     if (mapped < n_chunks) /* used after it was mapped: not ours to read */
         n_chunks = mapped;

@@ -26,6 +26,13 @@
 
 #include "record.h"
 
+/* The chunks a spool's header says were handed out, never more than it
+ * declares: what a reader reads, and what a kept spool is cut to. */
+static inline uint64_t act_spool_chunks_used(const act_spool_header *h)
+{
+    return h->chunks_used < h->chunk_count ? h->chunks_used : h->chunk_count;
+}
+
 /* A string that is not NUL-terminated (it points into the mapping). */
 typedef struct act_str {
     const char *p;
