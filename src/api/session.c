@@ -172,11 +172,7 @@ static int session_begin_locked(const act_options *opts)
     rc = session_ring(chunk, &ring);
     if (rc != ACT_OK)
         return rc;
-    if (ring && !capacity)
-        capacity = ACT_SPOOL_AUTO_MIN; /* a ring is not sized automatically */
-    if (ring && ring + ACT_SPOOL_HEADER_SIZE > capacity)
-        capacity = ring + ACT_SPOOL_HEADER_SIZE;
-    act_recorder_set_ring(ring);
+    act_recorder_set_ring(ring); /* the spool as large as the ring at least: spool_file.c */
     rc = session_make_dir(opts);
     if (rc != ACT_OK)
         return rc;

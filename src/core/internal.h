@@ -56,7 +56,8 @@ uint64_t act_tsc_refine(uint64_t tsc, uint64_t ns);
  * code (ACT_E_IO with errno saying why). `capacity` 0: as large as the
  * spool's file system can spare (act_rec_spool_auto_size, spool_file.c):
  * a quarter of its free space, from ACT_SPOOL_AUTO_MIN to
- * ACT_SPOOL_AUTO_MAX. */
+ * ACT_SPOOL_AUTO_MAX. With a ring (act_recorder_set_ring, called first)
+ * the spool holds the ring at least, and 0 means ACT_SPOOL_AUTO_MIN. */
 #define ACT_SPOOL_AUTO_MIN (256ull << 20)
 #define ACT_SPOOL_AUTO_MAX (4ull << 30)
 int act_recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size);

@@ -62,16 +62,9 @@ static int stage_load_core(char *why, size_t len)
         snprintf(why, len, "cannot configure the capture window: %s", act_strerror(rc));
         return rc;
     }
-    /* A ring larger than the buffer makes the spool as large as the ring;
-     * a ring never grows past its size, so it is not sized automatically
-     * (0: act_recorder_open's automatic capacity). */
-    uint64_t capacity = act_cfg.buffer_size;
-    if (act_cfg.ring_size && !capacity)
-        capacity = ACT_SPOOL_AUTO_MIN;
-    if (act_cfg.ring_size && act_cfg.ring_size + ACT_SPOOL_HEADER_SIZE > capacity)
-        capacity = act_cfg.ring_size + ACT_SPOOL_HEADER_SIZE;
+    /* 0: automatic; a ring's spool is sized by the recorder (spool_file.c). */
     act_recorder_set_ring(act_cfg.ring_size);
-    rc = act_recorder_attach(act_cfg.spool_dir, capacity, act_cfg.chunk_size);
+    rc = act_recorder_attach(act_cfg.spool_dir, act_cfg.buffer_size, act_cfg.chunk_size);
     int err = errno; /* ACT_E_IO: why (e.g. ENOSPC, the file system is full) */
     if (rc < 0)
         snprintf(why, len, "cannot open a spool in %s: %s", act_cfg.spool_dir,

@@ -60,6 +60,8 @@ static int recorder_open(const char *dir, uint64_t capacity, uint32_t chunk_size
         return ACT_E_INVAL;
     if (chunk_size < 4096 || chunk_size % 8 || chunk_size > (1u << 24))
         return ACT_E_INVAL;
+    if (act_recorder_ring()) /* not sized automatically (0): ring.c */
+        capacity = act_rec_ring_capacity(capacity ? capacity : ACT_SPOOL_AUTO_MIN);
     if (capacity && capacity < (uint64_t)ACT_SPOOL_HEADER_SIZE + chunk_size)
         return ACT_E_INVAL; /* 0: automatic (spool_file.c) */
     pthread_mutex_lock(&act_rec_state.lock);

@@ -231,6 +231,8 @@ int act_rec_chunk_acquire(act_thread *t, size_t need);
 
 /* ---- ring.c (the lock: callers hold act_rec_state.lock) ---- */
 typedef struct act_ring_defs act_ring_defs;
+/* `capacity`, or the ring asked and the header when larger (no lock). */
+uint64_t act_rec_ring_capacity(uint64_t capacity);
 int act_rec_ring_setup(act_spool_header *h);        /* lock */
 uint32_t act_rec_ring_victim(uint64_t chunks_used); /* lock */
 void act_rec_ring_own(uint32_t idx);                /* lock */

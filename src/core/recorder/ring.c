@@ -32,6 +32,16 @@ uint64_t act_recorder_ring(void)
     return ring_request;
 }
 
+/* A ring never grows past its size, so its spool is not sized from the
+ * disk (the caller passes ACT_SPOOL_AUTO_MIN for 0), and a ring larger
+ * than the capacity makes the spool as large as the ring. */
+uint64_t act_rec_ring_capacity(uint64_t capacity)
+{
+    return ring_request && ring_request + ACT_SPOOL_HEADER_SIZE > capacity
+               ? ring_request + ACT_SPOOL_HEADER_SIZE
+               : capacity;
+}
+
 /* Caller holds act_rec_state.lock; the spool was just mapped and its header
  * is not published yet. 0 or ACT_E_NOMEM. */
 int act_rec_ring_setup(act_spool_header *h)
