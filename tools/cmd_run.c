@@ -366,22 +366,24 @@ static void print_after_exit(const act_export_times *t, uint64_t stop_ns, uint64
             (double)(total_ns > parts ? total_ns - parts : 0) / 1e6);
 }
 
-/* The trace was not written: the spool stays, with what the later export
- * needs (run.json), and the command that writes the trace from it. */
-/* A spool kept for later is cut to what it used (up to 4 GiB apart by
- * default, sparse): said, not fatal, when it cannot be. */
-static void keep_shrunk(const char *spool)
+/* A spool kept for later: cut to what it used (up to 4 GiB apart by
+ * default, sparse; said, not fatal, when it cannot be), with what
+ * `acceltrace export` needs to write the trace again beside it (run.json).
+ * Returns act_run_info_save's result. */
+static int keep_spool(const char *spool, const act_export_opts *eo, const char *out)
 {
     char err[512] = "";
     if (act_export_spools_shrink(spool, err, sizeof(err)) < 0)
         fprintf(stderr, "acceltrace: run: could not cut the kept spool to what it used: %s\n", err);
+    return act_run_info_save(spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
+                             eo->child_status, eo->trace_mode, out);
 }
 
+/* The trace was not written: the spool stays, with what the later export
+ * needs (run.json), and the command that writes the trace from it. */
 static void keep_for_export(const char *spool, const act_export_opts *eo, const run_opts *o)
 {
-    keep_shrunk(spool);
-    int src = act_run_info_save(spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
-                                eo->child_status, eo->trace_mode, o->out);
+    int src = keep_spool(spool, eo, o->out);
     if (src < 0)
         fprintf(stderr,
                 "acceltrace: could not save the command line and exit status beside the "
@@ -741,11 +743,8 @@ static void run_written(run_ctx *r, const act_export_opts *eo, const act_export_
     const run_opts *o = &r->o;
     /* A kept spool holds what `acceltrace export` needs to write this
      * trace again (run.json): the same file, streamed or not. */
-    if (o->keep_spool) {
-        keep_shrunk(r->spool);
-        (void)act_run_info_save(r->spool, eo->argv, eo->argc, eo->extra_metadata, eo->child_pid,
-                                eo->child_status, eo->trace_mode, o->out);
-    }
+    if (o->keep_spool)
+        (void)keep_spool(r->spool, eo, o->out);
     if (o->keep_spool && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: spool kept in %s\n", r->spool);
     act_run_free_detached(o->keep_spool ? NULL : r->spool, replaced);
