@@ -30,18 +30,25 @@
  *
  * Segments and readers (outside ring mode):
  *
- *  S1. Splitting: a thread may close its segment and start another one in
- *      the same chunk (a new SEGMENT record, same thread serial, the next
- *      global seq; no THREAD record follows it), so one chunk can hold
- *      several segments of one thread, and a thread's records are the
- *      concatenation of its segments in seq order. The recorder splits
- *      when a thread has appended ACT_SEG_SPLIT_BYTES (recorder_int.h,
- *      4 KiB) since its last check and another thread started a segment
- *      since its own began: a live reader, which hands segments out in seq
- *      order and reads past one only when it cannot grow (a later segment
- *      in its chunk, or a later one of its thread, exists), is then held
- *      back by a slow writer only for about its last 4 KiB of records.
- *      In ring mode segments are not split (R1: one per chunk).
+ *  S1. Order by close: outside ring mode a SEGMENT record is written with
+ *      seq = ACT_SEQ_OPEN, and its thread stores the next global seq in it
+ *      (a release store, after its last record there was published) when
+ *      the segment ends: when the thread starts another one in the same
+ *      chunk (a split: the new SEGMENT record is written first), leaves
+ *      the chunk, or ends (a thread still recording when the spool closes
+ *      leaves its last one open). Its records are then final: up to the next
+ *      SEGMENT record in the chunk, or the chunk's fill. A reader orders
+ *      segments by seq, those still open (a process that crashed, or a
+ *      thread that never ended its last one) last, by chunk and offset;
+ *      a thread's records are the concatenation of its segments in that
+ *      order. The recorder splits every ACT_SEG_SPLIT_BYTES (recorder_int.h,
+ *      4 KiB), so a live reader, which reads closed segments only, in seq
+ *      order, has each thread's records in 4 KiB steps, and a thread that
+ *      recorded and went idle holds back nothing but its own last records
+ *      (when the seq was taken at the segment's start, an idle thread's
+ *      open segment held every later one back until the exit).
+ *      In ring mode the seq is taken when the segment starts and segments
+ *      are not split (R1: one per chunk).
  *  S2. Reuse: a chunk a thread leaves with more than ACT_CHUNK_REUSE_MIN
  *      bytes free may be handed to another thread (a new SEGMENT record
  *      first); one with that many or fewer is never written again. A live
@@ -173,8 +180,11 @@ typedef struct act_rec_hdr {
 
 typedef struct act_rec_segment {
     act_rec_hdr h; /* aux = thread serial */
-    uint64_t seq;  /* global order of segments within the spool */
+    uint64_t seq;  /* global order of segments within the spool (S1: atomic) */
 } act_rec_segment;
+
+/* S1: the seq of a segment not ended yet (outside ring mode). */
+#define ACT_SEQ_OPEN UINT64_MAX
 
 /* aux = 0: not this thread's announcement but a name for the OS thread
  * `tid` given by the program (nvtxNameOsThread); the builder names the lane

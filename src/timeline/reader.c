@@ -314,7 +314,7 @@ static int scan_chunk(reader *rd, uint32_t idx)
             if (have && act_rd_seg_add(rd, &cur))
                 return ACT_E_NOMEM;
             const act_rec_segment *s = (const act_rec_segment *)(sp->map + start + off);
-            cur.seq = s->seq;
+            cur.seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE); /* S1: may end meanwhile */
             cur.serial = h.aux;
             cur.chunk = idx;
             cur.top = start + off;
@@ -377,12 +377,20 @@ static int ring_cut(act_spool *sp)
     return rc ? ACT_E_NOMEM : 0;
 }
 
-static int seg_cmp(const void *a, const void *b)
+/* Segments in seq order; those never ended (ACT_SEQ_OPEN, record.h S1)
+ * last, by chunk and offset. */
+int act_rd_seg_cmp(const segment *x, const segment *y)
 {
-    const segment *x = a, *y = b;
     if (x->seq != y->seq)
         return x->seq < y->seq ? -1 : 1;
-    return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
+    if (x->chunk != y->chunk)
+        return x->chunk < y->chunk ? -1 : 1;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+    return act_rd_seg_cmp(a, b);
 }
 
 /* ---- records in segment order ----------------------------------------- */

@@ -26,6 +26,8 @@ int act_rd_parse_cmdline(act_spool *sp);
 /* Map `len` bytes of spool file `fd` read-only and check its header. */
 int act_rd_map_spool(act_spool *sp, int fd, size_t len, const char *path, char *err, size_t errlen);
 int act_rd_seg_add(reader *rd, const segment *s);
+/* The order of segments (reader.c): by seq, ended ones first. */
+int act_rd_seg_cmp(const segment *x, const segment *y);
 void act_rd_reader_free(reader *rd);
 /* What every read of a spool ends with, batch or live: its time span, the
  * undefined string ids in all, and the reader's memory and pages let go. */

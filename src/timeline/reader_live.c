@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,22 +37,30 @@
 #define LIVE_DROP_EVERY (12u << 20)
 
 /* A chunk as the live scans left it: how much of its published prefix was
- * cut into segments, and the sequence number of its last segment (the one
- * that may still grow). */
+ * parsed, and its last segment while that one is open (record.h S1: its
+ * records may still grow, and its end is not known). */
 typedef struct live_chunk {
     uint32_t scanned; /* bytes after the chunk header */
     uint32_t round;   /* the last scan that looked at it */
     uint32_t idle;    /* scans in a row that found nothing new */
     uint8_t dead;     /* a problem was reported: not read further */
-    uint8_t done;     /* full and read whole: nothing can be added (live_done) */
-    uint8_t has_seg;
-    uint64_t seq;   /* of its last segment */
-    size_t seg_idx; /* that segment's index in sp->segs */
+    uint8_t done;     /* full, its last segment ended: nothing can be added (live_done) */
+    uint8_t has_seg;  /* a SEGMENT record was seen in it */
+    uint32_t open;    /* its last segment's index in l->open + 1 (0: ended, or none) */
 } live_chunk;
 
+/* A segment seen and not ended yet (its seq still ACT_SEQ_OPEN at the last
+ * look): its end grows as its chunk is parsed; `capped` once a later
+ * SEGMENT record in its chunk fixed the end. */
+typedef struct live_open {
+    segment sg;
+    int capped;
+} live_open;
+
 /* A chunk that stayed unchanged LIVE_IDLE scans in a row is looked at in
- * one scan of LIVE_SWEEP only (and whenever the walk waits on it): a scan
- * costs a page touch per chunk in use, and a 64 GiB spool has 512 Ki. */
+ * one scan of LIVE_SWEEP only: a scan costs a page touch per chunk in use,
+ * and a 64 GiB spool has 512 Ki. (Its open segment, if any, is looked at
+ * every scan all the same: live_ends.) */
 #define LIVE_IDLE  4
 #define LIVE_SWEEP 16
 
@@ -60,11 +69,16 @@ struct act_sp_live {
     live_chunk *chunks; /* chunk_count of them */
     size_t n_chunks;
     uint32_t round; /* scans so far */
-    size_t seg;     /* segments before it have been read whole */
-    size_t off;     /* next record of segs[seg] (0: not started) */
+    /* sp->segs holds the ended segments, in seq order from `seg` on. */
+    size_t seg; /* segments before it have been read whole */
+    size_t off; /* next record of segs[seg] (0: not started) */
     uint64_t next_seq;
-    act_u64map last_seq;   /* thread serial + 1 -> seq + 1 of its latest segment */
-    act_u64map last_chunk; /* thread serial + 1 -> chunk + 1 of that segment */
+    live_open *open; /* segments not ended yet: about one per live thread */
+    size_t n_open, cap_open;
+    /* The walk waits on a seq taken whose segment was not seen: the next
+     * scan looks at every chunk (that segment may be in one idle until
+     * its thread took it again: a chunk recycled, S2). */
+    int gap;
     /* The mapping's LIVE_PAGE windows touched since the last drop, one bit
      * each, and their bytes (act_spool_touch): what is resident, counted
      * once per window, not once per read. */
@@ -117,57 +131,60 @@ void act_spool_touch(const act_spool *sp, const void *p, size_t len)
         live_touch(sp, (size_t)((const unsigned char *)p - sp->map), len);
 }
 
-/* Close the segment `seq` in chunk c if it is still that chunk's last one
- * (else a later segment in the chunk closed it already). */
-static void live_close(act_spool *sp, struct act_sp_live *l, uint64_t c, uint64_t seq)
-{
-    const live_chunk *lc = &l->chunks[c];
-    if (lc->has_seg && lc->seq == seq && !sp->segs[lc->seg_idx].closed)
-        sp->segs[lc->seg_idx].closed = l->round;
-}
-
-/* A new segment, at *idx: unread segments stay sorted by sequence (each
- * chunk's seg_idx follows them), and its thread's earlier segment is
- * closed by this round (the thread published its last record before it
- * began this one, so a later scan of that chunk reads it whole). Each
- * step costs what it moves, not the number of unread segments. */
-static int live_seg_add(reader *rd, struct act_sp_live *l, segment *s, size_t *idx)
+/* A segment ended (its seq known, its end final): into sp->segs, which
+ * stays in seq order from l->seg on (those still open at the final scan,
+ * ACT_SEQ_OPEN, last by chunk and offset, as the batch read sorts them).
+ * Segments end in about seq order: the insertion moves few. */
+static int live_seg_add(reader *rd, struct act_sp_live *l, const segment *s)
 {
     act_spool *sp = rd->sp;
-    uint64_t prev = 0, pc;
-    if (act_u64map_get(&l->last_seq, (uint64_t)s->serial + 1, &prev) && prev - 1 > s->seq)
-        s->closed = l->round; /* a later segment of its thread is known already */
     if (act_rd_seg_add(rd, s))
         return ACT_E_NOMEM;
     size_t i = sp->n_segs - 1;
-    for (; i > l->seg && sp->segs[i - 1].seq > s->seq; i--) {
+    for (; i > l->seg && act_rd_seg_cmp(&sp->segs[i - 1], s) > 0; i--)
         sp->segs[i] = sp->segs[i - 1];
-        live_chunk *moved = &l->chunks[sp->segs[i].chunk];
-        if (moved->has_seg && moved->seq == sp->segs[i].seq)
-            moved->seg_idx = i;
-    }
     sp->segs[i] = *s;
-    *idx = i;
-    if (s->closed)
-        return 0;
-    if (prev && act_u64map_get(&l->last_chunk, (uint64_t)s->serial + 1, &pc))
-        live_close(sp, l, pc - 1, prev - 1);
-    if (act_u64map_put(&l->last_seq, (uint64_t)s->serial + 1, s->seq + 1) ||
-        act_u64map_put(&l->last_chunk, (uint64_t)s->serial + 1, (uint64_t)s->chunk + 1))
-        return ACT_E_NOMEM;
     return 0;
 }
 
-/* A chunk left with ACT_CHUNK_REUSE_MIN bytes free or fewer takes no new
- * thread (record.h S2), and once its last segment was read whole (closed,
- * its chunk scanned after: live_next) its own thread has left it: nothing
- * more can appear in it, and scans pass it by. Without this a sweep
- * (LIVE_SWEEP: every 16th chunk each round, one per 2 MiB window) touched
- * a page of every window of the run each round: 24 windows a round at
- * 400 000 launches, four drops of the mapping. */
-static void live_done(const struct act_sp_live *l, live_chunk *lc, size_t avail)
+/* A new open segment, the last of its chunk. */
+static int live_open_add(struct act_sp_live *l, live_chunk *lc, const segment *s)
 {
-    if (avail - lc->scanned <= ACT_CHUNK_REUSE_MIN && (!lc->has_seg || lc->seg_idx < l->seg))
+    if (act_vec_reserve(l->open, l->cap_open, l->n_open + 1, 16))
+        return ACT_E_NOMEM;
+    l->open[l->n_open] = (live_open){*s, 0};
+    lc->open = (uint32_t)++l->n_open;
+    return 0;
+}
+
+/* Open segment i ended (or the spool did: final): out of l->open, its
+ * chunk told when it was the chunk's last. */
+static int live_open_end(reader *rd, struct act_sp_live *l, size_t i, uint64_t seq)
+{
+    live_open o = l->open[i];
+    live_chunk *lc = &l->chunks[o.sg.chunk];
+    if (lc->open == i + 1)
+        lc->open = 0;
+    if (i + 1 < l->n_open) { /* the last one takes its place */
+        l->open[i] = l->open[l->n_open - 1];
+        live_chunk *moved = &l->chunks[l->open[i].sg.chunk];
+        if (moved->open == l->n_open)
+            moved->open = (uint32_t)i + 1;
+    }
+    l->n_open--;
+    o.sg.seq = seq;
+    return live_seg_add(rd, l, &o.sg);
+}
+
+/* A chunk left with ACT_CHUNK_REUSE_MIN bytes free or fewer takes no new
+ * thread (record.h S2), and once its last segment ended its own thread
+ * has left it: nothing more can appear in it, and scans pass it by.
+ * Without this a sweep (LIVE_SWEEP: every 16th chunk each round, one per
+ * 2 MiB window) touched a page of every window of the run each round: 24
+ * windows a round at 400 000 launches, four drops of the mapping. */
+static void live_done(live_chunk *lc, size_t avail)
+{
+    if (avail - lc->scanned <= ACT_CHUNK_REUSE_MIN && lc->has_seg && !lc->open)
         lc->done = 1;
 }
 
@@ -186,7 +203,23 @@ static int live_idle_same(const struct act_sp_live *l, const live_chunk *lc, siz
     return h.magic == ACT_CHUNK_MAGIC && h.used == lc->scanned;
 }
 
-/* The part of chunk idx published since the last scan, into segments. */
+/* A SEGMENT record at file offset `top` of chunk idx: the chunk's open
+ * segment, if any, ends where it begins (its records are final once its
+ * seq shows: live_ends). */
+static int live_segment(reader *rd, struct act_sp_live *l, uint32_t idx, size_t top, size_t size,
+                        uint32_t serial)
+{
+    live_chunk *lc = &l->chunks[idx];
+    if (lc->open)
+        l->open[lc->open - 1].capped = 1;
+    lc->open = 0;
+    lc->has_seg = 1;
+    segment sg = {ACT_SEQ_OPEN, serial, idx, top + size, top + size, top, 0, 0};
+    return live_open_add(l, lc, &sg);
+}
+
+/* The part of chunk idx published since the last scan: its SEGMENT records
+ * start segments, the others grow the chunk's open one. */
 static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
 {
     act_spool *sp = rd->sp;
@@ -220,7 +253,6 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
     size_t start = base + sizeof(act_chunk_header), off = lc->scanned;
     lc->round = l->round;
     lc->idle = off == used ? lc->idle + 1 : 0;
-    size_t cur = lc->has_seg ? lc->seg_idx : SIZE_MAX; /* its last segment, may grow */
     while (off + sizeof(act_rec_hdr) <= used) {
         act_rec_hdr h;
         memcpy(&h, sp->map + start + off, sizeof(h));
@@ -234,31 +266,63 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
             break;
         }
         if (h.kind == ACT_REC_SEGMENT) {
-            if (cur != SIZE_MAX)
-                sp->segs[cur].closed = 1; /* its thread left the chunk */
-            const act_rec_segment *s =
-                (const act_rec_segment *)(const void *)(sp->map + start + off);
-            segment sg = {s->seq, h.aux, idx, start + off + size, start + off + size, 0, 0, 0, 0};
-            lc->has_seg = 0; /* its old last segment no longer moves with the insertion */
-            if (live_seg_add(rd, l, &sg, &cur))
+            if (live_segment(rd, l, idx, start + off, size, h.aux))
                 return ACT_E_NOMEM;
-            lc->has_seg = 1;
-            lc->seq = sg.seq;
-            lc->seg_idx = cur;
-        } else if (!lc->has_seg && h.kind != ACT_REC_PAD) {
-            act_rd_problem(sp, "chunk %u offset %zu: record before any SEGMENT record; skipped",
-                           idx, off);
+        } else if (!lc->open && h.kind != ACT_REC_PAD) {
+            act_rd_problem(sp, "chunk %u offset %zu: record %s; skipped", idx, off,
+                           lc->has_seg ? "after its segment ended" : "before any SEGMENT record");
         }
         off += size;
-        if (cur != SIZE_MAX)
-            sp->segs[cur].end = start + off;
+        if (lc->open)
+            l->open[lc->open - 1].sg.end = start + off;
     }
     /* The walk faulted its pages in: counted (as the header above), so
      * that a scan of many chunks does not hold them all; the records are
      * mapped again from the page cache when read. */
     live_touch(sp, start + lc->scanned, off - lc->scanned);
     lc->scanned = (uint32_t)off;
-    live_done(l, lc, avail);
+    live_done(lc, avail);
+    return 0;
+}
+
+/* An open segment's seq, as its thread stored it last (record.h S1). In a
+ * chunk that changed this round, through the mapping (its page is mapped
+ * already); else with pread(2), which maps nothing: an idle thread's
+ * segment is looked at every round. A seq found set is loaded again
+ * through the mapping, with acquire: what its thread wrote before is then
+ * seen. */
+static uint64_t live_seq(const act_spool *sp, const struct act_sp_live *l, const live_open *o)
+{
+    size_t at = o->sg.top + offsetof(act_rec_segment, seq);
+    if (!o->capped && l->chunks[o->sg.chunk].idle && l->fd >= 0) {
+        uint64_t v;
+        if (pread(l->fd, &v, sizeof(v), (off_t)at) == (ssize_t)sizeof(v) && v == ACT_SEQ_OPEN)
+            return v;
+    }
+    live_touch(sp, at, sizeof(uint64_t));
+    return __atomic_load_n((const uint64_t *)(const void *)(sp->map + at), __ATOMIC_ACQUIRE);
+}
+
+/* The open segments whose thread ended them since: their end is made
+ * final (the chunk parsed again after the seq was seen, when nothing
+ * after it in the chunk fixed the end yet) and they join sp->segs. At the
+ * final scan, those still open join them as such. */
+static int live_ends(reader *rd, struct act_sp_live *l, int final)
+{
+    for (size_t i = l->n_open; i-- > 0;) {
+        uint64_t seq = live_seq(rd->sp, l, &l->open[i]);
+        if (seq == ACT_SEQ_OPEN && !final)
+            continue;
+        if (!l->open[i].capped && !final) {
+            live_chunk *lc = &l->chunks[l->open[i].sg.chunk];
+            lc->idle = 0; /* parsed now, not passed as unchanged */
+            if (live_scan_chunk(rd, l, l->open[i].sg.chunk))
+                return ACT_E_NOMEM;
+        }
+        /* The parse may have added open segments (after i): i is the same. */
+        if (live_open_end(rd, l, i, seq))
+            return ACT_E_NOMEM;
+    }
     return 0;
 }
 
@@ -330,14 +394,17 @@ int act_spool_live_scan(act_spool *sp, int final)
     const act_spool_header *mh = (const act_spool_header *)(const void *)sp->map;
     uint64_t used = __atomic_load_n(&mh->chunks_used, __ATOMIC_ACQUIRE);
     size_t n = used < l->n_chunks ? (size_t)used : l->n_chunks;
-    size_t waits = l->seg < sp->n_segs ? sp->segs[l->seg].chunk : SIZE_MAX;
+    int all = final || l->gap;
+    l->gap = 0;
     for (size_t i = 0; i < n; i++) {
         const live_chunk *lc = &l->chunks[i];
-        if (!final && lc->idle >= LIVE_IDLE && i != waits && (i + l->round) % LIVE_SWEEP)
+        if (!all && lc->idle >= LIVE_IDLE && (i + l->round) % LIVE_SWEEP)
             continue;
         if (live_scan_chunk(&l->rd, l, (uint32_t)i))
             return ACT_E_NOMEM;
     }
+    if (live_ends(&l->rd, l, final))
+        return ACT_E_NOMEM;
     if (final) { /* nobody writes any more: the header's counts are final */
         memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
         /* act_spool_link_execs may have found it ended by exec already. */
@@ -347,26 +414,15 @@ int act_spool_live_scan(act_spool *sp, int final)
 }
 
 /* Segments read whole are not looked at again: once they are most of
- * sp->segs (and enough to pay for the walk over the chunks), the rest
- * moves to the front, so that the array holds what is unread, not the
- * run. A chunk whose last segment went keeps no index into the array:
- * that segment was closed and its chunk scanned after (live_next), so
- * only a new SEGMENT record adds to the chunk (a record without one is
- * reported, as in a chunk never seen). */
+ * sp->segs (and enough to pay for the move), the rest moves to the front,
+ * so that the array holds what is unread, not the run. */
 #define LIVE_COMPACT_MIN 4096
 
 static void live_compact(act_spool *sp, struct act_sp_live *l)
 {
     size_t gone = l->seg;
-    if (gone < LIVE_COMPACT_MIN || gone < sp->n_segs / 2 || gone < l->n_chunks / 8)
+    if (gone < LIVE_COMPACT_MIN || gone < sp->n_segs / 2)
         return;
-    for (size_t i = 0; i < l->n_chunks; i++) {
-        live_chunk *lc = &l->chunks[i];
-        if (lc->has_seg && lc->seg_idx < gone)
-            lc->has_seg = 0;
-        else if (lc->has_seg)
-            lc->seg_idx -= gone;
-    }
     memmove(sp->segs, sp->segs + gone, (sp->n_segs - gone) * sizeof(*sp->segs));
     sp->n_segs -= gone;
     l->segs_gone += gone;
@@ -378,18 +434,18 @@ int act_spool_live_next(act_spool *sp, act_sp_rec *rec, int final)
     struct act_sp_live *l = sp->live;
     while (l && l->seg < sp->n_segs) {
         segment *sg = &sp->segs[l->seg];
-        if (!final && sg->seq != l->next_seq)
-            return 0; /* an earlier segment is not published yet */
+        /* An earlier seq taken, its segment not seen ended yet: wait. */
+        if (!final && sg->seq != l->next_seq) {
+            l->gap = 1;
+            return 0;
+        }
         if (!l->off)
             l->off = sg->begin;
         int rc = seg_next(&l->rd, sg, &l->off, rec);
         if (rc)
             return rc;
-        /* Past it only once its chunk was scanned after the scan that saw
-         * it end: that scan's loads see every record its thread wrote. */
-        if (!final && !(sg->closed && sg->closed < l->chunks[sg->chunk].round))
-            return 0; /* it may grow: what follows it waits */
         live_touch(sp, sg->begin, sg->end - sg->begin);
+        sp->records[ACT_REC_SEGMENT]++; /* as read: what was read while the program ran */
         l->next_seq = sg->seq + 1;
         l->seg++;
         l->off = 0;
@@ -405,8 +461,7 @@ void act_spool_live_end(act_spool *sp)
         return;
     sp->records[ACT_REC_SEGMENT] = sp->n_segs + l->segs_gone;
     act_rd_reader_finish(sp, &l->rd);
-    act_u64map_free(&l->last_seq);
-    act_u64map_free(&l->last_chunk);
+    free(l->open);
     free(l->chunks);
     free(l->touched);
     if (l->fd >= 0)

@@ -19,7 +19,6 @@ typedef struct act_sp_seg {
     uint32_t serial;
     uint32_t chunk;
     size_t begin, end; /* byte offsets in the file */
-    uint32_t closed;   /* live reading: the scan round that saw it end (0: may grow) */
     /* Ring spools (record.h R4): where its SEGMENT record is, the R4
      * `before` of its thread (0: none), and 1 when it precedes a hole in
      * its thread's chunks: only its definitions are read (reader.c,

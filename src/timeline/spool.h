@@ -100,11 +100,12 @@ void act_spool_close(act_spool *sp);
  * its header not written yet, try again; ACT_E_UNSUPPORTED: refused for
  * good, a TSC-clock spool (its times convert only after close) or a ring
  * (ACT_SPOOL_F_RING: chunks are recycled under the reader)).
- * act_spool_live_scan(final) cuts what was published since the last scan
- * into segments; act_spool_live_next then hands out records in exactly
- * the order act_spool_open + act_spool_iter give them: segments in
- * sequence order, none before every earlier one is published, and none
- * after one that may still grow. Records wait (0) until that is known;
+ * act_spool_live_scan(final) parses what was published since the last
+ * scan and takes the segments their threads ended since (record.h S1);
+ * act_spool_live_next then hands out records in exactly the order
+ * act_spool_open + act_spool_iter give them: ended segments in sequence
+ * order, none before every earlier seq is seen ended, those never ended
+ * last (at the final scan). Records wait (0) until that is known;
  * with `final` (nobody writes any more) everything published is read and
  * the header is copied again. The survey's counts, threads and problems
  * grow as records are handed out; act_spool_live_end (after the final

@@ -21,7 +21,14 @@ typedef struct sb {
     uint32_t chunk_size, chunk_count;
     uint32_t chunk; /* chunk being written */
     uint64_t seq;   /* next segment sequence */
+    /* Per thread serial (< SB_SERIALS): the file offset + 1 of its open
+     * segment's SEGMENT record (0: none). record.h S1: a segment's seq is
+     * taken when it ends, here when its thread starts the next one
+     * (sb_segment) or sb_end ends it; one never ended stays ACT_SEQ_OPEN
+     * (a thread that was still writing it). */
+    size_t open[64];
 } sb;
+#define SB_SERIALS 64
 
 static inline act_spool_header *sb_hdr(sb *b)
 {
@@ -91,11 +98,43 @@ static inline void *sb_rec(sb *b, uint16_t kind, uint32_t aux, size_t size)
     return p;
 }
 
-static inline void sb_segment(sb *b, uint32_t serial)
+/* End thread `serial`'s open segment (record.h S1): the next seq. */
+static inline void sb_end(sb *b, uint32_t serial)
 {
-    act_rec_segment *s = sb_rec(b, ACT_REC_SEGMENT, serial, sizeof(*s));
+    if (serial >= SB_SERIALS || !b->open[serial])
+        return;
+    act_rec_segment *s = (act_rec_segment *)(b->buf + b->open[serial] - 1);
     s->seq = b->seq++;
     sb_hdr(b)->segment_seq = b->seq;
+    b->open[serial] = 0;
+}
+
+/* A new segment of thread `serial`: its open one ends first, and so does
+ * the one it follows in the chunk (record.h S2: a thread takes a chunk
+ * another one left). */
+static inline void sb_segment(sb *b, uint32_t serial)
+{
+    size_t lo = (size_t)((unsigned char *)sb_chunk_hdr(b, b->chunk) - b->buf);
+    for (uint32_t i = 0; i < SB_SERIALS; i++)
+        if (b->open[i] > lo && b->open[i] <= lo + b->chunk_size)
+            sb_end(b, i);
+    act_rec_segment *s = sb_rec(b, ACT_REC_SEGMENT, serial, sizeof(*s));
+    if (serial >= SB_SERIALS) { /* a hostile serial: ended at once */
+        s->seq = b->seq++;
+        sb_hdr(b)->segment_seq = b->seq;
+        return;
+    }
+    sb_end(b, serial);
+    s->seq = ACT_SEQ_OPEN;
+    b->open[serial] = (size_t)((unsigned char *)s - b->buf) + 1;
+}
+
+/* Every open segment ended, threads in serial order (a process whose
+ * threads all ended). */
+static inline void sb_end_all(sb *b)
+{
+    for (uint32_t i = 0; i < SB_SERIALS; i++)
+        sb_end(b, i);
 }
 
 static inline void sb_thread(sb *b, uint32_t serial, uint32_t tid, uint32_t name)

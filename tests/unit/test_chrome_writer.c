@@ -220,6 +220,7 @@ static void spool_settling(sb *s, int capture_at_end)
     }
     if (capture_at_end) /* act_stop: what was written early may be outside */
         sb_ts(s, ACT_REC_CAPTURE, 0, ts - 3000);
+    sb_end_all(s); /* read while it runs: its segment ended (record.h S1) */
 }
 
 /* Events written while the program runs (act_export_live_output; the

@@ -298,7 +298,7 @@ static void test_start_before_the_last_written(void **state)
  * be written). */
 static void scenario_idle_launcher(sb *s)
 {
-    sb_init(s, 100, 4096, 6);
+    sb_init(s, 100, 4096, 7);
     sb_open_thread(s, 0, 1, 100);
     sb_str(s, 2, "clEnqueueNDRangeKernel");
     sb_api(s, 2, T(1), T(5), 1, 0, ACT_SOURCE_OPENCL);
@@ -320,11 +320,16 @@ static void scenario_idle_launcher(sb *s)
     sb_open_thread(s, 4, 3, 102); /* thread 3 goes on */
     sb_str(s, 2, "clFinish");
     sb_api(s, 2, T(2000300), T(2000400), 0, 0, ACT_SOURCE_OPENCL);
-    /* Thread 1's next segment (a mark, no call), the newest: the reader
-     * reads past its first one, and no call of it after 5 us is read. */
+    /* Thread 1's next segment (a mark, no call): its first one ended, and
+     * no call of it after 5 us is read. */
     sb_open_thread(s, 5, 1, 100);
     sb_str(s, 1, "tick");
     sb_ts(s, ACT_REC_MARK, 1, T(2000500));
+    /* Thread 2 goes on too: its segment of the twelve ops ended (record.h
+     * S1), they can be read while the program runs. */
+    sb_open_thread(s, 6, 2, 101);
+    sb_str(s, 1, "tock");
+    sb_ts(s, ACT_REC_MARK, 1, T(2000600));
 }
 
 static void test_idle_launcher(void **state)

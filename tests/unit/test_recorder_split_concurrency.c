@@ -1,12 +1,11 @@
 /*
- * test_recorder_split_concurrency.c -- segment splitting (record.h S1): a
- * thread whose segment is open while other threads start segments closes
- * it and starts a new one in the same chunk every ACT_SEG_SPLIT_BYTES, so
- * a live reader (which hands segments out in sequence order and waits on
- * one that may grow) is held back by a slow thread only for about its last
- * few KiB of records. Without another thread's segment nothing is split;
- * each thread's records keep their order and count. Named *concurrency*:
- * it also runs under ThreadSanitizer.
+ * test_recorder_split_concurrency.c -- segment ends and splits (record.h
+ * S1): a thread ends its segment every ACT_SEG_SPLIT_BYTES (starting the
+ * next in the same chunk), so a live reader, which reads ended segments
+ * in seq order, has each thread's records in 4 KiB steps, and a thread
+ * that recorded and went idle holds back nothing but its own last
+ * records. Each thread's records keep their order and count. Named
+ * *concurrency*: it also runs under ThreadSanitizer.
  */
 /* cmocka.h needs these first. */
 #include <setjmp.h>
@@ -36,13 +35,6 @@ static void put_mark(uint64_t v)
     act_rec_commit();
 }
 
-static void *one_mark(void *arg)
-{
-    (void)arg;
-    put_mark(1);
-    return NULL;
-}
-
 /* Scans until nothing new comes out; the records of thread `serial` read. */
 static size_t live_read(act_spool *sp, uint32_t serial)
 {
@@ -56,52 +48,88 @@ static size_t live_read(act_spool *sp, uint32_t serial)
     return n;
 }
 
-/* Thread Q (this one) begins a segment, thread M begins a later one, Q
- * keeps writing in its chunk: M's record must reach a live reader once Q
- * has written ACT_SEG_SPLIT_BYTES more, not only when Q's chunk fills. */
-static void test_slow_thread_does_not_hold_back(void **state)
+/* A thread that records one mark, then waits until released. */
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+static int idle_state; /* 1: it recorded; 2: released */
+
+static void *idle_mark(void *arg)
+{
+    (void)arg;
+    put_mark(1);
+    pthread_mutex_lock(&idle_lock);
+    idle_state = 1;
+    pthread_cond_broadcast(&idle_cond);
+    while (idle_state != 2)
+        pthread_cond_wait(&idle_cond, &idle_lock);
+    pthread_mutex_unlock(&idle_lock);
+    return NULL;
+}
+
+/* Thread Q (this one) records, thread M records one mark and waits, idle,
+ * its segment open; Q goes on: what Q writes after M's mark must reach a
+ * live reader while M waits (when a segment's seq was taken at its start,
+ * M's open segment held every later one back until the exit), and M's
+ * mark comes out at the end. */
+static void test_idle_thread_holds_nothing_back(void **state)
 {
     (void)state;
     char dir[64], err[256];
     tmpdir_make(dir, sizeof(dir), "split");
     assert_int_equal(act_recorder_open(dir, SPOOL_SIZE, CHUNK_SIZE), 0);
     put_mark(0);
-    uint32_t m_serial = act_rec_tls->serial + 1; /* serials are handed out in order */
+    uint32_t q_serial = act_rec_tls->serial, m_serial = q_serial + 1; /* handed out in order */
+    idle_state = 0;
     pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, one_mark, NULL), 0);
-    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(pthread_create(&th, NULL, idle_mark, NULL), 0);
+    pthread_mutex_lock(&idle_lock);
+    while (idle_state != 1)
+        pthread_cond_wait(&idle_cond, &idle_lock);
+    pthread_mutex_unlock(&idle_lock);
+    uint32_t n = 4 * ACT_SEG_SPLIT_BYTES / sizeof(act_rec_ts);
+    for (uint32_t i = 0; i < n; i++)
+        put_mark(i + 2);
 
     act_spool sp;
     assert_int_equal(act_spool_open_live(&sp, act_recorder_path(), err, sizeof(err)), 0);
-    assert_int_equal(live_read(&sp, m_serial), 0); /* Q's segment may grow: M waits */
-    for (uint32_t i = 0; i < 2 * ACT_SEG_SPLIT_BYTES / sizeof(act_rec_ts); i++)
-        put_mark(i + 2);
-    assert_int_equal(live_read(&sp, m_serial), 1);
+    size_t q = live_read(&sp, q_serial);
+    assert_true(q >= n - ACT_SEG_SPLIT_BYTES / sizeof(act_rec_ts)); /* all but the last 4 KiB */
+    assert_true(q <= n + 1);
+    assert_int_equal(live_read(&sp, m_serial), 0); /* M's open segment */
+    pthread_mutex_lock(&idle_lock);
+    idle_state = 2;
+    pthread_cond_broadcast(&idle_cond);
+    pthread_mutex_unlock(&idle_lock);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(live_read(&sp, m_serial), 1); /* ended with its thread */
     act_spool_live_end(&sp);
     act_spool_close(&sp);
-
-    walk_stats ws;
-    assert_int_equal(spool_walk(act_recorder_path(), &ws, NULL, NULL), 0);
-    assert_int_equal(ws.chunks, 2);
-    assert_true(ws.segments >= 3); /* Q's chunk holds two segments of Q */
-    spool_unwalk(&ws);
     act_recorder_close();
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
-/* A thread alone never splits: one segment, however much it writes. */
-static void test_alone_no_split(void **state)
+/* A thread alone ends a segment every ACT_SEG_SPLIT_BYTES too: a live
+ * reader has all but its last few KiB; one chunk holds them all. */
+static void test_alone_splits(void **state)
 {
     (void)state;
-    char dir[64];
+    char dir[64], err[256];
     tmpdir_make(dir, sizeof(dir), "split1");
     assert_int_equal(act_recorder_open(dir, SPOOL_SIZE, CHUNK_SIZE), 0);
-    for (uint32_t i = 0; i < 4 * ACT_SEG_SPLIT_BYTES / sizeof(act_rec_ts); i++)
+    uint32_t n = 4 * ACT_SEG_SPLIT_BYTES / sizeof(act_rec_ts);
+    for (uint32_t i = 0; i < n; i++)
         put_mark(i);
+    act_spool sp;
+    assert_int_equal(act_spool_open_live(&sp, act_recorder_path(), err, sizeof(err)), 0);
+    size_t got = live_read(&sp, act_rec_tls->serial);
+    assert_true(got >= n - ACT_SEG_SPLIT_BYTES / sizeof(act_rec_ts) && got < n);
+    act_spool_live_end(&sp);
+    act_spool_close(&sp);
     walk_stats ws;
     assert_int_equal(spool_walk(act_recorder_path(), &ws, NULL, NULL), 0);
-    assert_int_equal(ws.segments, 1);
-    assert_int_equal(ws.by_kind[ACT_REC_MARK], 4 * ACT_SEG_SPLIT_BYTES / sizeof(act_rec_ts));
+    assert_int_equal(ws.chunks, 1);
+    assert_true(ws.segments >= 4);
+    assert_int_equal(ws.by_kind[ACT_REC_MARK], n);
     spool_unwalk(&ws);
     act_recorder_close();
     assert_int_equal(tmpdir_remove(dir), 0);
@@ -160,8 +188,8 @@ static void test_concurrent_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_slow_thread_does_not_hold_back),
-        cmocka_unit_test(test_alone_no_split),
+        cmocka_unit_test(test_idle_thread_holds_nothing_back),
+        cmocka_unit_test(test_alone_splits),
         cmocka_unit_test(test_concurrent_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,11 +2,13 @@
  * test_spool_live.c -- reading a spool while it is written
  * (act_spool_open_live / live_scan / live_next, spool.h): records come out
  * in exactly the order of a batch read of the finished file, however the
- * writing is cut into steps: none of a later segment while an earlier one
- * may still grow, none of a segment whose predecessor in sequence is not
- * published yet. The file is rewritten in place between the steps, as the
- * recorder's MAP_SHARED writes would change it. What the reader keeps
- * does not grow with the segments it has read (test_live_segments_bounded).
+ * writing is cut into steps: none of a segment its thread has not ended
+ * (record.h S1: its seq is taken when it ends), none of a segment whose
+ * predecessor in sequence is not seen ended yet, and a segment ended is
+ * read to its last record, though its chunk had gone idle. The file is
+ * rewritten in place between the steps, as the recorder's MAP_SHARED
+ * writes would change it. What the reader keeps does not grow with the
+ * segments it has read (test_live_segments_bounded).
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -29,80 +31,72 @@ typedef struct seen {
     size_t off; /* of the record in the file */
 } seen;
 
-/* Two threads writing at once: thread 1 in chunk 0 (segment 0, still
- * growing after thread 2 began segment 1 in chunk 1), then thread 1 moves
- * to chunk 2 (segment 2). used[] records each chunk's fill after each
- * step of the writing. */
-#define STEPS  4
+/* The file as it stood after each step of the writing (snap[k]: the whole
+ * buffer then, not sealed). */
+#define STEPS  5
 #define CHUNKS 4
-static uint32_t used[STEPS][CHUNKS], chunks[STEPS];
+static unsigned char *snap[STEPS];
 
 static void note_step(sb *s, int k)
 {
-    for (uint32_t c = 0; c < CHUNKS; c++)
-        used[k][c] = sb_chunk_hdr(s, c)->magic ? sb_chunk_hdr(s, c)->used : 0;
-    chunks[k] = (uint32_t)sb_hdr(s)->chunks_used;
+    snap[k] = malloc(s->size);
+    assert_non_null(snap[k]);
+    memcpy(snap[k], s->buf, s->size);
+    ((act_spool_header *)(void *)snap[k])->flags = 0;
 }
 
+static void snaps_free(void)
+{
+    for (int k = 0; k < STEPS; k++) {
+        free(snap[k]);
+        snap[k] = NULL;
+    }
+}
+
+/* Two threads writing at once. Thread 1 ends segment A (chunk 0) when it
+ * moves to chunk 2 (C); thread 2's B (chunk 1) has taken the seq after
+ * A's when thread 1 ends C, but has not stored it yet: the walk waits for
+ * it, then takes B and C. Thread 1's last segment (D) is never ended. */
 static void two_threads(sb *s)
 {
     sb_init(s, 900, 1024, CHUNKS);
-    sb_open_thread(s, 0, 1, 900);
+    sb_open_thread(s, 0, 1, 900); /* A */
     sb_str(s, 1, "a");
     sb_ts(s, ACT_REC_RANGE_PUSH, 1, 2000000);
-    note_step(s, 0); /* thread 1 alone */
-    sb_open_thread(s, 1, 2, 901);
+    note_step(s, 0);              /* nothing ended */
+    sb_open_thread(s, 1, 2, 901); /* B */
     sb_str(s, 1, "b");
     sb_ts(s, ACT_REC_RANGE_PUSH, 1, 2000100);
     sb_ts(s, ACT_REC_RANGE_POP, 0, 2000200);
-    note_step(s, 1); /* thread 2's segment 1 is complete so far; segment 0 may grow */
+    note_step(s, 1); /* nothing ended */
     sb_use_chunk(s, 0);
     sb_ts(s, ACT_REC_RANGE_POP, 0, 2000300);
     sb_ts(s, ACT_REC_MARK, 1, 2000400);
-    sb_open_thread(s, 2, 1, 900); /* thread 1 leaves chunk 0 */
+    sb_open_thread(s, 2, 1, 900); /* C: A ends, seq 0 */
     sb_str(s, 1, "c");
     sb_ts(s, ACT_REC_MARK, 1, 2000500);
-    note_step(s, 2);
-    sb_use_chunk(s, 1);
+    note_step(s, 2);           /* A */
+    uint64_t b_seq = s->seq++; /* thread 2 takes seq 1 for B... */
+    sb_use_chunk(s, 2);
     sb_ts(s, ACT_REC_MARK, 1, 2000600);
-    note_step(s, 3);
+    sb_open_thread(s, 3, 1, 900); /* D: C ends, seq 2 */
+    sb_ts(s, ACT_REC_MARK, 1, 2000700);
+    note_step(s, 3); /* ... and has not stored it: A only */
+    act_rec_segment *b = (act_rec_segment *)(void *)(s->buf + s->open[2] - 1);
+    b->seq = b_seq;
+    s->open[2] = 0;
+    note_step(s, 4); /* A, B, C */
 }
 
-/* A copy of s to change before it is written (write_copy). */
-static sb copy_of(const sb *s)
-{
-    sb copy = *s;
-    copy.buf = malloc(s->size);
-    assert_non_null(copy.buf);
-    memcpy(copy.buf, s->buf, s->size);
-    return copy;
-}
-
-/* Write the copy over path in place (the live mapping stays valid), and
- * free it. */
-static void write_copy(sb *copy, const char *path)
-{
-    int fd = open(path, O_WRONLY | O_CREAT, 0600);
-    assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, copy->buf, copy->size, 0), (ssize_t)copy->size);
-    close(fd);
-    free(copy->buf);
-}
-
-/* The file as it stood after step k (k = STEPS: finished, sealed). */
+/* The file as it stood after step k (k = STEPS: finished, sealed), written
+ * over path in place (the live mapping stays valid). */
 static void write_step(sb *s, const char *path, int k)
 {
-    sb copy = copy_of(s);
-    if (k < STEPS) {
-        for (uint32_t c = 0; c < CHUNKS; c++) {
-            sb_chunk_hdr(&copy, c)->used = used[k][c];
-            if (!used[k][c] && c >= chunks[k])
-                memset(sb_chunk_hdr(&copy, c), 0, copy.chunk_size);
-        }
-        sb_hdr(&copy)->chunks_used = chunks[k];
-        sb_hdr(&copy)->flags = 0;
-    }
-    write_copy(&copy, path);
+    const unsigned char *buf = k < STEPS ? snap[k] : s->buf;
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, buf, s->size, 0), (ssize_t)s->size);
+    close(fd);
 }
 
 static size_t take(act_spool *sp, seen *v, size_t n, int final)
@@ -118,6 +112,32 @@ static size_t take(act_spool *sp, seen *v, size_t n, int final)
     return n;
 }
 
+/* What the batch read of the finished file hands out, in order. */
+static size_t batch_read(act_spool *batch, const char *path, seen *want)
+{
+    char err[256];
+    assert_int_equal(act_spool_open(batch, path, err, sizeof(err)), 0);
+    size_t nw = 0;
+    act_spool_iter *it = act_spool_iter_new(batch);
+    act_sp_rec r;
+    while (act_spool_iter_next(it, &r) > 0) {
+        want[nw] = (seen){r.r->kind, r.serial, (size_t)((const unsigned char *)r.r - batch->map)};
+        nw++;
+    }
+    act_spool_iter_free(it);
+    return nw;
+}
+
+static void same_records(const seen *got, size_t ng, const seen *want, size_t nw)
+{
+    assert_int_equal(ng, nw);
+    for (size_t i = 0; i < nw; i++) {
+        assert_int_equal(got[i].kind, want[i].kind);
+        assert_int_equal(got[i].serial, want[i].serial);
+        assert_int_equal(got[i].off, want[i].off);
+    }
+}
+
 static void test_live_order(void **state)
 {
     (void)state;
@@ -129,42 +149,32 @@ static void test_live_order(void **state)
     /* The batch read of the finished file: the order to match. */
     write_step(&s, path, STEPS);
     act_spool batch;
-    assert_int_equal(act_spool_open(&batch, path, err, sizeof(err)), 0);
     seen want[64], got[64];
-    size_t nw = 0, ng = 0;
-    act_spool_iter *it = act_spool_iter_new(&batch);
-    act_sp_rec r;
-    while (act_spool_iter_next(it, &r) > 0) {
-        want[nw] = (seen){r.r->kind, r.serial, (size_t)((const unsigned char *)r.r - batch.map)};
-        nw++;
-    }
-    act_spool_iter_free(it);
+    size_t nw = batch_read(&batch, path, want), ng = 0;
 
     write_step(&s, path, 0);
     act_spool sp;
     assert_int_equal(act_spool_open_live(&sp, path, err, sizeof(err)), 0);
     ng = take(&sp, got, ng, 0);
-    assert_int_equal(ng, 2); /* THREAD and PUSH of thread 1 (strings are not handed out) */
+    assert_int_equal(ng, 0); /* A may grow */
     write_step(&s, path, 1);
     ng = take(&sp, got, ng, 0);
-    assert_int_equal(ng, 2); /* segment 1 waits: segment 0 may still grow */
+    assert_int_equal(ng, 0); /* so may B */
     write_step(&s, path, 2);
     ng = take(&sp, got, ng, 0);
-    assert_int_equal(ng, 4); /* the rest of segment 0; segment 2 showed it ended, next round */
-    ng = take(&sp, got, ng, 0);
-    assert_int_equal(ng, 4 + 3); /* segment 1 as published; it may grow, so segment 2 waits */
+    assert_int_equal(ng, 4); /* A ended: THREAD, PUSH, POP, MARK (strings are not handed out) */
     write_step(&s, path, 3);
+    for (int i = 0; i < 3; i++)
+        ng = take(&sp, got, ng, 0);
+    assert_int_equal(ng, 4); /* C ended (seq 2), but seq 1 is not seen ended */
+    write_step(&s, path, 4);
     ng = take(&sp, got, ng, 0);
-    assert_int_equal(ng, 8);
+    assert_int_equal(ng, 4 + 3 + 3); /* B (THREAD, PUSH, POP), then C (THREAD, MARK, MARK) */
     write_step(&s, path, STEPS);
     ng = take(&sp, got, ng, 1);
     act_spool_live_end(&sp);
-    assert_int_equal(ng, nw);
-    for (size_t i = 0; i < nw; i++) {
-        assert_int_equal(got[i].kind, want[i].kind);
-        assert_int_equal(got[i].serial, want[i].serial);
-        assert_int_equal(got[i].off, want[i].off);
-    }
+    same_records(got, ng, want, nw); /* D, never ended, last */
+    assert_int_equal(got[ng - 1].serial, 1);
     /* The survey comes out as the batch's. */
     assert_true(sp.sealed);
     assert_int_equal(sp.n_threads, batch.n_threads);
@@ -178,12 +188,14 @@ static void test_live_order(void **state)
     unlink(path);
     rmdir(dir);
     sb_free(&s);
+    snaps_free();
 }
 
 /* Thread 2's chunk stays unchanged long enough to be looked at only now
  * and then; then, in one step, thread 2 writes one more record there and
- * moves on, and thread 1 moves on too. The walk must not pass thread 2's
- * segment before a scan of its chunk has read that record. */
+ * moves on (its segment ends), and thread 1 moves on too. The walk must
+ * not take thread 2's segment before a scan of its chunk has read that
+ * record. */
 static void idle_chunk(sb *s)
 {
     sb_init(s, 901, 1024, CHUNKS);
@@ -196,15 +208,14 @@ static void idle_chunk(sb *s)
     note_step(s, 0);
     sb_use_chunk(s, 1);
     sb_ts(s, ACT_REC_MARK, 1, 2000200); /* the record a careless walk would miss */
-    sb_open_thread(s, 3, 2, 901);
+    sb_open_thread(s, 3, 2, 901);       /* thread 2's first segment ends: seq 0 */
     sb_str(s, 1, "b");
     sb_ts(s, ACT_REC_MARK, 1, 2000300);
-    sb_open_thread(s, 2, 1, 900);
+    sb_open_thread(s, 2, 1, 900); /* thread 1's: seq 1 */
     sb_str(s, 1, "a");
     sb_ts(s, ACT_REC_MARK, 1, 2000400);
-    note_step(s, 1);
-    note_step(s, 2);
-    note_step(s, 3);
+    for (int k = 1; k < STEPS; k++)
+        note_step(s, k);
 }
 
 static void test_live_idle_chunk(void **state)
@@ -215,33 +226,39 @@ static void test_live_idle_chunk(void **state)
     char dir[] = "/tmp/act_live_XXXXXX", path[64], err[256];
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/901.acts", dir);
+    write_step(&s, path, STEPS);
+    act_spool batch;
+    seen want[64], got[64];
+    size_t nw = batch_read(&batch, path, want), ng = 0;
     write_step(&s, path, 0);
     act_spool sp;
     assert_int_equal(act_spool_open_live(&sp, path, err, sizeof(err)), 0);
-    seen got[64];
-    size_t ng = 0;
     for (int i = 0; i < 8; i++) /* chunk 1 goes idle */
         ng = take(&sp, got, ng, 0);
-    assert_int_equal(ng, 2); /* segment 0 (THREAD, MARK); segment 1 waits behind it */
+    assert_int_equal(ng, 0); /* neither segment ended */
     write_step(&s, path, 1);
-    for (int i = 0; i < 3; i++)
-        ng = take(&sp, got, ng, 0);
-    /* Segment 0 and all of segment 1, its last record included: 2 + 3. */
-    assert_true(ng >= 5);
-    assert_int_equal(got[4].kind, ACT_REC_MARK);
-    assert_int_equal(got[4].serial, 2);
+    ng = take(&sp, got, ng, 0);
+    /* Thread 2's first segment, its last record included, then thread 1's. */
+    assert_int_equal(ng, 3 + 2);
+    assert_int_equal(got[2].kind, ACT_REC_MARK);
+    assert_int_equal(got[2].serial, 2);
+    assert_int_equal(got[2].off, want[2].off);
     for (int i = 0; i < LIVE_TRIES; i++)
         ng = take(&sp, got, ng, 0);
+    assert_int_equal(ng, 5); /* the last two are never ended */
     ng = take(&sp, got, ng, 1);
     act_spool_live_end(&sp);
-    assert_int_equal(ng, 9); /* 4 segments: THREAD + MARK each, and segment 1's second MARK */
-    static const uint32_t serials[9] = {1, 1, 2, 2, 2, 2, 2, 1, 1};
+    same_records(got, ng, want, nw);
+    assert_int_equal(ng, 9);
+    static const uint32_t serials[9] = {2, 2, 2, 1, 1, 1, 1, 2, 2};
     for (size_t i = 0; i < 9; i++)
         assert_int_equal(got[i].serial, serials[i]);
     act_spool_close(&sp);
+    act_spool_close(&batch);
     unlink(path);
     rmdir(dir);
     sb_free(&s);
+    snaps_free();
 }
 
 /* A spool not there yet, or not complete enough to have a header: the
@@ -290,6 +307,7 @@ static void test_live_refused(void **state)
     assert_true(rc == ACT_E_IO || rc == ACT_E_FORMAT);
     act_spool_close(&sp);
     sb_free(&s);
+    snaps_free();
     unlink(path);
     rmdir(dir);
 }
@@ -300,6 +318,27 @@ static void test_live_refused(void **state)
  * the counts still come out as the batch read's. */
 #define LONG_CHUNKS 12000
 #define LONG_STEP   1000
+
+/* A copy of s to change before it is written (write_copy). */
+static sb copy_of(const sb *s)
+{
+    sb copy = *s;
+    copy.buf = malloc(s->size);
+    assert_non_null(copy.buf);
+    memcpy(copy.buf, s->buf, s->size);
+    return copy;
+}
+
+/* Write the copy over path in place (the live mapping stays valid), and
+ * free it. */
+static void write_copy(sb *copy, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, copy->buf, copy->size, 0), (ssize_t)copy->size);
+    close(fd);
+    free(copy->buf);
+}
 
 static void write_prefix(const sb *s, const char *path, uint32_t n)
 {

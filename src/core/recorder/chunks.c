@@ -80,12 +80,30 @@ static void chunk_drop_region(const act_thread *self, const act_chunk_header *c)
         region_drop(self, r);
 }
 
+/* End the thread's open segment (record.h S1): the next global seq, stored
+ * with release. Only while t->chunk is in the open spool's generation;
+ * caller is the thread itself, or holds act_rec_state.lock for a thread
+ * that has ended. A thread still recording when the spool closes leaves
+ * its last segment open (readers take it last). */
+static void seg_end(act_thread *t)
+{
+    act_spool_header *h = act_rec_hdr_get();
+    if (!t->seg || !t->chunk || t->gen != atomic_load(&act_rec_state.gen) || !h) {
+        t->seg = NULL;
+        return;
+    }
+    uint64_t seq = atomic_fetch_add((_Atomic uint64_t *)&h->segment_seq, 1);
+    atomic_store_explicit((_Atomic uint64_t *)&t->seg->seq, seq, memory_order_release);
+    t->seg = NULL;
+}
+
 static void chunk_release(act_thread *t)
 {
     /* Caller holds act_rec_state.lock. A chunk with room left is recycled for the
      * next thread that needs one; its published fill stays as it is. */
     if (!t->chunk || t->gen != atomic_load(&act_rec_state.gen) || !act_rec_hdr_get())
         return;
+    seg_end(t); /* its records there are final (record.h S1) */
     if (act_rec_state.ring_chunks) {
         /* Ring mode: the chunk stays in the ring's order, to be recycled.
          * Its final fill goes into the next segment's R4 `before`. */
@@ -245,6 +263,7 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
     uint32_t gen = atomic_load(&act_rec_state.gen);
     if (t->gen != gen) {
         t->chunk = NULL;
+        t->seg = NULL; /* in a spool no longer open */
         t->owned = 0;
         atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
         t->gen = gen;
@@ -304,10 +323,15 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
     t->data = (char *)(c + 1);
     t->pos = atomic_load_explicit((_Atomic uint32_t *)&c->used, memory_order_relaxed);
     uint32_t cap = act_rec_state.chunk_size - (uint32_t)sizeof(*c);
-    /* A segment header, then everything this thread writes. */
+    /* A segment header, then everything this thread writes: its seq is
+     * taken when it ends (record.h S1), in ring mode now (R1). */
     act_rec_segment *s = chunk_put(t, ACT_REC_SEGMENT, sizeof(*s), t->serial);
-    s->seq = atomic_fetch_add((_Atomic uint64_t *)&h->segment_seq, 1);
-    t->seg_next = s->seq + 1;
+    if (act_rec_state.ring_chunks) {
+        s->seq = atomic_fetch_add((_Atomic uint64_t *)&h->segment_seq, 1);
+    } else {
+        s->seq = ACT_SEQ_OPEN;
+        t->seg = s;
+    }
     t->room = cap;
     if (act_rec_state.ring_chunks) {
         act_rec_ring_segment_top(t);
@@ -340,29 +364,32 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
 }
 
 /* The fast path stopped at its soft limit with `size` bytes still fitting
- * the chunk (record.h S1): when another thread started a segment since this
- * thread's began, close this one and start the next in the same chunk (its
- * SEGMENT is published with the record that follows); then move the limit
- * on. 0, or -1 when the limit was not the soft one (the spool closed or
- * the process forked: cap was set to 0) and the caller must take the chunk
+ * the chunk (record.h S1): start the next segment in the same chunk (its
+ * SEGMENT is published with the record that follows) and end this one, so
+ * that a live reader has what was written so far; then move the limit on.
+ * 0, or -1 when the limit was not the soft one (the spool closed or the
+ * process forked: cap was set to 0) and the caller must take the chunk
  * path. */
 static int seg_check(act_thread *t, size_t size)
 {
     uint32_t c = atomic_load_explicit(&t->cap, memory_order_relaxed);
     if (!c || !t->chunk || t->pos + size > t->room)
         return -1;
-    act_spool_header *h = act_rec_hdr_get();
     /* Only while cap is still the soft limit: a close or fork that zeroed
      * it must keep the thread off this chunk. */
-    if (!h || !atomic_compare_exchange_strong_explicit(&t->cap, &c, t->room, memory_order_relaxed,
-                                                       memory_order_relaxed))
+    if (!atomic_compare_exchange_strong_explicit(&t->cap, &c, t->room, memory_order_relaxed,
+                                                 memory_order_relaxed))
         return -1;
-    _Atomic uint64_t *seq = (_Atomic uint64_t *)&h->segment_seq;
-    if (atomic_load_explicit(seq, memory_order_relaxed) != t->seg_next &&
-        t->pos + sizeof(act_rec_segment) + size <= t->room) {
+    if (t->seg && t->pos + sizeof(act_rec_segment) + size <= t->room) {
         act_rec_segment *s = chunk_put(t, ACT_REC_SEGMENT, sizeof(*s), t->serial);
-        s->seq = atomic_fetch_add(seq, 1);
-        t->seg_next = s->seq + 1;
+        s->seq = ACT_SEQ_OPEN;
+        /* Published before the old one's seq, so that its end is where this
+         * begins; and before a seq of its own can be taken (a thread that
+         * ends now ends it: a seq in a record nobody sees would hold a live
+         * reader back until the exit). */
+        atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+        seg_end(t);
+        t->seg = s;
     }
     c = t->room;
     atomic_compare_exchange_strong_explicit(&t->cap, &c, soft_cap(t), memory_order_relaxed,

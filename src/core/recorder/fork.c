@@ -31,6 +31,7 @@ void act_recorder_atfork_child(void)
     act_thread *t = act_rec_tls;
     if (t) {
         t->chunk = NULL;
+        t->seg = NULL; /* the parent's spool: not the child's to end */
         t->owned = 0;
         atomic_store(&t->cap, 0);
         t->range_depth = 0;

@@ -133,9 +133,11 @@ struct act_thread {
     uint32_t room;     /* usable bytes of `chunk` (cap <= room) */
     void *pystack_ids; /* recent Python stacks' string ids (emit.c), lazily */
     char *given_name;  /* act_thread_name's, announced with the thread (NULL: none) */
-    uint64_t seg_next; /* the spool's segment_seq just after this thread's segment began */
+    /* Its segment not ended yet (record.h S1: outside ring mode; NULL:
+     * none), whose seq seg_end (chunks.c) stores when it ends. */
+    act_rec_segment *seg;
 };
-/* Bytes a thread appends between two checks for a segment split. */
+/* Bytes a thread appends between two segment splits (record.h S1). */
 #define ACT_SEG_SPLIT_BYTES 4096u
 
 /* The recorder's state: the open spool and the threads that record. */

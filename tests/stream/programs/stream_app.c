@@ -16,7 +16,13 @@
  *   stream_app loop N
  *       N kernels back to back on one in-order queue, no ranges, clFinish
  *       every 1000 (a training loop's shape, issue 32).
+ *   stream_app idle N [MS]
+ *       `launches N [MS]` while a second thread, which recorded a mark
+ *       first, waits idle until they are done (a data loader's or a
+ *       logger's shape): its open segment must not hold the reading of
+ *       the launches back until the exit.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +83,32 @@ static int run(const char *mode, long n, long ms)
     return 0;
 }
 
+/* The idle thread: one mark, then a wait for the launches' end. */
+static int idle_pipe[2];
+
+static void *idle_main(void *arg)
+{
+    (void)arg;
+    act_mark("idle thread");
+    char c;
+    while (read(idle_pipe[0], &c, 1) < 0)
+        ;
+    return NULL;
+}
+
+static int run_idle(long n, long ms)
+{
+    pthread_t th;
+    if (pipe(idle_pipe) || pthread_create(&th, NULL, idle_main, NULL))
+        return 1;
+    sleep_us(10000); /* its mark first */
+    int rc = run("launches", n, ms);
+    while (write(idle_pipe[1], "x", 1) < 0)
+        ;
+    pthread_join(th, NULL);
+    return rc;
+}
+
 /* With STREAM_APP_END set, the CLOCK_MONOTONIC time at which the program's
  * work ended (bench/tail_scale.py: the tail is from here to the return of
  * the tool that ran it, the same for every tracer). */
@@ -94,10 +126,12 @@ static int report_end(int rc)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: stream_app launches|queues|loop|forkexec N [MS]\n");
+        fprintf(stderr, "usage: stream_app launches|queues|loop|idle|forkexec N [MS]\n");
         return 2;
     }
     long n = atol(argv[2]), ms = argc > 3 ? atol(argv[3]) : 0;
+    if (!strcmp(argv[1], "idle"))
+        return report_end(run_idle(n, ms));
     if (strcmp(argv[1], "forkexec"))
         return report_end(run(argv[1], n, ms));
     run("launches", n, ms);
