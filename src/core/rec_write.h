@@ -35,6 +35,11 @@ void *act_rec_reserve(uint16_t kind, size_t size);
 void act_rec_commit(void);
 /* Count a record of `kind` lost for lack of space. */
 void act_rec_drop(uint16_t kind);
+/* The calling thread has no more to record for now (a source's batch of
+ * device work delivered): its segment ends, so that a live reader has its
+ * records before the thread records again (record.h S1). Cheap; nothing
+ * when it recorded nothing since its last segment began. */
+void act_rec_seg_idle(void);
 
 /* Intern `s` (length `len`) in the calling thread's string table and
  * return its id; 0 when it could not be recorded. */

@@ -162,6 +162,43 @@ static void check_order(const act_rec_hdr *r, uint32_t serial, void *arg)
     o->n++;
 }
 
+/* act_rec_seg_idle (a source's batch of device work delivered): the
+ * thread's few records so far are a live reader's at once, not when it
+ * has written 4 KiB more; a second call with nothing new ends nothing;
+ * what it records next starts a segment, and every record comes out once,
+ * in order. */
+static void test_idle_ends_segment(void **state)
+{
+    (void)state;
+    char dir[64], err[256];
+    tmpdir_make(dir, sizeof(dir), "split2");
+    assert_int_equal(act_recorder_open(dir, SPOOL_SIZE, CHUNK_SIZE), 0);
+    for (uint32_t i = 0; i < 5; i++)
+        put_mark(i + 1);
+    act_spool sp;
+    assert_int_equal(act_spool_open_live(&sp, act_recorder_path(), err, sizeof(err)), 0);
+    uint32_t me = act_rec_tls->serial;
+    assert_int_equal(live_read(&sp, me), 0); /* its segment may grow */
+    act_rec_seg_idle();
+    act_rec_seg_idle(); /* nothing since: no empty segment */
+    assert_int_equal(live_read(&sp, me), 5);
+    for (uint32_t i = 5; i < 8; i++)
+        put_mark(i + 1);
+    act_rec_seg_idle();
+    assert_int_equal(live_read(&sp, me), 3);
+    act_spool_live_end(&sp);
+    act_spool_close(&sp);
+    order o = {{0}, 0, 0};
+    walk_stats ws;
+    assert_int_equal(spool_walk(act_recorder_path(), &ws, check_order, &o), 0);
+    assert_int_equal(o.n, 8);
+    assert_int_equal(o.bad, 0);
+    assert_int_equal(ws.segments, 2);
+    spool_unwalk(&ws);
+    act_recorder_close();
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 static void test_concurrent_order(void **state)
 {
     (void)state;
@@ -190,6 +227,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idle_thread_holds_nothing_back),
         cmocka_unit_test(test_alone_splits),
+        cmocka_unit_test(test_idle_ends_segment),
         cmocka_unit_test(test_concurrent_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

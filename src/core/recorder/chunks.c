@@ -365,22 +365,24 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
 
 /* The fast path stopped at its soft limit with `size` bytes still fitting
  * the chunk (record.h S1): start the next segment in the same chunk (its
- * SEGMENT is published with the record that follows) and end this one, so
- * that a live reader has what was written so far; then move the limit on.
- * 0, or -1 when the limit was not the soft one (the spool closed or the
- * process forked: cap was set to 0) and the caller must take the chunk
- * path. */
+ * SEGMENT is published with the record that follows) and end this one, if
+ * not ended already (act_rec_seg_idle), so that a live reader has what was
+ * written so far; then move the limit on. 0, or -1 when the limit was not
+ * the soft one (the spool closed or the process forked: cap was set to 0)
+ * or a segment ended leaves no room for the next here: the caller must
+ * take the chunk path. */
 static int seg_check(act_thread *t, size_t size)
 {
     uint32_t c = atomic_load_explicit(&t->cap, memory_order_relaxed);
-    if (!c || !t->chunk || t->pos + size > t->room)
+    int room = t->pos + sizeof(act_rec_segment) + size <= t->room;
+    if (!c || !t->chunk || t->pos + size > t->room || (!t->seg && !room))
         return -1;
     /* Only while cap is still the soft limit: a close or fork that zeroed
      * it must keep the thread off this chunk. */
     if (!atomic_compare_exchange_strong_explicit(&t->cap, &c, t->room, memory_order_relaxed,
                                                  memory_order_relaxed))
         return -1;
-    if (t->seg && t->pos + sizeof(act_rec_segment) + size <= t->room) {
+    if (room) {
         act_rec_segment *s = chunk_put(t, ACT_REC_SEGMENT, sizeof(*s), t->serial);
         s->seq = ACT_SEQ_OPEN;
         /* Published before the old one's seq, so that its end is where this
@@ -395,6 +397,21 @@ static int seg_check(act_thread *t, size_t size)
     atomic_compare_exchange_strong_explicit(&t->cap, &c, soft_cap(t), memory_order_relaxed,
                                             memory_order_relaxed);
     return 0;
+}
+
+void act_rec_seg_idle(void)
+{
+    act_thread *t = act_rec_tls;
+    if (!t || !t->seg || !t->chunk || act_rec_state.ring_chunks ||
+        t->pos == (uint32_t)((char *)(t->seg + 1) - t->data))
+        return; /* no segment, or nothing in it yet */
+    uint32_t c = atomic_load_explicit(&t->cap, memory_order_relaxed);
+    /* Its next record takes the slow path, which starts a segment
+     * (seg_check); not when a close or fork zeroed the limit meanwhile. */
+    if (!c || !atomic_compare_exchange_strong_explicit(&t->cap, &c, t->pos, memory_order_relaxed,
+                                                       memory_order_relaxed))
+        return;
+    seg_end(t);
 }
 
 static void *reserve_slow(act_thread *t, uint16_t kind, size_t size)

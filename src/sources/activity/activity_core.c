@@ -243,10 +243,12 @@ int act_activity_buffer_read(act_activity *a, uint8_t *buf, size_t valid, act_ac
     }
     if (r < 0)
         buffer_unreadable(a, code);
-    if (converting)
+    if (converting) {
         atomic_fetch_add(&a->records, n);
-    else
+        act_rec_seg_idle(); /* a buffer delivered: read while the vendor's thread waits */
+    } else {
         count_late(a, n);
+    }
     return 1;
 }
 

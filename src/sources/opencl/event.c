@@ -40,11 +40,13 @@ static _Atomic uint64_t act_cl_pending_early;
 static _Atomic int act_cl_draining; /* 1: the drain began; 2: it gave up */
 static _Atomic int act_cl_alloc_failed;
 
-static void act_cl_pending_add(int64_t d)
+/* The callbacks pending after the change (1 when there is no spool). */
+static uint64_t act_cl_pending_add(int64_t d)
 {
     act_spool_header *h = act_recorder_header();
-    if (h)
-        __atomic_fetch_add(&h->callbacks_pending, (uint64_t)d, __ATOMIC_RELAXED);
+    if (!h)
+        return 1;
+    return __atomic_add_fetch(&h->callbacks_pending, (uint64_t)d, __ATOMIC_RELAXED);
 }
 
 /* A callback registered before the drain began has arrived. After the
@@ -213,9 +215,15 @@ static void CL_CALLBACK act_cl_on_complete(cl_event ev, cl_int status, void *use
             act_cl_next.clReleaseEvent(op->ev);
             act_cl_op_release(op);
         }
-        act_cl_pending_add(-1); /* last: the drain trusts what was recorded by now */
+        /* Last: the drain trusts what was recorded by now. */
+        uint64_t left = act_cl_pending_add(-1);
         if (early)
             act_cl_early_done();
+        /* The last outstanding command done: this thread (a runtime
+         * worker, or the app's inside clFinish) waits for more, and what
+         * it recorded is read while it waits (record.h S1). */
+        if (!left)
+            act_rec_seg_idle();
     }
     atomic_fetch_sub(&act_cl_cb_inflight, 1);
 }
