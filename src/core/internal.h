@@ -71,6 +71,9 @@ uint64_t act_recorder_ring(void);
 /* Publish everything, write final counters, mark the spool sealed and
  * unmap it. Idempotent. */
 void act_recorder_close(void);
+/* The same from the process' exit handler: the pre-fault helper is not
+ * waited for (recorder/prefault.c, act_rec_prefault_leave). */
+void act_recorder_close_at_exit(void);
 /* Fork handling (recorder/fork.c): the child gets a fresh spool on its next record. */
 void act_recorder_atfork_child(void);
 /* Who hears that the recorder opened or closed a spool, or forked: the

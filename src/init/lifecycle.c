@@ -82,21 +82,29 @@ static int run_steps(void)
     return failed;
 }
 
-void act_lifecycle_stop(void)
+static void lifecycle_stop(int at_exit)
 {
     pthread_mutex_lock(&lc_lock);
     /* Only a recording of this process has anything to stop; after it is
      * sealed the header is gone, which makes a second call a no-op. */
     if (act_recorder_header()) {
         run_steps();
-        act_recorder_close();
+        if (at_exit)
+            act_recorder_close_at_exit();
+        else
+            act_recorder_close();
     }
     pthread_mutex_unlock(&lc_lock);
 }
 
+void act_lifecycle_stop(void)
+{
+    lifecycle_stop(0);
+}
+
 static void at_exit(void)
 {
-    act_lifecycle_stop();
+    lifecycle_stop(1);
 }
 
 static int arm_rc;

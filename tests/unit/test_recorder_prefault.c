@@ -58,10 +58,38 @@ static void test_window_grows_with_use(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* The exit's close leaves the helper to end on its own (prefault.c,
+ * act_rec_prefault_leave); a spool opened after it (an exit handler that
+ * records) gets a helper of its own, and the one left does not touch it. */
+static void test_reopen_after_exit_close(void **state)
+{
+    (void)state;
+    char dir[64];
+    tmpdir_make(dir, sizeof(dir), "pref");
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(act_recorder_open(dir, CAPACITY, CHUNK), 0);
+        for (int i = 0; i < 8 * 900; i++) { /* ~8 chunks: the helper is busy */
+            act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof(*r));
+            assert_non_null(r);
+            act_rec_commit();
+        }
+        act_recorder_close_at_exit();
+        assert_null(act_recorder_header());
+    }
+    assert_int_equal(act_recorder_open(dir, CAPACITY, CHUNK), 0);
+    assert_int_equal(act_rec_api_emit("after", 1, 2, 0, 0, 0, ACT_SOURCE_OPENCL), 0);
+    settle();
+    assert_int_equal(act_recorder_header()->chunks_used, 1);
+    assert_int_equal(act_recorder_prefaulted(), 3); /* this spool's helper, from 0 */
+    act_recorder_close();
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_window_grows_with_use),
+        cmocka_unit_test(test_reopen_after_exit_close),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

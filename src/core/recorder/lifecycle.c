@@ -113,7 +113,7 @@ int act_recorder_attach(const char *dir, uint64_t capacity, uint32_t chunk_size)
     return recorder_open(dir, capacity, chunk_size, 0);
 }
 
-void act_recorder_close(void)
+static void recorder_close(int exiting)
 {
     pthread_mutex_lock(&act_rec_state.lock);
     if (!act_rec_hdr_get() || act_rec_state.pid != getpid()) {
@@ -121,7 +121,10 @@ void act_recorder_close(void)
         return;
     }
     atomic_store(&act__recording, 0);
-    act_rec_prefault_stop();
+    if (exiting)
+        act_rec_prefault_leave();
+    else
+        act_rec_prefault_stop();
     /* Send every thread to the slow path; it will find a new generation. */
     for (act_thread *t = act_rec_state.threads; t; t = t->next)
         atomic_store_explicit(&t->cap, 0, memory_order_relaxed);
@@ -142,4 +145,14 @@ void act_recorder_close(void)
     atomic_fetch_add(&act_rec_state.gen, 1);
     pthread_mutex_unlock(&act_rec_state.lock);
     notify_closed();
+}
+
+void act_recorder_close(void)
+{
+    recorder_close(0);
+}
+
+void act_recorder_close_at_exit(void)
+{
+    recorder_close(1);
 }

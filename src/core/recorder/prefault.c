@@ -51,6 +51,7 @@ static struct {
     int stop;
     int no_space;          /* a reservation failed: the helper stops */
     _Atomic uint32_t done; /* chunks [0, done) are faulted in */
+    int left;              /* a helper left at an exit (act_rec_prefault_leave) still runs */
 } prefaulter = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static void *prefault_main(void *arg)
@@ -107,6 +108,10 @@ static void *prefault_main(void *arg)
         }
         pthread_cond_wait(&prefaulter.wake, &prefaulter.lock);
     }
+    if (prefaulter.left) {
+        prefaulter.left = 0;
+        pthread_cond_broadcast(&prefaulter.wake);
+    }
     pthread_mutex_unlock(&prefaulter.lock);
     return NULL;
 }
@@ -114,6 +119,12 @@ static void *prefault_main(void *arg)
 /* Caller holds act_rec_state.lock, with a freshly mapped spool. */
 void act_rec_prefault_start(void)
 {
+    /* A helper left at an exit (a spool opened by a later exit handler)
+     * shares this state until it is gone. */
+    pthread_mutex_lock(&prefaulter.lock);
+    while (prefaulter.left)
+        pthread_cond_wait(&prefaulter.wake, &prefaulter.lock);
+    pthread_mutex_unlock(&prefaulter.lock);
     atomic_store(&prefaulter.done, 0);
     prefaulter.stop = 0;
     prefaulter.no_space = 0;
@@ -140,6 +151,31 @@ void act_rec_prefault_stop(void)
     act_rec_state.prefault_running = 0;
 }
 
+/* Caller holds act_rec_state.lock; the process is exiting. The helper is
+ * told to stop but not waited for: it ends on its own, or the exit ends
+ * it, which interrupts a chunk being faulted in instead of waiting for the
+ * rest of it (0.06-1.3 ms, more when the helper waits for a CPU; pages
+ * that the exit would only unmap again). It touches nothing but the
+ * mapping and the spool file (kept until the process is gone) once it
+ * sees `stop`. Not with a ring, whose surveys count on
+ * act_rec_prefault_running (ring.c): there it is stopped as usual. */
+void act_rec_prefault_leave(void)
+{
+    if (!act_rec_state.prefault_running)
+        return;
+    if (act_rec_state.ring_chunks) {
+        act_rec_prefault_stop();
+        return;
+    }
+    pthread_mutex_lock(&prefaulter.lock);
+    prefaulter.stop = 1;
+    prefaulter.left = 1;
+    pthread_cond_signal(&prefaulter.wake);
+    pthread_mutex_unlock(&prefaulter.lock);
+    pthread_detach(prefaulter.thread);
+    act_rec_state.prefault_running = 0;
+}
+
 uint32_t act_recorder_prefaulted(void)
 {
     return atomic_load(&prefaulter.done);
@@ -158,5 +194,6 @@ void act_rec_prefault_atfork_child(void)
 {
     pthread_mutex_init(&prefaulter.lock, NULL);
     pthread_cond_init(&prefaulter.wake, NULL);
+    prefaulter.left = 0;                /* nor one left at an exit */
     act_rec_state.prefault_running = 0; /* the helper thread did not survive the fork */
 }

@@ -277,6 +277,8 @@ void act_rec_fork_register(void);
 /* ---- prefault.c (callers hold act_rec_state.lock for start/stop) ---- */
 void act_rec_prefault_start(void);
 void act_rec_prefault_stop(void);
+/* At the exit: stop the helper without waiting for it (prefault.c). */
+void act_rec_prefault_leave(void);
 void act_rec_prefault_kick(void);
 /* Whether the helper thread runs (it can end a survey, ring.c). */
 static inline int act_rec_prefault_running(void)
