@@ -43,7 +43,7 @@ static const hopt run_opts[] = {
      "the same)"},
     {"--stream-interval", "MS",
      "milliseconds between two reads of the spool while the program runs (1 to 10000; "
-     "default 20, and 10 for the first 50 reads)"},
+     "default 20, 10 for the first 50 reads and 5 after a read of 4096 records or more)"},
     {"--cuda", NULL,
      "trace CUDA through CUPTI: the CUDA driver loads libacceltrace.so "
      "(CUDA_INJECTION64_PATH) at cuInit"},

@@ -1,10 +1,11 @@
 /*
  * run_stream.c -- the launcher's reading thread while the program runs
  * (run_stream.h). It wakes every ACT_RUN_STREAM_MS (--stream-interval;
- * every ACT_RUN_STREAM_FIRST_MS for its first reads),
+ * every ACT_RUN_STREAM_FIRST_MS for its first reads, and
+ * ACT_RUN_STREAM_BUSY_MS after a read of many records),
  * takes what the program published since (act_export_live_poll) and
- * sleeps again: the program sees a batch of work fifty times a second,
- * never a wake-up per record. Every signal is blocked in it: the
+ * sleeps again: the program sees a batch of work 50 to 200 times a
+ * second, never a wake-up per record. Every signal is blocked in it: the
  * launcher's main thread takes them.
  *
  * It runs at the launcher's own priority (the user's nice value). It ran
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -32,11 +34,16 @@ struct act_run_stream {
     volatile int stop; /* atomic: read by the builder between records */
     unsigned ms;
     unsigned quick; /* reads left at ACT_RUN_STREAM_FIRST_MS */
+    int adapt;      /* the default interval: quicker after a busy read */
+    int busy;       /* the last read took ACT_RUN_STREAM_BUSY records or more */
+    uint64_t seen;  /* records read when it ended */
 };
 
 /* The wait before the next read. */
 static unsigned next_ms(act_run_stream *s)
 {
+    if (s->busy)
+        return ACT_RUN_STREAM_BUSY_MS;
     if (!s->quick)
         return s->ms;
     s->quick--;
@@ -60,6 +67,9 @@ static void *stream_main(void *arg)
             break;
         pthread_mutex_unlock(&s->lock);
         int prc = act_export_live_poll(s->live, &s->stop);
+        uint64_t seen = act_export_live_records(s->live);
+        s->busy = s->adapt && seen - s->seen >= ACT_RUN_STREAM_BUSY;
+        s->seen = seen;
         pthread_mutex_lock(&s->lock);
         if (prc < 0)
             break; /* refused (a ring) or out of memory: the export reads the spool */
@@ -80,6 +90,7 @@ act_run_stream *act_run_stream_start(const char *spool_dir, pid_t pid, unsigned 
         (void)act_export_live_output(s->live, out); /* refused: read only */
     s->ms = ms ? ms : ACT_RUN_STREAM_MS;
     s->quick = ms ? 0 : ACT_RUN_STREAM_QUICK;
+    s->adapt = !ms;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
