@@ -49,9 +49,21 @@ def run_timed(argv, env):
     return (back - int(m.group(1))) / 1e6, r.stderr, rss if rss > before else None
 
 
+def act_env(act):
+    """The environment for a run by `act`: the program's libacceltrace (it
+    links it, RUNPATH the tree it was built in) is the one beside `act`,
+    so that each build's launcher reads a spool its own recorder wrote."""
+    env = dict(os.environ, STREAM_APP_END="1")
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(act))), "lib")
+    if os.path.exists(os.path.join(lib, "libacceltrace.so")):
+        env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"]
+                                        if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
 def one_act(act, app, n, tmp, buffer_size):
     out = os.path.join(tmp, "t.json")
-    env = dict(os.environ, STREAM_APP_END="1")
+    env = act_env(act)
     tail, err, rss = run_timed([act, "run", "--log=debug", f"--buffer-size={buffer_size}", "-o",
                                 out, "-f", "--", app, "loop", str(n)], env)
     peak = re.search(r"launcher peak memory (\d+) KiB", err)
@@ -101,8 +113,8 @@ def export_rate(act, app, n, tmp, buffer_size, reps):
     """Events per CPU-second of `acceltrace export` of one kept spool."""
     out = os.path.join(tmp, "k.json")
     r = subprocess.run([act, "run", "--keep-spool", "--no-summary", f"--buffer-size={buffer_size}",
-                        "-o", out, "-f", "--", app, "loop", str(n)], capture_output=True,
-                       text=True, timeout=1800)
+                        "-o", out, "-f", "--", app, "loop", str(n)], env=act_env(act),
+                       capture_output=True, text=True, timeout=1800)
     m = re.search(r"spool kept in (\S+)", r.stderr)
     if r.returncode != 0 or not m:
         sys.exit(f"{act} run --keep-spool exited {r.returncode}: {r.stderr[-1500:]}")
