@@ -41,7 +41,6 @@
  * records may still grow, and its end is not known). */
 typedef struct live_chunk {
     uint32_t scanned; /* bytes after the chunk header */
-    uint32_t round;   /* the last scan that looked at it */
     uint32_t idle;    /* scans in a row that found nothing new */
     uint8_t dead;     /* a problem was reported: not read further */
     uint8_t done;     /* full, its last segment ended: nothing can be added (live_done) */
@@ -229,8 +228,7 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
     if (lc->dead || lc->done)
         return 0;
     if (live_idle_same(l, lc, base)) {
-        lc->round = l->round; /* scanned: what it held is all it holds */
-        lc->idle++;
+        lc->idle++; /* scanned: what it held is all it holds */
         return 0;
     }
     live_touch(sp, base, sizeof(act_chunk_header)); /* touched on every scan */
@@ -251,7 +249,6 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
         return 0;
     }
     size_t start = base + sizeof(act_chunk_header), off = lc->scanned;
-    lc->round = l->round;
     lc->idle = off == used ? lc->idle + 1 : 0;
     while (off + sizeof(act_rec_hdr) <= used) {
         act_rec_hdr h;
