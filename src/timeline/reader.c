@@ -156,7 +156,7 @@ static size_t used_length(int fd, size_t file_size)
     if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != ACT_SPOOL_MAGIC ||
         !h.chunk_size || h.header_size > file_size)
         return file_size;
-    uint64_t len = h.header_size + act_spool_chunks_used(&h) * h.chunk_size;
+    uint64_t len = act_spool_used_bytes(&h);
     return len < file_size ? (size_t)len : file_size;
 }
 

@@ -33,6 +33,13 @@ static inline uint64_t act_spool_chunks_used(const act_spool_header *h)
     return h->chunks_used < h->chunk_count ? h->chunks_used : h->chunk_count;
 }
 
+/* The bytes of a spool file up to its last used chunk: what a reader maps,
+ * and what a kept spool is cut to. */
+static inline uint64_t act_spool_used_bytes(const act_spool_header *h)
+{
+    return (uint64_t)h->header_size + act_spool_chunks_used(h) * h->chunk_size;
+}
+
 /* A string that is not NUL-terminated (it points into the mapping). */
 typedef struct act_str {
     const char *p;

@@ -154,7 +154,7 @@ static int spool_shrink(const char *path)
     if (fstat(fd, &st) == 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
         h.magic == ACT_SPOOL_MAGIC && h.chunk_size && (h.flags & ACT_SPOOL_F_SEALED) &&
         !(h.flags & ACT_SPOOL_F_RING)) {
-        uint64_t len = (uint64_t)h.header_size + act_spool_chunks_used(&h) * h.chunk_size;
+        uint64_t len = act_spool_used_bytes(&h);
         if (len < (uint64_t)st.st_size)
             rc = ftruncate(fd, (off_t)len) == 0 ? 1 : -1;
     }

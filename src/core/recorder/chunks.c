@@ -358,7 +358,7 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
             announce_given(t);
         t->announced = 1;
     }
-    atomic_store_explicit((_Atomic uint32_t *)&c->used, t->pos, memory_order_release);
+    act_rec_publish(t);
     atomic_store_explicit(&t->cap, soft_cap(t), memory_order_relaxed);
     return 0;
 }
@@ -389,7 +389,7 @@ static int seg_check(act_thread *t, size_t size)
          * begins; and before a seq of its own can be taken (a thread that
          * ends now ends it: a seq in a record nobody sees would hold a live
          * reader back until the exit). */
-        atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+        act_rec_publish(t);
         seg_end(t);
         t->seg = s;
     }
@@ -454,5 +454,5 @@ void act_rec_commit(void)
 {
     act_thread *t = act_rec_tls;
     assert(t && t->chunk);
-    atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+    act_rec_publish(t);
 }

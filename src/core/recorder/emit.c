@@ -57,7 +57,7 @@ static inline int api_fast(act_thread *t, const char *name, uint64_t start, uint
     r->h.aux = ps->id;
     api_fill(r, start, end, corr, ext, result, source);
     t->pos = pos + (uint32_t)sizeof(*r);
-    atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+    act_rec_publish(t);
     return 1;
 }
 

@@ -109,7 +109,7 @@ static inline void put_ts(act_thread *t, uint32_t pos, uint16_t kind, uint32_t a
     r->h.aux = aux;
     r->ts = act_rec_thread_clock(t);
     t->pos = pos + (uint32_t)sizeof(*r);
-    atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+    act_rec_publish(t);
 }
 
 int act_recorder_range_push_fast(const char *name)

@@ -137,6 +137,13 @@ struct act_thread {
      * none), whose seq seg_end (chunks.c) stores when it ends. */
     act_rec_segment *seg;
 };
+/* Publish what t wrote in its chunk so far: the fill count, with release
+ * (record.h: a reader trusts only the published prefix). */
+static inline void act_rec_publish(act_thread *t)
+{
+    atomic_store_explicit((_Atomic uint32_t *)&t->chunk->used, t->pos, memory_order_release);
+}
+
 /* Bytes a thread appends between two segment splits (record.h S1). */
 #define ACT_SEG_SPLIT_BYTES 4096u
 
