@@ -6,6 +6,13 @@
  * ahead of what it has used. The helper's progress is read directly
  * (act_recorder_prefaulted): the resident size of the mapping depends on
  * the page cache's folio sizes, which vary from run to run.
+ *
+ * And the helper never maps back pages the recorder gave up: the recording
+ * threads may overtake it between its choice of a chunk and the fault-in,
+ * take that chunk, fill it and give its region up (chunks.c, region_drop).
+ * A test hook stops the helper at each of those points while the test
+ * records past the chunk, and the chunk's pages must then not be in the
+ * process's page tables (/proc/self/pagemap's present bit).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,10 +22,14 @@
 /* cmocka needs the headers above first. */
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <semaphore.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "core/record.h"
+#include "core/recorder/recorder_int.h"
 #include "tmpdir.h"
 
 #define CHUNK    (128u << 10)
@@ -85,11 +96,144 @@ static void test_reopen_after_exit_close(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+/* ---- the helper overtaken ------------------------------------------- */
+
+#define TARGET 20u /* in the 2 MiB region [2, 4) MiB: chunks 15..31 */
+#define PAST   33u /* chunks_used once chunk 31 is given up */
+
+static struct {
+    sem_t reached, go;
+    int stage;
+    _Atomic int fired;
+} stop;
+
+static void stop_hook(uint32_t idx, int stage)
+{
+    if (idx != TARGET || stage != stop.stage || atomic_exchange(&stop.fired, 1))
+        return;
+    sem_post(&stop.reached);
+    while (sem_wait(&stop.go) != 0) {
+    }
+}
+
+static void record_one(void)
+{
+    act_rec_device_op *r = act_rec_reserve(ACT_REC_DEVICE_OP, sizeof(*r));
+    assert_non_null(r);
+    act_rec_commit();
+}
+
+/* How many of chunk idx's pages are in this process's page tables. */
+static int chunk_pages_present(uint32_t idx)
+{
+    const char *c =
+        (const char *)act_recorder_header() + ACT_SPOOL_HEADER_SIZE + (size_t)idx * CHUNK;
+    long page = sysconf(_SC_PAGESIZE);
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    assert_true(fd >= 0);
+    int present = 0;
+    for (uintptr_t a = (uintptr_t)c; a < (uintptr_t)c + CHUNK; a += (uintptr_t)page) {
+        uint64_t e = 0;
+        assert_int_equal(pread(fd, &e, sizeof(e), (off_t)(a / (uintptr_t)page * 8)), 8);
+        present += (int)(e >> 63);
+    }
+    close(fd);
+    return present;
+}
+
+static void overtaken_at(int stage)
+{
+    char dir[64];
+    tmpdir_make(dir, sizeof(dir), "pref");
+    sem_init(&stop.reached, 0, 0);
+    sem_init(&stop.go, 0, 0);
+    stop.stage = stage;
+    atomic_store(&stop.fired, 0);
+    act_rec_prefault_test_hook = stop_hook;
+    assert_int_equal(act_recorder_open(dir, CAPACITY, CHUNK), 0);
+
+    /* Record until the helper stops at TARGET (it chooses it once 11
+     * chunks are used), then past the region it lies in. */
+    struct timespec nap = {0, 100 * 1000L};
+    while (sem_trywait(&stop.reached) != 0) {
+        for (int i = 0; i < 100; i++)
+            record_one();
+        nanosleep(&nap, NULL);
+        assert_true(act_recorder_header()->chunks_used < PAST);
+    }
+    while (act_recorder_header()->chunks_used < PAST)
+        record_one();
+    if (stage == ACT_PREFAULT_CHOSEN) /* given up already: what the helper must not undo */
+        assert_int_equal(chunk_pages_present(TARGET), 0);
+
+    sem_post(&stop.go);
+    for (int i = 0; i < 2000 && act_recorder_prefaulted() <= TARGET; i++)
+        nanosleep(&nap, NULL);
+    assert_true(act_recorder_prefaulted() > TARGET);
+    settle();
+    assert_int_equal(chunk_pages_present(TARGET), 0);
+
+    act_recorder_close();
+    act_rec_prefault_test_hook = NULL;
+    sem_destroy(&stop.reached);
+    sem_destroy(&stop.go);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
+/* Overtaken between the choice and the claim: the chunk is handed out,
+ * filled and given up before the helper faults it in. */
+static void test_overtaken_before_claim(void **state)
+{
+    (void)state;
+    overtaken_at(ACT_PREFAULT_CHOSEN);
+}
+
+/* Overtaken while faulting it in: the region is given up meanwhile. */
+static void test_overtaken_while_faulting(void **state)
+{
+    (void)state;
+    overtaken_at(ACT_PREFAULT_CLAIMED);
+}
+
+/* The exit's close while the helper is between its choice and its claim:
+ * the helper, left running (act_rec_prefault_leave), goes on after the
+ * spool's header is gone and must not touch it (it read chunks_used from a
+ * NULL header there once: SIGSEGV after the program's last line). */
+static void test_exit_close_before_claim(void **state)
+{
+    (void)state;
+    char dir[64];
+    tmpdir_make(dir, sizeof(dir), "pref");
+    sem_init(&stop.reached, 0, 0);
+    sem_init(&stop.go, 0, 0);
+    stop.stage = ACT_PREFAULT_CHOSEN;
+    atomic_store(&stop.fired, 0);
+    act_rec_prefault_test_hook = stop_hook;
+    assert_int_equal(act_recorder_open(dir, CAPACITY, CHUNK), 0);
+    struct timespec nap = {0, 100 * 1000L};
+    while (sem_trywait(&stop.reached) != 0) {
+        for (int i = 0; i < 100; i++)
+            record_one();
+        nanosleep(&nap, NULL);
+    }
+    act_recorder_close_at_exit();
+    assert_null(act_recorder_header());
+    sem_post(&stop.go);
+    settle(); /* the helper runs on, then ends: the process must still be here */
+    act_rec_prefault_test_hook = NULL;
+    sem_destroy(&stop.reached);
+    sem_destroy(&stop.go);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_window_grows_with_use),
         cmocka_unit_test(test_reopen_after_exit_close),
+        cmocka_unit_test(test_overtaken_before_claim),
+        cmocka_unit_test(test_overtaken_while_faulting),
+        cmocka_unit_test(test_exit_close_before_claim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

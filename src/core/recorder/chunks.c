@@ -66,7 +66,8 @@ static void region_drop(const act_thread *self, uint64_t lo)
     for (uint64_t k = first; k <= last; k++)
         if (!chunk_done(k, used, self))
             return;
-    (void)madvise(act_rec_state.map + lo, ACT_DROP_REGION, MADV_DONTNEED);
+    if (!act_rec_prefault_defer_drop(lo, hi)) /* else the helper does it (prefault.c) */
+        (void)madvise(act_rec_state.map + lo, ACT_DROP_REGION, MADV_DONTNEED);
 }
 
 /* The regions chunk c lies in (a chunk can straddle two: the spool's

@@ -52,7 +52,85 @@ static struct {
     int no_space;          /* a reservation failed: the helper stops */
     _Atomic uint32_t done; /* chunks [0, done) are faulted in */
     int left;              /* a helper left at an exit (act_rec_prefault_leave) still runs */
+    /* The chunk being faulted in (index + 1, 0: none) and the spool's
+     * bytes [redo_lo, redo_hi) given up meanwhile, which the helper gives
+     * up again when done (see "overtaken"). */
+    uint32_t claimed;
+    uint64_t redo_lo, redo_hi;
 } prefaulter = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+void (*act_rec_prefault_test_hook)(uint32_t idx, int stage);
+
+/* ---- overtaken ---------------------------------------------------------
+ *
+ * The recording threads may overtake the helper: take the chunk it chose,
+ * fill it and give up the pages of its region (chunks.c, region_drop)
+ * before the helper faults it in, which would map those pages back for the
+ * rest of the run (the program's resident set then exceeds the window of
+ * docs/reliability.md). So the helper claims the chunk under
+ * prefaulter.lock and checks, in the same hold, that it is still not handed
+ * out; a region given up while a claimed chunk is faulted in is left to the
+ * helper (act_rec_prefault_defer_drop), which gives it up when done. Either
+ * the drop comes first (then the chunk was handed out before it, and the
+ * helper sees that) or it sees the claim.
+ */
+
+/* Reserve and fault in chunk idx, unless the recording threads took it. */
+static void prefault_one(uint32_t idx)
+{
+    if (act_rec_prefault_test_hook)
+        act_rec_prefault_test_hook(idx, ACT_PREFAULT_CHOSEN);
+    /* Never populate a page whose space is not reserved. A failure stops
+     * the helper; act_rec_chunk_acquire (chunks.c) then tries (and counts). */
+    int full = act_rec_space_reserve(idx + 1) != 0;
+    pthread_mutex_lock(&prefaulter.lock);
+    if (full)
+        prefaulter.no_space = 1;
+    /* Stopped meanwhile (the header may be gone: an exit's close leaves
+     * the helper running), or the recording threads took the chunk. While
+     * this lock is held and `stop` is clear, the spool stays open. */
+    if (full || prefaulter.stop ||
+        idx < atomic_load((_Atomic uint64_t *)&act_rec_hdr_get()->chunks_used)) {
+        pthread_mutex_unlock(&prefaulter.lock); /* theirs: prefault_main moves on */
+        return;
+    }
+    prefaulter.claimed = idx + 1;
+    pthread_mutex_unlock(&prefaulter.lock);
+    if (act_rec_prefault_test_hook)
+        act_rec_prefault_test_hook(idx, ACT_PREFAULT_CLAIMED);
+    act_rec_chunk_prefault((act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
+                                                (size_t)idx * act_rec_state.chunk_size));
+    pthread_mutex_lock(&prefaulter.lock);
+    prefaulter.claimed = 0;
+    if (!prefaulter.stop && prefaulter.redo_hi > prefaulter.redo_lo)
+        (void)madvise(act_rec_state.map + prefaulter.redo_lo,
+                      prefaulter.redo_hi - prefaulter.redo_lo, MADV_DONTNEED);
+    prefaulter.redo_lo = prefaulter.redo_hi = 0;
+    atomic_store(&prefaulter.done, idx + 1);
+    pthread_mutex_unlock(&prefaulter.lock);
+}
+
+/* Caller holds act_rec_state.lock and gives up the spool's bytes [lo, hi):
+ * 1 if they overlap the chunk the helper is faulting in, which then gives
+ * them up itself when done. */
+int act_rec_prefault_defer_drop(uint64_t lo, uint64_t hi)
+{
+    pthread_mutex_lock(&prefaulter.lock);
+    int defer = 0;
+    if (prefaulter.claimed) {
+        uint64_t c =
+            ACT_SPOOL_HEADER_SIZE + (uint64_t)(prefaulter.claimed - 1) * act_rec_state.chunk_size;
+        defer = lo < c + act_rec_state.chunk_size && c < hi;
+    }
+    if (defer) {
+        if (prefaulter.redo_hi == prefaulter.redo_lo || lo < prefaulter.redo_lo)
+            prefaulter.redo_lo = lo;
+        if (hi > prefaulter.redo_hi)
+            prefaulter.redo_hi = hi;
+    }
+    pthread_mutex_unlock(&prefaulter.lock);
+    return defer;
+}
 
 static void *prefault_main(void *arg)
 {
@@ -83,18 +161,8 @@ static void *prefault_main(void *arg)
         }
         if (idx < want && !prefaulter.no_space) {
             pthread_mutex_unlock(&prefaulter.lock);
-            /* Never populate a page whose space is not reserved. A failure
-             * stops the helper; act_rec_chunk_acquire (chunks.c) then tries (and counts). */
-            int full = act_rec_space_reserve(idx + 1) != 0;
-            if (!full)
-                act_rec_chunk_prefault(
-                    (act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
-                                         (size_t)idx * act_rec_state.chunk_size));
+            prefault_one(idx);
             pthread_mutex_lock(&prefaulter.lock);
-            if (full)
-                prefaulter.no_space = 1;
-            else
-                atomic_store(&prefaulter.done, idx + 1);
             continue;
         }
         /* Ring mode: survey the chunks to be recycled next (ring.c), so
@@ -194,6 +262,8 @@ void act_rec_prefault_atfork_child(void)
 {
     pthread_mutex_init(&prefaulter.lock, NULL);
     pthread_cond_init(&prefaulter.wake, NULL);
-    prefaulter.left = 0;                /* nor one left at an exit */
+    prefaulter.left = 0; /* nor one left at an exit */
+    prefaulter.claimed = 0;
+    prefaulter.redo_lo = prefaulter.redo_hi = 0;
     act_rec_state.prefault_running = 0; /* the helper thread did not survive the fork */
 }

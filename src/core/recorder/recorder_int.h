@@ -293,6 +293,15 @@ static inline int act_rec_prefault_running(void)
     return atomic_load(&act_rec_state.prefault_running);
 }
 void act_rec_chunk_prefault(act_chunk_header *c);
+/* Caller holds act_rec_state.lock and gives up the spool's bytes [lo, hi):
+ * 1 if the helper, faulting in a chunk there, gives them up instead. */
+int act_rec_prefault_defer_drop(uint64_t lo, uint64_t hi);
+/* A test's stop in the helper, NULL outside tests (test_recorder_prefault):
+ * called with the chunk the helper is about to fault in, once it has chosen
+ * it (ACT_PREFAULT_CHOSEN) and once it has claimed it (ACT_PREFAULT_CLAIMED),
+ * the two points where the recording threads may overtake it. */
+enum { ACT_PREFAULT_CHOSEN, ACT_PREFAULT_CLAIMED };
+extern void (*act_rec_prefault_test_hook)(uint32_t idx, int stage);
 void act_rec_prefault_atfork_child(void);
 
 /* ---- thread_reset.c: per-thread state of a new spool ---- */
