@@ -112,10 +112,32 @@ static void remove_temp(const char *tmp)
 /* Put the finished temporary file in place; never replaces `path` unless
  * force. link() fails with EEXIST atomically; filesystems without hard
  * links fall back to renameat2(RENAME_NOREPLACE). */
+/* --force: the file at tmp replaces what is at path, which names a whole
+ * file throughout. An exchange (RENAME_EXCHANGE) and an unlink of what is
+ * then at tmp, not rename(2): on ext4, a rename over an existing file
+ * makes the kernel allocate the new file's blocks and start writing it
+ * back first (auto_da_alloc: 0.3-0.5 ms for an 11 MB trace, on the tail
+ * after the program's exit); an exchange does not. A file written to a new
+ * name never had that either. The file replaced is freed by the unlink,
+ * or later when held (act_outfile_keep_replaced). */
+static int replace(const char *tmp, const char *path)
+{
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE) != 0)
+        return rename(tmp, path); /* nothing there, or no exchange on this file system */
+    if (unlink(tmp) == 0)
+        return 0;
+    /* A directory appeared at path meanwhile: put it back and refuse, as
+     * rename(2) does (EISDIR); the caller removes tmp. */
+    int e = errno;
+    (void)renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE);
+    errno = e;
+    return -1;
+}
+
 static int install(const char *tmp, const char *path, int force)
 {
     if (force)
-        return rename(tmp, path);
+        return replace(tmp, path);
     if (link(tmp, path) == 0) {
         unlink(tmp);
         return 0;

@@ -31,7 +31,7 @@ int act_outfile_fd(const act_outfile *f);
 /* The final path, and the temporary file's name ("" while it is unnamed). */
 const char *act_outfile_path(const act_outfile *f);
 const char *act_outfile_temp(const act_outfile *f);
-/* With force, the file _close replaces is not freed by the rename: it is
+/* With force, the file _close replaces is not freed by the replace: it is
  * left open in *fd (-1 when nothing was replaced or the close failed), and
  * closing it frees it. Freeing a trace of some MB takes milliseconds,
  * which `run` spends after it returned. *fd is -1 from this call on. */
