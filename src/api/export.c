@@ -108,6 +108,18 @@ static int export_sink_fn(act_timeline *tl, void *ctx)
     return rc;
 }
 
+/* Between reads of a live build: each writer starts writing what it has
+ * buffered (act_writer_ops.idle). */
+static int sink_idle(export_sink *x)
+{
+    int rc = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        int wrc = x->w[i]->ops->idle ? x->w[i]->ops->idle(x->w[i]) : 0;
+        rc = rc ? rc : wrc;
+    }
+    return rc;
+}
+
 /* The writers' facts from the export's options (the live trace and the
  * one at the exit must name the same trace). */
 static act_writer_facts writer_facts(const act_export_opts *o, int status, act_writer_found *found,
@@ -318,7 +330,12 @@ int act_export_live_poll(act_export_live *l, volatile const int *stop)
         if (l->want_out)
             live_want_output(l);
     }
-    return act_timeline_build_feed(l->bs, stop);
+    int rc = act_timeline_build_feed(l->bs, stop);
+    /* The reading thread sleeps now: what this read wrote goes to the file
+     * meanwhile, not at the exit. */
+    if (!rc && l->x && l->x->n)
+        rc = sink_idle(l->x);
+    return rc;
 }
 
 uint64_t act_export_live_drops(const act_export_live *l)

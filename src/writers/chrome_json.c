@@ -206,6 +206,11 @@ static int chrome_writer_close(act_writer *w, act_timeline *tl, int ok, char *er
     return act_chrome_stream_close(s, ok, err, errlen);
 }
 
+static int chrome_writer_idle(act_writer *w)
+{
+    return act_obuf_flush_ready(&((act_chrome_stream *)w)->b);
+}
+
 const act_writer_ops act_writer_chrome_json = {
     .name = "chrome-json",
     .flags = ACT_WRITER_EARLY,
@@ -213,4 +218,5 @@ const act_writer_ops act_writer_chrome_json = {
     .batch = chrome_writer_batch,
     .set_facts = chrome_writer_set_facts,
     .close = chrome_writer_close,
+    .idle = chrome_writer_idle,
 };

@@ -576,6 +576,22 @@ static int flush_async(act_obuf *b, int all)
     return 0;
 }
 
+int act_obuf_flush_ready(act_obuf *b)
+{
+    size_t min = b->gz ? 256u << 10 : 64u << 10;
+    if (b->fd < 0 || b->err || !b->bg || b->len < min)
+        return b->err;
+    act_obuf_bg *g = b->bg;
+    if (!g->started)
+        bg_start(g);
+    if (!g->nthreads)
+        return b->err; /* no thread: the next full buffer writes it */
+    pthread_mutex_lock(&g->mu);
+    int free_slot = g->slots[g->filled % g->nslots].state == SLOT_FREE;
+    pthread_mutex_unlock(&g->mu);
+    return free_slot ? bg_flush(b, flush_len(b, 0)) : b->err;
+}
+
 /* Write out what is buffered and wait until it is written. */
 static int flush_now(act_obuf *b)
 {

@@ -53,6 +53,14 @@ uint64_t act_obuf_direct_bytes(const act_obuf *b);
 /* Write out what is buffered (fd mode) and wait until it is written.
  * Returns b->err; after ACT_E_IO, errno says why. */
 int act_obuf_flush(act_obuf *b);
+/* A file buffer made by act_obuf_init_bg, between bursts of output (a
+ * live trace while the program is quiet): hand what is buffered to the
+ * writer thread when the thread is free and there is enough to be worth a
+ * write (64 KiB; 256 KiB of gzip output, where each flush is a member of
+ * its own whose compression starts afresh), else nothing. Never waits: the
+ * bytes are written while the caller sleeps instead of at the close, which
+ * then has only the rest to write. Returns b->err. */
+int act_obuf_flush_ready(act_obuf *b);
 /* fd mode, before anything is put: what reaches the descriptor is gzip
  * (level 1..12), one member per flushed buffer. With writer threads
  * (act_obuf_init_bg) a pool of `threads` compresses several buffers at

@@ -1139,6 +1139,11 @@ static int pftrace_writer_close(act_writer *aw, act_timeline *tl, int ok, char *
     return crc;
 }
 
+static int pftrace_writer_idle(act_writer *aw)
+{
+    return act_obuf_flush_ready(&((pf_writer *)aw)->out);
+}
+
 const act_writer_ops act_writer_pftrace = {
     .name = "pftrace",
     .flags = ACT_WRITER_EARLY,
@@ -1146,4 +1151,5 @@ const act_writer_ops act_writer_pftrace = {
     .batch = pftrace_writer_batch,
     .set_facts = pftrace_writer_set_facts,
     .close = pftrace_writer_close,
+    .idle = pftrace_writer_idle,
 };

@@ -79,6 +79,11 @@ typedef struct act_writer_ops {
      * it in place; 0: remove what was written (returns ACT_E_INVAL). Frees
      * w. Returns 0 or an ACT_E_* code with a one-line reason in err. */
     int (*close)(act_writer *w, act_timeline *tl, int ok, char *err, size_t errlen);
+    /* A live build between reads (the program quiet for a while): start
+     * writing what is buffered without waiting for it, so that the close
+     * at the exit has less left to write. NULL: nothing to do. Returns 0
+     * or an ACT_E_* code. */
+    int (*idle)(act_writer *w);
 } act_writer_ops;
 
 /* The first member of every writer's state: the export sees only this. */
