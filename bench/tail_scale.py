@@ -13,6 +13,13 @@ tree (ru_maxrss of the children: for CLIntercept, which lives in the
 program, that is its only figure), trace bytes per launch, and dropped
 records (a run that dropped is flagged: its tail is short for that reason).
 
+Each acceltrace run keeps its spool in a TMPDIR of its own, and the next
+run starts only once `run`'s detached child has freed it (the spool and
+the replaced trace are freed after `run` returns): otherwise that child's
+work lands on the next run, which may be another tool's. The time it took
+from `run`'s return is the "freed after" column (--no-settle: go on at
+once, as back-to-back runs of a script do).
+
 With --export-reps N, each acceltrace build also keeps the spool of one
 more run per size and exports it N times (`acceltrace export SPOOL -o
 X.json`, the summary on, as `run` writes): events per CPU-second of the
@@ -21,7 +28,7 @@ trace written), the export-rate column of issue 32's scaling table.
 
 usage: tail_scale.py STREAM_APP [--act LABEL=ACCELTRACE]... [--cliloader PATH]
                      [--sizes 16000,160000,1600000] [--reps 3] [--buffer-size 2G]
-                     [--export-reps N]
+                     [--export-reps N] [--no-settle]
 """
 import argparse
 import os
@@ -61,11 +68,26 @@ def act_env(act):
     return env
 
 
-def one_act(act, app, n, tmp, buffer_size):
+def settle(spools, limit_s=60):
+    """ms until the directory `spools` is empty (run's detached child has
+    freed the spool), or None after limit_s."""
+    t0 = time.monotonic()
+    while os.listdir(spools):
+        if time.monotonic() - t0 > limit_s:
+            return None
+        time.sleep(0.002)
+    return (time.monotonic() - t0) * 1e3
+
+
+def one_act(act, app, n, tmp, buffer_size, wait):
     out = os.path.join(tmp, "t.json")
     env = act_env(act)
+    spools = os.path.join(tmp, "spools")
+    os.makedirs(spools, exist_ok=True)
+    env["TMPDIR"] = spools
     tail, err, rss = run_timed([act, "run", "--log=debug", f"--buffer-size={buffer_size}", "-o",
                                 out, "-f", "--", app, "loop", str(n)], env)
+    freed = settle(spools) if wait else None
     peak = re.search(r"launcher peak memory (\d+) KiB", err)
     drop = re.search(r"dropped records\s+(\d+)", err)
     # Where the tail goes (run's debug line "after the exit: ..."): the records
@@ -81,7 +103,7 @@ def one_act(act, app, n, tmp, buffer_size):
             "left": 100.0 * int(left.group(1)) / int(left.group(2)) if left else None,
             "read_ms": float(left.group(3)) if left else None,
             "close_ms": float(closed.group(1)) if closed else None,
-            "sum_ms": float(summ.group(1)) if summ else None}
+            "sum_ms": float(summ.group(1)) if summ else None, "freed_ms": freed}
 
 
 def one_cli(cliloader, app, n, tmp):
@@ -95,7 +117,7 @@ def one_cli(cliloader, app, n, tmp):
     shutil.rmtree(dump, ignore_errors=True)
     return {"tail": tail, "launcher": None, "tree": rss / 1024 if rss else None,
             "bpl": size / n, "dropped": 0, "left": None, "read_ms": None, "close_ms": None,
-            "sum_ms": None}
+            "sum_ms": None, "freed_ms": None}
 
 
 def count_events(path):
@@ -152,6 +174,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--buffer-size", default="2G")
     ap.add_argument("--export-reps", type=int, default=0)
+    ap.add_argument("--no-settle", dest="settle", action="store_false")
     a = ap.parse_args()
     tools = [tuple(s.split("=", 1)) for s in a.act]
     if a.cliloader:
@@ -163,13 +186,13 @@ def main():
             for n in sizes:
                 for label, path in tools:
                     r = (one_cli(path, a.app, n, tmp) if label == "CLIntercept" else
-                         one_act(path, a.app, n, tmp, a.buffer_size))
+                         one_act(path, a.app, n, tmp, a.buffer_size, a.settle))
                     res.setdefault((label, n), []).append(r)
                     print(f"round {rep + 1} {label} {n}: tail {r['tail']:.1f} ms, launcher "
                           f"{r['launcher']} MiB, tree {r['tree']} MiB, {r['bpl']:.0f} B/launch, "
                           f"dropped {r['dropped']}, left at exit {r['left']} %, read "
                           f"{r['read_ms']} ms, closed {r['close_ms']} ms, summary "
-                          f"{r['sum_ms']} ms", flush=True)
+                          f"{r['sum_ms']} ms, freed after {r['freed_ms']} ms", flush=True)
         for n in sizes if a.export_reps else []:
             for label, path in tools:
                 if label != "CLIntercept":
@@ -179,8 +202,8 @@ def main():
                     print(f"export {label} {n}: {spread(rates)} M events/CPU-s", flush=True)
     print("\n| launches | tool | tail ms | launcher peak MiB | process tree peak MiB "
           "| trace B/launch | dropped | % records left at exit | tail: read ms | file closed ms "
-          "| summary ms | export M ev/CPU-s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| summary ms | freed after ms | export M ev/CPU-s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for label, _ in tools:
             rs = res[(label, n)]
@@ -189,7 +212,8 @@ def main():
                   f"{statistics.median(r['bpl'] for r in rs):.0f} | "
                   f"{max(r['dropped'] for r in rs)} | {spread([r['left'] for r in rs])} | "
                   f"{spread([r['read_ms'] for r in rs])} | {spread([r['close_ms'] for r in rs])} | "
-                  f"{spread([r['sum_ms'] for r in rs])} | {spread(rs[0].get('export', []))} |")
+                  f"{spread([r['sum_ms'] for r in rs])} | {spread([r['freed_ms'] for r in rs])} | "
+                  f"{spread(rs[0].get('export', []))} |")
     return 0
 
 
