@@ -3,7 +3,8 @@
 section 1 and 2): a training loop's shape (tests/stream/programs/stream_app.c
 `loop N`: N launches back to back, a clFinish every 1000), traced by one or
 more acceltrace builds and by CLIntercept (cliloader, Chrome call logging
-and device timing), interleaved in each round.
+and device timing), interleaved in each round, the order turned by one
+tool each round.
 
 The tail is the same for every tracer: from the program's end (stream_app
 prints its CLOCK_MONOTONIC time with STREAM_APP_END set) to the return of
@@ -184,7 +185,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(a.reps):
             for n in sizes:
-                for label, path in tools:
+                # Each round in another order: a tool that follows another's
+                # long run (CLIntercept's 1.6 M-launch trace, 350 MB, being
+                # written back) is not always the same one.
+                k = rep % len(tools)
+                for label, path in tools[k:] + tools[:k]:
                     r = (one_cli(path, a.app, n, tmp) if label == "CLIntercept" else
                          one_act(path, a.app, n, tmp, a.buffer_size, a.settle))
                     res.setdefault((label, n), []).append(r)
