@@ -42,6 +42,21 @@ static size_t piece(uint32_t *seed, char *out)
     return n;
 }
 
+/* The file at fd holds exactly what the memory buffer m holds; both
+ * buffers are freed and the file removed. */
+static void assert_file_is(int fd, const char *path, act_obuf *f, act_obuf *m)
+{
+    char *got = malloc(m->len + 1);
+    assert_non_null(got);
+    assert_int_equal(pread(fd, got, m->len + 1, 0), (ssize_t)m->len);
+    assert_memory_equal(got, m->buf, m->len);
+    free(got);
+    act_obuf_free(f);
+    act_obuf_free(m);
+    close(fd);
+    unlink(path);
+}
+
 static void test_same_bytes_in_order(void **state)
 {
     (void)state;
@@ -62,15 +77,7 @@ static void test_same_bytes_in_order(void **state)
     }
     assert_int_equal(act_obuf_flush(&f), 0);
     assert_int_equal(f.written, m.len);
-    char *got = malloc(m.len + 1);
-    assert_non_null(got);
-    assert_int_equal(pread(fd, got, m.len + 1, 0), (ssize_t)m.len);
-    assert_memory_equal(got, m.buf, m.len);
-    free(got);
-    act_obuf_free(&f);
-    act_obuf_free(&m);
-    close(fd);
-    unlink(path);
+    assert_file_is(fd, path, &f, &m);
 }
 
 /* Between bursts (a live trace while the program is quiet): from 64 KiB
@@ -110,15 +117,7 @@ static void test_flush_ready(void **state)
     }
     assert_int_equal(act_obuf_flush(&f), 0);
     assert_int_equal(f.written, m.len);
-    char *got = malloc(m.len + 1);
-    assert_non_null(got);
-    assert_int_equal(pread(fd, got, m.len + 1, 0), (ssize_t)m.len);
-    assert_memory_equal(got, m.buf, m.len);
-    free(got);
-    act_obuf_free(&f);
-    act_obuf_free(&m);
-    close(fd);
-    unlink(path);
+    assert_file_is(fd, path, &f, &m);
 }
 
 static void test_write_failure(void **state)

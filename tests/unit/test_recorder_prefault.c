@@ -141,19 +141,17 @@ static int chunk_pages_present(uint32_t idx)
     return present;
 }
 
-static void overtaken_at(int stage)
+/* Open a spool in dir with the helper to stop at TARGET at `stage`, and
+ * record until it has (it chooses TARGET once 11 chunks are used). */
+static void record_until_stopped(char *dir, size_t len, int stage)
 {
-    char dir[64];
-    tmpdir_make(dir, sizeof(dir), "pref");
+    tmpdir_make(dir, len, "pref");
     sem_init(&stop.reached, 0, 0);
     sem_init(&stop.go, 0, 0);
     stop.stage = stage;
     atomic_store(&stop.fired, 0);
     act_rec_prefault_test_hook = stop_hook;
     assert_int_equal(act_recorder_open(dir, CAPACITY, CHUNK), 0);
-
-    /* Record until the helper stops at TARGET (it chooses it once 11
-     * chunks are used), then past the region it lies in. */
     struct timespec nap = {0, 100 * 1000L};
     while (sem_trywait(&stop.reached) != 0) {
         for (int i = 0; i < 100; i++)
@@ -161,23 +159,35 @@ static void overtaken_at(int stage)
         nanosleep(&nap, NULL);
         assert_true(act_recorder_header()->chunks_used < PAST);
     }
+}
+
+static void stop_done(const char *dir)
+{
+    act_rec_prefault_test_hook = NULL;
+    sem_destroy(&stop.reached);
+    sem_destroy(&stop.go);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
+static void overtaken_at(int stage)
+{
+    char dir[64];
+    record_until_stopped(dir, sizeof(dir), stage);
+    /* Past the region TARGET lies in. */
     while (act_recorder_header()->chunks_used < PAST)
         record_one();
     if (stage == ACT_PREFAULT_CHOSEN) /* given up already: what the helper must not undo */
         assert_int_equal(chunk_pages_present(TARGET), 0);
 
     sem_post(&stop.go);
+    struct timespec nap = {0, 100 * 1000L};
     for (int i = 0; i < 2000 && act_recorder_prefaulted() <= TARGET; i++)
         nanosleep(&nap, NULL);
     assert_true(act_recorder_prefaulted() > TARGET);
     settle();
     assert_int_equal(chunk_pages_present(TARGET), 0);
-
     act_recorder_close();
-    act_rec_prefault_test_hook = NULL;
-    sem_destroy(&stop.reached);
-    sem_destroy(&stop.go);
-    assert_int_equal(tmpdir_remove(dir), 0);
+    stop_done(dir);
 }
 
 /* Overtaken between the choice and the claim: the chunk is handed out,
@@ -203,27 +213,12 @@ static void test_exit_close_before_claim(void **state)
 {
     (void)state;
     char dir[64];
-    tmpdir_make(dir, sizeof(dir), "pref");
-    sem_init(&stop.reached, 0, 0);
-    sem_init(&stop.go, 0, 0);
-    stop.stage = ACT_PREFAULT_CHOSEN;
-    atomic_store(&stop.fired, 0);
-    act_rec_prefault_test_hook = stop_hook;
-    assert_int_equal(act_recorder_open(dir, CAPACITY, CHUNK), 0);
-    struct timespec nap = {0, 100 * 1000L};
-    while (sem_trywait(&stop.reached) != 0) {
-        for (int i = 0; i < 100; i++)
-            record_one();
-        nanosleep(&nap, NULL);
-    }
+    record_until_stopped(dir, sizeof(dir), ACT_PREFAULT_CHOSEN);
     act_recorder_close_at_exit();
     assert_null(act_recorder_header());
     sem_post(&stop.go);
     settle(); /* the helper runs on, then ends: the process must still be here */
-    act_rec_prefault_test_hook = NULL;
-    sem_destroy(&stop.reached);
-    sem_destroy(&stop.go);
-    assert_int_equal(tmpdir_remove(dir), 0);
+    stop_done(dir);
 }
 
 /* A steady, light recorder (a chunk every 4 ms, as an OpenCL training loop
