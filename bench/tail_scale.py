@@ -19,7 +19,9 @@ run starts only once `run`'s detached child has freed it (the spool and
 the replaced trace are freed after `run` returns): otherwise that child's
 work lands on the next run, which may be another tool's. The time it took
 from `run`'s return is the "freed after" column (--no-settle: go on at
-once, as back-to-back runs of a script do).
+once, as back-to-back runs of a script do). With --replace each build's
+trace is left in place for its next run to replace (`-f`), as a user who
+runs the same command again has it; else it is removed after each run.
 
 With --export-reps N, each acceltrace build also keeps the spool of one
 more run per size and exports it N times (`acceltrace export SPOOL -o
@@ -29,7 +31,7 @@ trace written), the export-rate column of issue 32's scaling table.
 
 usage: tail_scale.py STREAM_APP [--act LABEL=ACCELTRACE]... [--cliloader PATH]
                      [--sizes 16000,160000,1600000] [--reps 3] [--buffer-size 2G]
-                     [--export-reps N] [--no-settle]
+                     [--export-reps N] [--no-settle] [--replace]
 """
 import argparse
 import os
@@ -80,8 +82,8 @@ def settle(spools, limit_s=60):
     return (time.monotonic() - t0) * 1e3
 
 
-def one_act(act, app, n, tmp, buffer_size, wait):
-    out = os.path.join(tmp, "t.json")
+def one_act(act, app, n, tmp, buffer_size, wait, label, replace):
+    out = os.path.join(tmp, f"t-{label}.json")
     env = act_env(act)
     spools = os.path.join(tmp, "spools")
     os.makedirs(spools, exist_ok=True)
@@ -97,7 +99,8 @@ def one_act(act, app, n, tmp, buffer_size, wait):
     closed = re.search(r"file closed ([\d.]+) ms", err)
     summ = re.search(r"summary ([\d.]+) ms", err)
     size = os.path.getsize(out)
-    os.unlink(out)
+    if not replace:
+        os.unlink(out)
     return {"tail": tail, "launcher": int(peak.group(1)) / 1024 if peak else None,
             "tree": rss / 1024 if rss else None, "bpl": size / n,
             "dropped": int(drop.group(1)) if drop else 0,
@@ -176,6 +179,7 @@ def main():
     ap.add_argument("--buffer-size", default="2G")
     ap.add_argument("--export-reps", type=int, default=0)
     ap.add_argument("--no-settle", dest="settle", action="store_false")
+    ap.add_argument("--replace", action="store_true")
     a = ap.parse_args()
     tools = [tuple(s.split("=", 1)) for s in a.act]
     if a.cliloader:
@@ -191,7 +195,8 @@ def main():
                 k = rep % len(tools)
                 for label, path in tools[k:] + tools[:k]:
                     r = (one_cli(path, a.app, n, tmp) if label == "CLIntercept" else
-                         one_act(path, a.app, n, tmp, a.buffer_size, a.settle))
+                         one_act(path, a.app, n, tmp, a.buffer_size, a.settle, label,
+                                 a.replace))
                     res.setdefault((label, n), []).append(r)
                     print(f"round {rep + 1} {label} {n}: tail {r['tail']:.1f} ms, launcher "
                           f"{r['launcher']} MiB, tree {r['tree']} MiB, {r['bpl']:.0f} B/launch, "
