@@ -2,10 +2,11 @@
  * test_recorder_prefault.c -- the pre-fault helper's window grows with use:
  * a process that records little has only a couple of chunks populated ahead
  * (it used to be charged the whole 8 MiB window at open, and again when the
- * spool was deleted), and one that records a lot gets chunks populated
- * ahead of what it has used. The helper's progress is read directly
- * (act_recorder_prefaulted): the resident size of the mapping depends on
- * the page cache's folio sizes, which vary from run to run.
+ * spool was deleted), one that records a lot gets chunks populated ahead of
+ * what it has used, and a steady light one about what it takes in 20 ms.
+ * The helper's progress is read directly (act_recorder_prefaulted): the
+ * resident size of the mapping depends on the page cache's folio sizes,
+ * which vary from run to run.
  *
  * And the helper never maps back pages the recorder gave up: the recording
  * threads may overtake it between its choice of a chunk and the fault-in,
@@ -63,7 +64,13 @@ static void test_window_grows_with_use(void **state)
     settle();
     uint64_t used = act_recorder_header()->chunks_used;
     assert_true(used >= 18);
-    assert_int_equal(act_recorder_prefaulted(), 2 * used); /* as many ahead as used */
+    /* Ahead of the used ones: as many as used when the burst is as fast as
+     * it is on a quiet machine; on a loaded one, the recording thread's
+     * waits for a CPU make the rate and so the window smaller (prefault.c),
+     * but never the bare minimum at this rate. */
+    uint32_t done = act_recorder_prefaulted();
+    assert_true(done >= used + 4);
+    assert_true(done <= 2 * used);
 
     act_recorder_close();
     assert_int_equal(tmpdir_remove(dir), 0);
