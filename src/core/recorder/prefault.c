@@ -134,14 +134,16 @@ int act_rec_prefault_defer_drop(uint64_t lo, uint64_t hi)
 
 /* How far ahead the helper goes, in chunks, follows what the recording
  * threads take: an estimate of the chunks they take in ACT_PREFAULT_LEAD_NS,
- * from the chunks handed out between two of the helper's turns and the
- * time between them, which rises at once with a faster turn and halves
- * with each slower one. Pages faulted in ahead and never used cost their
+ * from the chunks handed out over at least ACT_PREFAULT_SPAN_NS of the
+ * helper's turns (two turns close together would make one chunk look like
+ * a flood), which rises at once with a faster span and halves with each
+ * slower one. Pages faulted in ahead and never used cost their
  * zeroing and, at the exit, their unmapping on the program's own exit
  * (0.38 us a page); at 16 000 launches of an OpenCL training loop (a
  * chunk every 2.6 ms) the window was 38 chunks, all of them unused at the
  * exit, where the helper needs a few to stay ahead. */
 #define ACT_PREFAULT_LEAD_NS (20u * 1000000u)
+#define ACT_PREFAULT_SPAN_NS (10u * 1000000u)
 
 typedef struct prefault_rate {
     uint64_t used, at; /* chunks_used at the last turn that saw it grow, and when */
@@ -150,9 +152,9 @@ typedef struct prefault_rate {
 
 static uint64_t prefault_ahead(prefault_rate *r, uint64_t used, uint64_t max_ahead)
 {
-    if (used > r->used) {
-        uint64_t now = act_clock_now(), dt = now - r->at;
-        uint64_t inst = dt ? (used - r->used) * ACT_PREFAULT_LEAD_NS / dt : max_ahead;
+    uint64_t now = act_clock_now(), dt = now - r->at;
+    if (used > r->used && dt >= ACT_PREFAULT_SPAN_NS) {
+        uint64_t inst = (used - r->used) * ACT_PREFAULT_LEAD_NS / dt;
         r->est = inst > r->est / 2 ? inst : r->est / 2;
         r->used = used;
         r->at = now;
