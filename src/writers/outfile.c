@@ -109,9 +109,6 @@ static void remove_temp(const char *tmp)
         unlink(tmp);
 }
 
-/* Put the finished temporary file in place; never replaces `path` unless
- * force. link() fails with EEXIST atomically; filesystems without hard
- * links fall back to renameat2(RENAME_NOREPLACE). */
 /* --force: the file at tmp replaces what is at path, which names a whole
  * file throughout. An exchange (RENAME_EXCHANGE) and an unlink of what is
  * then at tmp, not rename(2): on ext4, a rename over an existing file
@@ -134,6 +131,9 @@ static int replace(const char *tmp, const char *path)
     return -1;
 }
 
+/* Put the finished temporary file in place; never replaces `path` unless
+ * force. link() fails with EEXIST atomically; filesystems without hard
+ * links fall back to renameat2(RENAME_NOREPLACE). */
 static int install(const char *tmp, const char *path, int force)
 {
     if (force)

@@ -146,7 +146,7 @@ int act_rec_prefault_defer_drop(uint64_t lo, uint64_t hi)
 #define ACT_PREFAULT_SPAN_NS (10u * 1000000u)
 
 typedef struct prefault_rate {
-    uint64_t used, at; /* chunks_used at the last turn that saw it grow, and when */
+    uint64_t used, at; /* chunks_used at the last estimate, and when */
     uint64_t est;      /* chunks taken in ACT_PREFAULT_LEAD_NS, estimated */
 } prefault_rate;
 
