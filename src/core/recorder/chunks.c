@@ -305,8 +305,7 @@ int act_rec_chunk_acquire(act_thread *t, size_t need)
     if (idx == UINT32_MAX)
         return -1;
 
-    act_chunk_header *c = (act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
-                                               (size_t)idx * act_rec_state.chunk_size);
+    act_chunk_header *c = act_rec_chunk_at(idx);
     act_ring_defs *defs = NULL;
     if (recycled) {
         act_rec_ring_recycle(c, &defs);

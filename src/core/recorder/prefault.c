@@ -98,8 +98,7 @@ static void prefault_one(uint32_t idx)
     pthread_mutex_unlock(&prefaulter.lock);
     if (act_rec_prefault_test_hook)
         act_rec_prefault_test_hook(idx, ACT_PREFAULT_CLAIMED);
-    act_rec_chunk_prefault((act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
-                                                (size_t)idx * act_rec_state.chunk_size));
+    act_rec_chunk_prefault(act_rec_chunk_at(idx));
     pthread_mutex_lock(&prefaulter.lock);
     prefaulter.claimed = 0;
     if (!prefaulter.stop && prefaulter.redo_hi > prefaulter.redo_lo)
@@ -118,8 +117,7 @@ int act_rec_prefault_defer_drop(uint64_t lo, uint64_t hi)
     pthread_mutex_lock(&prefaulter.lock);
     int defer = 0;
     if (prefaulter.claimed) {
-        uint64_t c =
-            ACT_SPOOL_HEADER_SIZE + (uint64_t)(prefaulter.claimed - 1) * act_rec_state.chunk_size;
+        uint64_t c = act_rec_chunk_off(prefaulter.claimed - 1);
         defer = lo < c + act_rec_state.chunk_size && c < hi;
     }
     if (defer) {

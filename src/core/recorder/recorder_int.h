@@ -191,6 +191,18 @@ struct act_rec_state {
 };
 extern struct act_rec_state act_rec_state;
 
+/* Where chunk idx begins in the open spool: its file offset, and its
+ * header in the mapping. */
+static inline uint64_t act_rec_chunk_off(uint32_t idx)
+{
+    return ACT_SPOOL_HEADER_SIZE + (uint64_t)idx * act_rec_state.chunk_size;
+}
+
+static inline act_chunk_header *act_rec_chunk_at(uint32_t idx)
+{
+    return (act_chunk_header *)(act_rec_state.map + act_rec_chunk_off(idx));
+}
+
 static inline act_spool_header *act_rec_hdr_get(void)
 {
     return atomic_load_explicit(&act_rec_state.hdr, memory_order_acquire);

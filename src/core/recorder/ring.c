@@ -326,9 +326,7 @@ int act_rec_ring_survey_ahead(void)
     pthread_mutex_unlock(&act_rec_state.lock);
     if (idx == UINT32_MAX)
         return 0;
-    act_ring_survey *sv =
-        chunk_survey((const act_chunk_header *)(act_rec_state.map + ACT_SPOOL_HEADER_SIZE +
-                                                (size_t)idx * act_rec_state.chunk_size));
+    act_ring_survey *sv = chunk_survey(act_rec_chunk_at(idx));
     act_rec_state.ring_surveys[idx] = sv;
     atomic_store_explicit(&act_rec_state.ring_owned[idx], 0, memory_order_release);
     return sv != NULL;

@@ -80,9 +80,8 @@ int act_rec_space_reserve(uint32_t upto)
          * by the program and its number reused for one of its files. */
         int fd = open(act_rec_state.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
         rc = fd < 0 ? errno
-                    : space_fallocate(
-                          fd, (off_t)ACT_SPOOL_HEADER_SIZE + (off_t)r * act_rec_state.chunk_size,
-                          (off_t)(upto - r) * act_rec_state.chunk_size);
+                    : space_fallocate(fd, (off_t)act_rec_chunk_off(r),
+                                      (off_t)(upto - r) * act_rec_state.chunk_size);
         if (fd >= 0)
             close(fd);
         if (!rc)
