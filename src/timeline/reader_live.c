@@ -205,7 +205,7 @@ static int live_idle_same(const struct act_sp_live *l, const live_chunk *lc, siz
 /* A SEGMENT record at file offset `top` of chunk idx: the chunk's open
  * segment, if any, ends where it begins (its records are final once its
  * seq shows: live_ends). */
-static int live_segment(reader *rd, struct act_sp_live *l, uint32_t idx, size_t top, size_t size,
+static int live_segment(struct act_sp_live *l, uint32_t idx, size_t top, size_t size,
                         uint32_t serial)
 {
     live_chunk *lc = &l->chunks[idx];
@@ -263,7 +263,7 @@ static int live_scan_chunk(reader *rd, struct act_sp_live *l, uint32_t idx)
             break;
         }
         if (h.kind == ACT_REC_SEGMENT) {
-            if (live_segment(rd, l, idx, start + off, size, h.aux))
+            if (live_segment(l, idx, start + off, size, h.aux))
                 return ACT_E_NOMEM;
         } else if (!lc->open && h.kind != ACT_REC_PAD) {
             act_rd_problem(sp, "chunk %u offset %zu: record %s; skipped", idx, off,
