@@ -418,6 +418,8 @@ static void pass_record(bld *b, bld_proc *p, pass_state *ps, const act_sp_rec *r
         if (!b->tl->err &&
             act_u64map_put(&p->dev_by_handle, d->device ? d->device : 1, (uint64_t)idx + 1))
             b->tl->err = ACT_E_NOMEM;
+        if (p->n_clock_wait)
+            bld_device_clock_described(b, p, d->device ? d->device : 1);
         break;
     }
     case ACT_REC_QUEUE: on_queue(b, p, rec); break;
@@ -621,6 +623,7 @@ void bld_proc_free(bld *b, bld_proc *p, pass_state *ps)
     free(p->counters);
     free(p->tid_names);
     free(p->errs);
+    free(p->clock_wait);
     bld_release_free(p);
     free(ps->async);
     act_u64map_free(&ps->async_by_id);

@@ -149,6 +149,16 @@ typedef struct bld_clock_open {
 
 #define BLD_MAX_CLOCK_OPEN 8
 
+/* A device's CLOCK record read before its DEVICE record (device_clock.c):
+ * the two come from different threads, whose segments are read in the
+ * order they closed (record.h S1). Held until the device is described. */
+typedef struct bld_clock_wait {
+    uint64_t device; /* handle as recorded (0 -> 1, as dev_by_handle) */
+    int64_t offset, error;
+    char method[64];
+    uint8_t method_len;
+} bld_clock_wait;
+
 /* A host slice waiting for the nesting check of its lane (stream_free.c);
  * kind 0 a range, 1 an API call (ranges first on a tie, as check_nesting). */
 typedef struct bld_slice {
@@ -205,6 +215,8 @@ typedef struct bld_proc {
     int capture_used;
     bld_clock_open clock_open[BLD_MAX_CLOCK_OPEN];
     size_t n_clock_open;
+    bld_clock_wait *clock_wait; /* device_clock.c: CLOCK records ahead of their DEVICE */
+    size_t n_clock_wait, cap_clock_wait;
     act_str *errs; /* ERROR records' messages, listed after the spool's problems */
     size_t n_errs, cap_errs;
     size_t n_read; /* records the pass has taken (a live pass resumes) */
@@ -368,8 +380,10 @@ void bld_load_capture(bld *b, bld_proc *p);
  * cycle adds the "<source>_clock" metadata. */
 void bld_vendor_clock(bld *b, bld_proc *p, const act_sp_rec *rec);
 /* device_clock.c: an OpenCL device's CLOCK record: its "opencl_clock_*"
- * metadata. */
+ * metadata, now or (read before its DEVICE record) when
+ * bld_device_clock_described is told of the device. */
 void bld_device_clock(bld *b, bld_proc *p, const act_sp_rec *rec);
+void bld_device_clock_described(bld *b, bld_proc *p, uint64_t handle);
 
 /* joins.c */
 int bld_joins_prepare(bld *b, bld_proc *p);

@@ -8,8 +8,16 @@
  * device's own timestamps maps them with it and finds the trace's times
  * (tests/integration/check_clock_truth.py does). One offset per device
  * and process: every device time of that pair moved by the same amount.
+ *
+ * The CLOCK record may be read before the DEVICE record it refers to: an
+ * anchor_enqueue mapping is recorded by the thread whose completion
+ * anchored it, the device by the thread that made the queue, and the
+ * reader takes segments in the order they closed (record.h S1). Such a
+ * record waits for its device; one whose device is never described is
+ * not an OpenCL calibration and is dropped, as before.
  */
 #include <ctype.h>
+#include <string.h>
 
 #include "builder_int.h"
 #include "core/source_traits.h"
@@ -25,13 +33,11 @@ static int method_len(act_str m)
     return (int)(n < 64 ? n : 64);
 }
 
-void bld_device_clock(bld *b, bld_proc *p, const act_sp_rec *rec)
+/* The metadata of device `v` (devices index + 1) of process p. */
+static void write_clock(bld *b, bld_proc *p, uint64_t v, act_str method, int64_t offset,
+                        int64_t error)
 {
-    const act_rec_clock *c = (const act_rec_clock *)rec->r;
     act_timeline *tl = b->tl;
-    uint64_t v;
-    if (!act_u64map_get(&p->dev_by_handle, c->device ? c->device : 1, &v) || v > tl->n_devices)
-        return; /* no DEVICE record before it: not an OpenCL calibration */
     const act_tl_device *d = &tl->devices[v - 1];
     const act_source_traits *st = act_source_traits_of(d->source);
     if (!(st->flags & ACT_SRC_F_DEVICE_CLOCK))
@@ -42,8 +48,52 @@ void bld_device_clock(bld *b, bld_proc *p, const act_sp_rec *rec)
         name[n] = (char)tolower((unsigned char)st->name[n]);
     name[n] = '\0';
     act_str key = act_tl_printf(tl, "%s_clock_%u_%u", name, p->pid, d->index);
-    act_str json = act_tl_printf(
-        tl, "{\"method\": \"%.*s\", \"offset_ns\": %lld, \"error_ns\": %lld}", method_len(rec->s1),
-        rec->s1.p, (long long)c->offset_ns, (long long)c->error_ns);
+    act_str json =
+        act_tl_printf(tl, "{\"method\": \"%.*s\", \"offset_ns\": %lld, \"error_ns\": %lld}",
+                      method_len(method), method.p, (long long)offset, (long long)error);
     act_tl_meta_add(tl, key, json, 1);
+}
+
+/* Held until its DEVICE record comes: the method copied (the spool's
+ * pages may be let go before then). */
+static void wait_for_device(bld *b, bld_proc *p, const act_rec_clock *c, act_str method)
+{
+    if (act_vec_reserve(p->clock_wait, p->cap_clock_wait, p->n_clock_wait + 1, 4)) {
+        b->tl->err = ACT_E_NOMEM;
+        return;
+    }
+    bld_clock_wait *w = &p->clock_wait[p->n_clock_wait++];
+    w->device = c->device ? c->device : 1;
+    w->offset = c->offset_ns;
+    w->error = c->error_ns;
+    w->method_len = (uint8_t)method_len(method);
+    memcpy(w->method, method.p, w->method_len);
+}
+
+void bld_device_clock(bld *b, bld_proc *p, const act_sp_rec *rec)
+{
+    const act_rec_clock *c = (const act_rec_clock *)rec->r;
+    uint64_t v;
+    if (!act_u64map_get(&p->dev_by_handle, c->device ? c->device : 1, &v)) {
+        wait_for_device(b, p, c, rec->s1); /* never described: not an OpenCL calibration */
+        return;
+    }
+    if (v <= b->tl->n_devices)
+        write_clock(b, p, v, rec->s1, c->offset_ns, c->error_ns);
+}
+
+void bld_device_clock_described(bld *b, bld_proc *p, uint64_t handle)
+{
+    uint64_t v;
+    if (!act_u64map_get(&p->dev_by_handle, handle, &v) || v > b->tl->n_devices)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < p->n_clock_wait; i++) {
+        bld_clock_wait *w = &p->clock_wait[i];
+        if (w->device == handle)
+            write_clock(b, p, v, (act_str){w->method, w->method_len}, w->offset, w->error);
+        else
+            p->clock_wait[kept++] = *w;
+    }
+    p->n_clock_wait = kept;
 }

@@ -758,6 +758,42 @@ static void test_cat_is_device_cached(void **state)
     assert_int_equal(act_tl_cat_is_device(NULL, ACT_CAT_AC2G), -1);
 }
 
+/* A device's clock mapping (anchor_enqueue) is recorded by the thread
+ * whose completion anchored it; the DEVICE record by the thread that made
+ * the queue. Segments are read in the order they closed (record.h S1),
+ * so the CLOCK record can come first: the trace still states the
+ * device's offset (CI once lost "opencl_clock_*" this way). */
+static void test_device_clock_before_device(void **state)
+{
+    (void)state;
+    built b = {0};
+    sb s;
+    char err[256];
+    tu_mkdir(&b);
+    sb_init(&s, 300, 4096, 2);
+    sb_open_thread(&s, 0, 1, 300); /* the app's thread: queue creation */
+    sb_str(&s, 1, "pthread-cpu");
+    sb_str(&s, 2, "OpenCL");
+    sb_device(&s, 1, DEV, 2, ACT_SOURCE_OPENCL, 0);
+    sb_open_thread(&s, 1, 2, 301); /* the completion thread */
+    sb_str(&s, 1, "anchor_enqueue");
+    act_rec_clock *c = sb_rec(&s, ACT_REC_CLOCK, 1, sizeof(*c));
+    c->device = DEV;
+    c->offset_ns = -12345;
+    c->error_ns = 678;
+    sb_end(&s, 2); /* closed first: read first */
+    sb_end(&s, 1);
+    assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
+    assert_non_null(tu_build(&b, 0, 0));
+    json_t *clk = json_object_get(b.doc, "opencl_clock_300_0");
+    assert_non_null(clk);
+    assert_string_equal(ev_str(clk, "method"), "anchor_enqueue");
+    assert_int_equal(ev_int(clk, "offset_ns"), -12345);
+    assert_int_equal(ev_int(clk, "error_ns"), 678);
+    sb_free(&s);
+    tu_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -776,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_nesting_interleaved_threads),
         cmocka_unit_test(test_pathological_sizes),
         cmocka_unit_test(test_partition_helper),
+        cmocka_unit_test(test_device_clock_before_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
