@@ -234,7 +234,7 @@ static void python_hook_env(void)
  * the libmspti to preload (--ascend). */
 static void child_exec(char **prog, const char *spool, const char *lib, const char *core,
                        const char *mspti, const run_opts *o, const sigset_t *sigmask,
-                       const sigset_t *trigger_mask)
+                       const sigset_t *trigger_mask, int cleaner)
 {
     setenv("ACCELTRACE_SPOOL_DIR", spool, 1);
     if (o->preload)
@@ -262,6 +262,7 @@ static void child_exec(char **prog, const char *spool, const char *lib, const ch
         python_hook_env();
     signals_restore(sigmask);
     act_trigger_child_reset(trigger_mask);
+    act_run_cleaner_spawn(cleaner); /* nobody's child: the program is run's only one */
     execvp(prog[0], prog);
     int e = errno;
     if (exec_report_fd >= 0 && write(exec_report_fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
@@ -531,6 +532,7 @@ typedef struct run_ctx {
     int have_core;
     char mspti[PATH_MAX];
     char spool[PATH_MAX];
+    int cleaner[2]; /* act_run_cleaner_pair: [0] ours, [1] the helper's */
 } run_ctx;
 
 /* The trace's name, checked before the program runs: a trace that cannot
@@ -637,17 +639,25 @@ static pid_t run_start(run_ctx *r, sigset_t *sigmask, int report[2])
     if (pipe2(report, O_CLOEXEC) != 0)
         report[0] = report[1] = -1; /* a failed exec then looks like a program that ran */
     exec_report_fd = report[1];
+    /* The helper that frees the spool once `run` has exited, started by
+     * the program's child (run_cleanup.c). */
+    act_run_cleaner_pair(r->cleaner);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "acceltrace: run: fork: %s\n", strerror(errno));
+        for (int i = 0; i < 2; i++)
+            if (r->cleaner[i] >= 0)
+                close(r->cleaner[i]);
         act_trigger_disarm(NULL);
         rmdir(r->spool);
         return -1;
     }
     if (pid == 0)
         child_exec(r->prog, r->spool, r->lib, r->have_core ? r->core : NULL,
-                   r->o.ascend ? r->mspti : NULL, &r->o, sigmask, &saved_mask);
+                   r->o.ascend ? r->mspti : NULL, &r->o, sigmask, &saved_mask, r->cleaner[1]);
     child_pid = pid;
+    if (r->cleaner[1] >= 0)
+        close(r->cleaner[1]);
     if (report[1] >= 0)
         close(report[1]);
     exec_report_fd = -1; /* the child's alone */
@@ -747,7 +757,7 @@ static void run_written(run_ctx *r, const act_export_opts *eo, const act_export_
         (void)keep_spool(r->spool, eo, o->out);
     if (o->keep_spool && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: spool kept in %s\n", r->spool);
-    act_run_free_detached(o->keep_spool ? NULL : r->spool, replaced);
+    act_run_free_detached(r->cleaner[0], o->keep_spool ? NULL : r->spool, replaced);
 }
 
 int act_cmd_run(int argc, char **argv)
@@ -757,6 +767,7 @@ int act_cmd_run(int argc, char **argv)
         fprintf(stderr, "acceltrace: run: out of memory\n");
         return 2;
     }
+    r->cleaner[0] = r->cleaner[1] = -1;
     r->o = (run_opts){.summary = 1, .stream_ms = 0}; /* 0: run_stream.h's default */
     int pi, code = 2;
     if (act_run_args_parse(argc, argv, &r->o, &pi) != 0 ||

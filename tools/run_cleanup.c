@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/common.h"
@@ -45,20 +48,25 @@ static int above_std(int fd)
     return moved >= 0 ? moved : fd;
 }
 
-/* The child of free_detached: lets go of everything of `run`'s but a
- * terminal or file stderr, the gate and the replaced trace at once, waits
- * for the gate to close (`run` has exited), then frees. */
-static _Noreturn void free_detached_child(int gate, int replaced, const char *aside)
+/* The freeing waits this long after `run` has exited. Freeing at once,
+ * the helper, woken after a long sleep, was run ahead of `run`'s parent
+ * on a 2-core machine: the parent returned 1.5-2.2 ms late in 6 of 10
+ * runs, even with the helper at nice 19 (0.2 ms, 10 of 10, with the
+ * wait; BENCHMARKS.md, issue 32). */
+#define HELPER_DEFER_MS 10
+
+/* The helper's standard descriptors on /dev/null, but a terminal or file
+ * stderr (a removal that fails is still said); signals as a new program
+ * has them; nothing else of `run`'s but `chan`. */
+static void helper_detach(int chan)
 {
     (void)setsid();
-    gate = above_std(gate);
-    replaced = above_std(replaced);
     sigset_t none;
     sigemptyset(&none);
     for (int sig = 1; sig < NSIG; sig++)
         (void)signal(sig, SIG_DFL); /* SIGKILL and SIGSTOP refuse: no matter */
     sigprocmask(SIG_SETMASK, &none, NULL);
-    int null = open("/dev/null", O_RDWR);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     struct stat err;
     if (null >= 0) {
         dup2(null, STDIN_FILENO);
@@ -66,15 +74,60 @@ static _Noreturn void free_detached_child(int gate, int replaced, const char *as
         if (fstat(STDERR_FILENO, &err) == 0 && (S_ISFIFO(err.st_mode) || S_ISSOCK(err.st_mode)))
             dup2(null, STDERR_FILENO); /* its reader would wait for us */
     }
-    if (replaced < 0)
-        replaced = gate;
-    close_all_but(gate < replaced ? gate : replaced, gate < replaced ? replaced : gate);
-    char c;
-    while (read(gate, &c, 1) < 0 && errno == EINTR)
-        ;                         /* end of file: `run` has exited */
-    closefrom(STDERR_FILENO + 1); /* the replaced trace's last reference: freed here */
-    if (aside)
-        act_run_spool_remove(aside);
+    chan = above_std(chan);
+    close_all_but(chan, chan);
+}
+
+/* One job from `run`: the spool directory renamed aside ("" for none)
+ * and the replaced trace's descriptor (-1: none). 1, or 0 at the end of
+ * the channel without one. */
+static int helper_job(int chan, char *aside, size_t size, int *fd)
+{
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct iovec iov = {aside, size - 1};
+    struct msghdr m = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = ctl.buf,
+                       .msg_controllen = sizeof(ctl.buf)};
+    ssize_t n;
+    while ((n = recvmsg(chan, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0)
+        return 0;
+    aside[n] = '\0';
+    *fd = -1;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(fd, CMSG_DATA(c), sizeof(int));
+    return 1;
+}
+
+/* The helper: waits for its job, then for the end of the channel (`run`
+ * has exited: its end is close-on-exec, held by nobody else), then for
+ * whoever waited for `run` to take its turn (HELPER_DEFER_MS), then
+ * frees. No job (`run` kept its spool, failed before, or was killed):
+ * nothing to do. */
+static _Noreturn void helper_main(int chan)
+{
+    helper_detach(chan);
+    char aside[PATH_MAX];
+    int fd = -1;
+    if (helper_job(chan, aside, sizeof(aside), &fd)) {
+        char c;
+        while (read(chan, &c, 1) != 0 && (errno == EINTR || errno == EAGAIN))
+            ; /* end of file (or any other error): `run` is gone */
+        struct timespec defer = {0, HELPER_DEFER_MS * 1000000L};
+        while (nanosleep(&defer, &defer) < 0 && errno == EINTR)
+            ;
+        if (fd >= 0)
+            close(fd); /* the replaced trace's last reference: freed here */
+        if (aside[0])
+            act_run_spool_remove(aside);
+    }
     _exit(0);
 }
 
@@ -83,23 +136,86 @@ static _Noreturn void free_detached_child(int gate, int replaced, const char *as
  * complete: unlinking the spool frees its page cache and extents
  * (milliseconds for a short run's, seconds for a long run's: BENCHMARKS.md
  * item 24), and a trace replaced with --force is freed by the rename.
- * Nobody needs to wait for either:
- * the spool directory is renamed aside at once (its path is gone when
- * `run` returns), the replaced trace is held open (replaced_fd), and a
- * child in a session of its own frees both. The parent closes its copy of
- * the replaced trace at once; the child goes on only when the gate (a
- * pipe whose write end only the parent holds, close-on-exec) reaches its
- * end: when `run` has exited. So the child's close is the last, the one
- * that frees, and the freeing takes no CPU from `run`'s last steps or its
- * exit (on 2 cores the launcher's exit took 2.0 ms to reach its parent,
- * median, with the child at work, 0.45 ms without). The child lets go at
- * once of stdin, stdout and a pipe stderr, keeping a terminal or file one
- * (a removal that fails is still said): whoever reads `run`'s output to its
- * end (`$(acceltrace run ...)`, subprocess pipes) does not wait for it.
- * Done in place if the rename, the pipe or the fork fails. `dir` NULL: no
- * spool to remove.
+ * Nobody needs to wait for either: the spool directory is renamed aside at
+ * once (its path is gone when `run` returns), the replaced trace is held
+ * open (replaced_fd), and a helper in a session of its own frees both once
+ * `run` has exited, so that the freeing takes no CPU from `run`'s last
+ * steps or its exit (on 2 cores the launcher's exit took 2.0 ms to reach
+ * its parent, median, with the helper at work, 0.45 ms without).
+ *
+ * The helper is started with the program, while the launcher is small:
+ * forking it at the end, from a launcher holding the trace's buffers and
+ * the timeline, took 0.35-0.45 ms of the tail (BENCHMARKS.md, issue 32);
+ * handing it the job is one message. The program's child starts it,
+ * before its exec (act_run_cleaner_spawn): so the helper is nobody's
+ * child, and the program is the launcher's only child from the start
+ * (what `pgrep -P`, /proc/PID/task/PID/children and our tests read; a
+ * helper forked by the launcher showed there for a moment first). It lets
+ * go at once of stdin, stdout and a pipe stderr, keeping a terminal or
+ * file one: whoever reads `run`'s output to its end
+ * (`$(acceltrace run ...)`, subprocess pipes) does not wait for it.
  */
-void act_run_free_detached(const char *dir, int replaced_fd)
+int act_run_cleaner_pair(int sv[2])
+{
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0)
+        return 0;
+    sv[0] = sv[1] = -1;
+    return -1;
+}
+
+void act_run_cleaner_spawn(int helper_end)
+{
+    if (helper_end < 0)
+        return;
+    /* The middle child's SIGCHLD is taken here, not left pending for the
+     * program (a fresh fork has none of its own). */
+    sigset_t chld, saved;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &saved);
+    pid_t mid = fork();
+    if (mid == 0) {
+        if (fork() == 0)
+            helper_main(helper_end);
+        _exit(0); /* the helper, orphaned, is nobody's child of ours */
+    }
+    close(helper_end);
+    if (mid > 0) {
+        while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        struct timespec none = {0, 0};
+        (void)sigtimedwait(&chld, NULL, &none);
+    }
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* The job to the helper; 0, or -1 when it is not there to take it. */
+static int send_job(int cleaner, const char *aside, int fd)
+{
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    memset(&ctl, 0, sizeof(ctl));
+    /* Never an empty message: that would read as the end of the channel. */
+    struct iovec iov = {(void *)(aside[0] ? aside : "\0"), aside[0] ? strlen(aside) : 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        m.msg_control = ctl.buf;
+        m.msg_controllen = sizeof(ctl.buf);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    ssize_t n;
+    while ((n = sendmsg(cleaner, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    return n < 0 ? -1 : 0;
+}
+
+void act_run_free_detached(int cleaner, const char *dir, int replaced_fd)
 {
     char aside[PATH_MAX];
     if (dir && ((size_t)snprintf(aside, sizeof aside, "%s.removing", dir) >= sizeof aside ||
@@ -109,21 +225,11 @@ void act_run_free_detached(const char *dir, int replaced_fd)
     }
     if (!dir && replaced_fd < 0)
         return;
-    int gate[2] = {-1, -1};
-    pid_t pid = pipe2(gate, O_CLOEXEC) == 0 ? fork() : -1;
-    if (pid == 0) {
-        close(gate[1]);
-        free_detached_child(gate[0], replaced_fd, dir ? aside : NULL);
-    }
-    /* The parent, or no child: the file goes now (not the last reference
-     * with a child); the gate's write end stays open until `run` exits,
-     * unless there is no child to wait on it. */
-    if (gate[0] >= 0)
-        close(gate[0]);
+    /* No helper: freed now, in place. Else the helper's copy of the
+     * replaced trace is the last reference once ours is closed. */
+    int handed = cleaner >= 0 && send_job(cleaner, dir ? aside : "", replaced_fd) == 0;
     if (replaced_fd >= 0)
         close(replaced_fd);
-    if (pid < 0 && gate[1] >= 0)
-        close(gate[1]);
-    if (pid < 0 && dir)
+    if (!handed && dir)
         act_run_spool_remove(aside);
 }

@@ -7,11 +7,15 @@
  * stderr pipe then took 2 ms, its exit to its parent's return 2.0 ms
  * median against 0.45 ms without the child at work).
  *
- * A forked "launcher" hands a spool directory and a held file to
- * act_run_free_detached and lives on for a while: both must still be
- * there until it exits, and gone soon after. The child lets go of the
- * launcher's stdout and stderr pipes at once (their readers wait for the
- * last writer), not when it starts freeing.
+ * A forked "launcher" starts a "program" whose child process starts the
+ * helper (act_run_cleaner_spawn) before it would exec, hands the helper a
+ * spool directory and a held file (act_run_free_detached) and lives on
+ * for a while: both must still be there until it exits, and gone soon
+ * after. The helper is nobody's child (the program is the launcher's only
+ * one, and has none of ours) and lets go of the launcher's stdout and
+ * stderr pipes at once (their readers wait for the last writer), not when
+ * it starts freeing. A launcher that hands it nothing (a kept spool, a
+ * failure, SIGKILL) has nothing freed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +27,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +48,35 @@ static void nap_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* Whether process `pid` has a child. */
+static int children_of(pid_t pid)
+{
+    char path[64], buf[64];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    return n > 0;
+}
+
+/* The launcher's side of `run`: the pair, the program's child starting
+ * the helper where it would exec; the program (pid) checks it has no
+ * child then and exits 0. The launcher keeps sv[0]. */
+static pid_t start_program(int sv[2])
+{
+    if (act_run_cleaner_pair(sv) != 0)
+        return -1;
+    pid_t prog = fork();
+    if (prog == 0) {
+        act_run_cleaner_spawn(sv[1]);
+        _exit(children_of(getpid()) ? 1 : 0);
+    }
+    close(sv[1]);
+    return prog;
 }
 
 static void test_freed_after_exit(void **state)
@@ -70,7 +104,16 @@ static void test_freed_after_exit(void **state)
         close(out[0]);
         dup2(out[1], STDOUT_FILENO);
         close(out[1]);
-        act_run_free_detached(dir, fd);
+        int sv[2];
+        pid_t prog = start_program(sv);
+        if (prog < 0)
+            _exit(3);
+        int st;
+        if (waitpid(prog, &st, 0) != prog || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            _exit(4); /* the program had a child of ours */
+        if (children_of(getpid()))
+            _exit(5); /* the helper is the launcher's */
+        act_run_free_detached(sv[0], dir, fd);
         nap_ms(400); /* `run`'s last steps */
         _exit(0);
     }
@@ -93,10 +136,48 @@ static void test_freed_after_exit(void **state)
     assert_false(exists(aside));
 }
 
+/* A launcher killed before it hands anything over: the helper ends with
+ * it and frees nothing (the spool is the user's to export). */
+static void test_no_job_frees_nothing(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act-cleanup-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int out[2];
+    assert_int_equal(pipe(out), 0);
+    pid_t launcher = fork();
+    assert_true(launcher >= 0);
+    if (launcher == 0) {
+        close(out[0]);
+        dup2(out[1], STDOUT_FILENO);
+        close(out[1]);
+        int sv[2];
+        if (start_program(sv) < 0)
+            _exit(3);
+        pause();
+        _exit(0);
+    }
+    close(out[1]);
+    nap_ms(100);
+    kill(launcher, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(launcher, &status, 0), launcher);
+    /* The helper let go of stdout at once and ended with the launcher. */
+    struct pollfd p = {.fd = out[0], .events = POLLIN};
+    assert_int_equal(poll(&p, 1, 2000), 1);
+    char c;
+    assert_int_equal(read(out[0], &c, 1), 0);
+    close(out[0]);
+    nap_ms(100);
+    assert_true(exists(dir));
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_freed_after_exit),
+        cmocka_unit_test(test_no_job_frees_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
