@@ -533,6 +533,7 @@ typedef struct run_ctx {
     char mspti[PATH_MAX];
     char spool[PATH_MAX];
     int cleaner[2]; /* act_run_cleaner_pair: [0] ours, [1] the helper's */
+    int watch;      /* the reading thread's inotify watch, the helper's to close (-1) */
 } run_ctx;
 
 /* The trace's name, checked before the program runs: a trace that cannot
@@ -757,7 +758,9 @@ static void run_written(run_ctx *r, const act_export_opts *eo, const act_export_
         (void)keep_spool(r->spool, eo, o->out);
     if (o->keep_spool && run_log_level >= ACT_LOG_INFO)
         fprintf(stderr, "acceltrace: run: spool kept in %s\n", r->spool);
-    act_run_free_detached(r->cleaner[0], o->keep_spool ? NULL : r->spool, replaced);
+    int held[ACT_RUN_HELD] = {replaced, r->watch};
+    r->watch = -1;
+    act_run_free_detached(r->cleaner[0], o->keep_spool ? NULL : r->spool, held);
 }
 
 int act_cmd_run(int argc, char **argv)
@@ -767,7 +770,7 @@ int act_cmd_run(int argc, char **argv)
         fprintf(stderr, "acceltrace: run: out of memory\n");
         return 2;
     }
-    r->cleaner[0] = r->cleaner[1] = -1;
+    r->cleaner[0] = r->cleaner[1] = r->watch = -1;
     r->o = (run_opts){.summary = 1, .stream_ms = 0}; /* 0: run_stream.h's default */
     int pi, code = 2;
     if (act_run_args_parse(argc, argv, &r->o, &pi) != 0 ||
@@ -799,7 +802,7 @@ int act_cmd_run(int argc, char **argv)
     act_trigger_disarm(run_log_level >= ACT_LOG_INFO ? stderr : NULL);
     int status = wait_program(pid, &sigmask);
     uint64_t t_exit = act_clock_now();
-    act_export_live *live = act_run_stream_stop(stream);
+    act_export_live *live = act_run_stream_stop(stream, &r->watch);
     uint64_t stop_ns = act_clock_now() - t_exit;
     if (exec_failed(report[0])) { /* the child said why; nothing ran, nothing to write */
         act_export_live_free(live);
@@ -851,6 +854,10 @@ int act_cmd_run(int argc, char **argv)
     if (!r->per_process && run_log_level >= ACT_LOG_DEBUG)
         print_after_exit(&times, stop_ns, live_records, act_clock_now() - t_exit);
 out:
+    if (r->watch >= 0) { /* not written: the watch still goes to the helper */
+        int held[ACT_RUN_HELD] = {-1, r->watch};
+        act_run_free_detached(r->cleaner[0], NULL, held);
+    }
     free(r);
     return code;
 }

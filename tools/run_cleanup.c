@@ -79,13 +79,13 @@ static void helper_detach(int chan)
 }
 
 /* One job from `run`: the spool directory renamed aside ("" for none)
- * and the replaced trace's descriptor (-1: none). 1, or 0 at the end of
- * the channel without one. */
-static int helper_job(int chan, char *aside, size_t size, int *fd)
+ * and up to ACT_RUN_HELD descriptors to let go of (fds[], -1 for none).
+ * 1, or 0 at the end of the channel without one. */
+static int helper_job(int chan, char *aside, size_t size, int fds[ACT_RUN_HELD])
 {
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(ACT_RUN_HELD * sizeof(int))];
     } ctl;
     struct iovec iov = {aside, size - 1};
     struct msghdr m = {.msg_iov = &iov,
@@ -98,11 +98,12 @@ static int helper_job(int chan, char *aside, size_t size, int *fd)
     if (n <= 0)
         return 0;
     aside[n] = '\0';
-    *fd = -1;
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len == CMSG_LEN(sizeof(int)))
-        memcpy(fd, CMSG_DATA(c), sizeof(int));
+        c->cmsg_len >= CMSG_LEN(0)) {
+        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        memcpy(fds, CMSG_DATA(c), (k < ACT_RUN_HELD ? k : ACT_RUN_HELD) * sizeof(int));
+    }
     return 1;
 }
 
@@ -115,16 +116,17 @@ static _Noreturn void helper_main(int chan)
 {
     helper_detach(chan);
     char aside[PATH_MAX];
-    int fd = -1;
-    if (helper_job(chan, aside, sizeof(aside), &fd)) {
+    int fds[ACT_RUN_HELD] = {-1, -1};
+    if (helper_job(chan, aside, sizeof(aside), fds)) {
         char c;
         while (read(chan, &c, 1) != 0 && (errno == EINTR || errno == EAGAIN))
             ; /* end of file (or any other error): `run` is gone */
         struct timespec defer = {0, HELPER_DEFER_MS * 1000000L};
         while (nanosleep(&defer, &defer) < 0 && errno == EINTR)
             ;
-        if (fd >= 0)
-            close(fd); /* the replaced trace's last reference: freed here */
+        for (int i = 0; i < ACT_RUN_HELD; i++)
+            if (fds[i] >= 0)
+                close(fds[i]); /* the last reference: a replaced trace is freed here */
         if (aside[0])
             act_run_spool_remove(aside);
     }
@@ -190,24 +192,28 @@ void act_run_cleaner_spawn(int helper_end)
 }
 
 /* The job to the helper; 0, or -1 when it is not there to take it. */
-static int send_job(int cleaner, const char *aside, int fd)
+static int send_job(int cleaner, const char *aside, const int held[ACT_RUN_HELD])
 {
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(ACT_RUN_HELD * sizeof(int))];
     } ctl;
     memset(&ctl, 0, sizeof(ctl));
+    int fds[ACT_RUN_HELD], n_fds = 0;
+    for (int i = 0; i < ACT_RUN_HELD; i++)
+        if (held[i] >= 0)
+            fds[n_fds++] = held[i];
     /* Never an empty message: that would read as the end of the channel. */
     struct iovec iov = {(void *)(aside[0] ? aside : "\0"), aside[0] ? strlen(aside) : 1};
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
+    if (n_fds) {
         m.msg_control = ctl.buf;
-        m.msg_controllen = sizeof(ctl.buf);
+        m.msg_controllen = CMSG_SPACE((size_t)n_fds * sizeof(int));
         struct cmsghdr *c = CMSG_FIRSTHDR(&m);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        c->cmsg_len = CMSG_LEN((size_t)n_fds * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, (size_t)n_fds * sizeof(int));
     }
     ssize_t n;
     while ((n = sendmsg(cleaner, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
@@ -215,7 +221,7 @@ static int send_job(int cleaner, const char *aside, int fd)
     return n < 0 ? -1 : 0;
 }
 
-void act_run_free_detached(int cleaner, const char *dir, int replaced_fd)
+void act_run_free_detached(int cleaner, const char *dir, const int held[ACT_RUN_HELD])
 {
     char aside[PATH_MAX];
     if (dir && ((size_t)snprintf(aside, sizeof aside, "%s.removing", dir) >= sizeof aside ||
@@ -223,13 +229,17 @@ void act_run_free_detached(int cleaner, const char *dir, int replaced_fd)
         act_run_spool_remove(dir);
         dir = NULL;
     }
-    if (!dir && replaced_fd < 0)
+    int any = dir != NULL;
+    for (int i = 0; i < ACT_RUN_HELD; i++)
+        any |= held[i] >= 0;
+    if (!any)
         return;
-    /* No helper: freed now, in place. Else the helper's copy of the
-     * replaced trace is the last reference once ours is closed. */
-    int handed = cleaner >= 0 && send_job(cleaner, dir ? aside : "", replaced_fd) == 0;
-    if (replaced_fd >= 0)
-        close(replaced_fd);
+    /* No helper: freed now, in place. Else the helper's copies are the
+     * last references once ours are closed. */
+    int handed = cleaner >= 0 && send_job(cleaner, dir ? aside : "", held) == 0;
+    for (int i = 0; i < ACT_RUN_HELD; i++)
+        if (held[i] >= 0)
+            close(held[i]);
     if (!handed && dir)
         act_run_spool_remove(aside);
 }

@@ -18,9 +18,13 @@ int act_run_cleaner_pair(int sv[2]);
  * defaults: starts the helper (a grandchild in a session of its own,
  * orphaned at once) on `helper_end`, closed here. */
 void act_run_cleaner_spawn(int helper_end);
-/* Rename `dir` aside and hand the helper `cleaner` its removal and
- * `replaced_fd` (a replaced trace held open; -1: none), so that the
- * caller returns before either is freed. `dir` NULL: no spool to remove. */
-void act_run_free_detached(int cleaner, const char *dir, int replaced_fd);
+/* Descriptors the helper lets go of for `run`: a replaced trace held open
+ * (closing it frees the file), the spool directory's inotify watch
+ * (closing one waits for a kernel grace period: 7-23 ms measured). */
+#define ACT_RUN_HELD 2
+/* Rename `dir` aside and hand the helper `cleaner` its removal and the
+ * descriptors `held` (-1: none; closed here either way), so that the
+ * caller returns before any is freed. `dir` NULL: no spool to remove. */
+void act_run_free_detached(int cleaner, const char *dir, const int held[ACT_RUN_HELD]);
 
 #endif

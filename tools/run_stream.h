@@ -32,14 +32,18 @@
 
 typedef struct act_run_stream act_run_stream;
 /* Start reading `spool_dir`/<pid>.acts every `ms` milliseconds (0: the
- * default, quicker at first and after a busy read); NULL (and
+ * default, quicker at first and after a busy read), and at once when a
+ * spool there is sealed; NULL (and
  * nothing started) when the thread cannot be made: the export then reads
  * everything itself. With `out` (the export's options, borrowed until the
  * export), the trace is written as it is read too (act_export_live_output). */
 act_run_stream *act_run_stream_start(const char *spool_dir, pid_t pid, unsigned ms,
                                      const act_export_opts *out);
 /* Stop the thread (within one batch of records) and hand over what it
- * read, for act_export_opts.live (free with act_export_live_free). */
-act_export_live *act_run_stream_stop(act_run_stream *s);
+ * read, for act_export_opts.live (free with act_export_live_free), and in
+ * *watch its inotify watch on the spool directory (-1: none), the
+ * caller's to close where nobody waits: closing one waits for a grace
+ * period of the kernel's, 7-23 ms measured (run_cleanup.h). */
+act_export_live *act_run_stream_stop(act_run_stream *s, int *watch);
 
 #endif

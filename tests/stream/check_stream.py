@@ -26,13 +26,18 @@ runs).
 usage: check_stream.py ACCELTRACE VECOPS CHURN_WORKLOAD EDGE_WORKLOAD CAPTURE_API STREAM_APP
        [CASE...]
 (CASE: vecops, threads, procs, reexec, capture_api, launches, queues, loop, idle,
-forkexec, killed; default all)
+forkexec, killed, sealed; default all)
 
 killed: a launcher SIGKILLed while it streams leaves no temporary file beside
 -o (the trace file is unnamed, O_TMPFILE, until it is complete); started
 3 nice levels below us, every thread of it (the reading thread, the writer
 threads) stays at that nice value meanwhile: the user's priority, neither
 raised nor lowered.
+
+sealed: reads 10 s apart, a program whose exit lingers 500 ms after the
+tracer's exit handler: its records are read when its spool is sealed (the
+recorder touches the file, the reading thread's inotify watch sees it),
+not after the exit.
 """
 import json
 import os
@@ -200,6 +205,30 @@ def check_after_exit(name, stderr, read_live):
     return f"tail {tail} of {records} records, {total} ms after the exit"
 
 
+def check_sealed(act, app, tmp):
+    """A spool sealed at the exit is read at once, not at the next read:
+    with reads 10 s apart, a 3 000-launch program whose exit takes 500 ms
+    after the tracer's own exit handler (STREAM_APP_LINGER_MS) has its
+    records read during those 500 ms, all but what its threads had not
+    ended in segments yet (record.h S1), instead of all after the exit."""
+    out = os.path.join(tmp, "sealed.json")
+    env = dict(os.environ, STREAM_APP_LINGER_MS="500")
+    r = subprocess.run([act, "run", "--stream-interval=10000", "--log=debug", "--no-summary",
+                        "-o", out, "-f", "--", app, "loop", "3000"], capture_output=True,
+                       text=True, timeout=120, env=env)
+    if r.returncode != 0:
+        fail(f"sealed: run exited {r.returncode}: {r.stderr[-2000:]}")
+    m = AFTER_EXIT.search(r.stderr)
+    if not m:
+        fail(f"sealed: no 'after the exit' line: {r.stderr[-2000:]}")
+    tail, records = int(m.group(3)), int(m.group(4))
+    if tail * 4 > records:
+        fail(f"sealed: {tail} of {records} records were read after the exit, not when the "
+             f"spool was sealed")
+    print(f"ok sealed: {records - tail} of {records} records read at the seal, {tail} after "
+          f"the exit")
+
+
 def thread_nices(pid):
     """The nice value of each thread of `pid` (the 19th field of
     /proc/PID/task/TID/stat), by thread id."""
@@ -286,11 +315,14 @@ def main():
         "idle": ([app, "idle", "3000", "400"], []),
         "forkexec": ([app, "forkexec", "3000", "400"], []),
     }
-    wanted = sys.argv[7:] or list(cases) + ["killed"]
+    wanted = sys.argv[7:] or list(cases) + ["killed", "sealed"]
     with tempfile.TemporaryDirectory() as tmp:
         for name in wanted:
             if name == "killed":
                 check_killed(act, app, tmp)
+                continue
+            if name == "sealed":
+                check_sealed(act, app, tmp)
                 continue
             argv, extra = cases[name]
             check(act, name, argv, tmp, extra=extra)

@@ -113,7 +113,8 @@ static void test_freed_after_exit(void **state)
             _exit(4); /* the program had a child of ours */
         if (children_of(getpid()))
             _exit(5); /* the helper is the launcher's */
-        act_run_free_detached(sv[0], dir, fd);
+        int held[ACT_RUN_HELD] = {fd, -1};
+        act_run_free_detached(sv[0], dir, held);
         nap_ms(400); /* `run`'s last steps */
         _exit(0);
     }

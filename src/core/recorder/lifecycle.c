@@ -6,12 +6,17 @@
  * spool_file.c); act_recorder_close() seals it but never unmaps it while
  * threads might still be writing (a device callback can arrive late);
  * stale per-thread state is detected by generation on the slow path
- * (chunks.c). The recorder never calls the capture window by name: the
+ * (chunks.c). Sealing touches the spool file's times: a launcher watching
+ * the directory (inotify IN_ATTRIB, tools/run_stream.c) reads what was
+ * published at once, while the process is still ending. The recorder never calls the capture window by name: the
  * window registers a listener (act_recorder_listen) and, with none, an
  * open spool records.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "acceltrace.h"
@@ -139,6 +144,12 @@ static void recorder_close(int exiting)
 #endif
     atomic_fetch_or((_Atomic uint32_t *)&h->flags, ACT_SPOOL_F_SEALED);
     msync(act_rec_state.map, act_rec_state.map_size, MS_ASYNC);
+    /* Said to whoever watches the spool directory (`run`'s reading
+     * thread, tools/run_stream.c: inotify IN_ATTRIB): the spool holds all
+     * it will, so it is read while this process ends, not after. */
+    int saved = errno;
+    (void)utimensat(AT_FDCWD, act_rec_state.path, NULL, AT_SYMLINK_NOFOLLOW);
+    errno = saved;
     /* Keep the mapping: a late device callback may still be writing to it.
      * It is address space only; the file itself is removed by its owner. */
     act_rec_hdr_set(NULL);

@@ -123,8 +123,23 @@ static int report_end(int rc)
     return rc;
 }
 
+/* With STREAM_APP_LINGER_MS set, the exit takes that long after the
+ * tracer's own exit handler (registered at its start-up, after this one:
+ * atexit runs them last first): a program whose end is slow, e.g. its
+ * runtime's teardown (check_stream.py "sealed": what it published is read
+ * then, not after the exit). */
+static void linger(void)
+{
+    const char *v = getenv("STREAM_APP_LINGER_MS");
+    long ms = v ? atol(v) : 0;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 int main(int argc, char **argv)
 {
+    if (getenv("STREAM_APP_LINGER_MS"))
+        atexit(linger);
     if (argc < 3) {
         fprintf(stderr, "usage: stream_app launches|queues|loop|idle|forkexec N [MS]\n");
         return 2;
