@@ -32,6 +32,7 @@ typedef struct act_obuf {
     act_obuf_bg *bg;   /* background writer (act_obuf_init_bg), or NULL */
     act_obuf_gz *gz;   /* gzip stream the writes go through (act_obuf_gzip), or NULL */
     act_obuf_dio *dio; /* direct I/O past a size (act_obuf_init_bg), or NULL */
+    int closing;       /* an explicit flush is handing over: through the cache */
 } act_obuf;
 
 /* fd >= 0: flush to fd; fd < 0: grow in memory. */
