@@ -8,9 +8,9 @@
  * stale per-thread state is detected by generation on the slow path
  * (chunks.c). Sealing touches the spool file's times: a launcher watching
  * the directory (inotify IN_ATTRIB, tools/run_stream.c) reads what was
- * published at once, while the process is still ending. The recorder never calls the capture window by name: the
- * window registers a listener (act_recorder_listen) and, with none, an
- * open spool records.
+ * published at once, while the process is still ending. The recorder
+ * never calls the capture window by name: the window registers a
+ * listener (act_recorder_listen) and, with none, an open spool records.
  */
 #include <errno.h>
 #include <fcntl.h>
