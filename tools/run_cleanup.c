@@ -124,11 +124,12 @@ static _Noreturn void helper_main(int chan)
         struct timespec defer = {0, HELPER_DEFER_MS * 1000000L};
         while (nanosleep(&defer, &defer) < 0 && errno == EINTR)
             ;
+        if (aside[0])
+            act_run_spool_remove(aside);
+        /* Last: closing the watch waits for a grace period (run_cleanup.h). */
         for (int i = 0; i < ACT_RUN_HELD; i++)
             if (fds[i] >= 0)
                 close(fds[i]); /* the last reference: a replaced trace is freed here */
-        if (aside[0])
-            act_run_spool_remove(aside);
     }
     _exit(0);
 }
