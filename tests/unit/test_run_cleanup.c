@@ -79,6 +79,36 @@ static pid_t start_program(int sv[2])
     return prog;
 }
 
+/* A "launcher" forked with its stdout on a pipe whose read end is *out
+ * (in the parent; 0 returned in the child). */
+static pid_t fork_launcher(int *out)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t launcher = fork();
+    assert_true(launcher >= 0);
+    if (launcher == 0) {
+        close(p[0]);
+        dup2(p[1], STDOUT_FILENO);
+        close(p[1]);
+        return 0;
+    }
+    close(p[1]);
+    *out = p[0];
+    return launcher;
+}
+
+/* Whether the launcher's stdout pipe is let go of by all (the helper at
+ * once): its read end reaches the end of file. */
+static void assert_stdout_released(int out)
+{
+    struct pollfd p = {.fd = out, .events = POLLIN};
+    assert_int_equal(poll(&p, 1, 2000), 1);
+    char c;
+    assert_int_equal(read(out, &c, 1), 0);
+    close(out);
+}
+
 static void test_freed_after_exit(void **state)
 {
     (void)state;
@@ -96,14 +126,9 @@ static void test_freed_after_exit(void **state)
     assert_int_equal(fstat(fd, &held), 0);
     assert_int_equal(unlink(kept), 0);
 
-    int out[2];
-    assert_int_equal(pipe(out), 0);
-    pid_t launcher = fork();
-    assert_true(launcher >= 0);
+    int out;
+    pid_t launcher = fork_launcher(&out);
     if (launcher == 0) {
-        close(out[0]);
-        dup2(out[1], STDOUT_FILENO);
-        close(out[1]);
         int sv[2];
         pid_t prog = start_program(sv);
         if (prog < 0)
@@ -118,7 +143,6 @@ static void test_freed_after_exit(void **state)
         nap_ms(400); /* `run`'s last steps */
         _exit(0);
     }
-    close(out[1]);
     close(fd);
     nap_ms(200);
     assert_false(exists(dir));  /* renamed aside at once */
@@ -126,12 +150,8 @@ static void test_freed_after_exit(void **state)
     int status;
     assert_int_equal(waitpid(launcher, &status, 0), launcher);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    /* Its stdout pipe: nobody holds it any more (the child let go). */
-    struct pollfd p = {.fd = out[0], .events = POLLIN};
-    assert_int_equal(poll(&p, 1, 2000), 1);
-    char c;
-    assert_int_equal(read(out[0], &c, 1), 0);
-    close(out[0]);
+    /* Its stdout pipe: nobody holds it any more (the helper let go). */
+    assert_stdout_released(out);
     for (int i = 0; i < 1000 && exists(aside); i++)
         nap_ms(10);
     assert_false(exists(aside));
@@ -144,31 +164,21 @@ static void test_no_job_frees_nothing(void **state)
     (void)state;
     char dir[] = "/tmp/act-cleanup-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    int out[2];
-    assert_int_equal(pipe(out), 0);
-    pid_t launcher = fork();
-    assert_true(launcher >= 0);
+    int out;
+    pid_t launcher = fork_launcher(&out);
     if (launcher == 0) {
-        close(out[0]);
-        dup2(out[1], STDOUT_FILENO);
-        close(out[1]);
         int sv[2];
         if (start_program(sv) < 0)
             _exit(3);
         pause();
         _exit(0);
     }
-    close(out[1]);
     nap_ms(100);
     kill(launcher, SIGKILL);
     int status;
     assert_int_equal(waitpid(launcher, &status, 0), launcher);
     /* The helper let go of stdout at once and ended with the launcher. */
-    struct pollfd p = {.fd = out[0], .events = POLLIN};
-    assert_int_equal(poll(&p, 1, 2000), 1);
-    char c;
-    assert_int_equal(read(out[0], &c, 1), 0);
-    close(out[0]);
+    assert_stdout_released(out);
     nap_ms(100);
     assert_true(exists(dir));
     rmdir(dir);
