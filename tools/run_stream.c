@@ -24,13 +24,11 @@
 #include "run_stream.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <time.h>
@@ -71,7 +69,7 @@ static int64_t now_ms(void)
  * recorder touches its file then (IN_ATTRIB, lifecycle.c). */
 static int sealed_seen(int watch)
 {
-    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    _Alignas(struct inotify_event) char buf[4096];
     int sealed = 0;
     ssize_t n;
     while ((n = read(watch, buf, sizeof(buf))) > 0)
@@ -90,7 +88,8 @@ static void wait_next(act_run_stream *s, unsigned ms)
 {
     int64_t until = now_ms() + ms;
     struct pollfd p[2] = {{.fd = s->stopfd, .events = POLLIN}, {.fd = s->watch, .events = POLLIN}};
-    for (int64_t left = ms; left > 0 && !s->stop; left = until - now_ms()) {
+    for (int64_t left = ms; left > 0 && !__atomic_load_n(&s->stop, __ATOMIC_RELAXED);
+         left = until - now_ms()) {
         int n = poll(p, s->watch >= 0 ? 2 : 1, (int)left);
         if (n < 0 && errno != EINTR)
             return;
