@@ -51,16 +51,18 @@ static int above_std(int fd)
 /* The freeing waits this long after `run` has exited. Freeing at once,
  * the helper, woken after a long sleep, was run ahead of `run`'s parent
  * on a 2-core machine: the parent returned 1.5-2.2 ms late in 6 of 10
- * runs, even with the helper at nice 19 (0.2 ms, 10 of 10, with the
- * wait; BENCHMARKS.md, issue 32). */
+ * runs, even with the helper at nice 19 (0.17-0.31 ms in 16 of 16 with
+ * the wait; BENCHMARKS.md, issue 32). */
 #define HELPER_DEFER_MS 10
 
 /* The helper's standard descriptors on /dev/null, but a terminal or file
  * stderr (a removal that fails is still said); signals as a new program
- * has them; nothing else of `run`'s but `chan`. */
-static void helper_detach(int chan)
+ * has them; nothing else of `run`'s but `chan`, moved above the standard
+ * ones first (returned). */
+static int helper_detach(int chan)
 {
     (void)setsid();
+    chan = above_std(chan);
     sigset_t none;
     sigemptyset(&none);
     for (int sig = 1; sig < NSIG; sig++)
@@ -74,8 +76,8 @@ static void helper_detach(int chan)
         if (fstat(STDERR_FILENO, &err) == 0 && (S_ISFIFO(err.st_mode) || S_ISSOCK(err.st_mode)))
             dup2(null, STDERR_FILENO); /* its reader would wait for us */
     }
-    chan = above_std(chan);
     close_all_but(chan, chan);
+    return chan;
 }
 
 /* One job from `run`: the spool directory renamed aside ("" for none)
@@ -114,7 +116,7 @@ static int helper_job(int chan, char *aside, size_t size, int fds[ACT_RUN_HELD])
  * nothing to do. */
 static _Noreturn void helper_main(int chan)
 {
-    helper_detach(chan);
+    chan = helper_detach(chan);
     char aside[PATH_MAX];
     int fds[ACT_RUN_HELD] = {-1, -1};
     if (helper_job(chan, aside, sizeof(aside), fds)) {

@@ -109,9 +109,11 @@ static void assert_stdout_released(int out)
     close(out);
 }
 
-static void test_freed_after_exit(void **state)
+/* With `stdio_closed`, the launcher runs with stdin and stderr closed:
+ * the channel's two ends get descriptors 0 and 2, which the helper points
+ * at /dev/null (it moves the channel out of the way first). */
+static void freed_after_exit(int stdio_closed)
 {
-    (void)state;
     char dir[] = "/tmp/act-cleanup-XXXXXX", aside[64], file[64], kept[64];
     assert_non_null(mkdtemp(dir));
     snprintf(aside, sizeof(aside), "%s.removing", dir);
@@ -129,9 +131,13 @@ static void test_freed_after_exit(void **state)
     int out;
     pid_t launcher = fork_launcher(&out);
     if (launcher == 0) {
+        if (stdio_closed) {
+            close(STDIN_FILENO);
+            close(STDERR_FILENO);
+        }
         int sv[2];
         pid_t prog = start_program(sv);
-        if (prog < 0)
+        if (prog < 0 || (stdio_closed && sv[0] != STDIN_FILENO))
             _exit(3);
         int st;
         if (waitpid(prog, &st, 0) != prog || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
@@ -155,6 +161,18 @@ static void test_freed_after_exit(void **state)
     for (int i = 0; i < 1000 && exists(aside); i++)
         nap_ms(10);
     assert_false(exists(aside));
+}
+
+static void test_freed_after_exit(void **state)
+{
+    (void)state;
+    freed_after_exit(0);
+}
+
+static void test_freed_after_exit_stdio_closed(void **state)
+{
+    (void)state;
+    freed_after_exit(1);
 }
 
 /* A launcher killed before it hands anything over: the helper ends with
@@ -188,6 +206,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_freed_after_exit),
+        cmocka_unit_test(test_freed_after_exit_stdio_closed),
         cmocka_unit_test(test_no_job_frees_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
