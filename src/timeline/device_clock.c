@@ -55,15 +55,24 @@ static void write_clock(bld *b, bld_proc *p, uint64_t v, act_str method, int64_t
 }
 
 /* Held until its DEVICE record comes: the method copied (the spool's
- * pages may be let go before then). */
+ * pages may be let go before then). One per handle, the latest: a vendor
+ * source's all-devices key, which no DEVICE record describes
+ * (vendor_clock.c), holds one entry, not one per capture cycle. */
 static void wait_for_device(bld *b, bld_proc *p, const act_rec_clock *c, act_str method)
 {
-    if (act_vec_reserve(p->clock_wait, p->cap_clock_wait, p->n_clock_wait + 1, 4)) {
+    uint64_t handle = c->device ? c->device : 1;
+    size_t i = 0;
+    while (i < p->n_clock_wait && p->clock_wait[i].device != handle)
+        i++;
+    if (i == p->n_clock_wait &&
+        act_vec_reserve(p->clock_wait, p->cap_clock_wait, p->n_clock_wait + 1, 4)) {
         b->tl->err = ACT_E_NOMEM;
         return;
     }
-    bld_clock_wait *w = &p->clock_wait[p->n_clock_wait++];
-    w->device = c->device ? c->device : 1;
+    if (i == p->n_clock_wait)
+        p->n_clock_wait++;
+    bld_clock_wait *w = &p->clock_wait[i];
+    w->device = handle;
     w->offset = c->offset_ns;
     w->error = c->error_ns;
     w->method_len = (uint8_t)method_len(method);
@@ -75,7 +84,7 @@ void bld_device_clock(bld *b, bld_proc *p, const act_sp_rec *rec)
     const act_rec_clock *c = (const act_rec_clock *)rec->r;
     uint64_t v;
     if (!act_u64map_get(&p->dev_by_handle, c->device ? c->device : 1, &v)) {
-        wait_for_device(b, p, c, rec->s1); /* never described: not an OpenCL calibration */
+        wait_for_device(b, p, c, rec->s1); /* or never: not an OpenCL calibration */
         return;
     }
     if (v <= b->tl->n_devices)
