@@ -777,14 +777,23 @@ static void test_device_clock_before_device(void **state)
     sb_device(&s, 1, DEV, 2, ACT_SOURCE_OPENCL, 0);
     sb_open_thread(&s, 1, 2, 301); /* the completion thread */
     sb_str(&s, 1, "anchor_enqueue");
-    act_rec_clock *c = sb_rec(&s, ACT_REC_CLOCK, 1, sizeof(*c));
-    c->device = DEV;
-    c->offset_ns = -12345;
-    c->error_ns = 678;
+    /* A first mapping, replaced by a later one before the DEVICE record
+     * is read: one waits, the latest (the waiting list holds one per
+     * handle: a vendor source's never-described key does not pile up). */
+    for (int k = 0; k < 2; k++) {
+        act_rec_clock *c = sb_rec(&s, ACT_REC_CLOCK, 1, sizeof(*c));
+        c->device = DEV;
+        c->offset_ns = k ? -12345 : -1;
+        c->error_ns = k ? 678 : 1;
+    }
     sb_end(&s, 2); /* closed first: read first */
     sb_end(&s, 1);
     assert_int_equal(tu_add(&b, &s, err, sizeof(err)), 0);
     assert_non_null(tu_build(&b, 0, 0));
+    size_t keys = 0;
+    for (size_t i = 0; i < b.tl.n_meta; i++)
+        keys += b.tl.meta[i].key.n == 18 && !memcmp(b.tl.meta[i].key.p, "opencl_clock_300_0", 18);
+    assert_int_equal(keys, 1);
     json_t *clk = json_object_get(b.doc, "opencl_clock_300_0");
     assert_non_null(clk);
     assert_string_equal(ev_str(clk, "method"), "anchor_enqueue");
