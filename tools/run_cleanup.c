@@ -121,7 +121,7 @@ static _Noreturn void helper_main(int chan)
     int fds[ACT_RUN_HELD] = {-1, -1};
     if (helper_job(chan, aside, sizeof(aside), fds)) {
         char c;
-        while (read(chan, &c, 1) != 0 && (errno == EINTR || errno == EAGAIN))
+        while (read(chan, &c, 1) < 0 && errno == EINTR)
             ; /* end of file (or any other error): `run` is gone */
         struct timespec defer = {0, HELPER_DEFER_MS * 1000000L};
         while (nanosleep(&defer, &defer) < 0 && errno == EINTR)

@@ -31,8 +31,9 @@
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "core/common.h"
 
 struct act_run_stream {
     pthread_t thread;
@@ -58,13 +59,6 @@ static unsigned next_ms(act_run_stream *s)
     return ACT_RUN_STREAM_FIRST_MS;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Whether the events read from the watch say a spool was sealed: the
  * recorder touches its file then (IN_ATTRIB, lifecycle.c). */
 static int sealed_seen(int watch)
@@ -86,10 +80,10 @@ static int sealed_seen(int watch)
  * the program down, not after the exit). */
 static void wait_next(act_run_stream *s, unsigned ms)
 {
-    int64_t until = now_ms() + ms;
+    int64_t until = (int64_t)(act_clock_now() / 1000000) + ms;
     struct pollfd p[2] = {{.fd = s->stopfd, .events = POLLIN}, {.fd = s->watch, .events = POLLIN}};
     for (int64_t left = ms; left > 0 && !__atomic_load_n(&s->stop, __ATOMIC_RELAXED);
-         left = until - now_ms()) {
+         left = until - (int64_t)(act_clock_now() / 1000000)) {
         int n = poll(p, s->watch >= 0 ? 2 : 1, (int)left);
         if (n < 0 && errno != EINTR)
             return;

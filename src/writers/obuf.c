@@ -154,9 +154,10 @@ static void dio_timed(act_obuf_dio *d, size_t n, uint64_t ns)
 }
 
 /* write(2) all of p[0..n), whole aligned blocks with O_DIRECT where d
- * allows (rule 3; d NULL or `cached`: never, rule 6); 0 or the errno of the failure. A trace
- * over the program's `ulimit -f` (an in-process session writes in the
- * program) fails with EFBIG: the SIGXFSZ it raises is not the program's. */
+ * allows (rule 3; d NULL or `cached`: never, rule 6); 0 or the errno of
+ * the failure. A trace over the program's `ulimit -f` (an in-process
+ * session writes in the program) fails with EFBIG: the SIGXFSZ it raises
+ * is not the program's. */
 static int write_all(int fd, act_obuf_dio *d, const char *p, size_t n, int cached)
 {
     int want = d && !cached && dio_wanted(d, p, n);
