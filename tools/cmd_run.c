@@ -365,6 +365,11 @@ static void print_after_exit(const act_export_times *t, uint64_t stop_ns, uint64
             (unsigned long long)t->records, (double)t->read_ns / 1e6, (double)t->events_ns / 1e6,
             (double)t->close_ns / 1e6, (double)t->summary_ns / 1e6,
             (double)(total_ns > parts ? total_ns - parts : 0) / 1e6);
+    if (t->early_ns)
+        fprintf(stderr,
+                "acceltrace: run: at the seal, before the exit: the last %llu records read and "
+                "every event written in %.1f ms\n",
+                (unsigned long long)t->early_records, (double)t->early_ns / 1e6);
 }
 
 /* A spool kept for later: cut to what it used (up to 4 GiB apart by

@@ -9,8 +9,11 @@
  * sealed (its program is ending: the recorder touches the file then, and
  * an inotify watch on the spool directory sees it): what the program
  * published last is then read while the kernel tears the program down
- * (1.6-3 ms on the machines measured), not after the exit. Every signal is
- * blocked in it: the launcher's main thread takes them.
+ * (1.6-3 ms on the machines measured), not after the exit, and when that
+ * spool is the only one its events are all written then too
+ * (act_export_live_finish): the export after the exit has the file's
+ * close and the summary left. Every signal is blocked in it: the
+ * launcher's main thread takes them.
  *
  * It runs at the launcher's own priority (the user's nice value). It ran
  * at nice 10 before: on a busy machine it was then starved, 54-65 % of a
@@ -77,8 +80,8 @@ static int sealed_seen(int watch)
 
 /* Waits `ms`, or less: until stopped, or until a spool is sealed (its
  * program is ending: what it published is read while the kernel tears
- * the program down, not after the exit). */
-static void wait_next(act_run_stream *s, unsigned ms)
+ * the program down, not after the exit). 1: a spool was sealed. */
+static int wait_next(act_run_stream *s, unsigned ms)
 {
     int64_t until = (int64_t)(act_clock_now() / 1000000) + ms;
     struct pollfd p[2] = {{.fd = s->stopfd, .events = POLLIN}, {.fd = s->watch, .events = POLLIN}};
@@ -86,20 +89,26 @@ static void wait_next(act_run_stream *s, unsigned ms)
          left = until - (int64_t)(act_clock_now() / 1000000)) {
         int n = poll(p, s->watch >= 0 ? 2 : 1, (int)left);
         if (n < 0 && errno != EINTR)
-            return;
+            return 0;
         if (n > 0 && p[1].revents && sealed_seen(s->watch))
-            return;
+            return 1;
     }
+    return 0;
 }
 
 static void *stream_main(void *arg)
 {
     act_run_stream *s = arg;
     while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
-        wait_next(s, next_ms(s));
+        int sealed = wait_next(s, next_ms(s));
         if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED))
             break;
         int prc = act_export_live_poll(s->live, &s->stop);
+        /* The program's spool sealed and alone: the rest is read and the
+         * events written now, while the kernel tears the program down;
+         * the export after the exit closes the file. */
+        if (sealed && !prc && !__atomic_load_n(&s->stop, __ATOMIC_RELAXED))
+            (void)act_export_live_finish(s->live);
         uint64_t seen = act_export_live_records(s->live);
         s->busy = s->adapt && seen - s->seen >= ACT_RUN_STREAM_BUSY;
         s->seen = seen;

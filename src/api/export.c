@@ -201,6 +201,7 @@ static int sink_close(export_sink *x, act_timeline *tl, int rc, act_export_progr
 }
 
 struct act_export_live {
+    char *dir;  /* the spool directory */
     char *path; /* <dir>/<pid>.acts */
     act_spool sp;
     int opened;
@@ -211,6 +212,13 @@ struct act_export_live {
     export_sink *x;      /* the trace written while the program runs; NULL: none */
     int voided;          /* what it wrote early proved void at the end (rewritten) */
     int refused;         /* the spool cannot be read live (act_spool_open_live) */
+    /* act_export_live_finish: 1 when the rest was read and every event
+     * written at the seal (the builder keeps `fin`, its set), -1 when
+     * that failed (the export writes anew), 0 when not tried. */
+    int finished;
+    act_spool *fin[1];
+    uint64_t early_ns;
+    uint64_t early_records; /* of them, read by it */
 };
 
 act_export_live *act_export_live_new(const char *spool_dir, long pid)
@@ -219,7 +227,8 @@ act_export_live *act_export_live_new(const char *spool_dir, long pid)
     size_t n = strlen(spool_dir) + 32;
     if (l && (l->path = malloc(n)))
         snprintf(l->path, n, "%s/%ld.acts", spool_dir, pid);
-    if (l && !l->path) {
+    if (l && (!l->path || !(l->dir = strdup(spool_dir)))) {
+        free(l->path);
         free(l);
         l = NULL;
     }
@@ -256,6 +265,7 @@ static void live_reset(act_export_live *l)
     act_timeline_free(&l->tl);
     act_spool_close(&l->sp);
     l->opened = 0;
+    l->finished = 0;
 }
 
 int act_export_live_output(act_export_live *l, const act_export_opts *o)
@@ -313,6 +323,8 @@ int act_export_live_poll(act_export_live *l, volatile const int *stop)
         return ACT_E_INVAL;
     if (l->refused)
         return ACT_E_UNSUPPORTED;
+    if (l->finished) /* read to its end */
+        return 0;
     if (!l->opened) {
         char err[256];
         int rc = act_spool_open_live(&l->sp, l->path, err, sizeof(err));
@@ -353,6 +365,39 @@ static uint64_t spool_records(const act_spool *sp)
     return n;
 }
 
+/* Whether the live spool is the only one in its directory (the program
+ * has no traced process of its own left, nor a later image). */
+static int live_alone(const act_export_live *l)
+{
+    char err[256], **paths;
+    size_t n;
+    if (act_spool_dir_list(l->dir, &paths, &n, err, sizeof(err)))
+        return 0;
+    int alone = n == 1 && !strcmp(paths[0], l->path);
+    act_spool_dir_free(paths, n);
+    return alone;
+}
+
+int act_export_live_finish(act_export_live *l)
+{
+    /* Only a trace already begun: one with nothing written early keeps the
+     * batch layout, which the export writes (act_export_live_output). */
+    if (!l || l->finished || !l->opened || !l->bs || l->tl.err || !l->x || !l->x->n ||
+        !act_spool_live_sealed(&l->sp) || !live_alone(l))
+        return 0;
+    uint64_t t0 = act_clock_now(), before = spool_records(&l->sp);
+    l->fin[0] = &l->sp;
+    int rc = act_timeline_build_continue(l->bs, l->fin, 1);
+    if (!rc)
+        rc = act_timeline_build_events(l->bs);
+    if (!rc) /* the bytes go to the file now, not at its close */
+        rc = sink_idle(l->x);
+    l->finished = rc ? -1 : 1;
+    l->early_ns = act_clock_now() - t0;
+    l->early_records = spool_records(&l->sp) - before;
+    return 1;
+}
+
 uint64_t act_export_live_records(const act_export_live *l)
 {
     return l && l->opened ? spool_records(&l->sp) : 0;
@@ -379,6 +424,7 @@ void act_export_live_free(act_export_live *l)
         return;
     live_reset(l);
     free(l->path);
+    free(l->dir);
     free(l);
 }
 
@@ -554,7 +600,7 @@ static uint64_t set_records(const spool_set *s)
  * such as invalid UTF-8, are final then): the same output as
  * act_summary_from_timeline on the whole timeline. */
 static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts *o,
-                       act_export_progress *progress, export_sink *begun)
+                       act_export_progress *progress, export_sink *begun, int built)
 {
     char err[512] = "";
     /* On the heap: tl keeps a pointer to it while the events are built. */
@@ -577,7 +623,7 @@ static int write_trace(act_timeline *tl, act_tl_build *bs, const act_export_opts
     act_export_progress_phase(progress, "writing events");
     act_export_times unused = {0}, *tm = o->times ? o->times : &unused;
     uint64_t t = act_clock_now();
-    if (!rc) {
+    if (!rc && !built) { /* built: every event was written at the seal */
         tl->sink = export_sink_fn;
         tl->sink_ctx = x;
         rc = act_timeline_build_events(bs);
@@ -612,11 +658,18 @@ int act_trace_export(const act_export_opts *o)
     int rc = open_spools(o->spool_dir, o->only_spool, &set, &live, o);
     act_build_opts bo = {o->window_start_ns, o->window_end_ns};
     export_sink *begun = NULL;
+    int built = 0;
     if (!rc && live) { /* the builder goes on from what it read while the program ran */
         tlp = &live->tl;
         bs = live->bs;
         live->bs = NULL;
-        rc = act_timeline_build_continue(bs, set.ptr, set.n);
+        /* Read to the end at the seal: still all there is, now that the
+         * program is gone? (A thread may have published as it was sealed,
+         * a process of its own may have made a spool since.) */
+        built = live->finished > 0 && set.n == 1 && act_spool_live_settled(&live->sp);
+        rc = built            ? 0
+             : live->finished ? ACT_E_STATE
+                              : act_timeline_build_continue(bs, set.ptr, set.n);
         if (rc == ACT_E_STATE) { /* events made while it ran are void: anew */
             live->voided = 1;
             act_timeline_build_finish(bs);
@@ -646,9 +699,11 @@ int act_trace_export(const act_export_opts *o)
         o->times->records = set_records(&set);
         o->times->events = act_tl_counts_events(&tl->counts);
         o->times->unread = set.n_unread;
+        o->times->early_ns = built ? live->early_ns : 0;
+        o->times->early_records = built ? live->early_records : 0;
     }
     if (!rc) {
-        rc = write_trace(tl, bs, o, progress, begun);
+        rc = write_trace(tl, bs, o, progress, begun, built);
         progress = NULL; /* stopped there */
     } else {
         sink_discard(begun);

@@ -36,6 +36,16 @@ int act_export_live_poll(act_export_live *l, volatile const int *stop);
  * it also does so when the events written early prove wrong (an earlier
  * time base, a capture window). Call before the first poll. */
 int act_export_live_output(act_export_live *l, const act_export_opts *o);
+/* The program sealed its spool (it is ending): when that spool is sealed
+ * and alone in the directory, and its trace is being written
+ * (act_export_live_output), read the rest of it and write every event now,
+ * while the kernel tears the program down, so that the export at the end
+ * has only the facts of the exit left (its status, the file's close and
+ * the summary). 1 when done, 0 when not (nothing was read: the export
+ * does it). The export checks, once the program is gone, that nothing was
+ * published after (act_spool_live_settled), else writes anew. Called by
+ * the polling thread, after a poll; the polls after it read nothing. */
+int act_export_live_finish(act_export_live *l);
 /* Records taken so far (0: none, or the spool is not there yet). */
 uint64_t act_export_live_records(const act_export_live *l);
 /* Events written into the trace so far (act_export_live_output). */
@@ -53,14 +63,17 @@ void act_export_live_free(act_export_live *l);
  * (after a live export, the tail the program left at its exit) against
  * what finishing the file costs whatever the run's length. */
 typedef struct act_export_times {
-    uint64_t read_ns;    /* opening the spools and reading the rest of their records */
-    uint64_t events_ns;  /* making the remaining events and handing them to the writer */
-    uint64_t close_ns;   /* the file's last buffers, its header facts, flush and rename */
-    uint64_t summary_ns; /* printing the summary (0: none) */
-    uint64_t records;    /* records of all spools, those read while the program ran too */
-    uint64_t events;     /* of them, what a trace shows (act_tl_counts_events; 0: nothing
-                          * was recorded, and no summary was printed) */
-    uint64_t unread;     /* spools that could not be read for want of memory (named in errors) */
+    uint64_t read_ns;       /* opening the spools and reading the rest of their records */
+    uint64_t events_ns;     /* making the remaining events and handing them to the writer */
+    uint64_t close_ns;      /* the file's last buffers, its header facts, flush and rename */
+    uint64_t summary_ns;    /* printing the summary (0: none) */
+    uint64_t records;       /* records of all spools, those read while the program ran too */
+    uint64_t events;        /* of them, what a trace shows (act_tl_counts_events; 0: nothing
+                             * was recorded, and no summary was printed) */
+    uint64_t unread;        /* spools that could not be read for want of memory (named in errors) */
+    uint64_t early_ns;      /* the rest read and the events written when the spool was sealed,
+                             * before the exit (act_export_live_finish; 0: not done then) */
+    uint64_t early_records; /* the records it read then */
 } act_export_times;
 
 struct act_export_opts {

@@ -555,10 +555,24 @@ int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t
     return 0;
 }
 
+void act_rd_settle_free(act_spool *sp)
+{
+    struct act_sp_settle *st = sp->settle;
+    if (!st)
+        return;
+    free(st->chunks);
+    free(st->seqs);
+    if (st->fd >= 0)
+        close(st->fd);
+    free(st);
+    sp->settle = NULL;
+}
+
 void act_spool_close(act_spool *sp)
 {
     if (sp->live_end)
         sp->live_end(sp);
+    act_rd_settle_free(sp);
     if (sp->map)
         munmap((void *)sp->map, sp->map_len);
     for (int i = 0; i < sp->argc; i++)

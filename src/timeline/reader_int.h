@@ -33,6 +33,25 @@ void act_rd_reader_free(reader *rd);
  * undefined string ids in all, and the reader's memory and pages let go. */
 void act_rd_reader_finish(act_spool *sp, reader *rd);
 
+/* Where the program could still publish after a final scan made before it
+ * was gone (act_spool_live_settled, reader_live.c): the header, every chunk that is not
+ * done (its fill as parsed; 0 and no magic: handed out, not begun) and
+ * every segment left open (the file offset of its seq). */
+typedef struct settle_chunk {
+    uint32_t idx, used;
+} settle_chunk;
+
+struct act_sp_settle {
+    act_spool_header hdr;
+    settle_chunk *chunks;
+    size_t n_chunks, cap_chunks;
+    size_t *seqs;
+    size_t n_seqs, cap_seqs;
+    int unsure; /* a chunk found broken: its later state is not compared */
+    int fd;     /* the spool, read with pread(2) (-1: none, nothing is settled) */
+};
+void act_rd_settle_free(act_spool *sp); /* reader.c: at act_spool_close */
+
 static inline act_str str_get(reader *rd, uint32_t serial, uint32_t id)
 {
     if (!id)

@@ -83,8 +83,9 @@ struct act_sp_live {
      * once per window, not once per read. */
     uint8_t *touched;
     size_t n_windows, touched_bytes;
-    uint64_t segs_gone; /* read whole and compacted away (live_compact) */
-    int fd;             /* the spool, for live_idle_same (-1: none) */
+    uint64_t segs_gone;           /* read whole and compacted away (live_compact) */
+    int fd;                       /* the spool, for live_idle_same (-1: none) */
+    struct act_sp_settle *settle; /* being made by the final scan (live_settle_*) */
 };
 
 /* The mapping was dropped: nothing of it is resident. */
@@ -156,25 +157,6 @@ static int live_open_add(struct act_sp_live *l, live_chunk *lc, const segment *s
     return 0;
 }
 
-/* Open segment i ended (or the spool did: final): out of l->open, its
- * chunk told when it was the chunk's last. */
-static int live_open_end(reader *rd, struct act_sp_live *l, size_t i, uint64_t seq)
-{
-    live_open o = l->open[i];
-    live_chunk *lc = &l->chunks[o.sg.chunk];
-    if (lc->open == i + 1)
-        lc->open = 0;
-    if (i + 1 < l->n_open) { /* the last one takes its place */
-        l->open[i] = l->open[l->n_open - 1];
-        live_chunk *moved = &l->chunks[l->open[i].sg.chunk];
-        if (moved->open == l->n_open)
-            moved->open = (uint32_t)i + 1;
-    }
-    l->n_open--;
-    o.sg.seq = seq;
-    return live_seg_add(rd, l, &o.sg);
-}
-
 /* A chunk left with ACT_CHUNK_REUSE_MIN bytes free or fewer takes no new
  * thread (record.h S2), and once its last segment ended its own thread
  * has left it: nothing more can appear in it, and scans pass it by.
@@ -185,6 +167,31 @@ static void live_done(live_chunk *lc, size_t avail)
 {
     if (avail - lc->scanned <= ACT_CHUNK_REUSE_MIN && lc->has_seg && !lc->open)
         lc->done = 1;
+}
+
+/* Open segment i ended (or the spool did: final): out of l->open, its
+ * chunk told when it was the chunk's last. */
+static int live_open_end(reader *rd, struct act_sp_live *l, size_t i, uint64_t seq)
+{
+    live_open o = l->open[i];
+    live_chunk *lc = &l->chunks[o.sg.chunk];
+    if (lc->open == i + 1) {
+        lc->open = 0;
+        /* Its chunk's last segment ended: full, the chunk is done. (One
+         * left open at the final scan is not: its thread may still add a
+         * record that fits.) */
+        if (seq != ACT_SEQ_OPEN)
+            live_done(lc, rd->sp->hdr.chunk_size - sizeof(act_chunk_header));
+    }
+    if (i + 1 < l->n_open) { /* the last one takes its place */
+        l->open[i] = l->open[l->n_open - 1];
+        live_chunk *moved = &l->chunks[l->open[i].sg.chunk];
+        if (moved->open == l->n_open)
+            moved->open = (uint32_t)i + 1;
+    }
+    l->n_open--;
+    o.sg.seq = seq;
+    return live_seg_add(rd, l, &o.sg);
 }
 
 /* An idle chunk (looked at in a sweep) that has not changed: its header
@@ -300,6 +307,33 @@ static uint64_t live_seq(const act_spool *sp, const struct act_sp_live *l, const
     return __atomic_load_n((const uint64_t *)(const void *)(sp->map + at), __ATOMIC_ACQUIRE);
 }
 
+/* A segment left open by the final scan: its seq is looked at again. */
+static int live_settle_seq(struct act_sp_live *l, const live_open *o)
+{
+    struct act_sp_settle *st = l->settle;
+    if (act_vec_reserve(st->seqs, st->cap_seqs, st->n_seqs + 1, 16))
+        return ACT_E_NOMEM;
+    st->seqs[st->n_seqs++] = o->sg.top + offsetof(act_rec_segment, seq);
+    return 0;
+}
+
+/* The chunks the final scan parsed that could still take records. */
+static int live_settle_chunks(const act_spool *sp, struct act_sp_live *l, size_t n)
+{
+    struct act_sp_settle *st = l->settle;
+    for (size_t i = 0; i < n; i++) {
+        const live_chunk *lc = &l->chunks[i];
+        st->unsure |= lc->dead;
+        if (lc->done || lc->dead)
+            continue;
+        if (act_vec_reserve(st->chunks, st->cap_chunks, st->n_chunks + 1, 64))
+            return ACT_E_NOMEM;
+        st->chunks[st->n_chunks++] = (settle_chunk){(uint32_t)i, lc->scanned};
+    }
+    memcpy(&st->hdr, sp->map, sizeof(st->hdr));
+    return 0;
+}
+
 /* The open segments whose thread ended them since: their end is made
  * final (the chunk parsed again after the seq was seen, when nothing
  * after it in the chunk fixed the end yet) and they join sp->segs. At the
@@ -310,6 +344,8 @@ static int live_ends(reader *rd, struct act_sp_live *l, int final)
         uint64_t seq = live_seq(rd->sp, l, &l->open[i]);
         if (seq == ACT_SEQ_OPEN && !final)
             continue;
+        if (seq == ACT_SEQ_OPEN && live_settle_seq(l, &l->open[i]))
+            return ACT_E_NOMEM;
         if (!l->open[i].capped && !final) {
             live_chunk *lc = &l->chunks[l->open[i].sg.chunk];
             lc->idle = 0; /* parsed now, not passed as unchanged */
@@ -393,6 +429,11 @@ int act_spool_live_scan(act_spool *sp, int final)
     size_t n = used < l->n_chunks ? (size_t)used : l->n_chunks;
     int all = final || l->gap;
     l->gap = 0;
+    if (final && !l->settle) {
+        if (!(l->settle = calloc(1, sizeof(*l->settle))))
+            return ACT_E_NOMEM;
+        l->settle->fd = -1;
+    }
     for (size_t i = 0; i < n; i++) {
         const live_chunk *lc = &l->chunks[i];
         if (!all && lc->idle >= LIVE_IDLE && (i + l->round) % LIVE_SWEEP)
@@ -400,7 +441,7 @@ int act_spool_live_scan(act_spool *sp, int final)
         if (live_scan_chunk(&l->rd, l, (uint32_t)i))
             return ACT_E_NOMEM;
     }
-    if (live_ends(&l->rd, l, final))
+    if (live_ends(&l->rd, l, final) || (final && live_settle_chunks(sp, l, n)))
         return ACT_E_NOMEM;
     if (final) { /* nobody writes any more: the header's counts are final */
         memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
@@ -458,6 +499,12 @@ void act_spool_live_end(act_spool *sp)
         return;
     sp->records[ACT_REC_SEGMENT] = sp->n_segs + l->segs_gone;
     act_rd_reader_finish(sp, &l->rd);
+    act_rd_settle_free(sp);
+    sp->settle = l->settle; /* act_spool_live_settled's, until act_spool_close */
+    if (sp->settle) {       /* which reads the file, mapping nothing */
+        sp->settle->fd = l->fd;
+        l->fd = -1;
+    }
     free(l->open);
     free(l->chunks);
     free(l->touched);
@@ -465,6 +512,49 @@ void act_spool_live_end(act_spool *sp)
         close(l->fd);
     free(l);
     sp->live = NULL;
+}
+
+int act_spool_live_sealed(const act_spool *sp)
+{
+    const act_spool_header *mh = (const act_spool_header *)(const void *)sp->map;
+    return mh && (__atomic_load_n(&mh->flags, __ATOMIC_ACQUIRE) & ACT_SPOOL_F_SEALED) != 0;
+}
+
+/* `len` bytes of the spool at `off`, read from the file: a look at each
+ * chunk through the mapping would map its page's whole folio (2 MiB,
+ * LIVE_PAGE), the launcher's memory growing with the chunks looked at. */
+static int settle_read(const struct act_sp_settle *st, void *buf, size_t len, size_t off)
+{
+    return st->fd >= 0 && pread(st->fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -1;
+}
+
+/* Chunk c as the final scan left it: no magic and nothing parsed, or its
+ * magic and the same fill. */
+static int settle_chunk_same(const act_spool *sp, const settle_chunk *c)
+{
+    act_chunk_header h;
+    size_t base = sp->hdr.header_size + (size_t)c->idx * sp->hdr.chunk_size;
+    if (settle_read(sp->settle, &h, sizeof(h), base))
+        return 0;
+    return h.magic == ACT_CHUNK_MAGIC ? h.used == c->used : !h.magic && !c->used;
+}
+
+int act_spool_live_settled(const act_spool *sp)
+{
+    const struct act_sp_settle *st = sp->settle;
+    act_spool_header h;
+    if (!st || st->unsure || sp->live || settle_read(st, &h, sizeof(h), 0) ||
+        memcmp(&st->hdr, &h, sizeof(h)))
+        return 0;
+    for (size_t i = 0; i < st->n_chunks; i++)
+        if (!settle_chunk_same(sp, &st->chunks[i]))
+            return 0;
+    for (size_t i = 0; i < st->n_seqs; i++) {
+        uint64_t seq;
+        if (settle_read(st, &seq, sizeof(seq), st->seqs[i]) || seq != ACT_SEQ_OPEN)
+            return 0;
+    }
+    return 1;
 }
 
 void act_spool_live_times(const act_spool *sp, uint64_t *first, uint64_t *last)

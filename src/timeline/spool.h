@@ -89,7 +89,8 @@ typedef struct act_spool {
      * mapping's pages were dropped; the live state ends (act_spool_close). */
     void (*live_untouch)(const struct act_spool *sp);
     void (*live_end)(struct act_spool *sp);
-    int private_copy; /* ring spool: `map` is a consistent private copy (reader.c) */
+    int private_copy;             /* ring spool: `map` is a consistent private copy (reader.c) */
+    struct act_sp_settle *settle; /* the final live scan's (act_spool_live_settled) */
 } act_spool;
 
 /* Open, map and decode `path`. On success returns 0 (sp->errors may still
@@ -121,6 +122,17 @@ int act_spool_open_live(act_spool *sp, const char *path, char *err, size_t errle
 int act_spool_live_scan(act_spool *sp, int final);
 int act_spool_live_next(act_spool *sp, act_sp_rec *rec, int final);
 void act_spool_live_end(act_spool *sp);
+/* Whether the file's header says the spool is sealed now (its process
+ * wrote all it will and is ending: ACT_SPOOL_F_SEALED). */
+int act_spool_live_sealed(const act_spool *sp);
+/* For a final scan made while the process may still be alive (it sealed
+ * the spool and is ending; `run` reads it then, api/export.c): 1 once the
+ * process is gone when nothing was published after that scan (the header,
+ * every chunk that could take records and every segment left open are as
+ * it saw them), so the records it gave are all the spool holds; 0 when
+ * something was (a thread was writing as the spool was sealed: record.h
+ * S1), or no final scan was made: read the spool again. */
+int act_spool_live_settled(const act_spool *sp);
 /* First and last time read so far (0 = none). */
 void act_spool_live_times(const act_spool *sp, uint64_t *first, uint64_t *last);
 

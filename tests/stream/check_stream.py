@@ -37,7 +37,8 @@ raised nor lowered.
 sealed: reads 10 s apart, a program whose exit lingers 500 ms after the
 tracer's exit handler: its records are read when its spool is sealed (the
 recorder touches the file, the reading thread's inotify watch sees it),
-not after the exit.
+not after the exit, and every event is written then: after the exit only
+the file's close and the summary are left.
 """
 import json
 import os
@@ -179,6 +180,9 @@ READ_AT_EXIT = {"reexec", "capture_api"}
 # The cases whose records must mostly be read while the program runs.
 HELD_BACK_NOT = {"idle"}
 
+SEALED_EARLY = re.compile(
+    r"at the seal, before the exit: the last (\d+) records read and every event written in "
+    r"([\d.]+) ms")
 AFTER_EXIT = re.compile(
     r"after the exit: ([\d.]+) ms in all; reader stopped ([\d.]+) ms, tail of (\d+) records "
     r"\(of (\d+)\) read ([\d.]+) ms, events written ([\d.]+) ms, file closed ([\d.]+) ms, "
@@ -208,25 +212,42 @@ def check_after_exit(name, stderr, read_live):
 def check_sealed(act, app, tmp):
     """A spool sealed at the exit is read at once, not at the next read:
     with reads 10 s apart, a 3 000-launch program whose exit takes 500 ms
-    after the tracer's own exit handler (STREAM_APP_LINGER_MS) has its
-    records read during those 500 ms, all but what its threads had not
-    ended in segments yet (record.h S1), instead of all after the exit."""
+    after the tracer's own exit handler (STREAM_APP_LINGER_MS) has all its
+    records read and every event written during those 500 ms (its spool is
+    the only one: act_export_live_finish), none after the exit; the trace
+    is the batch export's, event for event."""
     out = os.path.join(tmp, "sealed.json")
     env = dict(os.environ, STREAM_APP_LINGER_MS="500")
     r = subprocess.run([act, "run", "--stream-interval=10000", "--log=debug", "--no-summary",
-                        "-o", out, "-f", "--", app, "loop", "3000"], capture_output=True,
-                       text=True, timeout=120, env=env)
+                        "--keep-spool", "-o", out, "-f", "--", app, "loop", "3000"],
+                       capture_output=True, text=True, timeout=120, env=env)
     if r.returncode != 0:
         fail(f"sealed: run exited {r.returncode}: {r.stderr[-2000:]}")
     m = AFTER_EXIT.search(r.stderr)
     if not m:
         fail(f"sealed: no 'after the exit' line: {r.stderr[-2000:]}")
     tail, records = int(m.group(3)), int(m.group(4))
-    if tail * 4 > records:
+    if tail:
         fail(f"sealed: {tail} of {records} records were read after the exit, not when the "
              f"spool was sealed")
-    print(f"ok sealed: {records - tail} of {records} records read at the seal, {tail} after "
-          f"the exit")
+    early = SEALED_EARLY.search(r.stderr)
+    if not early:
+        fail(f"sealed: the events were not all written when the spool was sealed: "
+             f"{r.stderr[-2000:]}")
+    if "void" in r.stderr:
+        fail(f"sealed: what was written at the seal was void: {r.stderr[-2000:]}")
+    m = re.search(r"spool kept in (\S+)", r.stderr)
+    if not m:
+        fail(f"sealed: no 'spool kept in' line: {r.stderr[-2000:]}")
+    batch = os.path.join(tmp, "sealed_batch.json")
+    e = subprocess.run([act, "export", "--no-summary", "-o", batch, "-f", m.group(1)],
+                       capture_output=True, text=True, timeout=120)
+    subprocess.run(["rm", "-rf", m.group(1)])
+    if e.returncode != 0:
+        fail(f"sealed: export exited {e.returncode}: {e.stderr[-2000:]}")
+    equivalent("sealed", open(out, "rb").read(), open(batch, "rb").read())
+    print(f"ok sealed: {records} records read and every event written at the seal "
+          f"({early.group(2)} ms, its last {early.group(1)} records), none after the exit")
 
 
 def thread_nices(pid):

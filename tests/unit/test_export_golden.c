@@ -5,18 +5,21 @@
  * bytes: the compressed ones depend on the zlib build) and as written
  * while the program runs (events first), and the summary printed by the
  * export (table, by range) and by `acceltrace summary` of the written
- * trace (table, CSV, JSON). The goldens were generated on the tree before
- * the writer seam (docs/architecture.md "Adding a writer"), so that the
- * refactor is proved to change no byte. The host's name, boot id and the
- * tool's version differ between machines and builds: they are replaced by
- * placeholders before comparing. ACT_UPDATE_GOLDEN=1 rewrites the goldens
- * instead (only for a change of format that is meant).
+ * trace (table, CSV, JSON). A trace whose events were all written when
+ * the program sealed its spool (act_export_live_finish) is the one written
+ * at the exit, byte for byte, and is written anew when the spool proves
+ * to have changed after, or another process's spool appeared. The goldens were generated on the
+ * tree before the writer seam (docs/architecture.md "Adding a writer"), so that the refactor is
+ * proved to change no byte. The host's name, boot id and the tool's version differ between machines
+ * and builds: they are replaced by placeholders before comparing. ACT_UPDATE_GOLDEN=1 rewrites the
+ * goldens instead (only for a change of format that is meant).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +270,12 @@ typedef struct run {
 static const char *const demo_argv[] = {"/opt/demo/saxpy", "--steps", "900", NULL};
 static const char *const demo_meta[] = {"run=golden", "distributedInfo={\"rank\": 0}", NULL};
 
+/* How export_demo reads the spools: all at the end; the launching
+ * process's live first (its trace begun while it "runs"); that, and its
+ * events all written when it sealed its spool, the child's spool made only
+ * after that (so the trace is written anew at the exit). */
+enum { EXPORT_BATCH, EXPORT_LIVE, EXPORT_FINISHED_BEFORE_CHILD };
+
 /* act_trace_export of the demo spools as `acceltrace run` calls it; with
  * live, the launching process's spool is read and its trace begun while
  * it "runs" (the feed stops early, as at the program's exit). */
@@ -289,6 +298,11 @@ static void export_demo(run *r, const char *out_name, int by_range, int live)
                           .extra_metadata = demo_meta,
                           .child_pid = 960};
     act_export_live *l = NULL;
+    char child[256], away[256];
+    snprintf(child, sizeof(child), "%s/970.acts", r->dir);
+    snprintf(away, sizeof(away), "%s/970.away", r->dir);
+    if (live == EXPORT_FINISHED_BEFORE_CHILD)
+        assert_int_equal(rename(child, away), 0);
     if (live) {
         l = act_export_live_new(r->dir, 960);
         assert_int_equal(act_export_live_output(l, &eo), 0);
@@ -297,9 +311,83 @@ static void export_demo(run *r, const char *out_name, int by_range, int live)
         assert_true(act_export_live_written(l) > 0);
         eo.live = l;
     }
+    if (live == EXPORT_FINISHED_BEFORE_CHILD) {
+        assert_int_equal(act_export_live_finish(l), 1);
+        assert_int_equal(rename(away, child), 0);
+    }
     assert_int_equal(act_trace_export(&eo), 0);
+    assert_int_equal(act_export_live_voided(l), live == EXPORT_FINISHED_BEFORE_CHILD);
     act_export_live_free(l);
     assert_int_equal(fclose(sum), 0);
+}
+
+/* The launching process alone (960), exported to dir/out with its summary
+ * at dir/sum: read live or not; with `finish`, its events all written at
+ * the seal; `after` (when not NULL) changes the spool before the export,
+ * as a thread publishing after the seal would. Returns the export's
+ * times. */
+static act_export_times export_alone(const char *dir, const char *out, const char *sum_path,
+                                     int live, int finish, void (*after)(const char *spool))
+{
+    char spool[256];
+    snprintf(spool, sizeof(spool), "%s/960.acts", dir);
+    sb s;
+    demo_main(&s);
+    assert_int_equal(sb_write(&s, spool), 0);
+    sb_free(&s);
+    FILE *sum = fopen(sum_path, "w");
+    assert_non_null(sum);
+    act_export_times t = {0};
+    act_export_opts eo = {.spool_dir = dir,
+                          .out_path = out,
+                          .force = 1, /* the next case writes the same file */
+                          .argv = demo_argv,
+                          .argc = 3,
+                          .summary = sum,
+                          .child_status = 0,
+                          .child_pid = 960,
+                          .times = &t};
+    act_export_live *l = NULL;
+    if (live) {
+        l = act_export_live_new(dir, 960);
+        assert_int_equal(act_export_live_output(l, &eo), 0);
+        volatile int stop = 1;
+        assert_int_equal(act_export_live_poll(l, &stop), 0);
+        eo.live = l;
+    }
+    if (finish)
+        assert_int_equal(act_export_live_finish(l), 1);
+    if (after)
+        after(spool);
+    assert_int_equal(act_trace_export(&eo), 0);
+    assert_int_equal(act_export_live_voided(l), live && after);
+    act_export_live_free(l);
+    assert_int_equal(fclose(sum), 0);
+    assert_int_equal(unlink(spool), 0);
+    return t;
+}
+
+/* One record more dropped, counted in the header after the seal. */
+static void dropped_after_seal(const char *spool)
+{
+    act_spool_header h;
+    int fd = open(spool, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+    h.dropped[ACT_REC_API]++;
+    assert_int_equal(pwrite(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+    close(fd);
+}
+
+/* Two outputs of export_alone, byte for byte. */
+static void same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = slurp_any(a, &na), *y = slurp_any(b, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(x, y, na);
+    free(x);
+    free(y);
 }
 
 static void run_clean(run *r)
@@ -346,6 +434,48 @@ static void test_live(void **state)
     run_clean(&r);
 }
 
+/* Every event written when the program sealed its spool: the trace and
+ * the summary are those of the export that does it at the exit; when the
+ * spool changed after the seal, the export writes anew what a batch
+ * export of it writes. */
+static void test_live_finished(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/act_golden_XXXXXX", out[2][128], sum[2][128];
+    assert_non_null(mkdtemp(dir));
+    for (int k = 0; k < 2; k++) {
+        snprintf(out[k], sizeof(out[k]), "%s/trace%d.json", dir, k);
+        snprintf(sum[k], sizeof(sum[k]), "%s/summary%d.txt", dir, k);
+    }
+    act_export_times t = export_alone(dir, out[0], sum[0], 1, 0, NULL);
+    assert_int_equal(t.early_ns, 0);
+    t = export_alone(dir, out[1], sum[1], 1, 1, NULL);
+    assert_true(t.early_ns > 0);
+    same_file(out[0], out[1]);
+    same_file(sum[0], sum[1]);
+    export_alone(dir, out[0], sum[0], 1, 1, dropped_after_seal);
+    export_alone(dir, out[1], sum[1], 0, 0, dropped_after_seal);
+    same_file(out[0], out[1]);
+    same_file(sum[0], sum[1]);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(unlink(out[k]), 0);
+        assert_int_equal(unlink(sum[k]), 0);
+    }
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* The child's spool made after the launching process's events were all
+ * written at its seal: written anew at the exit, both processes. */
+static void test_live_finished_then_child(void **state)
+{
+    (void)state;
+    run r;
+    export_demo(&r, "trace.json", 0, EXPORT_FINISHED_BEFORE_CHILD);
+    check_golden(r.out, "trace.json.gz", 1);
+    check_golden(r.sum, "summary.txt", 0);
+    run_clean(&r);
+}
+
 /* `acceltrace summary` of the written trace in each format. */
 static void test_summary_formats(void **state)
 {
@@ -378,6 +508,8 @@ int main(void)
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_json_gz),
         cmocka_unit_test(test_live),
+        cmocka_unit_test(test_live_finished),
+        cmocka_unit_test(test_live_finished_then_child),
         cmocka_unit_test(test_summary_formats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

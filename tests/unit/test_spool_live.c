@@ -8,7 +8,9 @@
  * read to its last record, though its chunk had gone idle. The file is
  * rewritten in place between the steps, as the recorder's MAP_SHARED
  * writes would change it. What the reader keeps does not grow with the
- * segments it has read (test_live_segments_bounded).
+ * segments it has read (test_live_segments_bounded). A final scan made
+ * as the program seals its spool, before it is gone, knows afterwards
+ * whether anything was published since (test_live_settled).
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -351,6 +353,90 @@ static void write_prefix(const sb *s, const char *path, uint32_t n)
     write_copy(&copy, path);
 }
 
+/* The final scan of a sealed spool whose program has not gone yet
+ * (`run` reads it then: api/export.c, act_export_live_finish): afterwards
+ * act_spool_live_settled says whether the file still holds just what it
+ * gave. Unchanged: 1. Each way a thread caught writing as the spool was
+ * sealed can still publish: a record more in its chunk, its open
+ * segment's seq stored, a header count (a record dropped), a chunk it
+ * had been handed and not begun: 0. */
+static int settled_after(sb *s, const char *path, void (*change)(sb *))
+{
+    char err[256];
+    seen got[64];
+    write_step(s, path, STEPS);
+    act_spool sp;
+    assert_int_equal(act_spool_open_live(&sp, path, err, sizeof(err)), 0);
+    assert_int_equal(act_spool_live_settled(&sp), 0); /* no final scan yet */
+    assert_true(act_spool_live_sealed(&sp));
+    size_t ng = take(&sp, got, 0, 1);
+    assert_true(ng > 0);
+    act_spool_live_end(&sp);
+    unsigned char *keep = malloc(s->size);
+    assert_non_null(keep);
+    memcpy(keep, s->buf, s->size);
+    if (change) {
+        change(s);
+        write_step(s, path, STEPS);
+    }
+    int settled = act_spool_live_settled(&sp);
+    memcpy(s->buf, keep, s->size); /* as it was, for the next case */
+    free(keep);
+    act_spool_close(&sp);
+    return settled;
+}
+
+static void one_more_record(sb *s)
+{
+    sb_use_chunk(s, 3); /* thread 1's D, still open */
+    sb_ts(s, ACT_REC_MARK, 1, 2000800);
+}
+
+static void open_seq_stored(sb *s)
+{
+    sb_end(s, 1);
+}
+
+static void one_dropped(sb *s)
+{
+    sb_hdr(s)->dropped[ACT_REC_API]++;
+}
+
+static void handed_chunk_begun(sb *s)
+{
+    sb_open_thread(s, 4, 3, 902); /* chunk 4: handed out before, begun now */
+}
+
+static void test_live_settled(void **state)
+{
+    (void)state;
+    sb s;
+    two_threads(&s);
+    /* A fifth chunk handed out (chunks_used) and not begun at the seal. */
+    sb s5;
+    sb_init(&s5, 900, 1024, CHUNKS + 1);
+    memcpy(s5.buf, s.buf, s.size);
+    memcpy(s5.open, s.open, sizeof(s.open));
+    s5.seq = s.seq;
+    sb_hdr(&s5)->capacity = s5.size;
+    sb_hdr(&s5)->chunk_count = CHUNKS + 1;
+    sb_hdr(&s5)->chunks_used = CHUNKS + 1;
+    char dir[] = "/tmp/act_live_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/900.acts", dir);
+    assert_int_equal(settled_after(&s5, path, NULL), 1);
+    assert_int_equal(settled_after(&s5, path, one_more_record), 0);
+    assert_int_equal(settled_after(&s5, path, open_seq_stored), 0);
+    assert_int_equal(settled_after(&s5, path, one_dropped), 0);
+    assert_int_equal(settled_after(&s5, path, handed_chunk_begun), 0);
+    assert_int_equal(settled_after(&s5, path, NULL), 1);
+    unlink(path);
+    rmdir(dir);
+    sb_free(&s5);
+    sb_free(&s);
+    snaps_free();
+}
+
 static void test_live_segments_bounded(void **state)
 {
     (void)state;
@@ -404,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_live_not_ready),
         cmocka_unit_test(test_live_refused),
         cmocka_unit_test(test_live_segments_bounded),
+        cmocka_unit_test(test_live_settled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
