@@ -120,6 +120,14 @@ static int sink_idle(export_sink *x)
     return rc;
 }
 
+/* Every event written, the exit's facts to come (act_writer_ops.settle). */
+static void sink_settle(export_sink *x, act_timeline *tl)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (x->w[i]->ops->settle)
+            x->w[i]->ops->settle(x->w[i], tl);
+}
+
 /* The writers' facts from the export's options (the live trace and the
  * one at the exit must name the same trace). */
 static act_writer_facts writer_facts(const act_export_opts *o, int status, act_writer_found *found,
@@ -217,6 +225,7 @@ struct act_export_live {
      * that failed (the export writes anew), 0 when not tried. */
     int finished;
     act_spool *fin[1];
+    uint64_t devops; /* written early, kept when the builder is let go at the seal */
     uint64_t early_ns;
     uint64_t early_records; /* of them, read by it */
 };
@@ -392,6 +401,13 @@ int act_export_live_finish(act_export_live *l)
         rc = act_timeline_build_events(l->bs);
     if (!rc) /* the bytes go to the file now, not at its close */
         rc = sink_idle(l->x);
+    if (!rc) {
+        sink_settle(l->x, &l->tl);
+        /* Its work done: let go now, not after the exit. */
+        l->devops = act_timeline_build_devops_early(l->bs);
+        act_timeline_build_finish(l->bs);
+        l->bs = NULL;
+    }
     l->finished = rc ? -1 : 1;
     l->early_ns = act_clock_now() - t0;
     l->early_records = spool_records(&l->sp) - before;
@@ -415,7 +431,7 @@ int act_export_live_voided(const act_export_live *l)
 
 uint64_t act_export_live_devops(const act_export_live *l)
 {
-    return l && l->x ? act_timeline_build_devops_early(l->bs) : 0;
+    return !l || !l->x ? 0 : l->bs ? act_timeline_build_devops_early(l->bs) : l->devops;
 }
 
 void act_export_live_free(act_export_live *l)
@@ -433,8 +449,8 @@ void act_export_live_free(act_export_live *l)
 static act_export_live *live_usable(act_export_live *l, const act_export_opts *o, char **paths,
                                     size_t n)
 {
-    if (!l || !l->opened || !l->bs || l->tl.err || o->window_start_ns || o->window_end_ns || !n ||
-        strcmp(paths[0], l->path))
+    if (!l || !l->opened || (!l->bs && l->finished <= 0) || l->tl.err || o->window_start_ns ||
+        o->window_end_ns || !n || strcmp(paths[0], l->path))
         return NULL;
     if (l->x && !l->x->n)
         live_drop_output(l); /* nothing was written early */

@@ -211,6 +211,14 @@ static int chrome_writer_idle(act_writer *w)
     return act_obuf_flush_ready(&((act_chrome_stream *)w)->b);
 }
 
+/* Every event written, the exit to come: they go to the file now (its
+ * close writes the header's facts and the metadata after them). */
+static void chrome_writer_settle(act_writer *w, act_timeline *tl)
+{
+    (void)tl;
+    (void)act_obuf_flush(&((act_chrome_stream *)w)->b); /* an error is the close's to say */
+}
+
 const act_writer_ops act_writer_chrome_json = {
     .name = "chrome-json",
     .flags = ACT_WRITER_EARLY,
@@ -219,4 +227,5 @@ const act_writer_ops act_writer_chrome_json = {
     .set_facts = chrome_writer_set_facts,
     .close = chrome_writer_close,
     .idle = chrome_writer_idle,
+    .settle = chrome_writer_settle,
 };

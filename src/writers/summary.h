@@ -139,5 +139,16 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl);
 act_summary *act_summary_new_for(const act_timeline *tl);
 void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
                                 size_t errors, FILE *f, int by_range);
+/* The same table as text in memory (*text malloc'ed, *len bytes), and the
+ * counters it shows (*counters, the caller's to json_decref): a report
+ * made before it is printed (summary_writer.c, when the events were all
+ * written at the program's seal), printed as it is while
+ * act_summary_counters_of gives counters equal to those (json_equal).
+ * 0 or ACT_E_NOMEM (nothing made). */
+int act_summary_render_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
+                                size_t errors, int by_range, char **text, size_t *len,
+                                json_t **counters);
+/* The counters the table shows for tl (NULL: out of memory). */
+json_t *act_summary_counters_of(const act_timeline *tl, uint64_t invalid_utf8, size_t errors);
 
 #endif

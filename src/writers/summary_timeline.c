@@ -27,7 +27,7 @@ static json_t *kind_obj(const uint64_t *c)
 /* The "acceltrace" object a trace of tl would carry: the timeline's
  * counters (the one table, act_tl_counters) and what its trace writer
  * found (act_chrome_stats: writers only read the timeline). */
-static json_t *counters_of(const act_timeline *tl, uint64_t invalid_utf8, size_t errors)
+json_t *act_summary_counters_of(const act_timeline *tl, uint64_t invalid_utf8, size_t errors)
 {
     const act_tl_counts *c = &tl->counts;
     json_t *a = json_object();
@@ -181,8 +181,9 @@ int act_summary_add_events(act_summary *s, const act_timeline *tl)
     return rc;
 }
 
-void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
-                                size_t errors, FILE *f, int by_range)
+/* The tables the metadata carries (OpenCL leaks, calls not drawn), read
+ * once. */
+static void load_meta_tables(act_summary *s, const act_timeline *tl)
 {
     for (size_t i = 0; i < tl->n_meta; i++) {
         const act_tl_meta *m = &tl->meta[i];
@@ -193,12 +194,46 @@ void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t
         if (into && !*into)
             *into = json_loadb(m->value.p, m->value.n, 0, NULL);
     }
-    json_t *counters =
-        counters_of(tl, invalid_utf8, errors); /* NULL (no memory): printed as none */
+}
+
+/* The table to f with `counters` (NULL: printed as none). */
+static void print_with(act_summary *s, const act_timeline *tl, json_t *counters, FILE *f,
+                       int by_range)
+{
+    load_meta_tables(s, tl);
     act_summary_set_counters(s, counters);
     act_summary_print(s, f, by_range);
     act_summary_set_counters(s, NULL);
+}
+
+void act_summary_print_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
+                                size_t errors, FILE *f, int by_range)
+{
+    json_t *counters = act_summary_counters_of(tl, invalid_utf8, errors);
+    print_with(s, tl, counters, f, by_range);
     json_decref(counters);
+}
+
+int act_summary_render_timeline(act_summary *s, const act_timeline *tl, uint64_t invalid_utf8,
+                                size_t errors, int by_range, char **text, size_t *len,
+                                json_t **counters)
+{
+    *text = NULL;
+    *len = 0;
+    *counters = act_summary_counters_of(tl, invalid_utf8, errors);
+    FILE *m = *counters ? open_memstream(text, len) : NULL;
+    if (m) {
+        print_with(s, tl, *counters, m, by_range);
+        int bad = ferror(m);
+        if (fclose(m) == 0 && !bad)
+            return 0;
+    }
+    free(*text);
+    *text = NULL;
+    *len = 0;
+    json_decref(*counters);
+    *counters = NULL;
+    return ACT_E_NOMEM;
 }
 
 act_summary *act_summary_new_for(const act_timeline *tl)

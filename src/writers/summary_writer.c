@@ -3,7 +3,9 @@
  * it keeps only the slices of each batch (summary.h, memory bounded by
  * names and lanes) and prints once the trace file is in place, with the
  * trace writer's counts (invalid UTF-8, error lines) final then: the same
- * output as act_summary_from_timeline on the whole timeline.
+ * output as act_summary_from_timeline on the whole timeline. When the
+ * events were all written at the program's seal (the settle), the table is
+ * made then, and printed at the close if its counts did not change.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,12 @@ typedef struct summary_writer {
     act_writer base;
     act_summary *sum;
     act_writer_facts f; /* report, by_range, found */
+    /* Made at the settle (every event written, before the program's
+     * exit): the table and the counters it shows; printed as it is when
+     * the close finds the same counters. */
+    char *made;
+    size_t made_len;
+    json_t *made_counters;
 } summary_writer;
 
 static int summary_writer_open(act_writer **out, act_timeline *tl, const act_writer_facts *f,
@@ -47,28 +55,42 @@ static void summary_writer_set_facts(act_writer *w, const act_writer_facts *f)
 
 /* The table, in one write: the report stream is stderr, unbuffered, and
  * printed there directly the table cost a write(2) per cell (about 300 for
- * a short run: 0.5-1.4 ms of `run`'s time after the exit). Printed
- * directly when memory is short. */
+ * a short run: 0.5-1.4 ms of `run`'s time after the exit). The one made at
+ * the settle when the counters are still the same (they are unless the
+ * exit brought an error line: a crash, a spool that could not be read);
+ * made now otherwise. Printed directly when memory is short. */
 static void summary_report(summary_writer *s, act_timeline *tl)
 {
     act_writer_found none = {0, 0}, *found = s->f.found ? s->f.found : &none;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (m) {
-        act_summary_print_timeline(s->sum, tl, found->invalid_utf8, found->errors, m,
-                                   s->f.by_range);
-        int bad = ferror(m);
-        if (fclose(m) == 0 && !bad) {
-            fwrite(buf, 1, len, s->f.report);
-            fflush(s->f.report);
-            free(buf);
+    json_t *now = s->made ? act_summary_counters_of(tl, found->invalid_utf8, found->errors) : NULL;
+    int same = now && json_equal(now, s->made_counters);
+    json_decref(now);
+    if (!same) {
+        free(s->made);
+        json_decref(s->made_counters);
+        s->made = NULL;
+        s->made_counters = NULL;
+        if (act_summary_render_timeline(s->sum, tl, found->invalid_utf8, found->errors,
+                                        s->f.by_range, &s->made, &s->made_len, &s->made_counters)) {
+            act_summary_print_timeline(s->sum, tl, found->invalid_utf8, found->errors, s->f.report,
+                                       s->f.by_range);
             return;
         }
-        free(buf);
     }
-    act_summary_print_timeline(s->sum, tl, found->invalid_utf8, found->errors, s->f.report,
-                               s->f.by_range);
+    fwrite(s->made, 1, s->made_len, s->f.report);
+    fflush(s->f.report);
+}
+
+/* Every event written, the exit to come: the table is made now, with the
+ * counts known so far (the close prints it when they are still the same). */
+static void summary_writer_settle(act_writer *w, act_timeline *tl)
+{
+    summary_writer *s = (summary_writer *)w;
+    if (!s->f.report || s->made || !act_tl_counts_events(&tl->counts))
+        return;
+    act_writer_found none = {0, 0}, *found = s->f.found ? s->f.found : &none;
+    (void)act_summary_render_timeline(s->sum, tl, found->invalid_utf8, found->errors, s->f.by_range,
+                                      &s->made, &s->made_len, &s->made_counters);
 }
 
 static int summary_writer_close(act_writer *w, act_timeline *tl, int ok, char *err, size_t errlen)
@@ -80,6 +102,8 @@ static int summary_writer_close(act_writer *w, act_timeline *tl, int ok, char *e
     if (ok && s->f.report && act_tl_counts_events(&tl->counts))
         summary_report(s, tl);
     act_summary_free(s->sum);
+    free(s->made);
+    json_decref(s->made_counters);
     free(s);
     return ok ? 0 : ACT_E_INVAL;
 }
@@ -91,4 +115,5 @@ const act_writer_ops act_writer_summary = {
     .batch = summary_writer_batch,
     .set_facts = summary_writer_set_facts,
     .close = summary_writer_close,
+    .settle = summary_writer_settle,
 };

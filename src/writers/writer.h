@@ -84,6 +84,13 @@ typedef struct act_writer_ops {
      * at the exit has less left to write. NULL: nothing to do. Returns 0
      * or an ACT_E_* code. */
     int (*idle)(act_writer *w);
+    /* Every event has been written, and only the exit's facts will follow
+     * (set_facts, then close): a live build finished at the program's
+     * seal, while the kernel tears the program down (api/export.c,
+     * act_export_live_finish). Work that needs the events alone may be
+     * done now, ahead of the close; the close must still give the output
+     * the facts and counts it finds then. NULL: nothing to do. */
+    void (*settle)(act_writer *w, act_timeline *tl);
 } act_writer_ops;
 
 /* The first member of every writer's state: the export sees only this. */

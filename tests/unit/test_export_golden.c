@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,7 +328,8 @@ static void export_demo(run *r, const char *out_name, int by_range, int live)
  * as a thread publishing after the seal would. Returns the export's
  * times. */
 static act_export_times export_alone(const char *dir, const char *out, const char *sum_path,
-                                     int live, int finish, void (*after)(const char *spool))
+                                     int live, int finish, void (*after)(const char *spool),
+                                     int status)
 {
     char spool[256];
     snprintf(spool, sizeof(spool), "%s/960.acts", dir);
@@ -344,7 +346,7 @@ static act_export_times export_alone(const char *dir, const char *out, const cha
                           .argv = demo_argv,
                           .argc = 3,
                           .summary = sum,
-                          .child_status = 0,
+                          .child_status = status,
                           .child_pid = 960,
                           .times = &t};
     act_export_live *l = NULL;
@@ -435,7 +437,9 @@ static void test_live(void **state)
 }
 
 /* Every event written when the program sealed its spool: the trace and
- * the summary are those of the export that does it at the exit; when the
+ * the summary are those of the export that does it at the exit (the
+ * summary made at the seal printed as it is, or made again when the exit
+ * brought an error line: the program killed after its seal); when the
  * spool changed after the seal, the export writes anew what a batch
  * export of it writes. */
 static void test_live_finished(void **state)
@@ -447,14 +451,22 @@ static void test_live_finished(void **state)
         snprintf(out[k], sizeof(out[k]), "%s/trace%d.json", dir, k);
         snprintf(sum[k], sizeof(sum[k]), "%s/summary%d.txt", dir, k);
     }
-    act_export_times t = export_alone(dir, out[0], sum[0], 1, 0, NULL);
+    act_export_times t = export_alone(dir, out[0], sum[0], 1, 0, NULL, 0);
     assert_int_equal(t.early_ns, 0);
-    t = export_alone(dir, out[1], sum[1], 1, 1, NULL);
+    t = export_alone(dir, out[1], sum[1], 1, 1, NULL, 0);
     assert_true(t.early_ns > 0);
     same_file(out[0], out[1]);
     same_file(sum[0], sum[1]);
-    export_alone(dir, out[0], sum[0], 1, 1, dropped_after_seal);
-    export_alone(dir, out[1], sum[1], 0, 0, dropped_after_seal);
+    export_alone(dir, out[0], sum[0], 1, 0, NULL, SIGKILL); /* a wait status: killed */
+    t = export_alone(dir, out[1], sum[1], 1, 1, NULL, SIGKILL);
+    assert_true(t.early_ns > 0);
+    same_file(out[0], out[1]);
+    same_file(sum[0], sum[1]);
+    char *text = slurp_any(sum[1], &(size_t){0});
+    assert_non_null(strstr(text, "process 960 died of SIGKILL"));
+    free(text);
+    export_alone(dir, out[0], sum[0], 1, 1, dropped_after_seal, 0);
+    export_alone(dir, out[1], sum[1], 0, 0, dropped_after_seal, 0);
     same_file(out[0], out[1]);
     same_file(sum[0], sum[1]);
     for (int k = 0; k < 2; k++) {
