@@ -82,6 +82,10 @@ int act_cl_mode_claim(int mode);
 
 /* Fill `table` with our wrapper for every entry of cl_api.def. */
 void act_cl_install_wrappers(struct _cl_icd_dispatch *table);
+/* The first n entries of `from` into `table`, each stored atomically (the
+ * hooks may be arming entries of it from another thread meanwhile). */
+void act_cl_table_fill(struct _cl_icd_dispatch *table, const struct _cl_icd_dispatch *from,
+                       size_t n);
 
 extern _Atomic int act_cl_started;
 void act_cl_start_slow(void);

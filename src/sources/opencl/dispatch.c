@@ -35,11 +35,27 @@ int act_cl_mode_claim(int mode)
     return expected == mode;
 }
 
+/* The layer's table is written by clInitLayer (the ICD loader's thread)
+ * and by the hooks' apply (whichever thread starts the library first, an
+ * annotation's maybe): every entry is stored atomically, so that the two
+ * never race; both write our wrapper into an intercepted entry, whatever
+ * the order. */
 void act_cl_install_wrappers(struct _cl_icd_dispatch *table)
 {
-#define X(group, ret, name, params, args) table->name = act_cl_w_##name;
+#define X(group, ret, name, params, args)                                                          \
+    __atomic_store_n(&table->name, act_cl_w_##name, __ATOMIC_RELAXED);
 #include "cl_api.def"
 #undef X
+}
+
+void act_cl_table_fill(struct _cl_icd_dispatch *table, const struct _cl_icd_dispatch *from,
+                       size_t n)
+{
+    /* The dispatch table is an array of function pointers. */
+    void **to = (void **)(void *)table;
+    void *const *src = (void *const *)(const void *)from;
+    for (size_t i = 0; i < n; i++)
+        __atomic_store_n(&to[i], src[i], __ATOMIC_RELAXED);
 }
 
 /* ---- hooks: one per intercepted entry point ----------------------------- */
@@ -55,7 +71,7 @@ static void act_cl_hooks_common(void)
     static int act_cl_apply_##name(void)                                                           \
     {                                                                                              \
         act_cl_hooks_common();                                                                     \
-        act_cl_layer_table.name = act_cl_w_##name;                                                 \
+        __atomic_store_n(&act_cl_layer_table.name, act_cl_w_##name, __ATOMIC_RELAXED);             \
         atomic_store_explicit(&act_cl_armed_##name, 1, memory_order_release);                      \
         return 0;                                                                                  \
     }                                                                                              \

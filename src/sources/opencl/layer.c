@@ -61,8 +61,7 @@ ACT_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries,
         /* The dispatch table is an array of n function pointers. */
         // cppcheck-suppress pointerSize
         memcpy(&act_cl_next, target, n * sizeof(void *));
-        // cppcheck-suppress pointerSize
-        memcpy(&act_cl_layer_table, target, n * sizeof(void *));
+        act_cl_table_fill(&act_cl_layer_table, target, n); /* hooks may apply meanwhile */
         act_cl_install_wrappers(&act_cl_layer_table);
         table = &act_cl_layer_table;
     } else {
