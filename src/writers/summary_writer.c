@@ -24,6 +24,7 @@ typedef struct summary_writer {
     char *made;
     size_t made_len;
     json_t *made_counters;
+    int made_by_range;
 } summary_writer;
 
 static int summary_writer_open(act_writer **out, act_timeline *tl, const act_writer_facts *f,
@@ -63,7 +64,7 @@ static void summary_report(summary_writer *s, act_timeline *tl)
 {
     act_writer_found none = {0, 0}, *found = s->f.found ? s->f.found : &none;
     json_t *now = s->made ? act_summary_counters_of(tl, found->invalid_utf8, found->errors) : NULL;
-    int same = now && json_equal(now, s->made_counters);
+    int same = now && json_equal(now, s->made_counters) && s->made_by_range == s->f.by_range;
     json_decref(now);
     if (!same) {
         free(s->made);
@@ -89,6 +90,7 @@ static void summary_writer_settle(act_writer *w, act_timeline *tl)
     if (!s->f.report || s->made || !act_tl_counts_events(&tl->counts))
         return;
     act_writer_found none = {0, 0}, *found = s->f.found ? s->f.found : &none;
+    s->made_by_range = s->f.by_range;
     (void)act_summary_render_timeline(s->sum, tl, found->invalid_utf8, found->errors, s->f.by_range,
                                       &s->made, &s->made_len, &s->made_counters);
 }
