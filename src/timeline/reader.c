@@ -174,6 +174,22 @@ static int writer_gone(const act_spool *sp)
 /* Map `len` bytes of spool file `fd` read-only and check its header. */
 int act_rd_map_spool(act_spool *sp, int fd, size_t len, const char *path, char *err, size_t errlen)
 {
+    /* The header is read and checked before anything is mapped: a spool
+     * whose header page was never written is a hole, and on a full tmpfs
+     * a read of a hole through a mapping must allocate it, which fails
+     * with SIGBUS (the recorder makes the file, then reserves that page,
+     * and removes the file when it cannot: a reader may open it between). */
+    ssize_t got = pread(fd, &sp->hdr, sizeof(sp->hdr), 0);
+    if (got != (ssize_t)sizeof(sp->hdr) || !sp->hdr.magic) {
+        act_rd_set_err(err, errlen, path,
+                       got < 0 ? strerror(errno)
+                               : "its header was never written (its process ended, or found its "
+                                 "file system full, before it could)");
+        return got < 0 ? ACT_E_IO : ACT_E_FORMAT;
+    }
+    int rc = check_header(sp, len, err, errlen);
+    if (rc)
+        return rc;
     void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
         int e = errno;

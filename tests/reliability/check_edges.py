@@ -6,7 +6,10 @@ usage: check_edges.py CASE ACCELTRACE EDGE_WORKLOAD WORKDIR
   fullfs   TMPDIR on a 2 MiB tmpfs: 200 000 ranges do not fit; the program
            keeps its exit status (7), the trace is written, the records that
            did not fit are dropped and counted, one error line says why; with
-           the tmpfs already full, `run` does not die either. Skipped (77)
+           the tmpfs already full, `run` does not die either, nor does a
+           reader of a spool file left there with its header not written
+           (a sparse file: a program that could not reserve its header's
+           page, between making the file and removing it). Skipped (77)
            when a tmpfs cannot be mounted, unless CI is set and we are root.
   reexec   a program that records and execs itself 5 times: all 6 ranges,
            no process marked truncated.
@@ -118,6 +121,26 @@ def fullfs(acceltrace, prog, work):
         if p.returncode < 0 or p.returncode > 128:
             fail("already full: died of a signal (%d)" % p.returncode)
         print("already full: exit %d, stderr %r" % (p.returncode, p.stderr.decode()[-300:]))
+
+        # A spool the program made and could not write its header into: a
+        # read of that page through a mapping allocates it, and on a full
+        # tmpfs that is SIGBUS. Its reader (`run`'s, while the program is
+        # between making and removing the file; `export`) says so instead.
+        spools = os.path.join(mnt, "spools")
+        os.mkdir(spools)
+        with open(os.path.join(spools, "4242.acts"), "wb") as f:
+            f.truncate(1 << 20)
+        out = os.path.join(work, "holes.json")
+        p = subprocess.run([acceltrace, "export", "--no-summary", "-f", "-o", out, spools],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        if p.returncode < 0 or p.returncode > 128:
+            fail("a spool whose header is not written, on a full file system: export died of "
+                 "signal %d: %s" % (-p.returncode if p.returncode < 0 else p.returncode - 128,
+                                    p.stderr.decode()[-1000:]))
+        if "4242.acts" not in p.stderr.decode(errors="replace"):
+            fail("a spool whose header is not written: not named: %r" % p.stderr.decode())
+        print("header not written: export exit %d, %r" % (p.returncode,
+                                                           p.stderr.decode()[-200:].strip()))
     finally:
         subprocess.run(["umount", mnt])
 
