@@ -179,8 +179,9 @@ int act_rd_map_spool(act_spool *sp, int fd, size_t len, const char *path, char *
      * a read of a hole through a mapping must allocate it, which fails
      * with SIGBUS (the recorder makes the file, then reserves that page,
      * and removes the file when it cannot: a reader may open it between). */
+    memset(&sp->hdr, 0, sizeof(sp->hdr)); /* a shorter file reads as zeros past its end */
     ssize_t got = pread(fd, &sp->hdr, sizeof(sp->hdr), 0);
-    if (got != (ssize_t)sizeof(sp->hdr) || !sp->hdr.magic) {
+    if (got < 0 || !sp->hdr.magic) {
         act_rd_set_err(err, errlen, path,
                        got < 0 ? strerror(errno)
                                : "its header was never written (its process ended, or found its "
@@ -200,9 +201,8 @@ int act_rd_map_spool(act_spool *sp, int fd, size_t len, const char *path, char *
         return e == ENOMEM ? ACT_E_NOMEM : ACT_E_IO;
     }
     sp->map = m;
-    sp->map_len = len;
-    memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
-    return check_header(sp, sp->map_len, err, errlen);
+    sp->map_len = len; /* sp->hdr: the copy read and checked above */
+    return 0;
 }
 
 /* ---- ring spools: a consistent copy ---------------------------------- */
