@@ -271,6 +271,20 @@ typedef struct run {
 static const char *const demo_argv[] = {"/opt/demo/saxpy", "--steps", "900", NULL};
 static const char *const demo_meta[] = {"run=golden", "distributedInfo={\"rank\": 0}", NULL};
 
+/* Process 960's spool in `dir` read live, its trace begun with eo's
+ * output, as while it "runs" (the feed stops early, as at the program's
+ * exit); eo->live set to it. */
+static act_export_live *live_begin(const char *dir, act_export_opts *eo)
+{
+    act_export_live *l = act_export_live_new(dir, 960);
+    assert_non_null(l);
+    assert_int_equal(act_export_live_output(l, eo), 0);
+    volatile int stop = 1;
+    assert_int_equal(act_export_live_poll(l, &stop), 0);
+    eo->live = l;
+    return l;
+}
+
 /* How export_demo reads the spools: all at the end; the launching
  * process's live first (its trace begun while it "runs"); that, and its
  * events all written when it sealed its spool, the child's spool made only
@@ -305,12 +319,8 @@ static void export_demo(run *r, const char *out_name, int by_range, int live)
     if (live == EXPORT_FINISHED_BEFORE_CHILD)
         assert_int_equal(rename(child, away), 0);
     if (live) {
-        l = act_export_live_new(r->dir, 960);
-        assert_int_equal(act_export_live_output(l, &eo), 0);
-        volatile int stop = 1;
-        assert_int_equal(act_export_live_poll(l, &stop), 0);
+        l = live_begin(r->dir, &eo);
         assert_true(act_export_live_written(l) > 0);
-        eo.live = l;
     }
     if (live == EXPORT_FINISHED_BEFORE_CHILD) {
         assert_int_equal(act_export_live_finish(l), 1);
@@ -350,13 +360,8 @@ static act_export_times export_alone(const char *dir, const char *out, const cha
                           .child_pid = 960,
                           .times = &t};
     act_export_live *l = NULL;
-    if (live) {
-        l = act_export_live_new(dir, 960);
-        assert_int_equal(act_export_live_output(l, &eo), 0);
-        volatile int stop = 1;
-        assert_int_equal(act_export_live_poll(l, &stop), 0);
-        eo.live = l;
-    }
+    if (live)
+        l = live_begin(dir, &eo);
     if (finish)
         assert_int_equal(act_export_live_finish(l), 1);
     if (after)
