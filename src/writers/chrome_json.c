@@ -212,11 +212,13 @@ static int chrome_writer_idle(act_writer *w)
 }
 
 /* Every event written, the exit to come: they go to the file now (its
- * close writes the header's facts and the metadata after them). */
+ * close writes the header's facts and the metadata after them), and the
+ * writer thread goes: the close has a few KiB left, written by the
+ * caller, with no thread to wake or wait for after the program's exit. */
 static void chrome_writer_settle(act_writer *w, act_timeline *tl)
 {
     (void)tl;
-    (void)act_obuf_flush(&((act_chrome_stream *)w)->b); /* an error is the close's to say */
+    (void)act_obuf_threads_stop(&((act_chrome_stream *)w)->b); /* an error is the close's */
 }
 
 const act_writer_ops act_writer_chrome_json = {

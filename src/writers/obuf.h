@@ -32,7 +32,6 @@ typedef struct act_obuf {
     act_obuf_bg *bg;   /* background writer (act_obuf_init_bg), or NULL */
     act_obuf_gz *gz;   /* gzip stream the writes go through (act_obuf_gzip), or NULL */
     act_obuf_dio *dio; /* direct I/O past a size (act_obuf_init_bg), or NULL */
-    int closing;       /* an explicit flush is handing over: through the cache */
 } act_obuf;
 
 /* fd >= 0: flush to fd; fd < 0: grow in memory. */
@@ -71,6 +70,11 @@ int act_obuf_flush_ready(act_obuf *b);
 int act_obuf_gzip_threads(act_obuf *b, int level, int threads);
 /* act_obuf_gzip_threads with the default pool. */
 int act_obuf_gzip(act_obuf *b, int level);
+/* Write out what is buffered (act_obuf_flush) and stop the writer
+ * threads, if any: from then on the buffer writes itself, in the
+ * caller, as act_obuf_init's does (a trace whose last bytes are few:
+ * its close then wakes no thread and waits for none). Returns b->err. */
+int act_obuf_threads_stop(act_obuf *b);
 /* Stops the writer thread, if any (call act_obuf_flush first: what is
  * still buffered is not written). */
 void act_obuf_free(act_obuf *b);

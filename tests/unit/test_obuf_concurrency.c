@@ -11,9 +11,13 @@
  * whatever the pieces, explicit flushes at odd offsets and pieces larger
  * than the buffer; never through gzip. act_obuf_flush_ready hands what is
  * buffered to the thread only from 64 KiB, and the bytes stay in order
- * between ready and full flushes. Named
+ * between ready and full flushes. An explicit flush writes in the caller,
+ * without waking the thread (a handoff at a run's end waits on the
+ * scheduler); act_obuf_threads_stop leaves a buffer that writes itself,
+ * the same bytes before and after. Named
  * *concurrency* so that CI also runs it under ThreadSanitizer.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -432,6 +436,118 @@ static void test_direct_never_gzip(void **state)
     assert_int_equal(direct_round(0, 0, 1) % UINT64_MAX, 0);
 }
 
+/* The threads of this process other than the caller: how many, and the
+ * context switches they made so far (voluntary: each wake-up of a
+ * thread that waits is one). */
+static int other_threads(unsigned long *switches)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int n = 0;
+    *switches = 0;
+    long self = (long)gettid();
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.' || atol(e->d_name) == self)
+            continue;
+        char path[300], line[128];
+        snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue; /* gone since */
+        n++;
+        while (fgets(line, sizeof(line), f))
+            if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+                *switches += strtoul(line + 24, NULL, 10);
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* An explicit flush with the thread idle writes what is buffered itself:
+ * the thread is not woken (its context switches do not move). */
+static void test_flush_in_caller(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/act_obuf_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    act_obuf f, m;
+    assert_int_equal(act_obuf_init_bg(&f, fd, 256), 0);
+    assert_int_equal(act_obuf_init(&m, -1, 0), 0);
+    unsigned long base_sw, before, after;
+    int base = other_threads(&base_sw);
+    uint32_t seed = 7;
+    char p[300];
+    for (int i = 0; i < 20; i++) { /* full buffers: the thread starts and writes */
+        size_t n = piece(&seed, p);
+        act_obuf_put(&f, p, n);
+        act_obuf_put(&m, p, n);
+    }
+    assert_int_equal(act_obuf_flush(&f), 0); /* the thread idle after it */
+    assert_int_equal(other_threads(&before), base + 1);
+    act_obuf_put(&f, "tail", 4);
+    act_obuf_put(&m, "tail", 4);
+    assert_int_equal(act_obuf_flush(&f), 0);
+    assert_int_equal(other_threads(&after), base + 1);
+    assert_int_equal(after, before);
+    assert_file_is(fd, path, &f, &m);
+}
+
+/* act_obuf_threads_stop: the threads are gone, and what is put after is
+ * written by the caller; the file (plain, or gzip through a pool) is
+ * what was put, in order. */
+static void threads_stop_round(int gzip)
+{
+    char path[] = "/tmp/act_obuf_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    act_obuf f, m;
+    assert_int_equal(act_obuf_init_bg(&f, fd, 256), 0);
+    if (gzip)
+        assert_int_equal(act_obuf_gzip_threads(&f, 1, 3), 0);
+    assert_int_equal(act_obuf_init(&m, -1, 0), 0);
+    unsigned long sw;
+    int base = other_threads(&sw);
+    uint32_t seed = 11;
+    char p[300];
+    for (int half = 0; half < 2; half++) {
+        for (int i = 0; i < 40; i++) {
+            size_t n = piece(&seed, p);
+            act_obuf_put(&f, p, n);
+            act_obuf_put(&m, p, n);
+        }
+        if (half == 0) {
+            assert_true(other_threads(&sw) > base);
+            assert_int_equal(act_obuf_threads_stop(&f), 0);
+            assert_int_equal(other_threads(&sw), base);
+            assert_null(f.bg);
+        }
+    }
+    assert_int_equal(act_obuf_flush(&f), 0);
+    if (!gzip) {
+        assert_file_is(fd, path, &f, &m);
+        return;
+    }
+    size_t n;
+    int members;
+    char *got = gunzip_fd(fd, &n, &members);
+    assert_int_equal(n, m.len);
+    assert_memory_equal(got, m.buf, m.len);
+    free(got);
+    act_obuf_free(&f);
+    act_obuf_free(&m);
+    close(fd);
+    unlink(path);
+}
+
+static void test_threads_stop(void **state)
+{
+    (void)state;
+    threads_stop_round(0);
+    threads_stop_round(1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_direct_same_bytes),   cmocka_unit_test(test_direct_after_threshold),
         cmocka_unit_test(test_direct_odd_flushes),  cmocka_unit_test(test_direct_off),
         cmocka_unit_test(test_direct_never_gzip),   cmocka_unit_test(test_direct_not_at_close),
+        cmocka_unit_test(test_flush_in_caller),     cmocka_unit_test(test_threads_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
