@@ -106,9 +106,13 @@ static void *stream_main(void *arg)
         int prc = act_export_live_poll(s->live, &s->stop);
         /* The program's spool sealed and alone: the rest is read and the
          * events written now, while the kernel tears the program down;
-         * the export after the exit closes the file. */
-        if (sealed && !prc && !__atomic_load_n(&s->stop, __ATOMIC_RELAXED))
-            (void)act_export_live_finish(s->live);
+         * the export after the exit closes the file. Nothing is left to
+         * read then (or, when it failed, the export reads anew): the
+         * thread ends, so that stopping it after the exit waits for no
+         * wake-up of it (0.1-0.5 ms, more with the cores busy). */
+        if (sealed && !prc && !__atomic_load_n(&s->stop, __ATOMIC_RELAXED) &&
+            act_export_live_finish(s->live))
+            break;
         uint64_t seen = act_export_live_records(s->live);
         s->busy = s->adapt && seen - s->seen >= ACT_RUN_STREAM_BUSY;
         s->seen = seen;
