@@ -6,6 +6,10 @@ more acceltrace builds and by CLIntercept (cliloader, Chrome call logging
 and device timing), interleaved in each round, the order turned by one
 tool each round.
 
+Each acceltrace build's tail is also given over CLIntercept's of the
+same round (paired: the machine's moods cancel), with how many rounds
+were under 2x (issue 32 section 1's target).
+
 The tail is the same for every tracer: from the program's end (stream_app
 prints its CLOCK_MONOTONIC time with STREAM_APP_END set) to the return of
 the command that ran it. Also: acceltrace's launcher peak (its `--log=debug`
@@ -169,6 +173,14 @@ def spread(vals):
     return f"{statistics.median(vals):.1f} ({vals[0]:.1f}..{vals[-1]:.1f})"
 
 
+def spread2(vals):
+    """spread() with two decimals (ratios)."""
+    vals = sorted(vals)
+    if not vals:
+        return "–"
+    return f"{statistics.median(vals):.2f} ({vals[0]:.2f}..{vals[-1]:.2f})"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("app")
@@ -210,14 +222,23 @@ def main():
                     for r in res[(label, n)]:
                         r["export"] = rates
                     print(f"export {label} {n}: {spread(rates)} M events/CPU-s", flush=True)
-    print("\n| launches | tool | tail ms | launcher peak MiB | process tree peak MiB "
+    print("\n| launches | tool | tail ms | tail / CLIntercept's, paired | launcher peak MiB "
+          "| process tree peak MiB "
           "| trace B/launch | dropped | % records left at exit | tail: read ms | file closed ms "
           "| summary ms | freed after ms | export M ev/CPU-s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for label, _ in tools:
             rs = res[(label, n)]
+            # Each round's tail over CLIntercept's in the same round: the
+            # machine's moods cancel where a ratio of medians keeps them.
+            cli = res.get(("CLIntercept", n))
+            paired = ([r["tail"] / c["tail"] for r, c in zip(rs, cli)]
+                      if cli and label != "CLIntercept" else [])
+            under2 = (f", under 2 in {sum(x < 2 for x in paired)} of {len(paired)}"
+                      if paired else "")
             print(f"| {n} | {label} | {spread([r['tail'] for r in rs])} | "
+                  f"{spread2(paired)}{under2} | "
                   f"{spread([r['launcher'] for r in rs])} | {spread([r['tree'] for r in rs])} | "
                   f"{statistics.median(r['bpl'] for r in rs):.0f} | "
                   f"{max(r['dropped'] for r in rs)} | {spread([r['left'] for r in rs])} | "
