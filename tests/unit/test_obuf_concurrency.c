@@ -62,15 +62,34 @@ static void assert_file_is(int fd, const char *path, act_obuf *f, act_obuf *m)
     unlink(path);
 }
 
+/* A temporary file behind f (a buffer of `cap` with its thread) and m,
+ * the memory buffer that keeps a copy of what is put; its descriptor. */
+static int temp_pair(char *path, act_obuf *f, act_obuf *m, size_t cap)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(act_obuf_init_bg(f, fd, cap), 0);
+    assert_int_equal(act_obuf_init(m, -1, cap), 0);
+    return fd;
+}
+
+/* `count` pieces from *seed, put in both buffers. */
+static void put_pieces(act_obuf *f, act_obuf *m, uint32_t *seed, int count)
+{
+    char p[300];
+    for (int i = 0; i < count; i++) {
+        size_t n = piece(seed, p);
+        act_obuf_put(f, p, n);
+        act_obuf_put(m, p, n);
+    }
+}
+
 static void test_same_bytes_in_order(void **state)
 {
     (void)state;
     char path[] = "/tmp/act_obuf_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
     act_obuf f, m;
-    assert_int_equal(act_obuf_init_bg(&f, fd, 256), 0);
-    assert_int_equal(act_obuf_init(&m, -1, 256), 0);
+    int fd = temp_pair(path, &f, &m, 256);
     uint32_t seed = 7;
     char p[300];
     for (int i = 0; i < 20000; i++) {
@@ -438,30 +457,39 @@ static void test_direct_never_gzip(void **state)
 
 /* The threads of this process other than the caller: how many, and the
  * context switches they made so far (voluntary: each wake-up of a
- * thread that waits is one). */
+ * thread that waits is one), taken once each of them sleeps: a thread
+ * that has just handed its last write back may not have blocked yet, and
+ * its going to sleep would count as a switch after the caller's look. */
 static int other_threads(unsigned long *switches)
 {
-    DIR *d = opendir("/proc/self/task");
-    assert_non_null(d);
-    int n = 0;
-    *switches = 0;
-    long self = (long)gettid();
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.' || atol(e->d_name) == self)
-            continue;
-        char path[300], line[128];
-        snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-        FILE *f = fopen(path, "re");
-        if (!f)
-            continue; /* gone since */
-        n++;
-        while (fgets(line, sizeof(line), f))
-            if (!strncmp(line, "voluntary_ctxt_switches:", 24))
-                *switches += strtoul(line + 24, NULL, 10);
-        fclose(f);
+    for (int tries = 0;; tries++) {
+        DIR *d = opendir("/proc/self/task");
+        assert_non_null(d);
+        int n = 0, awake = 0;
+        *switches = 0;
+        long self = (long)gettid();
+        for (struct dirent *e; (e = readdir(d));) {
+            if (e->d_name[0] == '.' || atol(e->d_name) == self)
+                continue;
+            char path[300], line[128];
+            snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+            FILE *f = fopen(path, "re");
+            if (!f)
+                continue; /* gone since */
+            n++;
+            while (fgets(line, sizeof(line), f)) {
+                if (!strncmp(line, "State:", 6))
+                    awake |= !strchr(line, 'S');
+                if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+                    *switches += strtoul(line + 24, NULL, 10);
+            }
+            fclose(f);
+        }
+        closedir(d);
+        if (!awake || tries >= 5000)
+            return n;
+        usleep(1000);
     }
-    closedir(d);
-    return n;
 }
 
 /* An explicit flush with the thread idle writes what is buffered itself:
@@ -470,20 +498,12 @@ static void test_flush_in_caller(void **state)
 {
     (void)state;
     char path[] = "/tmp/act_obuf_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
     act_obuf f, m;
-    assert_int_equal(act_obuf_init_bg(&f, fd, 256), 0);
-    assert_int_equal(act_obuf_init(&m, -1, 0), 0);
+    int fd = temp_pair(path, &f, &m, 256);
     unsigned long base_sw, before, after;
     int base = other_threads(&base_sw);
     uint32_t seed = 7;
-    char p[300];
-    for (int i = 0; i < 20; i++) { /* full buffers: the thread starts and writes */
-        size_t n = piece(&seed, p);
-        act_obuf_put(&f, p, n);
-        act_obuf_put(&m, p, n);
-    }
+    put_pieces(&f, &m, &seed, 20);           /* full buffers: the thread starts and writes */
     assert_int_equal(act_obuf_flush(&f), 0); /* the thread idle after it */
     assert_int_equal(other_threads(&before), base + 1);
     act_obuf_put(&f, "tail", 4);
@@ -500,23 +520,15 @@ static void test_flush_in_caller(void **state)
 static void threads_stop_round(int gzip)
 {
     char path[] = "/tmp/act_obuf_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
     act_obuf f, m;
-    assert_int_equal(act_obuf_init_bg(&f, fd, 256), 0);
+    int fd = temp_pair(path, &f, &m, 256);
     if (gzip)
         assert_int_equal(act_obuf_gzip_threads(&f, 1, 3), 0);
-    assert_int_equal(act_obuf_init(&m, -1, 0), 0);
     unsigned long sw;
     int base = other_threads(&sw);
     uint32_t seed = 11;
-    char p[300];
     for (int half = 0; half < 2; half++) {
-        for (int i = 0; i < 40; i++) {
-            size_t n = piece(&seed, p);
-            act_obuf_put(&f, p, n);
-            act_obuf_put(&m, p, n);
-        }
+        put_pieces(&f, &m, &seed, 40);
         if (half == 0) {
             assert_true(other_threads(&sw) > base);
             assert_int_equal(act_obuf_threads_stop(&f), 0);
