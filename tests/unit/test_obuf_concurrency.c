@@ -492,8 +492,9 @@ static int other_threads(unsigned long *switches)
     }
 }
 
-/* An explicit flush with the thread idle writes what is buffered itself:
- * the thread is not woken (its context switches do not move). */
+/* An explicit flush writes what is buffered itself: before any buffer
+ * was full, no thread is started for it; with the thread idle, the
+ * thread is not woken (its context switches do not move). */
 static void test_flush_in_caller(void **state)
 {
     (void)state;
@@ -502,6 +503,10 @@ static void test_flush_in_caller(void **state)
     int fd = temp_pair(path, &f, &m, 256);
     unsigned long base_sw, before, after;
     int base = other_threads(&base_sw);
+    act_obuf_put(&f, "head", 4);
+    act_obuf_put(&m, "head", 4);
+    assert_int_equal(act_obuf_flush(&f), 0);
+    assert_int_equal(other_threads(&before), base); /* none started */
     uint32_t seed = 7;
     put_pieces(&f, &m, &seed, 20);           /* full buffers: the thread starts and writes */
     assert_int_equal(act_obuf_flush(&f), 0); /* the thread idle after it */
