@@ -36,9 +36,10 @@ typedef struct act_obuf {
 
 /* fd >= 0: flush to fd; fd < 0: grow in memory. */
 int act_obuf_init(act_obuf *b, int fd, size_t cap);
-/* fd mode with a writer thread (started at the first flush) and a second
- * buffer of `cap`: a full buffer is handed to the thread and formatting
- * goes on in the other.
+/* fd mode with a writer thread and a second buffer of `cap`: a full
+ * buffer is handed to the thread and formatting goes on in the other.
+ * The thread starts when a buffer is first handed over (full, or by
+ * act_obuf_flush_ready), never for act_obuf_flush alone.
  * Without a thread (it could not be started) the buffer writes itself,
  * as act_obuf_init's does. b->buf changes at every flush: keep offsets,
  * not pointers, across a reserve. */
