@@ -546,8 +546,8 @@ static void threads_stop_round(int gzip)
         assert_file_is(fd, path, &f, &m);
         return;
     }
-    size_t n;
-    int members;
+    size_t n = 0;
+    int members = 0;
     char *got = gunzip_fd(fd, &n, &members);
     assert_int_equal(n, m.len);
     assert_memory_equal(got, m.buf, m.len);
