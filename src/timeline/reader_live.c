@@ -317,8 +317,9 @@ static int live_settle_seq(struct act_sp_live *l, const live_open *o)
     return 0;
 }
 
-/* The chunks the final scan parsed that could still take records. */
-static int live_settle_chunks(const act_spool *sp, struct act_sp_live *l, size_t n)
+/* The chunks the final scan parsed that could still take records (the
+ * header: the copy the scan ends with). */
+static int live_settle_chunks(struct act_sp_live *l, size_t n)
 {
     struct act_sp_settle *st = l->settle;
     for (size_t i = 0; i < n; i++) {
@@ -330,7 +331,6 @@ static int live_settle_chunks(const act_spool *sp, struct act_sp_live *l, size_t
             return ACT_E_NOMEM;
         st->chunks[st->n_chunks++] = (settle_chunk){(uint32_t)i, lc->scanned};
     }
-    memcpy(&st->hdr, sp->map, sizeof(st->hdr));
     return 0;
 }
 
@@ -441,10 +441,11 @@ int act_spool_live_scan(act_spool *sp, int final)
         if (live_scan_chunk(&l->rd, l, (uint32_t)i))
             return ACT_E_NOMEM;
     }
-    if (live_ends(&l->rd, l, final) || (final && live_settle_chunks(sp, l, n)))
+    if (live_ends(&l->rd, l, final) || (final && live_settle_chunks(l, n)))
         return ACT_E_NOMEM;
     if (final) { /* nobody writes any more: the header's counts are final */
         memcpy(&sp->hdr, sp->map, sizeof(sp->hdr));
+        l->settle->hdr = sp->hdr; /* what act_spool_live_settled compares: the one used */
         /* act_spool_link_execs may have found it ended by exec already. */
         sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0 || sp->ended_by_exec;
     }
