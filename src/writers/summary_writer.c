@@ -54,6 +54,13 @@ static void summary_writer_set_facts(act_writer *w, const act_writer_facts *f)
     ((summary_writer *)w)->f = *f;
 }
 
+/* What the trace writer found (none when no trace writer says). */
+static const act_writer_found *found_of(const summary_writer *s)
+{
+    static const act_writer_found none = {0, 0};
+    return s->f.found ? s->f.found : &none;
+}
+
 /* The table, in one write: the report stream is stderr, unbuffered, and
  * printed there directly the table cost a write(2) per cell (about 300 for
  * a short run: 0.5-1.4 ms of `run`'s time after the exit). The one made at
@@ -62,7 +69,7 @@ static void summary_writer_set_facts(act_writer *w, const act_writer_facts *f)
  * made now otherwise. Printed directly when memory is short. */
 static void summary_report(summary_writer *s, act_timeline *tl)
 {
-    act_writer_found none = {0, 0}, *found = s->f.found ? s->f.found : &none;
+    const act_writer_found *found = found_of(s);
     json_t *now = s->made ? act_summary_counters_of(tl, found->invalid_utf8, found->errors) : NULL;
     int same = now && json_equal(now, s->made_counters) && s->made_by_range == s->f.by_range;
     json_decref(now);
@@ -89,7 +96,7 @@ static void summary_writer_settle(act_writer *w, act_timeline *tl)
     summary_writer *s = (summary_writer *)w;
     if (!s->f.report || s->made || !act_tl_counts_events(&tl->counts))
         return;
-    act_writer_found none = {0, 0}, *found = s->f.found ? s->f.found : &none;
+    const act_writer_found *found = found_of(s);
     s->made_by_range = s->f.by_range;
     (void)act_summary_render_timeline(s->sum, tl, found->invalid_utf8, found->errors, s->f.by_range,
                                       &s->made, &s->made_len, &s->made_counters);
