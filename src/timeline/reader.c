@@ -221,10 +221,18 @@ static void copy_acquire(void *dst, const void *src, size_t n)
         d[i] = atomic_load_explicit(&s[i], memory_order_acquire);
 }
 
+/* What the copy of one chunk was taken at: its gen and published fill;
+ * ok 0 when it stayed busy being recycled (nothing kept). */
+typedef struct ring_seen {
+    uint32_t gen, used;
+    int ok;
+} ring_seen;
+
 /* Copy chunk `src` (its header and published prefix) under its seqlock
  * (record.h R2): 1 when the copy is consistent, 0 when the chunk stayed
  * busy being recycled. */
-static int ring_copy_chunk(unsigned char *dst, const act_chunk_header *src, uint32_t avail)
+static int ring_copy_chunk(unsigned char *dst, const act_chunk_header *src, uint32_t avail,
+                           ring_seen *seen)
 {
     for (int attempt = 0; attempt < 8; attempt++) {
         uint32_t g1 =
@@ -238,32 +246,74 @@ static int ring_copy_chunk(unsigned char *dst, const act_chunk_header *src, uint
         copy_acquire(dst, src, sizeof(*src) + ((used < avail ? used : avail) & ~7u));
         if (atomic_load_explicit((const _Atomic uint32_t *)&src->gen, memory_order_relaxed) == g1) {
             ((act_chunk_header *)dst)->used = used;
+            *seen = (ring_seen){g1, used, 1};
             return 1;
         }
     }
     memset(dst, 0, sizeof(*src));
+    *seen = (ring_seen){0, 0, 0};
     return 0;
 }
 
+/* How many times the copy of a live ring is checked again (ring_copy). */
+#define RING_COPY_PASSES 64
+
+/* One pass over the copied chunks: each one whose gen or fill moved since
+ * its copy is copied again. Returns 1 when one was recycled (its gen
+ * moved) or stayed busy: the copy may be torn. */
+static int ring_copy_pass(const act_spool *sp, unsigned char *m, ring_seen *seen, uint64_t n)
+{
+    const act_spool_header *h = &sp->hdr;
+    uint32_t avail = h->chunk_size - (uint32_t)sizeof(act_chunk_header);
+    int recycled = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        size_t base = h->header_size + (size_t)i * h->chunk_size;
+        const act_chunk_header *src = (const act_chunk_header *)(sp->map + base);
+        uint32_t g =
+            atomic_load_explicit((const _Atomic uint32_t *)&src->gen, memory_order_acquire);
+        uint32_t u =
+            atomic_load_explicit((const _Atomic uint32_t *)&src->used, memory_order_acquire);
+        if (seen[i].ok && g == seen[i].gen && u == seen[i].used)
+            continue;
+        recycled |= !seen[i].ok || g != seen[i].gen;
+        recycled |= !ring_copy_chunk(m + base, src, avail, &seen[i]);
+    }
+    return recycled;
+}
+
 /* Replace the mapping of a ring spool by a consistent private copy of its
- * header and chunks. Chunks that stayed busy are counted as overwritten. */
+ * header and chunks. A process still writing moves on while the chunks are
+ * copied one by one: a thread's chunk copied before it filled it, with the
+ * chunk it recycled next copied after, is a torn copy that the reader must
+ * cut at the hole (ring_cut), keeping only what follows it. So the copy is
+ * checked again until a pass finds no chunk recycled since its copy, each
+ * chunk that grew copied again on the way: then every chunk's copy is what
+ * it held at the end of that pass, a thread's chunks add up, and nothing is
+ * cut. A process that recycles chunks faster than a pass can check them
+ * still gets the cut, after RING_COPY_PASSES passes. Chunks that stayed
+ * busy are counted as overwritten. */
 static int ring_copy(act_spool *sp)
 {
     unsigned char *m = mmap(NULL, sp->map_len, PROT_READ | PROT_WRITE,
                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED)
-        return ACT_E_NOMEM;
     const act_spool_header *h = &sp->hdr;
-    memcpy(m, sp->map, h->header_size);
     uint64_t n = (sp->map_len - h->header_size) / h->chunk_size;
     if (n > act_spool_chunks_used(h))
         n = act_spool_chunks_used(h);
-    uint32_t avail = h->chunk_size - (uint32_t)sizeof(act_chunk_header);
-    for (uint64_t i = 0; i < n; i++) {
-        size_t base = h->header_size + (size_t)i * h->chunk_size;
-        if (!ring_copy_chunk(m + base, (const act_chunk_header *)(sp->map + base), avail))
-            sp->hdr.chunks_overwritten++;
+    ring_seen *seen = calloc(n ? n : 1, sizeof(*seen));
+    if (m == MAP_FAILED || !seen) {
+        if (m != MAP_FAILED)
+            munmap(m, sp->map_len);
+        free(seen);
+        return ACT_E_NOMEM;
     }
+    memcpy(m, sp->map, h->header_size);
+    for (int pass = 0; pass < RING_COPY_PASSES; pass++)
+        if (!ring_copy_pass(sp, m, seen, n))
+            break;
+    for (uint64_t i = 0; i < n; i++)
+        sp->hdr.chunks_overwritten += !seen[i].ok;
+    free(seen);
     munmap((void *)sp->map, sp->map_len);
     sp->map = m;
     sp->private_copy = 1;

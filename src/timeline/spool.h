@@ -15,8 +15,9 @@
  *
  * A ring spool (record.h R1-R6) is first copied chunk by chunk under the
  * chunks' seqlock, so a live process recycling chunks while it is read
- * never hands the reader a half-rewritten chunk; a chunk that stays busy is
- * counted as overwritten.
+ * never hands the reader a half-rewritten chunk, and checked again until no
+ * chunk was recycled since its copy, so the copy is not torn (reader.c,
+ * ring_copy); a chunk that stays busy is counted as overwritten.
  */
 #ifndef ACT_SPOOL_H
 #define ACT_SPOOL_H
