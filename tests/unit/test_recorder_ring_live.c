@@ -78,14 +78,20 @@ static uint64_t bad_marks(const act_spool *sp, uint64_t *marks)
     return bad;
 }
 
+/* A spool of 64 chunks with a ring of 8 in a new directory `dir`. */
+static void ring_open(const char *name, char *path, size_t n)
+{
+    tmpdir_make(dir, sizeof(dir), name);
+    act_recorder_set_ring(8 * CHUNK);
+    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * CHUNK, CHUNK), 0);
+    snprintf(path, n, "%s", act_recorder_path());
+}
+
 static void test_live_reads(void **state)
 {
     (void)state;
-    tmpdir_make(dir, sizeof(dir), "ringlive");
-    act_recorder_set_ring(8 * CHUNK);
-    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * CHUNK, CHUNK), 0);
     char path[256];
-    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    ring_open("ringlive", path, sizeof(path));
     pthread_t th[3];
     for (int i = 0; i < 3; i++)
         pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
@@ -147,11 +153,8 @@ static void test_live_reads(void **state)
 static void test_live_copy_whole(void **state)
 {
     (void)state;
-    tmpdir_make(dir, sizeof(dir), "ringwhole");
-    act_recorder_set_ring(8 * CHUNK);
-    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * CHUNK, CHUNK), 0);
     char path[256];
-    snprintf(path, sizeof(path), "%s", act_recorder_path());
+    ring_open("ringwhole", path, sizeof(path));
     atomic_store(&stop, 0);
     pthread_t th;
     pthread_create(&th, NULL, writer, (void *)(intptr_t)0);
