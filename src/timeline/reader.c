@@ -258,64 +258,120 @@ static int ring_copy_chunk(unsigned char *dst, const act_chunk_header *src, uint
 /* How many times the copy of a live ring is checked again (ring_copy). */
 #define RING_COPY_PASSES 64
 
-/* One pass over the copied chunks: each one whose gen or fill moved since
- * its copy is copied again. Returns 1 when one was recycled (its gen
- * moved) or stayed busy: the copy may be torn. */
-static int ring_copy_pass(const act_spool *sp, unsigned char *m, ring_seen *seen, uint64_t n)
+/* A live ring's file mapped for its copy (ring_copy): the chunks its
+ * process may use, of which only those below its header's live
+ * chunks_used are ever touched (record.h: the others may be holes). */
+typedef struct ring_src {
+    const unsigned char *map;
+    size_t len;
+    uint64_t chunks; /* chunks the mapping covers */
+    int own;         /* 1: mapped here (else the spool's own mapping) */
+} ring_src;
+
+/* The chunks in use now: the live header's count, at most the mapping's. */
+static uint64_t ring_src_used(const ring_src *s)
+{
+    const act_spool_header *h = (const act_spool_header *)s->map;
+    uint64_t used =
+        atomic_load_explicit((const _Atomic uint64_t *)&h->chunks_used, memory_order_acquire);
+    return used < s->chunks ? used : s->chunks;
+}
+
+/* One pass over the chunks in use: each one whose gen or fill moved since
+ * its copy, or that was not in use at the last pass, is copied (again).
+ * Returns 1 when one was recycled (its gen moved), stayed busy or is new:
+ * a thread may have moved to another chunk, and the copy may be torn. */
+static int ring_copy_pass(const act_spool *sp, const ring_src *src, unsigned char *m,
+                          ring_seen *seen, uint64_t *n)
 {
     const act_spool_header *h = &sp->hdr;
     uint32_t avail = h->chunk_size - (uint32_t)sizeof(act_chunk_header);
     int recycled = 0;
-    for (uint64_t i = 0; i < n; i++) {
+    *n = ring_src_used(src);
+    for (uint64_t i = 0; i < *n; i++) {
         size_t base = h->header_size + (size_t)i * h->chunk_size;
-        const act_chunk_header *src = (const act_chunk_header *)(sp->map + base);
-        uint32_t g =
-            atomic_load_explicit((const _Atomic uint32_t *)&src->gen, memory_order_acquire);
-        uint32_t u =
-            atomic_load_explicit((const _Atomic uint32_t *)&src->used, memory_order_acquire);
+        const act_chunk_header *c = (const act_chunk_header *)(src->map + base);
+        uint32_t g = atomic_load_explicit((const _Atomic uint32_t *)&c->gen, memory_order_acquire);
+        uint32_t u = atomic_load_explicit((const _Atomic uint32_t *)&c->used, memory_order_acquire);
         if (seen[i].ok && g == seen[i].gen && u == seen[i].used)
             continue;
         recycled |= !seen[i].ok || g != seen[i].gen;
-        recycled |= !ring_copy_chunk(m + base, src, avail, &seen[i]);
+        recycled |= !ring_copy_chunk(m + base, c, avail, &seen[i]);
     }
     return recycled;
+}
+
+/* Map what a live ring's process may use: the ring's chunks, or as many as
+ * it has used where every ring chunk was owned at once and it took more
+ * (ring.c), within the file. Without the address space, the chunks mapped
+ * at open do (a thread that moved beyond them is then cut at the hole). */
+static void ring_src_map(ring_src *s, const act_spool *sp, int fd, size_t file_size)
+{
+    const act_spool_header *h = &sp->hdr;
+    uint64_t used = act_spool_chunks_used(h);
+    uint64_t want = h->ring_chunks > used ? h->ring_chunks : used;
+    uint64_t in_file = (file_size - h->header_size) / h->chunk_size;
+    want = want < h->chunk_count ? want : h->chunk_count;
+    want = want < in_file ? want : in_file;
+    size_t len = h->header_size + (size_t)want * h->chunk_size;
+    void *m = len > sp->map_len ? mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (m != MAP_FAILED) {
+        *s = (ring_src){m, len, want, 1};
+        return;
+    }
+    *s = (ring_src){sp->map, sp->map_len, (sp->map_len - h->header_size) / h->chunk_size, 0};
 }
 
 /* Replace the mapping of a ring spool by a consistent private copy of its
  * header and chunks. A process still writing moves on while the chunks are
  * copied one by one: a thread's chunk copied before it filled it, with the
- * chunk it recycled next copied after, is a torn copy that the reader must
- * cut at the hole (ring_cut), keeping only what follows it. So the copy is
- * checked again until a pass finds no chunk recycled since its copy, each
- * chunk that grew copied again on the way: then every chunk's copy is what
- * it held at the end of that pass, a thread's chunks add up, and nothing is
- * cut. A process that recycles chunks faster than a pass can check them
- * still gets the cut, after RING_COPY_PASSES passes. Chunks that stayed
- * busy are counted as overwritten. */
-static int ring_copy(act_spool *sp)
+ * chunk it took next copied after, is a torn copy that the reader must cut
+ * at the hole (ring_cut), keeping only what follows it. So the copy is
+ * checked again until a pass finds no chunk recycled, or newly used, since
+ * its copy, each chunk that grew copied again on the way: then every
+ * chunk's copy is what it held at the end of that pass, a thread's chunks
+ * add up, and nothing is cut. The chunks in use are counted anew at each
+ * pass: a ring that fills while it is copied has its fresh chunks copied
+ * too, before the ones its threads recycle next. A process that changes
+ * chunks faster than a pass can check them still gets the cut, after
+ * RING_COPY_PASSES passes. Chunks that stayed busy are counted as
+ * overwritten; the header's counts of what was overwritten are read again
+ * at the end. */
+static int ring_copy(act_spool *sp, int fd, size_t file_size)
 {
-    unsigned char *m = mmap(NULL, sp->map_len, PROT_READ | PROT_WRITE,
+    ring_src src;
+    ring_src_map(&src, sp, fd, file_size);
+    unsigned char *m = mmap(NULL, src.len, PROT_READ | PROT_WRITE,
                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    const act_spool_header *h = &sp->hdr;
-    uint64_t n = (sp->map_len - h->header_size) / h->chunk_size;
-    if (n > act_spool_chunks_used(h))
-        n = act_spool_chunks_used(h);
-    ring_seen *seen = calloc(n ? n : 1, sizeof(*seen));
+    ring_seen *seen = calloc(src.chunks ? src.chunks : 1, sizeof(*seen));
     if (m == MAP_FAILED || !seen) {
         if (m != MAP_FAILED)
-            munmap(m, sp->map_len);
+            munmap(m, src.len);
+        if (src.own)
+            munmap((void *)src.map, src.len);
         free(seen);
         return ACT_E_NOMEM;
     }
+    act_spool_header *h = &sp->hdr;
     memcpy(m, sp->map, h->header_size);
+    uint64_t n = 0;
     for (int pass = 0; pass < RING_COPY_PASSES; pass++)
-        if (!ring_copy_pass(sp, m, seen, n))
+        if (!ring_copy_pass(sp, &src, m, seen, &n))
             break;
+    const act_spool_header *live = (const act_spool_header *)src.map;
+    h->chunks_used = n;
+    h->chunks_overwritten = atomic_load((const _Atomic uint64_t *)&live->chunks_overwritten);
+    h->bytes_overwritten = atomic_load((const _Atomic uint64_t *)&live->bytes_overwritten);
+    h->records_overwritten = atomic_load((const _Atomic uint64_t *)&live->records_overwritten);
     for (uint64_t i = 0; i < n; i++)
-        sp->hdr.chunks_overwritten += !seen[i].ok;
+        h->chunks_overwritten += !seen[i].ok;
+    memcpy(m, h, sizeof(*h)); /* the copy's header says what it holds */
     free(seen);
+    if (src.own)
+        munmap((void *)src.map, src.len);
     munmap((void *)sp->map, sp->map_len);
     sp->map = m;
+    sp->map_len = src.len;
     sp->private_copy = 1;
     return 0;
 }
@@ -609,7 +665,8 @@ int act_spool_open_fd(act_spool *sp, int fd, const char *path, char *err, size_t
     if (rc)
         return rc;
     sp->sealed = (sp->hdr.flags & ACT_SPOOL_F_SEALED) != 0;
-    if ((sp->hdr.flags & ACT_SPOOL_F_RING) && !writer_gone(sp) && ring_copy(sp)) {
+    if ((sp->hdr.flags & ACT_SPOOL_F_RING) && !writer_gone(sp) &&
+        ring_copy(sp, fd, (size_t)st.st_size)) {
         act_rd_set_err(err, errlen, path,
                        "out of memory for a copy of the ring of a running process");
         return ACT_E_NOMEM;

@@ -42,11 +42,17 @@
 static char dir[64];
 static _Atomic int stop;
 
+/* Writer k (arg & 0xff) records marks until `stop`; with arg & SLOW it
+ * naps every 64 of its first 8192 marks (about 36 chunks), so that readers
+ * are at it when it fills the rest of a ring of 48, at full speed. */
+#define SLOW 0x100
 static void *writer(void *arg)
 {
-    int k = (int)(intptr_t)arg;
+    int k = (int)(intptr_t)arg & 0xff, slow = ((intptr_t)arg & SLOW) != 0;
     char name[32];
     for (uint64_t i = 0; !atomic_load(&stop); i++) {
+        if (slow && i < 8192 && i % 64 == 63)
+            nanosleep(&(struct timespec){0, 1000}, NULL);
         snprintf(name, sizeof(name), "w%d-%d", k, (int)(i % 7));
         uint32_t id = act_str_intern_cstr(name);
         act_rec_ts *r = act_rec_reserve(ACT_REC_MARK, sizeof(*r));
@@ -78,12 +84,13 @@ static uint64_t bad_marks(const act_spool *sp, uint64_t *marks)
     return bad;
 }
 
-/* A spool of 64 chunks with a ring of 8 in a new directory `dir`. */
-static void ring_open(const char *name, char *path, size_t n)
+/* A spool of 64 chunks of `chunk` bytes with a ring of `ring` of them in
+ * a new directory `dir`. */
+static void ring_open(const char *name, char *path, size_t n, uint32_t chunk, uint32_t ring)
 {
     tmpdir_make(dir, sizeof(dir), name);
-    act_recorder_set_ring(8 * CHUNK);
-    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * CHUNK, CHUNK), 0);
+    act_recorder_set_ring(ring * chunk);
+    assert_int_equal(act_recorder_open(dir, ACT_SPOOL_HEADER_SIZE + 64 * (size_t)chunk, chunk), 0);
     snprintf(path, n, "%s", act_recorder_path());
 }
 
@@ -91,7 +98,7 @@ static void test_live_reads(void **state)
 {
     (void)state;
     char path[256];
-    ring_open("ringlive", path, sizeof(path));
+    ring_open("ringlive", path, sizeof(path), CHUNK, 8);
     pthread_t th[3];
     for (int i = 0; i < 3; i++)
         pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i);
@@ -148,13 +155,37 @@ static void test_live_reads(void **state)
     tmpdir_remove(dir);
 }
 
-/* Readings of a ring one thread keeps writing, for 2 s at least: the
- * readings that cut a hole in the thread's window (reader.c, ring_cut). */
+/* One reading of the spool at `path`: 1 when it cut a hole in a thread's
+ * window (reader.c, ring_cut); the chunks it says were recycled. */
+static int reading_cut(const char *path, uint64_t *wrapped)
+{
+    act_spool sp;
+    char err[256];
+    assert_int_equal(act_spool_open(&sp, path, err, sizeof(err)), 0);
+    int cut = 0;
+    for (size_t i = 0; i < sp.n_segs; i++)
+        cut |= sp.segs[i].cut != 0;
+    *wrapped = sp.hdr.chunks_overwritten;
+    act_spool_close(&sp);
+    return cut;
+}
+
+static void ring_close(pthread_t th)
+{
+    atomic_store(&stop, 1);
+    pthread_join(th, NULL);
+    act_recorder_close();
+    act_recorder_set_ring(0);
+    tmpdir_remove(dir);
+}
+
+/* Readings of a ring one thread keeps writing, for 2 s at least: none may
+ * cut a hole in the thread's window. */
 static void test_live_copy_whole(void **state)
 {
     (void)state;
     char path[256];
-    ring_open("ringwhole", path, sizeof(path));
+    ring_open("ringwhole", path, sizeof(path), CHUNK, 8);
     atomic_store(&stop, 0);
     pthread_t th;
     pthread_create(&th, NULL, writer, (void *)(intptr_t)0);
@@ -163,27 +194,39 @@ static void test_live_copy_whole(void **state)
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
-        act_spool sp;
-        char err[256];
-        assert_int_equal(act_spool_open(&sp, path, err, sizeof(err)), 0);
-        int cut = 0;
-        for (size_t i = 0; i < sp.n_segs; i++)
-            cut |= sp.segs[i].cut != 0;
-        torn += cut;
+        torn += reading_cut(path, &wrapped);
         readings++;
-        wrapped = sp.hdr.chunks_overwritten;
-        act_spool_close(&sp);
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while ((now.tv_sec - t0.tv_sec < 2 || wrapped <= 100) && now.tv_sec - t0.tv_sec < 20);
-    atomic_store(&stop, 1);
-    pthread_join(th, NULL);
-    act_recorder_close();
-    act_recorder_set_ring(0);
+    ring_close(th);
     fprintf(stderr, "%d readings, %d torn, %llu chunks recycled\n", readings, torn,
             (unsigned long long)wrapped);
     assert_true(wrapped > 100);
     assert_int_equal(torn, 0);
-    tmpdir_remove(dir);
+}
+
+/* The same while the ring fills: a reading that began before the thread
+ * took the ring's last fresh chunk and copies the chunks it recycles next
+ * must copy those fresh chunks too (they were not used when the reading
+ * read the header). 200 rounds, each a new ring of 48 chunks read until it
+ * wrapped. */
+static void test_live_copy_filling(void **state)
+{
+    (void)state;
+    int readings = 0, torn = 0;
+    for (int round = 0; round < 200; round++) {
+        char path[256];
+        ring_open("ringfill", path, sizeof(path), CHUNK, 48);
+        atomic_store(&stop, 0);
+        pthread_t th;
+        pthread_create(&th, NULL, writer, (void *)(intptr_t)SLOW);
+        uint64_t wrapped = 0;
+        for (int k = 0; wrapped < 64 && k < 100000; k++, readings++)
+            torn += reading_cut(path, &wrapped);
+        ring_close(th);
+    }
+    fprintf(stderr, "%d readings while rings filled, %d torn\n", readings, torn);
+    assert_int_equal(torn, 0);
 }
 
 int main(void)
@@ -191,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live_reads),
         cmocka_unit_test(test_live_copy_whole),
+        cmocka_unit_test(test_live_copy_filling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
