@@ -6,7 +6,10 @@
  * "last" and ends as asked:
  *   exit    returns 0 after popping "run"
  *   segv    dies of SIGSEGV with "run" still open
- *   wait S  keeps recording steps for S seconds (for triggers), then exits
+ *   wait S [NAP_US]
+ *           keeps recording steps for S seconds (for triggers), 200 at a
+ *           time with a nap of NAP_US microseconds (2000; 0: none, a
+ *           thread that never stops writing), then exits
  *   cl      launches a kernel on the first OpenCL device inside each step
  *           (steps are then the count of launches), then exits like exit
  * It prints the index of the last 1000-step mark, so a test knows what the
@@ -105,14 +108,16 @@ int main(int argc, char **argv)
     act_mark("early");
     steps(n);
     if (!strcmp(mode, "wait")) {
-        struct timespec t0, nap = {0, 2 * 1000 * 1000};
         double secs = argc > 3 ? atof(argv[3]) : 3.0;
+        long nap_us = argc > 4 ? atol(argv[4]) : 2000;
+        struct timespec t0, nap = {nap_us / 1000000, nap_us % 1000000 * 1000};
         clock_gettime(CLOCK_MONOTONIC, &t0);
         printf("ready\n");
         fflush(stdout);
         while (since(&t0) < secs) {
             steps(200);
-            nanosleep(&nap, NULL);
+            if (nap_us > 0)
+                nanosleep(&nap, NULL);
         }
     }
     if (q)
