@@ -295,8 +295,10 @@ static int ring_copy_pass(const act_spool *sp, const ring_src *src, unsigned cha
         uint32_t u = atomic_load_explicit((const _Atomic uint32_t *)&c->used, memory_order_acquire);
         if (seen[i].ok && g == seen[i].gen && u == seen[i].used)
             continue;
+        /* Recycled since its copy, or between that look and this copy:
+         * ring_copy_chunk takes the gen it finds. */
         recycled |= !seen[i].ok || g != seen[i].gen;
-        recycled |= !ring_copy_chunk(m + base, c, avail, &seen[i]);
+        recycled |= !ring_copy_chunk(m + base, c, avail, &seen[i]) || seen[i].gen != g;
     }
     return recycled;
 }
