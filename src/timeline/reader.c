@@ -330,15 +330,16 @@ static void ring_src_map(ring_src *s, const act_spool *sp, int fd, size_t file_s
  * chunk it took next copied after, is a torn copy that the reader must cut
  * at the hole (ring_cut), keeping only what follows it. So the copy is
  * checked again until a pass finds no chunk recycled, or newly used, since
- * its copy, each chunk that grew copied again on the way: then every
- * chunk's copy is what it held at the end of that pass, a thread's chunks
- * add up, and nothing is cut. The chunks in use are counted anew at each
- * pass: a ring that fills while it is copied has its fresh chunks copied
- * too, before the ones its threads recycle next. A process that changes
- * chunks faster than a pass can check them still gets the cut, after
- * RING_COPY_PASSES passes. Chunks that stayed busy are counted as
- * overwritten; the header's counts of what was overwritten are read again
- * at the end. */
+ * its copy, each chunk that grew copied again on the way: then no thread
+ * changed chunks while that pass ran (a thread changes chunks only by
+ * recycling one, or by taking a fresh one), so each thread's chunks, each
+ * copied when the pass looked at it, add up, and nothing is cut. The
+ * chunks in use are counted anew at each pass: a ring that fills while it
+ * is copied has its fresh chunks copied too, before the ones its threads
+ * recycle next. A process that changes chunks faster than a pass can check
+ * them still gets the cut, after RING_COPY_PASSES passes. Chunks that
+ * stayed busy are counted as overwritten; the header's counts of what was
+ * overwritten are read again at the end. */
 static int ring_copy(act_spool *sp, int fd, size_t file_size)
 {
     ring_src src;
