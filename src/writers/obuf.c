@@ -562,6 +562,22 @@ int act_obuf_gzip(act_obuf *b, int level)
     return act_obuf_gzip_threads(b, level, 0);
 }
 
+/* Write the first `n` bytes buffered in the caller (no thread is writing:
+ * rule 5) and keep the rest; `cached` as sink_write's. */
+static int write_here(act_obuf *b, size_t n, int cached)
+{
+    int e = sink_write(b, b->buf, n, cached);
+    if (e) {
+        b->err = ACT_E_IO;
+        b->sys_errno = e;
+        return b->err;
+    }
+    b->written += n;
+    memmove(b->buf, b->buf + n, b->len - n);
+    b->len -= n;
+    return 0;
+}
+
 /* Hand what is buffered over to the threads, or write it here when
  * there are none: all of it, or up to an aligned offset (flush_len). */
 static int flush_async(act_obuf *b, int all)
@@ -573,16 +589,7 @@ static int flush_async(act_obuf *b, int all)
     size_t n = flush_len(b, all);
     if (b->bg && b->bg->nthreads)
         return bg_flush(b, n);
-    int e = sink_write(b, b->buf, n, 0);
-    if (e) {
-        b->err = ACT_E_IO;
-        b->sys_errno = e;
-        return b->err;
-    }
-    b->written += n;
-    memmove(b->buf, b->buf + n, b->len - n);
-    b->len -= n;
-    return 0;
+    return write_here(b, n, 0);
 }
 
 int act_obuf_flush_ready(act_obuf *b)
@@ -613,17 +620,7 @@ static int flush_now(act_obuf *b)
     if (b->fd < 0 || b->err)
         return b->err;
     int rc = b->bg && b->bg->nthreads ? bg_wait(b) : 0;
-    if (rc || !b->len)
-        return rc;
-    int e = sink_write(b, b->buf, b->len, 1); /* the threads idle: rule 5 */
-    if (e) {
-        b->err = ACT_E_IO;
-        b->sys_errno = e;
-        return b->err;
-    }
-    b->written += b->len;
-    b->len = 0;
-    return 0;
+    return rc || !b->len ? rc : write_here(b, b->len, 1); /* the threads idle */
 }
 
 int act_obuf_flush(act_obuf *b)
@@ -673,22 +670,25 @@ int act_obuf_reserve_slow(act_obuf *b, size_t n)
     return 0;
 }
 
-int act_obuf_threads_stop(act_obuf *b)
+/* The writer threads end, if any: the buffer writes itself from now on. */
+static void bg_end(act_obuf *b)
 {
-    int rc = act_obuf_flush(b);
     if (b->bg) {
         bg_free(b->bg);
         b->bg = NULL;
     }
+}
+
+int act_obuf_threads_stop(act_obuf *b)
+{
+    int rc = act_obuf_flush(b);
+    bg_end(b);
     return rc;
 }
 
 void act_obuf_free(act_obuf *b)
 {
-    if (b->bg) {
-        bg_free(b->bg);
-        b->bg = NULL;
-    }
+    bg_end(b);
     if (b->gz) {
         act_gz_free(b->gz->c);
         free(b->gz->out);
