@@ -166,19 +166,12 @@ def export_rate(act, app, n, tmp, buffer_size, reps):
     return rates
 
 
-def spread(vals):
+def spread(vals, digits=1):
+    """Median (min..max) of the values given (None left out), `digits` decimals."""
     vals = sorted(v for v in vals if v is not None)
     if not vals:
         return "–"
-    return f"{statistics.median(vals):.1f} ({vals[0]:.1f}..{vals[-1]:.1f})"
-
-
-def spread2(vals):
-    """spread() with two decimals (ratios)."""
-    vals = sorted(vals)
-    if not vals:
-        return "–"
-    return f"{statistics.median(vals):.2f} ({vals[0]:.2f}..{vals[-1]:.2f})"
+    return f"{statistics.median(vals):.{digits}f} ({vals[0]:.{digits}f}..{vals[-1]:.{digits}f})"
 
 
 def main():
@@ -238,7 +231,7 @@ def main():
             under2 = (f", under 2 in {sum(x < 2 for x in paired)} of {len(paired)}"
                       if paired else "")
             print(f"| {n} | {label} | {spread([r['tail'] for r in rs])} | "
-                  f"{spread2(paired)}{under2} | "
+                  f"{spread(paired, 2)}{under2} | "
                   f"{spread([r['launcher'] for r in rs])} | {spread([r['tree'] for r in rs])} | "
                   f"{statistics.median(r['bpl'] for r in rs):.0f} | "
                   f"{max(r['dropped'] for r in rs)} | {spread([r['left'] for r in rs])} | "
